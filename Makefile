@@ -1,0 +1,87 @@
+# patchsite - post-link ftrace patch-site tool
+#
+#   make            build ./patchsite
+#   make check      install test dependencies (apt-get, when root), build with
+#                   ASan+UBSan, run the Check unit tests and the end-to-end tests
+#   make demo       install dependencies, build, record and audit a bundled image
+#   make install    PREFIX=/usr/local DESTDIR=
+
+VERSION   := 0.1.0
+PREFIX    ?= /usr/local
+BINDIR    ?= $(PREFIX)/bin
+MANDIR    ?= $(PREFIX)/share/man
+CC        ?= cc
+PKGS      := libelf libdw zlib liblzma libzstd
+CFLAGS    ?= -O2 -g
+WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+             -Wno-missing-field-initializers
+CPPFLAGS  += -D_GNU_SOURCE -DPATCHSITE_VERSION='"$(VERSION)"' -I. -Iarch -Ielfio -Irecordsites
+LIBS      := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lelf -ldw -lz)
+
+LIB_SRCS  := $(sort $(wildcard arch/*.c elfio/*.c recordsites/*.c rewriter/*.c))
+CLI_SRCS  := patchsite.c
+TEST_SRCS := $(sort $(wildcard tests/check_*.c))
+
+BUILD     ?= build
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
+TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
+DEPS      := $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d)
+
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+.PHONY: all clean check unit e2e deps demo install fixtures bench san
+all: patchsite
+
+patchsite: $(BUILD)/patchsite
+	cp $< $@
+
+$(BUILD)/patchsite: $(CLI_OBJS) $(LIB_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/check_main: $(TEST_OBJS) $(LIB_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS) $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c -o $@ $<
+
+-include $(DEPS)
+
+deps:
+	sh scripts/install-deps.sh
+
+# The sanitizer build lives in its own tree so that a plain `make` stays fast.
+san:
+	$(MAKE) BUILD=build-san CFLAGS="$(SAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" \
+		build-san/patchsite build-san/check_main
+
+unit: san
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 CK_FORK=yes ./build-san/check_main
+
+fixtures: san
+	$(MAKE) -C fixtures
+
+e2e: san fixtures
+	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/run.sh
+
+check: deps
+	$(MAKE) unit
+	$(MAKE) e2e
+	$(MAKE) all
+
+demo: deps all
+	$(MAKE) -C fixtures demo
+	sh scripts/demo.sh
+
+bench: all
+	sh bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 0755 patchsite $(DESTDIR)$(BINDIR)/patchsite
+	install -m 0644 doc/patchsite.1 $(DESTDIR)$(MANDIR)/man1/patchsite.1
+
+clean:
+	rm -rf build build-san patchsite
+	$(MAKE) -C fixtures clean

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * arm64.c - AArch64 instruction knowledge for patch-site discovery.
+ *
+ * Strategy: every A64 instruction is one little-endian 32-bit word, so
+ * decoding never has to find boundaries; it only has to classify.  A
+ * small table of mask/value pairs picks out the handful of words that
+ * matter to ftrace (NOP, BTI C/JC, BL, B) and everything else is
+ * INSN_OTHER.  The PLT recogniser is a second table describing the
+ * sequence GNU ld and lld emit (optional BTI C, ADRP/LDR/ADD, optional
+ * AUTIA1716/AUTIB1716, BR x17), walked one word at a time.  Words are
+ * assembled byte by byte so that neither host endianness nor buffer
+ * alignment matters, and immediates are sign-extended in unsigned
+ * arithmetic so nothing can overflow.
+ */
+#include <elf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch.h"
+
+#define A64_INSN_SIZE	4
+#define A64_NOP		0xd503201fu
+#define A64_BL		0x94000000u
+#define A64_IMM26_MASK	0x03ffffffu
+
+/* BL/B reach: imm26 words either side, i.e. [-128 MiB, +128 MiB). */
+#define A64_BRANCH_RANGE	(UINT64_C(1) << 27)
+
+enum a64_field {
+	A64_F_NONE,
+	A64_F_IMM26,		/* B/BL: target = addr + sext(imm26) * 4 */
+};
+
+struct a64_pattern {
+	uint32_t mask;
+	uint32_t value;
+	bool bad;		/* not an instruction at all */
+	enum arch_insn_kind kind;
+	enum a64_field field;
+};
+
+/*
+ * First match wins.  Only the BTI flavours that accept a BL/BLR-style
+ * indirect call (C and JC) count as landing pads for a function entry;
+ * plain BTI and BTI J do not, and PACIASP/PACIBSP, although they act as
+ * implicit BTI C, are not what a patcher would skip over, so they stay
+ * INSN_OTHER with every other HINT.
+ */
+static const struct a64_pattern a64_patterns[] = {
+	/* UDF #0: what zero padding and unwritten memory look like */
+	{ 0xffffffffu, 0x00000000u, true,  INSN_OTHER,   A64_F_NONE  },
+	{ 0xffffffffu, A64_NOP,     false, INSN_NOP,     A64_F_NONE  },
+	{ 0xffffffffu, 0xd503245fu, false, INSN_LANDING, A64_F_NONE  },	/* BTI c  */
+	{ 0xffffffffu, 0xd50324dfu, false, INSN_LANDING, A64_F_NONE  },	/* BTI jc */
+	{ 0xfc000000u, A64_BL,      false, INSN_CALL,    A64_F_IMM26 },	/* BL     */
+	{ 0xfc000000u, 0x14000000u, false, INSN_BRANCH,  A64_F_IMM26 },	/* B      */
+};
+
+static uint32_t a64_get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static void a64_put32(uint8_t *p, uint32_t w)
+{
+	p[0] = (uint8_t)w;
+	p[1] = (uint8_t)(w >> 8);
+	p[2] = (uint8_t)(w >> 16);
+	p[3] = (uint8_t)(w >> 24);
+}
+
+/* Sign-extend the low `bits` of v, staying in unsigned arithmetic. */
+static uint64_t a64_sext(uint64_t v, unsigned int bits)
+{
+	uint64_t sign = UINT64_C(1) << (bits - 1);
+
+	v &= (sign << 1) - 1;
+	return (v ^ sign) - sign;
+}
+
+static int a64_decode(const uint8_t *buf, size_t len, uint64_t addr, struct arch_insn *insn)
+{
+	uint32_t w;
+
+	if (len < A64_INSN_SIZE)
+		return ARCH_DECODE_TRUNC;
+	w = a64_get32(buf);
+
+	insn->len = A64_INSN_SIZE;
+	insn->kind = INSN_OTHER;
+	insn->target = 0;
+	insn->disp_off = 0;
+
+	for (size_t i = 0; i < sizeof(a64_patterns) / sizeof(a64_patterns[0]); i++) {
+		const struct a64_pattern *p = &a64_patterns[i];
+
+		if ((w & p->mask) != p->value)
+			continue;
+		if (p->bad)
+			return ARCH_DECODE_BAD;
+		insn->kind = p->kind;
+		if (p->field == A64_F_IMM26)
+			insn->target = addr + (a64_sext(w & A64_IMM26_MASK, 26) << 2);
+		break;
+	}
+	return ARCH_DECODE_OK;
+}
+
+/* -pg and -fpatchable-function-entry calls are relocated as plain BL (or B for a tail). */
+static int a64_call_reloc_back(unsigned int type)
+{
+	return type == R_AARCH64_CALL26 || type == R_AARCH64_JUMP26 ? 0 : -1;
+}
+
+enum a64_plt_role {
+	PLT_BTI,		/* optional landing pad */
+	PLT_ADRP,		/* adrp x16, page of the slot */
+	PLT_LDR,		/* ldr x17, [x16, #lo12] */
+	PLT_ADD,		/* add x16, x16, #lo12 (same lo12: x16 = slot for the resolver) */
+	PLT_AUT,		/* optional autia1716/autib1716 (-z pac-plt) */
+	PLT_BR,			/* br x17 */
+};
+
+struct a64_plt_step {
+	uint32_t mask;
+	uint32_t value;
+	bool optional;
+	enum a64_plt_role role;
+};
+
+/*
+ * PLTn as binutils and lld lay it out.  PLT0 starts (after its own
+ * optional BTI C) with `stp x16, x30, [sp, #-16]!` and so fails at the
+ * ADRP step, which is how it is told apart.
+ */
+static const struct a64_plt_step a64_plt_steps[] = {
+	{ 0xffffffffu, 0xd503245fu, true,  PLT_BTI  },
+	{ 0x9f00001fu, 0x90000010u, false, PLT_ADRP },
+	{ 0xffc003ffu, 0xf9400211u, false, PLT_LDR  },
+	{ 0xffc003ffu, 0x91000210u, false, PLT_ADD  },
+	{ 0xffffffbfu, 0xd503219fu, true,  PLT_AUT  },
+	{ 0xffffffffu, 0xd61f0220u, false, PLT_BR   },
+};
+
+static int a64_plt_slot(const uint8_t *buf, size_t len, uint64_t addr, uint64_t *slot)
+{
+	uint64_t page = 0, ldr_off = 0, add_off = 0;
+	size_t off = 0;
+
+	for (size_t i = 0; i < sizeof(a64_plt_steps) / sizeof(a64_plt_steps[0]); i++) {
+		const struct a64_plt_step *s = &a64_plt_steps[i];
+		uint32_t w, imm;
+
+		if (len - off < A64_INSN_SIZE)
+			return -1;
+		w = a64_get32(buf + off);
+		if ((w & s->mask) != s->value) {
+			if (s->optional)
+				continue;
+			return -1;
+		}
+
+		switch (s->role) {
+		case PLT_ADRP:
+			/* immhi:immlo is a signed 21-bit count of 4 KiB pages */
+			imm = (w >> 5 & 0x7ffffu) << 2 | (w >> 29 & 3u);
+			page = ((addr + off) & ~UINT64_C(0xfff)) + (a64_sext(imm, 21) << 12);
+			break;
+		case PLT_LDR:
+			ldr_off = (uint64_t)(w >> 10 & 0xfffu) << 3;	/* scaled by 8 */
+			break;
+		case PLT_ADD:
+			add_off = w >> 10 & 0xfffu;
+			break;
+		default:
+			break;
+		}
+		off += A64_INSN_SIZE;
+	}
+
+	/* Both immediates are :lo12: of the same slot; anything else is not a PLT. */
+	if (ldr_off != add_off)
+		return -1;
+	*slot = page + ldr_off;
+	return 0;
+}
+
+static int a64_encode_nops(uint8_t *buf, size_t len)
+{
+	if (len % A64_INSN_SIZE)
+		return -1;
+	for (size_t off = 0; off < len; off += A64_INSN_SIZE)
+		a64_put32(buf + off, A64_NOP);
+	return 0;
+}
+
+static int a64_encode_call(uint8_t *buf, uint64_t from, uint64_t to)
+{
+	uint64_t disp = to - from;
+
+	/* disp is two's complement: biasing by the range maps the legal span onto [0, 2*range) */
+	if (disp & 3 || disp + A64_BRANCH_RANGE >= 2 * A64_BRANCH_RANGE)
+		return -1;
+	a64_put32(buf, A64_BL | ((uint32_t)(disp >> 2) & A64_IMM26_MASK));
+	return 0;
+}
+
+const struct arch_ops arch_arm64 = {
+	.name			= "arm64",
+	.machine		= EM_AARCH64,
+	.insn_align		= 4,
+	.call_len		= 4,
+	.literal_size		= 8,
+	.abs64_reloc		= R_AARCH64_ABS64,
+	.relative_reloc		= R_AARCH64_RELATIVE,
+	.jump_slot_reloc	= R_AARCH64_JUMP_SLOT,
+	.glob_dat_reloc		= R_AARCH64_GLOB_DAT,
+	.plt_entry_size		= 16,
+	.decode			= a64_decode,
+	.call_reloc_back	= a64_call_reloc_back,
+	.plt_slot		= a64_plt_slot,
+	.encode_nops		= a64_encode_nops,
+	.encode_call		= a64_encode_call,
+};

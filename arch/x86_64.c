@@ -1,0 +1,616 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * x86_64.c - instruction knowledge for x86-64 (64-bit mode only).
+ *
+ * Strategy: x86 has no fixed instruction length, so finding a patch site
+ * means decoding every instruction from a known boundary.  The decoder is
+ * a length decoder: it walks legacy prefixes and REX, picks the opcode map
+ * (one byte, 0F, 0F38, 0F3A, or a VEX/EVEX/XOP map), then consults a static
+ * table saying whether the opcode takes a ModRM byte and how large its
+ * immediate is.  Operands are never interpreted except for the handful of
+ * instructions patchsite cares about (call/jmp rel32, call *disp32(%rip),
+ * NOPs, ENDBR64), which are classified after the length is known.
+ *
+ * Where Intel and AMD disagree we follow Intel, as the kernel's own decoder
+ * does: near branches (E8, E9, 0F 8x) always carry rel32 in 64-bit mode,
+ * whatever a 66 prefix says.  Opcodes that #UD in 64-bit mode are reported
+ * as ARCH_DECODE_BAD so that a sweep running into data stops early.
+ */
+#include <elf.h>
+#include <string.h>
+
+#include "arch.h"
+
+#define X86_MAX_INSN	15
+
+/* Opcode properties.  Immediate flags add up (ENTER has OP_I16 | OP_I8). */
+enum {
+	OP_M	 = 1 << 0,	/* ModRM (plus SIB and displacement) follows */
+	OP_I8	 = 1 << 1,	/* 1-byte immediate */
+	OP_I16	 = 1 << 2,	/* 2-byte immediate */
+	OP_IZ	 = 1 << 3,	/* 2 or 4 bytes: operand size, 66 vs REX.W */
+	OP_IV	 = 1 << 4,	/* 2, 4 or 8 bytes: MOV r, imm (B8-BF) */
+	OP_I32	 = 1 << 5,	/* 4 bytes whatever the prefixes: rel32 of near branches */
+	OP_BAD	 = 1 << 6,	/* #UD in 64-bit mode */
+	OP_PFX	 = 1 << 7,	/* prefix byte; consumed before the table is consulted */
+	OP_ESC	 = 1 << 8,	/* escape to another map (0F, VEX, EVEX) */
+	OP_GRP3	 = 1 << 9,	/* F6/F7: /0 and /1 (TEST) take an immediate, others none */
+	OP_MOFFS = 1 << 10,	/* A0-A3: 8-byte absolute address (4 with 67) */
+	OP_MREG	 = 1 << 11,	/* ModRM always names registers (MOV to/from CR/DR) */
+	OP_XOP	 = 1 << 12,	/* 8F: POP r/m, or AMD XOP when the next byte says so */
+	OP_SSE4A = 1 << 13,	/* 0F 78: VMREAD, or EXTRQ/INSERTQ ib,ib with 66/F2 */
+};
+
+#define M	OP_M
+#define MI8	(OP_M | OP_I8)
+#define MIZ	(OP_M | OP_IZ)
+#define I8	OP_I8
+#define IZ	OP_IZ
+#define BAD	OP_BAD
+#define PFX	OP_PFX
+#define ESC	OP_ESC
+
+/* One-byte opcode map, 64-bit mode. */
+static const uint16_t map_1b[256] = {
+	/* 00 */ M, M, M, M, I8, IZ, BAD, BAD, M, M, M, M, I8, IZ, BAD, ESC,
+	/* 10 */ M, M, M, M, I8, IZ, BAD, BAD, M, M, M, M, I8, IZ, BAD, BAD,
+	/* 20 */ M, M, M, M, I8, IZ, PFX, BAD, M, M, M, M, I8, IZ, PFX, BAD,
+	/* 30 */ M, M, M, M, I8, IZ, PFX, BAD, M, M, M, M, I8, IZ, PFX, BAD,
+	/* 40: REX */
+	/* 40 */ PFX, PFX, PFX, PFX, PFX, PFX, PFX, PFX,
+		 PFX, PFX, PFX, PFX, PFX, PFX, PFX, PFX,
+	/* 50: push/pop */
+	/* 50 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	/* 60: 60/61 pusha/popa gone, 62 is EVEX, 63 movsxd */
+	/* 60 */ BAD, BAD, ESC, M, PFX, PFX, PFX, PFX, IZ, MIZ, I8, MI8, 0, 0, 0, 0,
+	/* 70: jcc rel8 */
+	/* 70 */ I8, I8, I8, I8, I8, I8, I8, I8, I8, I8, I8, I8, I8, I8, I8, I8,
+	/* 80: group 1 (82 is gone), test, xchg, mov, lea, pop */
+	/* 80 */ MI8, MIZ, BAD, MI8, M, M, M, M, M, M, M, M, M, M, M, M | OP_XOP,
+	/* 90: xchg, cbw, cwd, (9A far call gone), fwait, pushf, popf, sahf, lahf */
+	/* 90 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, BAD, 0, 0, 0, 0, 0,
+	/* A0 */ OP_MOFFS, OP_MOFFS, OP_MOFFS, OP_MOFFS, 0, 0, 0, 0,
+		 I8, IZ, 0, 0, 0, 0, 0, 0,
+	/* B0: mov r8, imm8; mov r, imm16/32/64 */
+	/* B0 */ I8, I8, I8, I8, I8, I8, I8, I8,
+		 OP_IV, OP_IV, OP_IV, OP_IV, OP_IV, OP_IV, OP_IV, OP_IV,
+	/* C0: shifts, ret imm16, C4/C5 VEX, mov imm, enter, leave, retf, int3, int, (into) */
+	/* C0 */ MI8, MI8, OP_I16, 0, ESC, ESC, MI8, MIZ,
+		 OP_I16 | OP_I8, 0, OP_I16, 0, 0, I8, BAD, 0,
+	/* D0: shifts, (aam, aad, salc gone), xlat, x87 */
+	/* D0 */ M, M, M, M, BAD, BAD, BAD, 0, M, M, M, M, M, M, M, M,
+	/* E0: loop/jrcxz, in/out imm8, call/jmp rel32, (EA far jmp gone), jmp rel8, in/out dx */
+	/* E0 */ I8, I8, I8, I8, I8, I8, I8, I8, OP_I32, OP_I32, BAD, I8, 0, 0, 0, 0,
+	/* F0: lock, int1, rep, hlt, cmc, group 3, flag ops, group 4, group 5 */
+	/* F0 */ PFX, 0, PFX, PFX, 0, 0, M | OP_GRP3, M | OP_GRP3,
+		 0, 0, 0, 0, 0, 0, M, M,
+};
+
+/* Two-byte map, 0F xx.  Also gives ModRM/imm8 for VEX/EVEX map 1. */
+static const uint16_t map_0f[256] = {
+	/* 00: group 6/7, lar, lsl, syscall, clts, sysret, invd, wbinvd, ud2, prefetch,
+	 * femms; 0F 0F (3DNow!) is not supported by current CPUs and is BAD. */
+	/* 00 */ M, M, M, M, BAD, 0, 0, 0, 0, 0, BAD, 0, BAD, M, 0, BAD,
+	/* 10: SSE moves, 18-1F hint NOPs, prefetch, endbr, nopl */
+	/* 10 */ M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
+	/* 20: mov cr/dr (register form whatever mod says), SSE */
+	/* 20 */ M | OP_MREG, M | OP_MREG, M | OP_MREG, M | OP_MREG, BAD, BAD, BAD, BAD,
+		 M, M, M, M, M, M, M, M,
+	/* 30: wrmsr, rdtsc, rdmsr, rdpmc, sysenter, sysexit, getsec, 38/3A escapes */
+	/* 30 */ 0, 0, 0, 0, 0, 0, BAD, 0, ESC, BAD, ESC, BAD, BAD, BAD, BAD, BAD,
+	/* 40: cmovcc */
+	/* 40 */ M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
+	/* 50 */ M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
+	/* 60 */ M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
+	/* 70: pshuf*, shift groups 12-14 (imm8), pcmpeq, emms, vmread/vmwrite */
+	/* 70 */ MI8, MI8, MI8, MI8, M, M, M, 0, M | OP_SSE4A, M, BAD, BAD, M, M, M, M,
+	/* 80: jcc rel32 */
+	/* 80 */ OP_I32, OP_I32, OP_I32, OP_I32, OP_I32, OP_I32, OP_I32, OP_I32,
+		 OP_I32, OP_I32, OP_I32, OP_I32, OP_I32, OP_I32, OP_I32, OP_I32,
+	/* 90: setcc */
+	/* 90 */ M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
+	/* A0: push/pop fs/gs, cpuid, bt, shld, bts, rsm, shrd, group 15, imul */
+	/* A0 */ 0, 0, 0, M, MI8, M, BAD, BAD, 0, 0, 0, M, MI8, M, M, M,
+	/* B0: cmpxchg, lss, btr, lfs, lgs, movzx, popcnt, ud1, group 8 (imm8), bsf, bsr, movsx */
+	/* B0 */ M, M, M, M, M, M, M, M, M, M, MI8, M, M, M, M, M,
+	/* C0: xadd, cmpps, movnti, pinsrw, pextrw, shufps, group 9, bswap */
+	/* C0 */ M, M, MI8, M, MI8, MI8, MI8, M, 0, 0, 0, 0, 0, 0, 0, 0,
+	/* D0-FF: MMX/SSE, FF is ud0 (takes ModRM) */
+	/* D0 */ M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
+	/* E0 */ M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
+	/* F0 */ M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
+};
+
+/*
+ * Three-byte maps.  Every 0F 38 opcode takes ModRM and no immediate, every
+ * 0F 3A opcode ModRM and imm8, in legacy, VEX and EVEX form alike.  Many
+ * slots are unassigned, but marking them would only buy a slightly earlier
+ * stop on data, at the risk of refusing an instruction newer than the table.
+ */
+static const uint16_t map_0f38[256] = { [0x00 ... 0xff] = M };
+static const uint16_t map_0f3a[256] = { [0x00 ... 0xff] = MI8 };
+
+#undef M
+#undef MI8
+#undef MIZ
+#undef I8
+#undef IZ
+#undef BAD
+#undef PFX
+#undef ESC
+
+/* Where the opcode came from; selects the table and the immediate rules. */
+enum x86_map {
+	MAP_1B,		/* one-byte map */
+	MAP_0F,
+	MAP_0F38,
+	MAP_0F3A,
+	MAP_FP16_5,	/* EVEX map 5 (AVX512-FP16): ModRM, no immediate */
+	MAP_FP16_6,	/* EVEX map 6 */
+	MAP_XOP8,	/* AMD XOP map 8: ModRM, imm8 */
+	MAP_XOP9,	/* AMD XOP map 9: ModRM */
+	MAP_XOPA,	/* AMD XOP map A: ModRM, imm32 */
+};
+
+/* Prefix state gathered before the opcode. */
+struct x86_prefixes {
+	bool opsize;		/* 66 */
+	bool adsize;		/* 67 */
+	bool lock;		/* F0 */
+	uint8_t rep;		/* last of F2/F3, 0 if none */
+	uint8_t rex;		/* REX byte directly before the opcode, 0 if none */
+};
+
+/* Decoding cursor; `pos` is the number of bytes consumed so far. */
+struct x86_cursor {
+	const uint8_t *buf;
+	size_t len;
+	unsigned int pos;
+};
+
+/*
+ * Check that n more bytes may be consumed.  The 15-byte limit is tested
+ * first: an instruction that would exceed it is invalid however much of
+ * it the buffer holds.
+ */
+static int x86_need(const struct x86_cursor *c, unsigned int n)
+{
+	if (c->pos + n > X86_MAX_INSN)
+		return ARCH_DECODE_BAD;
+	if ((size_t)c->pos + n > c->len)
+		return ARCH_DECODE_TRUNC;
+	return ARCH_DECODE_OK;
+}
+
+/* Little-endian loads by byte assembly: the buffer has no alignment. */
+static uint32_t get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+/* Sign-extend without relying on implementation-defined conversions. */
+static int64_t sext32(uint32_t v)
+{
+	return (int64_t)(v ^ 0x80000000u) - 0x80000000ll;
+}
+
+static int64_t sext8(uint8_t v)
+{
+	return (int64_t)(v ^ 0x80u) - 0x80;
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = v & 0xff;
+	p[1] = (v >> 8) & 0xff;
+	p[2] = (v >> 16) & 0xff;
+	p[3] = (v >> 24) & 0xff;
+}
+
+static bool is_legacy_prefix(uint8_t b)
+{
+	switch (b) {
+	case 0x26: case 0x2e: case 0x36: case 0x3e: case 0x64: case 0x65:
+	case 0x66: case 0x67: case 0xf0: case 0xf2: case 0xf3:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Consume ModRM and whatever SIB/displacement it calls for.  On return
+ * *disp_at is the offset of a 32-bit displacement (0 if none) and *riprel
+ * says whether it is RIP-relative.
+ */
+static int x86_modrm(struct x86_cursor *c, bool reg_only, uint8_t *modrm,
+		     unsigned int *disp_at, bool *riprel)
+{
+	unsigned int disp = 0;
+	int ret;
+
+	ret = x86_need(c, 1);
+	if (ret)
+		return ret;
+	*modrm = c->buf[c->pos++];
+	*disp_at = 0;
+	*riprel = false;
+
+	unsigned int mod = *modrm >> 6, rm = *modrm & 7;
+
+	if (mod == 3 || reg_only)
+		return ARCH_DECODE_OK;
+	if (rm == 4) {
+		ret = x86_need(c, 1);
+		if (ret)
+			return ret;
+		/* SIB base 101 with mod 00 means disp32 and no base. */
+		if (mod == 0 && (c->buf[c->pos] & 7) == 5)
+			disp = 4;
+		c->pos++;
+	} else if (mod == 0 && rm == 5) {
+		disp = 4;
+		*riprel = true;
+	}
+	if (mod == 1)
+		disp = 1;
+	else if (mod == 2)
+		disp = 4;
+
+	ret = x86_need(c, disp);
+	if (ret)
+		return ret;
+	if (disp == 4)
+		*disp_at = c->pos;
+	c->pos += disp;
+	return ARCH_DECODE_OK;
+}
+
+/*
+ * Parse a VEX (C4/C5), EVEX (62) or XOP (8F) prefix whose first byte is
+ * at c->pos and leave the cursor on the opcode byte.  *map is set from
+ * the prefix's map-select field; unknown maps are BAD.
+ */
+static int x86_vex(struct x86_cursor *c, const struct x86_prefixes *p, enum x86_map *map)
+{
+	uint8_t esc = c->buf[c->pos];
+	unsigned int size = esc == 0xc5 ? 2 : esc == 0x62 ? 4 : 3;
+	int ret;
+
+	/* VEX/EVEX/XOP after 66, F2, F3, F0 or REX is #UD. */
+	if (p->opsize || p->rep || p->lock || p->rex)
+		return ARCH_DECODE_BAD;
+	ret = x86_need(c, size);
+	if (ret)
+		return ret;
+
+	uint8_t sel = c->buf[c->pos + 1];
+
+	if (esc == 0xc5) {
+		*map = MAP_0F;
+	} else if (esc == 0xc4) {
+		switch (sel & 0x1f) {
+		case 1: *map = MAP_0F; break;
+		case 2: *map = MAP_0F38; break;
+		case 3: *map = MAP_0F3A; break;
+		default: return ARCH_DECODE_BAD;
+		}
+	} else if (esc == 0x8f) {
+		switch (sel & 0x1f) {
+		case 8: *map = MAP_XOP8; break;
+		case 9: *map = MAP_XOP9; break;
+		case 10: *map = MAP_XOPA; break;
+		default: return ARCH_DECODE_BAD;
+		}
+	} else {
+		/*
+		 * EVEX.  Bits P0[3] and P1[2] are fixed in AVX-512 but reused by
+		 * APX; neither changes the length, so they are not checked.  Map
+		 * 4 (APX promoted legacy opcodes) and 7 are not supported.
+		 */
+		switch (sel & 0x7) {
+		case 1: *map = MAP_0F; break;
+		case 2: *map = MAP_0F38; break;
+		case 3: *map = MAP_0F3A; break;
+		case 5: *map = MAP_FP16_5; break;
+		case 6: *map = MAP_FP16_6; break;
+		default: return ARCH_DECODE_BAD;
+		}
+	}
+	c->pos += size;
+	return ARCH_DECODE_OK;
+}
+
+/* Size of the immediate described by table flags under the given prefixes. */
+static unsigned int x86_imm_size(unsigned int flags, const struct x86_prefixes *p)
+{
+	bool rexw = p->rex & 0x08;
+	unsigned int n = 0;
+
+	if (flags & OP_I8)
+		n += 1;
+	if (flags & OP_I16)
+		n += 2;
+	if (flags & OP_I32)
+		n += 4;
+	if (flags & OP_IZ)
+		n += (p->opsize && !rexw) ? 2 : 4;
+	if (flags & OP_IV)
+		n += rexw ? 8 : p->opsize ? 2 : 4;
+	if (flags & OP_MOFFS)
+		n += p->adsize ? 4 : 8;
+	return n;
+}
+
+/* Classify a decoded instruction for the generic code. */
+static void x86_classify(const uint8_t *buf, uint64_t addr, enum x86_map map, uint8_t op,
+			 bool has_modrm, uint8_t modrm, unsigned int disp_at, bool riprel,
+			 unsigned int imm_at, const struct x86_prefixes *p,
+			 struct arch_insn *insn)
+{
+	uint64_t next = addr + insn->len;
+
+	if (map == MAP_1B) {
+		switch (op) {
+		case 0x90:
+			/* 41 90 is xchg %eax,%r8d; F3 90 is pause. */
+			if (!(p->rex & 0x01) && p->rep != 0xf3 && !p->lock)
+				insn->kind = INSN_NOP;
+			return;
+		case 0xe8:
+			insn->kind = INSN_CALL;
+			insn->disp_off = imm_at;
+			insn->target = next + (uint64_t)sext32(get_le32(buf + imm_at));
+			return;
+		case 0xe9:
+			insn->kind = INSN_BRANCH;
+			insn->disp_off = imm_at;
+			insn->target = next + (uint64_t)sext32(get_le32(buf + imm_at));
+			return;
+		case 0xeb:
+			insn->kind = INSN_BRANCH;
+			insn->disp_off = imm_at;
+			insn->target = next + (uint64_t)sext8(buf[imm_at]);
+			return;
+		case 0xff:
+			/* FF /2 with a RIP-relative operand: call *disp32(%rip). */
+			if (has_modrm && riprel && ((modrm >> 3) & 7) == 2) {
+				insn->kind = INSN_CALL_MEM;
+				insn->disp_off = disp_at;
+				insn->target = next + (uint64_t)sext32(get_le32(buf + disp_at));
+				/* With 67 the address is computed in 32 bits (%eip). */
+				if (p->adsize)
+					insn->target &= 0xffffffffu;
+			}
+			return;
+		default:
+			return;
+		}
+	}
+	if (map == MAP_0F && has_modrm) {
+		if (op == 0x1f && ((modrm >> 3) & 7) == 0)
+			insn->kind = INSN_NOP;
+		else if (op == 0x1e && modrm == 0xfa && p->rep == 0xf3 && !p->opsize)
+			insn->kind = INSN_LANDING;
+	}
+}
+
+static int x86_decode(const uint8_t *buf, size_t len, uint64_t addr, struct arch_insn *insn)
+{
+	struct x86_cursor c = { .buf = buf, .len = len, .pos = 0 };
+	struct x86_prefixes p = { .opsize = false };
+	enum x86_map map = MAP_1B;
+	bool vex = false;
+	uint8_t op, esc;
+	int ret;
+
+	memset(insn, 0, sizeof(*insn));
+
+	/* Legacy prefixes in any order; a REX counts only directly before the opcode. */
+	for (;;) {
+		ret = x86_need(&c, 1);
+		if (ret)
+			return ret;
+		op = buf[c.pos];
+		if ((op & 0xf0) == 0x40) {
+			p.rex = op;
+		} else if (is_legacy_prefix(op)) {
+			p.rex = 0;
+			if (op == 0x66)
+				p.opsize = true;
+			else if (op == 0x67)
+				p.adsize = true;
+			else if (op == 0xf0)
+				p.lock = true;
+			else if (op == 0xf2 || op == 0xf3)
+				p.rep = op;
+		} else {
+			break;
+		}
+		c.pos++;
+	}
+
+	/* Opcode, through escapes. */
+	esc = op;
+	if (op == 0x0f) {
+		ret = x86_need(&c, 2);
+		if (ret)
+			return ret;
+		c.pos++;
+		map = MAP_0F;
+		if (buf[c.pos] == 0x38 || buf[c.pos] == 0x3a) {
+			map = buf[c.pos] == 0x38 ? MAP_0F38 : MAP_0F3A;
+			c.pos++;
+		}
+	} else if (op == 0xc4 || op == 0xc5 || op == 0x62) {
+		ret = x86_vex(&c, &p, &map);
+		if (ret)
+			return ret;
+		vex = true;
+	} else if (op == 0x8f) {
+		/* XOP when the map field is >= 8; POP r/m has ModRM.reg = 0 there. */
+		ret = x86_need(&c, 2);
+		if (ret)
+			return ret;
+		if ((buf[c.pos + 1] & 0x1f) >= 8) {
+			ret = x86_vex(&c, &p, &map);
+			if (ret)
+				return ret;
+			vex = true;
+		}
+	}
+
+	ret = x86_need(&c, 1);
+	if (ret)
+		return ret;
+	op = buf[c.pos++];
+
+	unsigned int flags;
+
+	switch (map) {
+	case MAP_1B:	flags = map_1b[op]; break;
+	case MAP_0F:	flags = map_0f[op]; break;
+	case MAP_0F38:	flags = map_0f38[op]; break;
+	case MAP_0F3A:	flags = map_0f3a[op]; break;
+	case MAP_XOP8:	flags = OP_M | OP_I8; break;
+	case MAP_XOPA:	flags = OP_M | OP_I32; break;
+	default:	flags = OP_M; break;	/* FP16 maps 5/6, XOP map 9 */
+	}
+
+	if (vex && map == MAP_0F) {
+		/*
+		 * VEX/EVEX map 1 holds only SSE-style opcodes: all take ModRM,
+		 * some an imm8, except VZEROUPPER/VZEROALL (VEX 77).
+		 */
+		if (op == 0x77 && esc != 0x62)
+			flags = 0;
+		else if (!(flags & OP_M) || (flags & (OP_BAD | OP_MREG | OP_SSE4A)))
+			return ARCH_DECODE_BAD;
+		else
+			flags &= OP_M | OP_I8;
+	}
+	if (flags & OP_BAD)
+		return ARCH_DECODE_BAD;
+	/* 0F 78 with 66 or F2 is AMD's EXTRQ/INSERTQ, with two imm8. */
+	if ((flags & OP_SSE4A) && (p.opsize || p.rep == 0xf2))
+		flags |= OP_I16;
+
+	uint8_t modrm = 0;
+	unsigned int disp_at = 0;
+	bool riprel = false;
+
+	if (flags & OP_M) {
+		ret = x86_modrm(&c, flags & OP_MREG, &modrm, &disp_at, &riprel);
+		if (ret)
+			return ret;
+		/* TEST r/m, imm is /0 (and its alias /1) of F6/F7; the rest have no imm. */
+		if ((flags & OP_GRP3) && ((modrm >> 3) & 7) <= 1)
+			flags |= op == 0xf6 ? OP_I8 : OP_IZ;
+	}
+
+	unsigned int imm_at = c.pos;
+
+	ret = x86_need(&c, x86_imm_size(flags, &p));
+	if (ret)
+		return ret;
+	c.pos += x86_imm_size(flags, &p);
+
+	insn->len = c.pos;
+	insn->kind = INSN_OTHER;
+	if (!vex)
+		x86_classify(buf, addr, map, op, flags & OP_M, modrm, disp_at, riprel, imm_at,
+			     &p, insn);
+	return ARCH_DECODE_OK;
+}
+
+static int x86_call_reloc_back(unsigned int type)
+{
+	switch (type) {
+	case R_X86_64_PLT32:
+	case R_X86_64_PC32:
+		return 1;	/* E8 rel32 */
+	case R_X86_64_GOTPCRELX:
+	case R_X86_64_GOTPCREL:
+		return 2;	/* FF 15 disp32 */
+	default:
+		return -1;
+	}
+}
+
+/*
+ * A PLT entry that jumps through its GOT slot starts, after an optional
+ * ENDBR64 and an optional BND (F2) prefix, with FF 25 disp32.  That
+ * covers lazy .plt entries without IBT, .plt.sec, .plt.bnd and .plt.got.
+ * PLT0 (FF 35 push) and IBT lazy stubs (endbr64; push; jmp PLT0) do not
+ * name a slot of their own and are rejected.
+ */
+static int x86_plt_slot(const uint8_t *buf, size_t len, uint64_t addr, uint64_t *slot)
+{
+	static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	size_t pos = 0;
+
+	if (len >= sizeof(endbr64) && memcmp(buf, endbr64, sizeof(endbr64)) == 0)
+		pos += sizeof(endbr64);
+	if (pos < len && buf[pos] == 0xf2)
+		pos++;
+	if (len < pos + 6 || buf[pos] != 0xff || buf[pos + 1] != 0x25)
+		return -1;
+	*slot = addr + pos + 6 + (uint64_t)sext32(get_le32(buf + pos + 2));
+	return 0;
+}
+
+/* Intel's recommended multi-byte NOPs (SDM vol. 2B, "NOP"), by length. */
+static const uint8_t x86_nops[9][8] = {
+	[1] = { 0x90 },
+	[2] = { 0x66, 0x90 },
+	[3] = { 0x0f, 0x1f, 0x00 },
+	[4] = { 0x0f, 0x1f, 0x40, 0x00 },
+	[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 },
+	[6] = { 0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00 },
+	[7] = { 0x0f, 0x1f, 0x80, 0x00, 0x00, 0x00, 0x00 },
+	[8] = { 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00 },
+};
+
+/* Largest first, so that a patched-out call becomes one 5-byte NOP. */
+static int x86_encode_nops(uint8_t *buf, size_t len)
+{
+	while (len) {
+		size_t n = len > 8 ? 8 : len;
+
+		memcpy(buf, x86_nops[n], n);
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int x86_encode_call(uint8_t *buf, uint64_t from, uint64_t to)
+{
+	uint64_t rel = to - (from + 5);
+
+	/* rel must be a sign-extended 32-bit value: bias it into [0, 2^32). */
+	if (rel + 0x80000000u > 0xffffffffu)
+		return -1;
+	buf[0] = 0xe8;
+	put_le32(buf + 1, (uint32_t)rel);
+	return 0;
+}
+
+const struct arch_ops arch_x86_64 = {
+	.name = "x86_64",
+	.machine = EM_X86_64,
+	.insn_align = 1,
+	.call_len = 5,
+	.literal_size = 0,
+	.abs64_reloc = R_X86_64_64,
+	.relative_reloc = R_X86_64_RELATIVE,
+	.jump_slot_reloc = R_X86_64_JUMP_SLOT,
+	.glob_dat_reloc = R_X86_64_GLOB_DAT,
+	.plt_entry_size = 16,
+	.decode = x86_decode,
+	.call_reloc_back = x86_call_reloc_back,
+	.plt_slot = x86_plt_slot,
+	.encode_nops = x86_encode_nops,
+	.encode_call = x86_encode_call,
+};

@@ -1,0 +1,983 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * elfio.c - ELF access on libelf: open, validate, sections, symbols,
+ * relocations, and the atomic writer.
+ *
+ * Strategy: map the file (ELF_C_READ_MMAP) so that cost follows what we
+ * touch, not the file size: a 350 MB vmlinux with full DWARF is read for
+ * its section headers, its symbol table and the few text bytes at each
+ * candidate, nothing more.  Compressed modules are the exception: they are
+ * inflated into a buffer we own and given to libelf with elf_memory().
+ *
+ * Every header-derived offset and count is checked against the file size
+ * before libelf or we rely on it, one step at a time, each with its own
+ * message (libbpf's bpf_object__elf_init does the same).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <elfutils/libdwelf.h>
+#include <lzma.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "elfio.h"
+
+struct elfio {
+	char *path;
+	unsigned int flags;
+	int fd;
+	Elf *elf;
+	void *mem;		/* decompressed file image (ours), or NULL */
+	size_t memlen;
+	bool compressed;
+	uint64_t file_size;
+	GElf_Ehdr ehdr;
+
+	size_t nsec;
+	struct elfio_section *secs;
+	struct elfio_section **by_addr;	/* ALLOC sections sorted by address */
+	size_t nby_addr;
+
+	struct elfio_symtab *tabs;	/* loaded symbol tables */
+	size_t ntabs;
+	bool main_loaded;
+	const struct elfio_symtab *main_tab;
+
+	bool funcs_loaded;
+	const struct elfio_symbol **funcs;
+	uint64_t *funcs_maxend;		/* running max of addr+size, for lookups */
+	size_t nfuncs;
+};
+
+/* Upper bound for a decompressed module: far beyond any real .ko. */
+#define MAX_DECOMPRESSED	(4ULL << 30)
+
+void elfio_error(const char *path, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "patchsite: %s: ", path);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void elfio_err(const struct elfio *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (e->flags & ELFIO_QUIET)
+		return;
+	fprintf(stderr, "patchsite: %s: ", e->path);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* --- Decompression of whole files (.ko.gz, .ko.xz, .ko.zst) -------------- */
+
+enum zkind { Z_NONE, Z_GZIP, Z_XZ, Z_ZSTD };
+
+static enum zkind sniff_compression(const uint8_t *m, size_t n)
+{
+	if (n >= 2 && m[0] == 0x1f && m[1] == 0x8b)
+		return Z_GZIP;
+	if (n >= 6 && !memcmp(m, "\xfd" "7zXZ\0", 6))
+		return Z_XZ;
+	if (n >= 4 && !memcmp(m, "\x28\xb5\x2f\xfd", 4))
+		return Z_ZSTD;
+	return Z_NONE;
+}
+
+/* Grow *buf so that at least `need` more bytes fit after *len. */
+static int grow(uint8_t **buf, size_t *cap, size_t len, size_t need)
+{
+	if (len + need <= *cap)
+		return 0;
+	size_t ncap = *cap ? *cap : 1 << 20;
+	while (ncap < len + need)
+		ncap *= 2;
+	if (ncap > MAX_DECOMPRESSED)
+		return -EFBIG;
+	uint8_t *nb = realloc(*buf, ncap);
+	if (!nb)
+		return -ENOMEM;
+	*buf = nb;
+	*cap = ncap;
+	return 0;
+}
+
+static int inflate_gzip(const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen)
+{
+	z_stream zs = { 0 };
+	uint8_t *buf = NULL;
+	size_t cap = 0, len = 0;
+	int ret = -EINVAL;
+
+	if (inflateInit2(&zs, 15 + 32) != Z_OK)
+		return -ENOMEM;
+	zs.next_in = (Bytef *)in;
+	/* zlib counts in uInt; modules are far below 4 GiB */
+	if (inlen > UINT_MAX)
+		goto out;
+	zs.avail_in = (uInt)inlen;
+	for (;;) {
+		int r = grow(&buf, &cap, len, 1 << 20);
+		if (r) {
+			ret = r;
+			goto out;
+		}
+		zs.next_out = buf + len;
+		zs.avail_out = (uInt)(cap - len);
+		int zr = inflate(&zs, Z_NO_FLUSH);
+		len = cap - zs.avail_out;
+		if (zr == Z_STREAM_END)
+			break;
+		if (zr != Z_OK && zr != Z_BUF_ERROR)
+			goto out;
+		if (zr == Z_BUF_ERROR && zs.avail_in == 0)
+			goto out;	/* truncated stream */
+	}
+	*out = buf;
+	*outlen = len;
+	buf = NULL;
+	ret = 0;
+out:
+	inflateEnd(&zs);
+	free(buf);
+	return ret;
+}
+
+static int inflate_xz(const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen)
+{
+	lzma_stream zs = LZMA_STREAM_INIT;
+	uint8_t *buf = NULL;
+	size_t cap = 0, len = 0;
+	int ret = -EINVAL;
+
+	if (lzma_stream_decoder(&zs, UINT64_MAX, 0) != LZMA_OK)
+		return -ENOMEM;
+	zs.next_in = in;
+	zs.avail_in = inlen;
+	for (;;) {
+		int r = grow(&buf, &cap, len, 1 << 20);
+		if (r) {
+			ret = r;
+			goto out;
+		}
+		zs.next_out = buf + len;
+		zs.avail_out = cap - len;
+		lzma_ret lr = lzma_code(&zs, LZMA_FINISH);
+		len = cap - zs.avail_out;
+		if (lr == LZMA_STREAM_END)
+			break;
+		if (lr != LZMA_OK)
+			goto out;
+	}
+	*out = buf;
+	*outlen = len;
+	buf = NULL;
+	ret = 0;
+out:
+	lzma_end(&zs);
+	free(buf);
+	return ret;
+}
+
+static int inflate_zstd(const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen)
+{
+	ZSTD_DStream *zs = ZSTD_createDStream();
+	uint8_t *buf = NULL;
+	size_t cap = 0, len = 0;
+	int ret = -EINVAL;
+	ZSTD_inBuffer ib = { in, inlen, 0 };
+
+	if (!zs)
+		return -ENOMEM;
+	ZSTD_initDStream(zs);
+	for (;;) {
+		int r = grow(&buf, &cap, len, 1 << 20);
+		if (r) {
+			ret = r;
+			goto out;
+		}
+		ZSTD_outBuffer ob = { buf + len, cap - len, 0 };
+		size_t zr = ZSTD_decompressStream(zs, &ob, &ib);
+		len += ob.pos;
+		if (ZSTD_isError(zr))
+			goto out;
+		if (zr == 0)
+			break;		/* frame complete */
+		if (ib.pos == ib.size && ob.pos < ob.size)
+			goto out;	/* truncated */
+	}
+	*out = buf;
+	*outlen = len;
+	buf = NULL;
+	ret = 0;
+out:
+	ZSTD_freeDStream(zs);
+	free(buf);
+	return ret;
+}
+
+static int decompress_file(struct elfio *e, enum zkind kind)
+{
+	static const char *const names[] = { "", "gzip", "xz", "zstd" };
+	struct stat st;
+	uint8_t *in = NULL;
+	int ret;
+
+	if (fstat(e->fd, &st) < 0)
+		return -errno;
+	in = malloc(st.st_size ? (size_t)st.st_size : 1);
+	if (!in)
+		return -ENOMEM;
+	size_t got = 0;
+	while (got < (size_t)st.st_size) {
+		ssize_t r = pread(e->fd, in + got, (size_t)st.st_size - got, (off_t)got);
+		if (r <= 0) {
+			ret = r < 0 ? -errno : -EIO;
+			elfio_err(e, "cannot read: %s", strerror(-ret));
+			goto out;
+		}
+		got += (size_t)r;
+	}
+	uint8_t *out = NULL;
+	size_t outlen = 0;
+	switch (kind) {
+	case Z_GZIP:
+		ret = inflate_gzip(in, got, &out, &outlen);
+		break;
+	case Z_XZ:
+		ret = inflate_xz(in, got, &out, &outlen);
+		break;
+	default:
+		ret = inflate_zstd(in, got, &out, &outlen);
+		break;
+	}
+	if (ret) {
+		elfio_err(e, "corrupt or truncated %s stream", names[kind]);
+		goto out;
+	}
+	e->mem = out;
+	e->memlen = outlen;
+	e->compressed = true;
+out:
+	free(in);
+	return ret;
+}
+
+/* --- Open and validate --------------------------------------------------- */
+
+static const char *et_name(unsigned int t)
+{
+	switch (t) {
+	case ET_NONE: return "ET_NONE";
+	case ET_CORE: return "ET_CORE (a core dump)";
+	default: return "unknown";
+	}
+}
+
+static int check_range(struct elfio *e, uint64_t off, uint64_t size)
+{
+	return off <= e->file_size && size <= e->file_size - off ? 0 : -1;
+}
+
+static int load_sections(struct elfio *e)
+{
+	size_t shstrndx;
+
+	if (elf_getshdrnum(e->elf, &e->nsec) < 0) {
+		elfio_err(e, "cannot read the section header table: %s", elf_errmsg(-1));
+		return -EINVAL;
+	}
+	if (e->nsec == 0) {
+		elfio_err(e, "has no section headers");
+		return -EINVAL;
+	}
+	if (e->ehdr.e_shentsize != sizeof(Elf64_Shdr)) {
+		elfio_err(e, "bad section header size %u", e->ehdr.e_shentsize);
+		return -EINVAL;
+	}
+	if (e->nsec > e->file_size / sizeof(Elf64_Shdr) ||
+	    check_range(e, e->ehdr.e_shoff, (uint64_t)e->nsec * sizeof(Elf64_Shdr))) {
+		elfio_err(e, "section header table is truncated");
+		return -EINVAL;
+	}
+	if (e->ehdr.e_phnum && (e->ehdr.e_phentsize != sizeof(Elf64_Phdr) ||
+				check_range(e, e->ehdr.e_phoff,
+					    (uint64_t)e->ehdr.e_phnum * sizeof(Elf64_Phdr)))) {
+		elfio_err(e, "program header table is truncated or malformed");
+		return -EINVAL;
+	}
+	if (elf_getshdrstrndx(e->elf, &shstrndx) < 0) {
+		elfio_err(e, "cannot find the section name table: %s", elf_errmsg(-1));
+		return -EINVAL;
+	}
+	if (shstrndx == SHN_UNDEF || shstrndx >= e->nsec) {
+		elfio_err(e, "bad section name table index %zu", shstrndx);
+		return -EINVAL;
+	}
+
+	e->secs = calloc(e->nsec, sizeof(*e->secs));
+	if (!e->secs)
+		return -ENOMEM;
+
+	for (size_t i = 0; i < e->nsec; i++) {
+		struct elfio_section *s = &e->secs[i];
+
+		s->index = i;
+		s->scn = elf_getscn(e->elf, i);
+		if (!s->scn || !gelf_getshdr(s->scn, &s->shdr)) {
+			elfio_err(e, "cannot read section header %zu: %s", i, elf_errmsg(-1));
+			return -EINVAL;
+		}
+		if (s->shdr.sh_type != SHT_NOBITS && s->shdr.sh_type != SHT_NULL &&
+		    check_range(e, s->shdr.sh_offset, s->shdr.sh_size)) {
+			elfio_err(e, "section %zu extends past the end of the file "
+				  "(offset 0x%" PRIx64 ", size 0x%" PRIx64 ")", i,
+				  (uint64_t)s->shdr.sh_offset, (uint64_t)s->shdr.sh_size);
+			return -EINVAL;
+		}
+	}
+	/* Now the name table's bounds are known good; names can be read. */
+	if (e->secs[shstrndx].shdr.sh_type != SHT_STRTAB) {
+		elfio_err(e, "section name table is not a string table");
+		return -EINVAL;
+	}
+	for (size_t i = 1; i < e->nsec; i++) {
+		struct elfio_section *s = &e->secs[i];
+
+		s->name = elf_strptr(e->elf, shstrndx, s->shdr.sh_name);
+		if (!s->name) {
+			elfio_err(e, "section %zu has a bad name index %u", i, s->shdr.sh_name);
+			return -EINVAL;
+		}
+	}
+	e->secs[0].name = "";
+	return 0;
+}
+
+static int cmp_sec_addr(const void *a, const void *b)
+{
+	const struct elfio_section *x = *(const struct elfio_section *const *)a;
+	const struct elfio_section *y = *(const struct elfio_section *const *)b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->shdr.sh_size != y->shdr.sh_size)	/* empty sections first */
+		return x->shdr.sh_size < y->shdr.sh_size ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/*
+ * ET_REL: give every SHF_ALLOC section its own address range so that a flat
+ * address means "section + offset".  Ranges start at 0x10000 and are
+ * separated by at least 0x1000 so that "end of one" never equals "start of
+ * the next".  Sections keep their index order, so sorting addresses sorts
+ * by (section index, offset) as a relocatable table must.
+ */
+static void assign_addresses(struct elfio *e)
+{
+	uint64_t next = 0x10000;
+
+	for (size_t i = 1; i < e->nsec; i++) {
+		struct elfio_section *s = &e->secs[i];
+
+		if (!(s->shdr.sh_flags & SHF_ALLOC))
+			continue;
+		if (e->ehdr.e_type != ET_REL) {
+			s->addr = s->shdr.sh_addr;
+			continue;
+		}
+		uint64_t align = s->shdr.sh_addralign > 16 ? s->shdr.sh_addralign : 16;
+		if (align > (1 << 20))
+			align = 1 << 20;
+		next = (next + align - 1) & ~(align - 1);
+		s->addr = next;
+		uint64_t sz = s->shdr.sh_size;
+		if (sz > (1ULL << 40))	/* a corrupt size cannot wrap the space */
+			sz = 1ULL << 40;
+		next += sz + 0x1000;
+	}
+}
+
+static int index_sections(struct elfio *e)
+{
+	e->by_addr = calloc(e->nsec, sizeof(*e->by_addr));
+	if (!e->by_addr)
+		return -ENOMEM;
+	for (size_t i = 1; i < e->nsec; i++)
+		if (e->secs[i].shdr.sh_flags & SHF_ALLOC)
+			e->by_addr[e->nby_addr++] = &e->secs[i];
+	qsort(e->by_addr, e->nby_addr, sizeof(*e->by_addr), cmp_sec_addr);
+	return 0;
+}
+
+struct elfio *elfio_open(const char *path, unsigned int flags)
+{
+	struct elfio *e = NULL;
+	struct stat st;
+	uint8_t magic[8];
+	int ret = -EINVAL;
+
+	elf_version(EV_CURRENT);
+
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	e->fd = -1;
+	e->flags = flags;
+	e->path = strdup(path);
+	if (!e->path) {
+		ret = -ENOMEM;
+		goto err;
+	}
+
+	e->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (e->fd < 0) {
+		ret = -errno;
+		elfio_err(e, "%s", strerror(errno));
+		goto err;
+	}
+	if (fstat(e->fd, &st) < 0) {
+		ret = -errno;
+		elfio_err(e, "%s", strerror(errno));
+		goto err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		elfio_err(e, "not a regular file");
+		goto err;
+	}
+	e->file_size = (uint64_t)st.st_size;
+
+	ssize_t n = pread(e->fd, magic, sizeof(magic), 0);
+	if (n < 0) {
+		ret = -errno;
+		elfio_err(e, "cannot read: %s", strerror(errno));
+		goto err;
+	}
+	enum zkind z = sniff_compression(magic, (size_t)n);
+	if (z != Z_NONE) {
+		ret = decompress_file(e, z);
+		if (ret)
+			goto err;
+		e->file_size = e->memlen;
+		n = e->memlen < sizeof(magic) ? (ssize_t)e->memlen : (ssize_t)sizeof(magic);
+		memcpy(magic, e->mem, (size_t)n);
+	}
+
+	/* Step by step, each with its own message, before libelf parses it. */
+	if (n < SELFMAG || memcmp(magic, ELFMAG, SELFMAG) != 0) {
+		elfio_err(e, "not an ELF file");
+		goto err;
+	}
+	if (n < EI_DATA + 1 || e->file_size < EI_NIDENT) {
+		elfio_err(e, "truncated ELF header");
+		goto err;
+	}
+	if (magic[EI_CLASS] != ELFCLASS64) {
+		elfio_err(e, "%s ELF is not supported (only ELF64)",
+			  magic[EI_CLASS] == ELFCLASS32 ? "32-bit" : "unknown-class");
+		goto err;
+	}
+	if (magic[EI_DATA] != ELFDATA2LSB) {
+		elfio_err(e, "%s ELF is not supported (only little-endian)",
+			  magic[EI_DATA] == ELFDATA2MSB ? "big-endian" : "unknown-endian");
+		goto err;
+	}
+	if (e->file_size < sizeof(Elf64_Ehdr)) {
+		elfio_err(e, "truncated ELF header");
+		goto err;
+	}
+
+	if (e->mem)
+		e->elf = elf_memory(e->mem, e->memlen);
+	else
+		e->elf = elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
+	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF) {
+		elfio_err(e, "not an ELF file: %s", elf_errmsg(-1));
+		goto err;
+	}
+	if (!gelf_getehdr(e->elf, &e->ehdr)) {
+		elfio_err(e, "cannot read the ELF header: %s", elf_errmsg(-1));
+		goto err;
+	}
+	if (e->ehdr.e_ident[EI_VERSION] != EV_CURRENT || e->ehdr.e_version != EV_CURRENT) {
+		elfio_err(e, "unsupported ELF version %u", e->ehdr.e_version);
+		goto err;
+	}
+	if (e->ehdr.e_type != ET_REL && e->ehdr.e_type != ET_EXEC && e->ehdr.e_type != ET_DYN) {
+		elfio_err(e, "unsupported ELF type %u, %s", e->ehdr.e_type,
+			  et_name(e->ehdr.e_type));
+		goto err;
+	}
+
+	ret = load_sections(e);
+	if (ret)
+		goto err;
+	assign_addresses(e);
+	ret = index_sections(e);
+	if (ret)
+		goto err;
+	return e;
+
+err:
+	elfio_close(e);
+	errno = ret < 0 ? -ret : EINVAL;
+	return NULL;
+}
+
+void elfio_close(struct elfio *e)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->ntabs; i++)
+		free(e->tabs[i].syms);
+	free(e->tabs);
+	free(e->funcs);
+	free(e->funcs_maxend);
+	free(e->by_addr);
+	free(e->secs);
+	if (e->elf)
+		elf_end(e->elf);
+	free(e->mem);
+	if (e->fd >= 0)
+		close(e->fd);
+	free(e->path);
+	free(e);
+}
+
+const char *elfio_path(const struct elfio *e) { return e->path; }
+const GElf_Ehdr *elfio_ehdr(const struct elfio *e) { return &e->ehdr; }
+bool elfio_is_rel(const struct elfio *e) { return e->ehdr.e_type == ET_REL; }
+bool elfio_was_compressed(const struct elfio *e) { return e->compressed; }
+uint64_t elfio_file_size(const struct elfio *e) { return e->file_size; }
+size_t elfio_nsections(const struct elfio *e) { return e->nsec; }
+
+struct elfio_section *elfio_section(struct elfio *e, size_t index)
+{
+	return index < e->nsec ? &e->secs[index] : NULL;
+}
+
+struct elfio_section *elfio_find_section_by_name(struct elfio *e, const char *name)
+{
+	for (size_t i = 1; i < e->nsec; i++)
+		if (strcmp(e->secs[i].name, name) == 0)
+			return &e->secs[i];
+	return NULL;
+}
+
+bool is_text_section(const struct elfio_section *s)
+{
+	return s->shdr.sh_type == SHT_PROGBITS &&
+	       (s->shdr.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) == (SHF_ALLOC | SHF_EXECINSTR);
+}
+
+int elfio_section_data(struct elfio *e, struct elfio_section *s)
+{
+	if (s->loaded)
+		return 0;
+	if (s->shdr.sh_type == SHT_NOBITS || s->shdr.sh_type == SHT_NULL) {
+		s->data = NULL;
+		s->size = 0;
+		s->loaded = true;
+		return 0;
+	}
+	if (s->shdr.sh_flags & SHF_COMPRESSED) {
+		/* libelf inflates into its own buffer and updates the header. */
+		if (elf_compress(s->scn, 0, 0) < 0) {
+			elfio_err(e, "section '%s': cannot decompress: %s", s->name,
+				  elf_errmsg(-1));
+			return -EINVAL;
+		}
+		if (!gelf_getshdr(s->scn, &s->shdr)) {
+			elfio_err(e, "section '%s': %s", s->name, elf_errmsg(-1));
+			return -EINVAL;
+		}
+	}
+	/*
+	 * elf_rawdata: the bytes as they are in the file, no type conversion;
+	 * for a decompressed section libelf hands back the inflated bytes.
+	 */
+	Elf_Data *d = (s->shdr.sh_flags & SHF_COMPRESSED) ? elf_getdata(s->scn, NULL)
+							  : elf_rawdata(s->scn, NULL);
+	if (!d && s->shdr.sh_size) {
+		elfio_err(e, "section '%s': cannot read: %s", s->name, elf_errmsg(-1));
+		return -EINVAL;
+	}
+	s->data = d ? d->d_buf : NULL;
+	s->size = d ? d->d_size : 0;
+	if (s->size && !s->data) {
+		elfio_err(e, "section '%s': no data", s->name);
+		return -EINVAL;
+	}
+	s->loaded = true;
+	return 0;
+}
+
+struct elfio_section *elfio_addr_to_sec(struct elfio *e, uint64_t addr)
+{
+	size_t lo = 0, hi = e->nby_addr;
+
+	/* last section with start <= addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (e->by_addr[mid]->addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* several sections may start at the same address (empty ones): walk back */
+	for (size_t i = lo; i-- > 0;) {
+		struct elfio_section *s = e->by_addr[i];
+		if (addr - s->addr < s->shdr.sh_size)
+			return s;
+		if (i + 8 < lo)
+			break;
+	}
+	return NULL;
+}
+
+/* --- Symbols -------------------------------------------------------------- */
+
+static int load_symtab(struct elfio *e, size_t shndx, struct elfio_symtab *t)
+{
+	struct elfio_section *s = &e->secs[shndx];
+	Elf_Data *xdata = NULL;
+	Elf_Data *d;
+	int ret;
+
+	t->shndx = shndx;
+	if (s->shdr.sh_type != SHT_SYMTAB && s->shdr.sh_type != SHT_DYNSYM) {
+		elfio_err(e, "section '%s' is not a symbol table", s->name);
+		return -EINVAL;
+	}
+	if (s->shdr.sh_entsize != sizeof(Elf64_Sym) || s->shdr.sh_size % sizeof(Elf64_Sym)) {
+		elfio_err(e, "symbol table '%s' has a bad entry size", s->name);
+		return -EINVAL;
+	}
+	if (s->shdr.sh_link == 0 || s->shdr.sh_link >= e->nsec ||
+	    e->secs[s->shdr.sh_link].shdr.sh_type != SHT_STRTAB) {
+		elfio_err(e, "symbol table '%s' has a bad string table link %u", s->name,
+			  s->shdr.sh_link);
+		return -EINVAL;
+	}
+	d = elf_getdata(s->scn, NULL);
+	if (!d && s->shdr.sh_size) {
+		elfio_err(e, "symbol table '%s': %s", s->name, elf_errmsg(-1));
+		return -EINVAL;
+	}
+	/* Extended section indexes, for objects with more than 65280 sections. */
+	for (size_t i = 1; i < e->nsec; i++) {
+		if (e->secs[i].shdr.sh_type == SHT_SYMTAB_SHNDX && e->secs[i].shdr.sh_link == shndx) {
+			xdata = elf_getdata(e->secs[i].scn, NULL);
+			if (!xdata || xdata->d_size / sizeof(Elf32_Word) <
+					      s->shdr.sh_size / sizeof(Elf64_Sym)) {
+				elfio_err(e, "section '%s' is truncated", e->secs[i].name);
+				return -EINVAL;
+			}
+			break;
+		}
+	}
+
+	t->count = s->shdr.sh_size / sizeof(Elf64_Sym);
+	t->syms = calloc(t->count ? t->count : 1, sizeof(*t->syms));
+	if (!t->syms)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->count; i++) {
+		struct elfio_symbol *sym = &t->syms[i];
+		GElf_Sym gs;
+		Elf32_Word xndx = 0;
+
+		if (!gelf_getsymshndx(d, xdata, (int)i, &gs, &xndx)) {
+			elfio_err(e, "symbol table '%s': cannot read symbol %zu: %s", s->name, i,
+				  elf_errmsg(-1));
+			ret = -EINVAL;
+			goto err;
+		}
+		sym->name = elf_strptr(e->elf, s->shdr.sh_link, gs.st_name);
+		if (!sym->name) {
+			elfio_err(e, "symbol table '%s': symbol %zu has a bad name index %u",
+				  s->name, i, gs.st_name);
+			ret = -EINVAL;
+			goto err;
+		}
+		sym->type = GELF_ST_TYPE(gs.st_info);
+		sym->bind = GELF_ST_BIND(gs.st_info);
+		sym->size = gs.st_size;
+		sym->shndx = gs.st_shndx == SHN_XINDEX ? xndx : gs.st_shndx;
+		if (gs.st_shndx == SHN_UNDEF || gs.st_shndx == SHN_COMMON) {
+			sym->addr = 0;
+		} else if (gs.st_shndx == SHN_ABS) {
+			sym->addr = gs.st_value;
+		} else if (sym->shndx >= e->nsec) {
+			elfio_err(e, "symbol table '%s': symbol '%s' has a bad section index %u",
+				  s->name, sym->name, sym->shndx);
+			ret = -EINVAL;
+			goto err;
+		} else if (e->ehdr.e_type == ET_REL) {
+			sym->addr = e->secs[sym->shndx].addr + gs.st_value;
+		} else {
+			sym->addr = gs.st_value;
+		}
+	}
+	return 0;
+err:
+	free(t->syms);
+	t->syms = NULL;
+	return ret;
+}
+
+int elfio_symtab_by_index(struct elfio *e, size_t shndx, const struct elfio_symtab **out)
+{
+	struct elfio_symtab *nt;
+	int ret;
+
+	for (size_t i = 0; i < e->ntabs; i++) {
+		if (e->tabs[i].shndx == shndx) {
+			*out = &e->tabs[i];
+			return 0;
+		}
+	}
+	if (shndx == 0 || shndx >= e->nsec) {
+		elfio_err(e, "bad symbol table index %zu", shndx);
+		return -EINVAL;
+	}
+	/* Pointers handed out earlier must stay valid: allocate the array once. */
+	if (!e->tabs) {
+		e->tabs = calloc(e->nsec, sizeof(*e->tabs));
+		if (!e->tabs)
+			return -ENOMEM;
+	}
+	nt = &e->tabs[e->ntabs];
+	ret = load_symtab(e, shndx, nt);
+	if (ret)
+		return ret;
+	e->ntabs++;
+	*out = nt;
+	return 0;
+}
+
+int elfio_symbols(struct elfio *e, const struct elfio_symtab **out)
+{
+	if (!e->main_loaded) {
+		size_t idx = 0;
+
+		for (size_t i = 1; i < e->nsec && !idx; i++)
+			if (e->secs[i].shdr.sh_type == SHT_SYMTAB)
+				idx = i;
+		for (size_t i = 1; i < e->nsec && !idx; i++)
+			if (e->secs[i].shdr.sh_type == SHT_DYNSYM)
+				idx = i;
+		if (idx) {
+			int ret = elfio_symtab_by_index(e, idx, &e->main_tab);
+			if (ret)
+				return ret;
+		}
+		e->main_loaded = true;
+	}
+	*out = e->main_tab;
+	return 0;
+}
+
+static int bind_rank(unsigned char bind)
+{
+	return bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+}
+
+static int cmp_func(const void *a, const void *b)
+{
+	const struct elfio_symbol *x = *(const struct elfio_symbol *const *)a;
+	const struct elfio_symbol *y = *(const struct elfio_symbol *const *)b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (bind_rank(x->bind) != bind_rank(y->bind))
+		return bind_rank(x->bind) - bind_rank(y->bind);
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+int elfio_functions(struct elfio *e, const struct elfio_symbol *const **out, size_t *count)
+{
+	if (!e->funcs_loaded) {
+		const struct elfio_symtab *t;
+		int ret = elfio_symbols(e, &t);
+
+		if (ret)
+			return ret;
+		size_t n = 0;
+		for (size_t i = 0; t && i < t->count; i++) {
+			const struct elfio_symbol *s = &t->syms[i];
+			if ((s->type == STT_FUNC || s->type == STT_GNU_IFUNC) && s->size &&
+			    s->shndx != SHN_UNDEF && s->shndx != SHN_ABS && s->shndx < e->nsec)
+				n++;
+		}
+		e->funcs = calloc(n ? n : 1, sizeof(*e->funcs));
+		e->funcs_maxend = calloc(n ? n : 1, sizeof(*e->funcs_maxend));
+		if (!e->funcs || !e->funcs_maxend)
+			return -ENOMEM;
+		n = 0;
+		for (size_t i = 0; t && i < t->count; i++) {
+			const struct elfio_symbol *s = &t->syms[i];
+			if ((s->type == STT_FUNC || s->type == STT_GNU_IFUNC) && s->size &&
+			    s->shndx != SHN_UNDEF && s->shndx != SHN_ABS && s->shndx < e->nsec)
+				e->funcs[n++] = s;
+		}
+		qsort(e->funcs, n, sizeof(*e->funcs), cmp_func);
+		uint64_t maxend = 0;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t end = e->funcs[i]->addr + e->funcs[i]->size;
+			if (end < e->funcs[i]->addr)	/* corrupt size: clamp, never wrap */
+				end = UINT64_MAX;
+			if (end > maxend)
+				maxend = end;
+			e->funcs_maxend[i] = maxend;
+		}
+		e->nfuncs = n;
+		e->funcs_loaded = true;
+	}
+	*out = e->funcs;
+	*count = e->nfuncs;
+	return 0;
+}
+
+/*
+ * The function whose range [addr_f - before, addr_f + size) holds addr.
+ * A match inside the body wins over one in the area before a symbol
+ * (CALL_OPS literals); among aliases the sort order (global first) wins.
+ */
+const struct elfio_symbol *elfio_function_at(struct elfio *e, uint64_t addr, uint64_t before)
+{
+	const struct elfio_symbol *const *f;
+	const struct elfio_symbol *pre = NULL;
+	size_t n;
+
+	if (elfio_functions(e, &f, &n) || !n)
+		return NULL;
+
+	/* first function starting after addr + before */
+	size_t lo = 0, hi = n;
+	uint64_t key = addr + before < addr ? UINT64_MAX : addr + before;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (f[mid]->addr <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const struct elfio_symbol *body = NULL;
+	for (size_t i = lo; i-- > 0;) {
+		if (e->funcs_maxend[i] <= addr && f[i]->addr <= addr)
+			break;		/* nothing at or before i reaches addr */
+		const struct elfio_symbol *s = f[i];
+		if (addr >= s->addr && addr - s->addr < s->size) {
+			/* keep walking back: the first in sort order at this address wins */
+			if (!body || s->addr <= body->addr)
+				body = s;
+		} else if (addr < s->addr && s->addr - addr <= before) {
+			pre = s;
+		}
+	}
+	return body ? body : pre;
+}
+
+/* --- Relocations ---------------------------------------------------------- */
+
+int elfio_relas(struct elfio *e, struct elfio_section *rel, struct elfio_rela **out,
+		size_t *count)
+{
+	struct elfio_rela *v;
+	Elf_Data *d;
+
+	*out = NULL;
+	*count = 0;
+	if (rel->shdr.sh_type != SHT_RELA) {
+		elfio_err(e, "section '%s' is not a SHT_RELA section", rel->name);
+		return -EINVAL;
+	}
+	if (rel->shdr.sh_entsize != sizeof(Elf64_Rela) || rel->shdr.sh_size % sizeof(Elf64_Rela)) {
+		elfio_err(e, "relocation section '%s' has a bad entry size", rel->name);
+		return -EINVAL;
+	}
+	size_t n = rel->shdr.sh_size / sizeof(Elf64_Rela);
+	d = elf_getdata(rel->scn, NULL);
+	if (!d && n) {
+		elfio_err(e, "relocation section '%s': %s", rel->name, elf_errmsg(-1));
+		return -EINVAL;
+	}
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Rela r;
+		if (!gelf_getrela(d, (int)i, &r)) {
+			elfio_err(e, "relocation section '%s': entry %zu: %s", rel->name, i,
+				  elf_errmsg(-1));
+			free(v);
+			return -EINVAL;
+		}
+		v[i].offset = r.r_offset;
+		v[i].type = (uint32_t)GELF_R_TYPE(r.r_info);
+		v[i].sym = (uint32_t)GELF_R_SYM(r.r_info);
+		v[i].addend = r.r_addend;
+	}
+	*out = v;
+	*count = n;
+	return 0;
+}
+
+int elfio_read_u64(struct elfio *e, uint64_t addr, uint64_t *val)
+{
+	struct elfio_section *s = elfio_addr_to_sec(e, addr);
+	uint64_t v = 0;
+
+	if (!s || s->shdr.sh_type == SHT_NOBITS)
+		return -ERANGE;
+	if (elfio_section_data(e, s))
+		return -EINVAL;
+	uint64_t off = addr - s->addr;
+	if (off > s->size || s->size - off < 8)
+		return -ERANGE;
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | s->data[off + (uint64_t)i];
+	*val = v;
+	return 0;
+}
+
+int elfio_addr_to_offset(struct elfio *e, uint64_t addr, uint64_t *off)
+{
+	struct elfio_section *s = elfio_addr_to_sec(e, addr);
+
+	if (!s || s->shdr.sh_type == SHT_NOBITS || (s->shdr.sh_flags & SHF_COMPRESSED))
+		return -ERANGE;
+	*off = s->shdr.sh_offset + (addr - s->addr);
+	return 0;
+}
+
+void elfio_format_addr(struct elfio *e, uint64_t addr, char *buf, size_t len)
+{
+	if (e->ehdr.e_type == ET_REL) {
+		struct elfio_section *s = elfio_addr_to_sec(e, addr);
+		if (s) {
+			snprintf(buf, len, "%s+0x%" PRIx64, s->name, addr - s->addr);
+			return;
+		}
+	}
+	snprintf(buf, len, "0x%" PRIx64, addr);
+}

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * elfio.h - ELF access for patchsite, on libelf.
+ *
+ * This layer knows ELF and nothing of instructions.  It opens an image
+ * (transparently decompressing .gz/.xz/.zst modules and SHF_COMPRESSED
+ * sections), validates it one step at a time, and presents:
+ *
+ *  - sections with an address each.  In a linked image that is sh_addr.  In
+ *    a relocatable object (ET_REL) every SHF_ALLOC section is given a
+ *    synthetic, non-overlapping base, so that the layers above can treat
+ *    "section + offset" as one flat 64-bit address and sort by it;
+ *    elfio_addr_to_sec() maps it back for printing ("SECTION+0xOFF").
+ *  - symbols with absolute (or synthetic) addresses, and the sized
+ *    function symbols sorted by address for lookups;
+ *  - relocation sections decoded into arrays;
+ *  - an edit list and an atomic writer for the rewriting commands: edits
+ *    are (file offset, bytes) applied to a copy of the input written to a
+ *    temporary file beside the target, fsync'd, and renamed over it.
+ *
+ * Errors are printed once, where they happen, as
+ * "patchsite: FILE: what is wrong"; functions return 0 or a negative errno,
+ * constructors NULL with errno set.
+ */
+#ifndef PATCHSITE_ELFIO_H
+#define PATCHSITE_ELFIO_H
+
+#include <gelf.h>
+#include <inttypes.h>
+#include <sys/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct elfio_section {
+	size_t index;
+	const char *name;
+	GElf_Shdr shdr;
+	uint64_t addr;		/* sh_addr, or synthetic base in ET_REL (0 if !ALLOC) */
+	Elf_Scn *scn;
+	/* Section bytes, decompressed.  Owned by libelf (d_buf of the section's
+	   Elf_Data); valid until elfio_close().  NULL until elfio_section_data(). */
+	const uint8_t *data;
+	size_t size;
+	bool loaded;
+};
+
+struct elfio_symbol {
+	const char *name;	/* points into the string table (libelf's) */
+	uint64_t addr;		/* absolute, or synthetic in ET_REL; 0 if undefined */
+	uint64_t size;
+	uint32_t shndx;		/* resolved through SHT_SYMTAB_SHNDX when needed */
+	unsigned char type;	/* STT_* */
+	unsigned char bind;	/* STB_* */
+};
+
+struct elfio_symtab {
+	size_t shndx;		/* section index of the table */
+	size_t count;
+	struct elfio_symbol *syms;
+};
+
+struct elfio_rela {
+	uint64_t offset;	/* r_offset */
+	uint32_t type;
+	uint32_t sym;
+	int64_t addend;
+};
+
+struct elfio;
+
+/* Flags for elfio_open */
+#define ELFIO_QUIET	0x1	/* do not print errors (used by probes) */
+
+struct elfio *elfio_open(const char *path, unsigned int flags);
+void elfio_close(struct elfio *e);
+
+const char *elfio_path(const struct elfio *e);
+const GElf_Ehdr *elfio_ehdr(const struct elfio *e);
+bool elfio_is_rel(const struct elfio *e);
+/* True if the image was decompressed from .gz/.xz/.zst (cannot be written in place). */
+bool elfio_was_compressed(const struct elfio *e);
+uint64_t elfio_file_size(const struct elfio *e);
+
+size_t elfio_nsections(const struct elfio *e);
+struct elfio_section *elfio_section(struct elfio *e, size_t index);
+struct elfio_section *elfio_find_section_by_name(struct elfio *e, const char *name);
+#define for_each_section(e, s)							\
+	for (size_t __i = 1; __i < elfio_nsections(e) && ((s) = elfio_section(e, __i)); __i++)
+
+/* Load (and decompress) a section's bytes; NOBITS gives data NULL, size 0. */
+int elfio_section_data(struct elfio *e, struct elfio_section *s);
+bool is_text_section(const struct elfio_section *s);
+
+/* Section containing address addr (ALLOC sections, not NOBITS unless allow_nobits). */
+struct elfio_section *elfio_addr_to_sec(struct elfio *e, uint64_t addr);
+
+/*
+ * The main symbol table: .symtab, or .dynsym when there is none, or NULL
+ * when the image has neither.  Loaded on first use; errors are fatal.
+ */
+int elfio_symbols(struct elfio *e, const struct elfio_symtab **out);
+/* Any symbol table by section index (for relocations' sh_link). */
+int elfio_symtab_by_index(struct elfio *e, size_t shndx, const struct elfio_symtab **out);
+
+/*
+ * Sized STT_FUNC (and STT_GNU_IFUNC) symbols of the main table, sorted by
+ * address then name, aliases kept.  count 0 when the image has no symbols.
+ */
+int elfio_functions(struct elfio *e, const struct elfio_symbol *const **out, size_t *count);
+/* Innermost sized function containing [addr - before, ...): see recordsites. */
+const struct elfio_symbol *elfio_function_at(struct elfio *e, uint64_t addr, uint64_t before);
+
+/* Decode a SHT_RELA section into a malloc'd array (caller frees). */
+int elfio_relas(struct elfio *e, struct elfio_section *rel, struct elfio_rela **out, size_t *count);
+
+/* Read a little-endian 64-bit value at address addr; -ERANGE if not mapped. */
+int elfio_read_u64(struct elfio *e, uint64_t addr, uint64_t *val);
+/* File offset of address addr (PROGBITS-like sections only); -ERANGE if none. */
+int elfio_addr_to_offset(struct elfio *e, uint64_t addr, uint64_t *off);
+
+/* Formatting of an address for humans: "0x401136" or ".text+0x1a4". */
+void elfio_format_addr(struct elfio *e, uint64_t addr, char *buf, size_t len);
+
+/* --- Errors -------------------------------------------------------------- */
+
+/* Print "patchsite: PATH: message" once (the git/objtool style). */
+void elfio_error(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Same, but for the image e (honours ELFIO_QUIET). */
+void elfio_err(const struct elfio *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* --- Writing ------------------------------------------------------------- */
+
+/*
+ * An edit list on the input file: byte ranges replaced at file offsets.
+ * Later edits of the same bytes win.  Owned by the caller.
+ */
+struct elfio_edits {
+	struct elfio_edit {
+		uint64_t off;
+		size_t len;
+		uint8_t *bytes;	/* malloc'd, owned by the list */
+	} *v;
+	size_t n, cap;
+};
+
+void elfio_edits_init(struct elfio_edits *ed);
+void elfio_edits_free(struct elfio_edits *ed);
+int elfio_edits_add(struct elfio_edits *ed, uint64_t off, const void *bytes, size_t len);
+
+/*
+ * Write the input file with the edits applied to out_path, atomically:
+ * temporary file in the same directory, same mode, fsync, rename.  On
+ * any failure the temporary is removed and out_path is untouched.
+ * Returns 0 or negative errno; prints the error.
+ */
+int elfio_write_edited(struct elfio *e, const struct elfio_edits *ed, const char *out_path);
+
+/*
+ * Generic atomic write of a buffer produced by the caller: same rules.
+ * mode is used when out_path does not exist yet.
+ */
+int elfio_write_file_atomic(const char *out_path, const void *buf, size_t len, mode_t mode);
+
+/* --- Building a small relocatable object ------------------------------- */
+
+/*
+ * One 8-byte slot of a table object: an absolute value, or (secname != NULL)
+ * a relocation against the section of that name at `value` bytes in.
+ */
+struct elfio_table_ref {
+	const char *secname;
+	uint64_t sec_flags;	/* the referenced section's sh_flags */
+	uint64_t value;
+};
+
+/*
+ * Build an ET_REL object holding section `table` (SHF_ALLOC, 8-aligned)
+ * with one 8-byte slot per ref.  References to sections become abs64
+ * relocations against empty sections of the same name and flags, so that
+ * when this object is linked first (ld -r -o out.o THIS.o input.o) each
+ * input section starts at offset 0 of the output section of that name.
+ * *buf is malloc'd.  Deterministic: no dates, no paths.
+ */
+int elfio_build_table_object(unsigned int machine, unsigned int e_flags, unsigned int abs64_type,
+			     const char *table, const struct elfio_table_ref *refs, size_t n,
+			     uint8_t **buf, size_t *len);
+
+#endif /* PATCHSITE_ELFIO_H */

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * write.c - crash-safe output for every command that writes a file.
+ *
+ * Strategy: never write into the target.  Output goes to mkstemp() in the
+ * target's directory (so rename() is atomic, same filesystem), gets the
+ * target's mode, is fsync'd, and only then renamed over the target; the
+ * directory is fsync'd after the rename.  On any failure the temporary is
+ * unlinked and the target, which may be the input itself, is untouched.
+ *
+ * Edits to an existing image are a list of (file offset, bytes): the input
+ * is copied (copy_file_range, so a 350 MB vmlinux costs a kernel-side copy
+ * and, on reflink filesystems, nothing) and the edits are pwrite()n on top.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elfio.h"
+
+void elfio_edits_init(struct elfio_edits *ed)
+{
+	memset(ed, 0, sizeof(*ed));
+}
+
+void elfio_edits_free(struct elfio_edits *ed)
+{
+	if (!ed)
+		return;
+	for (size_t i = 0; i < ed->n; i++)
+		free(ed->v[i].bytes);
+	free(ed->v);
+	memset(ed, 0, sizeof(*ed));
+}
+
+int elfio_edits_add(struct elfio_edits *ed, uint64_t off, const void *bytes, size_t len)
+{
+	if (ed->n == ed->cap) {
+		size_t ncap = ed->cap ? ed->cap * 2 : 64;
+		struct elfio_edit *nv = realloc(ed->v, ncap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		ed->v = nv;
+		ed->cap = ncap;
+	}
+	uint8_t *b = malloc(len ? len : 1);
+	if (!b)
+		return -ENOMEM;
+	memcpy(b, bytes, len);
+	ed->v[ed->n].off = off;
+	ed->v[ed->n].len = len;
+	ed->v[ed->n].bytes = b;
+	ed->n++;
+	return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t w = pwrite(fd, p, len, (off_t)off);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (w == 0)
+			return -EIO;
+		p += w;
+		len -= (size_t)w;
+		off += (uint64_t)w;
+	}
+	return 0;
+}
+
+/* Open a temporary file beside out_path; *tmp receives its malloc'd name. */
+static int open_temp(const char *out_path, char **tmp)
+{
+	char *copy = strdup(out_path);
+	char *name = NULL;
+	int fd;
+
+	if (!copy)
+		return -ENOMEM;
+	const char *dir = dirname(copy);
+	if (asprintf(&name, "%s/.patchsite.XXXXXX", dir) < 0) {
+		free(copy);
+		return -ENOMEM;
+	}
+	free(copy);
+	fd = mkostemp(name, O_CLOEXEC);
+	if (fd < 0) {
+		int err = -errno;
+		free(name);
+		return err;
+	}
+	*tmp = name;
+	return fd;
+}
+
+static void sync_dir(const char *path)
+{
+	char *copy = strdup(path);
+	if (!copy)
+		return;
+	int dfd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);	/* best effort: the rename itself is already atomic */
+		close(dfd);
+	}
+	free(copy);
+}
+
+/* mode for the output: the target's if it exists, else `mode` less the umask */
+static mode_t output_mode(const char *out_path, mode_t mode)
+{
+	struct stat st;
+
+	if (stat(out_path, &st) == 0)
+		return st.st_mode & 07777;
+	mode_t um = umask(0);
+	umask(um);
+	return mode & ~um;
+}
+
+static int finish(int fd, char *tmp, const char *out_path, mode_t mode)
+{
+	int ret = 0;
+
+	if (fchmod(fd, mode) < 0)
+		ret = -errno;
+	if (!ret && fsync(fd) < 0)
+		ret = -errno;
+	if (close(fd) < 0 && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, out_path) < 0)
+		ret = -errno;
+	if (ret) {
+		unlink(tmp);
+		elfio_error(out_path, "cannot write: %s", strerror(-ret));
+	} else {
+		sync_dir(out_path);
+	}
+	free(tmp);
+	return ret;
+}
+
+int elfio_write_file_atomic(const char *out_path, const void *buf, size_t len, mode_t mode)
+{
+	char *tmp = NULL;
+	int fd = open_temp(out_path, &tmp);
+	int ret;
+
+	if (fd < 0) {
+		elfio_error(out_path, "cannot create a temporary file: %s", strerror(-fd));
+		return fd;
+	}
+	ret = write_all(fd, buf, len, 0);
+	if (ret) {
+		elfio_error(out_path, "cannot write: %s", strerror(-ret));
+		close(fd);
+		unlink(tmp);
+		free(tmp);
+		return ret;
+	}
+	return finish(fd, tmp, out_path, output_mode(out_path, mode));
+}
+
+static int copy_fd(int in, int out, uint64_t size)
+{
+	uint64_t done = 0;
+	loff_t ioff = 0, ooff = 0;
+
+	while (done < size) {
+		size_t chunk = size - done > (1u << 30) ? (1u << 30) : (size_t)(size - done);
+		ssize_t n = copy_file_range(in, &ioff, out, &ooff, chunk, 0);
+		if (n < 0 && (errno == ENOSYS || errno == EXDEV || errno == EINVAL ||
+			      errno == EOPNOTSUPP))
+			goto fallback;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;	/* the input shrank under us */
+		done += (uint64_t)n;
+	}
+	return 0;
+
+fallback:
+	for (;;) {
+		char buf[1 << 16];
+		ssize_t n = pread(in, buf, sizeof(buf), (off_t)done);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		int ret = write_all(out, buf, (size_t)n, done);
+		if (ret)
+			return ret;
+		done += (uint64_t)n;
+	}
+	return done == size ? 0 : -EIO;
+}
+
+int elfio_write_edited(struct elfio *e, const struct elfio_edits *ed, const char *out_path)
+{
+	char *tmp = NULL;
+	struct stat st;
+	int ret, in = -1;
+
+	if (elfio_was_compressed(e)) {
+		elfio_err(e, "cannot rewrite a compressed file; decompress it first");
+		return -ENOTSUP;
+	}
+	in = open(elfio_path(e), O_RDONLY | O_CLOEXEC);
+	if (in < 0 || fstat(in, &st) < 0) {
+		ret = -errno;
+		elfio_err(e, "%s", strerror(errno));
+		if (in >= 0)
+			close(in);
+		return ret;
+	}
+	if ((uint64_t)st.st_size != elfio_file_size(e)) {
+		elfio_err(e, "file changed while it was being read");
+		close(in);
+		return -EAGAIN;
+	}
+	int fd = open_temp(out_path, &tmp);
+	if (fd < 0) {
+		elfio_error(out_path, "cannot create a temporary file: %s", strerror(-fd));
+		close(in);
+		return fd;
+	}
+	ret = copy_fd(in, fd, (uint64_t)st.st_size);
+	for (size_t i = 0; !ret && i < ed->n; i++) {
+		if (ed->v[i].off > (uint64_t)st.st_size ||
+		    ed->v[i].len > (uint64_t)st.st_size - ed->v[i].off) {
+			ret = -ERANGE;	/* an edit past the end: a bug, never extend silently */
+			break;
+		}
+		ret = write_all(fd, ed->v[i].bytes, ed->v[i].len, ed->v[i].off);
+	}
+	close(in);
+	if (ret) {
+		elfio_error(out_path, "cannot write: %s", strerror(-ret));
+		close(fd);
+		unlink(tmp);
+		free(tmp);
+		return ret;
+	}
+	/* in place: keep the input's mode; to a new file: the input's mode too */
+	struct stat ost;
+	mode_t mode = stat(out_path, &ost) == 0 ? (ost.st_mode & 07777) : (st.st_mode & 07777);
+	return finish(fd, tmp, out_path, mode);
+}

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * patchsite.c - the command line.  It parses options and calls the layers:
+ * elfio (files), recordsites (finding and checking sites).  Nothing else
+ * lives here.
+ *
+ * Exit codes: 0 success (audit: clean), 1 audit findings, 2 error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elfio.h"
+#include "recordsites.h"
+
+#define EXIT_FINDINGS	1
+#define EXIT_ERROR	2
+
+static const char usage_text[] =
+	"usage: patchsite <command> [options] IMAGE\n"
+	"\n"
+	"Find, check and write ftrace patch sites (mcount/fentry calls, patchable\n"
+	"NOP areas, arm64/riscv64 CALL_OPS literals) in linked ELF images and\n"
+	"relocatable objects, for x86_64, arm64 and riscv64.\n"
+	"\n"
+	"commands:\n"
+	"  record IMAGE         find every site, verify it by decoding, print the table\n"
+	"      --symbolize          print ADDRESS FUNC+0xOFF FLAVOUR\n"
+	"      --format=FMT         list (default), json, asm, elf\n"
+	"      -o, --output=FILE    write to FILE (atomically) instead of stdout\n"
+	"      --patchable=N,M      the -fpatchable-function-entry=N,M layout, when the\n"
+	"                           image has no table to infer it from\n"
+	"      --nop-mcount         x86: sites are 5-byte NOPs at entry (-mnop-mcount)\n"
+	"\n"
+	"  --help, --version\n"
+	"\n"
+	"Exit status: 0 success, 1 findings (audit), 2 error.\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "patchsite: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\ntry 'patchsite --help'\n");
+	return EXIT_ERROR;
+}
+
+static int parse_nm(const char *s, int *n, int *m)
+{
+	char *end;
+	long a = strtol(s, &end, 10), b = 0;
+
+	if (end == s || a < 0 || a > 64)
+		return -1;
+	if (*end == ',') {
+		const char *q = end + 1;
+		b = strtol(q, &end, 10);
+		if (end == q || b < 0 || b > a)
+			return -1;
+	}
+	if (*end)
+		return -1;
+	*n = (int)a;
+	*m = (int)b;
+	return 0;
+}
+
+static int cmd_record(int argc, char **argv)
+{
+	enum { OPT_FORMAT = 256, OPT_SYMBOLIZE, OPT_PATCHABLE, OPT_NOP_MCOUNT };
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "symbolize", no_argument, NULL, OPT_SYMBOLIZE },
+		{ "output", required_argument, NULL, 'o' },
+		{ "patchable", required_argument, NULL, OPT_PATCHABLE },
+		{ "nop-mcount", no_argument, NULL, OPT_NOP_MCOUNT },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct record_options ro;
+	enum out_format fmt = OUT_LIST;
+	const char *out = NULL;
+	struct elfio *e = NULL;
+	struct record *r = NULL;
+	int c, ret;
+
+	record_options_init(&ro);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "list"))
+				fmt = fmt == OUT_SYMBOLIZE ? OUT_SYMBOLIZE : OUT_LIST;
+			else if (!strcmp(optarg, "json"))
+				fmt = OUT_JSON;
+			else if (!strcmp(optarg, "asm"))
+				fmt = OUT_ASM;
+			else if (!strcmp(optarg, "elf"))
+				fmt = OUT_ELF;
+			else
+				return usage_error("unknown format '%s' (list, json, asm, elf)", optarg);
+			break;
+		case OPT_SYMBOLIZE:
+			fmt = OUT_SYMBOLIZE;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case OPT_PATCHABLE:
+			if (parse_nm(optarg, &ro.patchable_n, &ro.patchable_m))
+				return usage_error("--patchable takes N or N,M with 0 <= M <= N <= 64, "
+						   "not '%s'", optarg);
+			break;
+		case OPT_NOP_MCOUNT:
+			ro.force_nop_mcount = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			return usage_error("%s", "bad option to 'record'");
+		}
+	}
+	if (optind + 1 != argc)
+		return usage_error("%s", "record takes exactly one IMAGE");
+	if (fmt == OUT_ELF && !out)
+		return usage_error("%s", "--format=elf needs -o FILE");
+
+	e = elfio_open(argv[optind], 0);
+	if (!e)
+		return EXIT_ERROR;
+	ret = record_scan(e, &ro, &r);
+	if (!ret)
+		ret = record_output(r, fmt, out);
+	record_free(r);
+	elfio_close(e);
+	return ret ? EXIT_ERROR : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage_error("%s", "no command given");
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("patchsite %s\n", PATCHSITE_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "record"))
+		return cmd_record(argc - 1, argv + 1);
+	return usage_error("unknown command '%s'", argv[1]);
+}

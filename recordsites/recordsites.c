@@ -1,0 +1,1076 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * recordsites.c - find every patch site in an image and verify it.
+ *
+ * Strategy:
+ *
+ *  1. Learn the call targets.  mcount/_mcount/__fentry__ as defined symbols,
+ *     the PLT stubs that jump through their GOT slots (found by decoding the
+ *     PLT, not by assuming its layout), and the GOT slots themselves for
+ *     x86's `call *mcount@GOTPCREL(%rip)`.  In a relocatable object there is
+ *     no target address: the compiler's call relocations against those names
+ *     mark the calls instead (recordmcount's method), and we still decode.
+ *  2. Read the image's own tables: __patchable_function_entries, __mcount_loc,
+ *     and the region between __start_mcount_loc and __stop_mcount_loc.  In a
+ *     linked image a slot's value is its content, or the addend of the
+ *     R_*_RELATIVE relocation that covers it (arm64 kernels linked with
+ *     --no-apply-dynamic-relocs keep zeros in place); in ET_REL it is the
+ *     relocation's symbol + addend.
+ *  3. Work out the flavours from what the entries decode as, not from names:
+ *     calls to a target, x86 5-byte NOPs at entry (-mnop-mcount), or NOP
+ *     areas around a symbol (-fpatchable-function-entry), whose size before
+ *     and after the symbol is the most common one the table shows.
+ *  4. Candidates: table entries, calls found by decoding functions (or whole
+ *     text sections when there are no symbols), and function entries for the
+ *     flavours that have no call to find.  Each one is verified by decoding
+ *     the bytes at its address as its flavour; with a symbol table it must
+ *     also lie inside a sized function (counting the area before the symbol
+ *     for pre-entry NOPs), which is the kernel's sorttable rule and drops the
+ *     leftovers of overridden weak functions.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <elfutils/libdwelf.h>
+
+#include "recordsites.h"
+
+struct target {
+	uint64_t addr;
+	bool entry;		/* __fentry__: must be at function entry */
+};
+
+struct record_priv {
+	struct target *targets;		/* sorted by addr */
+	size_t ntargets;
+	struct target *slots;		/* GOT slots holding a target, sorted */
+	size_t nslots;
+	struct target *relsites;	/* ET_REL: call insns with an mcount reloc, sorted */
+	size_t nrelsites;
+	struct elfio_rela *dynrel;	/* linked: SHF_ALLOC relocations, sorted by offset */
+	size_t ndynrel;
+	struct elfio_section *cache;	/* last text section touched */
+	bool entry_only;		/* every target is an entry target */
+	unsigned int nop_unit;
+};
+
+static const char *const flavour_names[FLAVOUR_COUNT] = {
+	[FLAVOUR_FENTRY] = "fentry",
+	[FLAVOUR_FENTRY_NOP] = "fentry-nop",
+	[FLAVOUR_MCOUNT] = "mcount",
+	[FLAVOUR_PATCHABLE] = "patchable",
+	[FLAVOUR_CALL_OPS] = "call-ops",
+};
+
+const char *site_flavour_name(enum site_flavour f)
+{
+	return f < FLAVOUR_COUNT ? flavour_names[f] : "?";
+}
+
+int site_flavour_parse(const char *name, enum site_flavour *f)
+{
+	for (int i = 0; i < FLAVOUR_COUNT; i++) {
+		if (strcmp(name, flavour_names[i]) == 0) {
+			*f = (enum site_flavour)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+void record_options_init(struct record_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->patchable_n = -1;
+	o->patchable_m = -1;
+}
+
+/* --- Sorted arrays ------------------------------------------------------- */
+
+static int cmp_target(const void *a, const void *b)
+{
+	const struct target *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return (int)x->entry - (int)y->entry;
+}
+
+static const struct target *find_target(const struct target *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].addr == addr ? &v[lo] : NULL;
+}
+
+static int push_target(struct target **v, size_t *n, uint64_t addr, bool entry)
+{
+	struct target *nv = realloc(*v, (*n + 1) * sizeof(**v));
+
+	if (!nv)
+		return -ENOMEM;
+	nv[*n].addr = addr;
+	nv[*n].entry = entry;
+	*v = nv;
+	(*n)++;
+	return 0;
+}
+
+static void sort_targets(struct target *v, size_t *n)
+{
+	size_t w = 0;
+
+	qsort(v, *n, sizeof(*v), cmp_target);
+	for (size_t i = 0; i < *n; i++)
+		if (!w || v[w - 1].addr != v[i].addr)
+			v[w++] = v[i];
+	*n = w;
+}
+
+/* --- Bytes and decoding -------------------------------------------------- */
+
+/* Executable bytes at addr: pointer and how many remain in the section. */
+static const uint8_t *text_at(struct record *r, uint64_t addr, size_t *avail)
+{
+	struct record_priv *p = r->priv;
+	struct elfio_section *s = p->cache;
+
+	if (!s || addr < s->addr || addr - s->addr >= s->shdr.sh_size) {
+		s = elfio_addr_to_sec(r->e, addr);
+		if (!s || !is_text_section(s) || elfio_section_data(r->e, s))
+			return NULL;
+		p->cache = s;
+	}
+	uint64_t off = addr - s->addr;
+	if (off >= s->size)
+		return NULL;
+	*avail = s->size - off;
+	return s->data + off;
+}
+
+static int decode_at(struct record *r, uint64_t addr, struct arch_insn *insn)
+{
+	size_t avail;
+	const uint8_t *b = text_at(r, addr, &avail);
+
+	if (!b)
+		return ARCH_DECODE_TRUNC;
+	memset(insn, 0, sizeof(*insn));
+	return r->arch->decode(b, avail, addr, insn);
+}
+
+/* Length of a landing pad (ENDBR64, BTI C) at addr, else 0. */
+static unsigned int landing_len(struct record *r, uint64_t addr)
+{
+	struct arch_insn in;
+
+	if (decode_at(r, addr, &in) == ARCH_DECODE_OK && in.kind == INSN_LANDING)
+		return in.len;
+	return 0;
+}
+
+/* Is the decoded call at addr a call to an mcount target?  *entry tells which kind. */
+static bool is_mcount_call(struct record *r, uint64_t addr, const struct arch_insn *in, bool *entry)
+{
+	struct record_priv *p = r->priv;
+	const struct target *t;
+
+	if (in->kind != INSN_CALL && in->kind != INSN_CALL_MEM)
+		return false;
+	if (elfio_is_rel(r->e)) {
+		/* The displacement must be the one the mcount relocation fills. */
+		t = find_target(p->relsites, p->nrelsites, addr);
+		if (!t)
+			return false;
+		*entry = t->entry;
+		return true;
+	}
+	if (in->kind == INSN_CALL) {
+		t = find_target(p->targets, p->ntargets, in->target);
+	} else {
+		t = find_target(p->slots, p->nslots, in->target);
+		if (!t) {
+			uint64_t v;
+			/* a GOT slot the static linker filled with the target itself */
+			if (elfio_read_u64(r->e, in->target, &v) == 0)
+				t = find_target(p->targets, p->ntargets, v);
+		}
+	}
+	if (!t)
+		return false;
+	*entry = t->entry;
+	return true;
+}
+
+/* Function entry: the symbol, or just after its landing pad. */
+static bool at_entry(struct record *r, const struct elfio_symbol *f, uint64_t addr)
+{
+	return addr == f->addr || (addr > f->addr && addr == f->addr + landing_len(r, f->addr));
+}
+
+/* Decode NOPs from *addr covering exactly `bytes`; advance *addr. */
+static bool nops_exactly(struct record *r, uint64_t *addr, unsigned int bytes)
+{
+	struct arch_insn in;
+	uint64_t a = *addr, end = *addr + bytes;
+
+	while (a < end) {
+		if (decode_at(r, a, &in) != ARCH_DECODE_OK || in.kind != INSN_NOP)
+			return false;
+		a += in.len;
+	}
+	if (a != end)
+		return false;
+	*addr = a;
+	return true;
+}
+
+/* Count NOP bytes from addr, up to limit. */
+static unsigned int nop_run(struct record *r, uint64_t addr, unsigned int limit)
+{
+	struct arch_insn in;
+	unsigned int n = 0;
+
+	while (n < limit && decode_at(r, addr + n, &in) == ARCH_DECODE_OK && in.kind == INSN_NOP)
+		n += in.len;
+	return n;
+}
+
+static bool verify_call(struct record *r, uint64_t addr, struct site *s)
+{
+	struct arch_insn in;
+	bool entry = false;
+
+	if (decode_at(r, addr, &in) != ARCH_DECODE_OK || !is_mcount_call(r, addr, &in, &entry))
+		return false;
+	s->flavour = entry ? FLAVOUR_FENTRY : FLAVOUR_MCOUNT;
+	if (r->has_symbols) {
+		s->func = elfio_function_at(r->e, addr, 0);
+		if (!s->func)
+			return false;
+		if (entry && !at_entry(r, s->func, addr))
+			return false;
+	}
+	return true;
+}
+
+static bool verify_nop_mcount(struct record *r, uint64_t addr, struct site *s)
+{
+	struct arch_insn in;
+
+	if (decode_at(r, addr, &in) != ARCH_DECODE_OK || in.kind != INSN_NOP ||
+	    in.len != r->arch->call_len)
+		return false;
+	s->flavour = FLAVOUR_FENTRY_NOP;
+	if (r->has_symbols) {
+		s->func = elfio_function_at(r->e, addr, 0);
+		if (!s->func || !at_entry(r, s->func, addr))
+			return false;
+	}
+	return true;
+}
+
+static bool verify_patchable(struct record *r, uint64_t addr, struct site *s)
+{
+	uint64_t a = addr;
+
+	if (r->has_symbols) {
+		const struct elfio_symbol *f;
+
+		if (r->pre_bytes) {
+			f = elfio_function_at(r->e, addr + r->pre_bytes, 0);
+			if (!f || f->addr != addr + r->pre_bytes)
+				return false;
+			if (!nops_exactly(r, &a, r->pre_bytes))
+				return false;
+			a += landing_len(r, a);
+		} else {
+			f = elfio_function_at(r->e, addr, 0);
+			if (!f || !at_entry(r, f, addr))
+				return false;
+		}
+		s->func = f;
+	} else {
+		if (r->pre_bytes) {
+			if (!nops_exactly(r, &a, r->pre_bytes))
+				return false;
+			a += landing_len(r, a);
+		}
+	}
+	if (r->post_known) {
+		if (!nops_exactly(r, &a, r->post_bytes))
+			return false;
+	} else if (!nop_run(r, a, 1)) {
+		return false;
+	}
+	if (r->arch->literal_size && r->pre_bytes == r->arch->literal_size) {
+		s->flavour = FLAVOUR_CALL_OPS;
+		s->misaligned = (addr % r->align) != 0;
+		if (elfio_is_rel(r->e)) {
+			/* in an object, alignment is the offset's and the section's */
+			struct elfio_section *sec = elfio_addr_to_sec(r->e, addr);
+			s->misaligned = !sec || ((addr - sec->addr) % r->align) != 0 ||
+					sec->shdr.sh_addralign < r->align;
+		}
+	} else {
+		s->flavour = FLAVOUR_PATCHABLE;
+	}
+	return true;
+}
+
+bool record_verify(struct record *r, uint64_t addr, struct site *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->addr = addr;
+	if (r->has_calls && verify_call(r, addr, s))
+		return true;
+	memset(s, 0, sizeof(*s));
+	s->addr = addr;
+	if (r->nop_mcount && verify_nop_mcount(r, addr, s))
+		return true;
+	memset(s, 0, sizeof(*s));
+	s->addr = addr;
+	if (r->patchable && verify_patchable(r, addr, s))
+		return true;
+	return false;
+}
+
+/* --- Step 1: call targets ------------------------------------------------ */
+
+static int collect_targets_linked(struct record *r)
+{
+	struct record_priv *p = r->priv;
+	struct elfio_section *s;
+	int ret;
+
+	/* Defined mcount symbols, from every symbol table. */
+	for_each_section(r->e, s) {
+		const struct elfio_symtab *t;
+
+		if (s->shdr.sh_type != SHT_SYMTAB && s->shdr.sh_type != SHT_DYNSYM)
+			continue;
+		ret = elfio_symtab_by_index(r->e, s->index, &t);
+		if (ret)
+			return ret;
+		for (size_t i = 1; i < t->count; i++) {
+			const struct elfio_symbol *y = &t->syms[i];
+			if (y->shndx == SHN_UNDEF || !y->addr || !arch_is_mcount_name(y->name))
+				continue;
+			ret = push_target(&p->targets, &p->ntargets, y->addr,
+					  arch_mcount_is_entry(y->name));
+			if (ret)
+				return ret;
+		}
+	}
+
+	/* GOT slots of mcount symbols, from the dynamic relocations. */
+	for_each_section(r->e, s) {
+		const struct elfio_symtab *t;
+		struct elfio_rela *v;
+		size_t n;
+
+		if (s->shdr.sh_type != SHT_RELA || !(s->shdr.sh_flags & SHF_ALLOC) ||
+		    !s->shdr.sh_link)
+			continue;
+		ret = elfio_symtab_by_index(r->e, s->shdr.sh_link, &t);
+		if (ret)
+			return ret;
+		ret = elfio_relas(r->e, s, &v, &n);
+		if (ret)
+			return ret;
+		for (size_t i = 0; i < n && !ret; i++) {
+			if (!v[i].sym || v[i].sym >= t->count)
+				continue;
+			const char *name = t->syms[v[i].sym].name;
+			bool slot_type = v[i].type == r->arch->jump_slot_reloc ||
+					 (r->arch->glob_dat_reloc && v[i].type == r->arch->glob_dat_reloc) ||
+					 v[i].type == r->arch->abs64_reloc;
+			if (slot_type && arch_is_mcount_name(name))
+				ret = push_target(&p->slots, &p->nslots, v[i].offset,
+						  arch_mcount_is_entry(name));
+		}
+		free(v);
+		if (ret)
+			return ret;
+	}
+	sort_targets(p->slots, &p->nslots);
+
+	/* PLT stubs that jump through those slots. */
+	for_each_section(r->e, s) {
+		if (!p->nslots)
+			break;
+		if (!is_text_section(s) || (strncmp(s->name, ".plt", 4) && strncmp(s->name, ".iplt", 5)))
+			continue;
+		ret = elfio_section_data(r->e, s);
+		if (ret)
+			return ret;
+		/* entries are 16 bytes, x86's .plt.got without IBT 8: step by 8 */
+		for (uint64_t off = 0; off + 8 <= s->size; off += 8) {
+			uint64_t slot;
+			const struct target *t;
+
+			if (r->arch->plt_slot(s->data + off, s->size - off, s->addr + off, &slot))
+				continue;
+			t = find_target(p->slots, p->nslots, slot);
+			if (t) {
+				ret = push_target(&p->targets, &p->ntargets, s->addr + off, t->entry);
+				if (ret)
+					return ret;
+			}
+		}
+	}
+	sort_targets(p->targets, &p->ntargets);
+	return 0;
+}
+
+static int collect_targets_rel(struct record *r)
+{
+	struct record_priv *p = r->priv;
+	struct elfio_section *s;
+	int ret;
+
+	for_each_section(r->e, s) {
+		const struct elfio_symtab *t;
+		struct elfio_section *text;
+		struct elfio_rela *v;
+		size_t n;
+
+		if (s->shdr.sh_type != SHT_RELA || s->shdr.sh_info == 0 ||
+		    s->shdr.sh_info >= elfio_nsections(r->e))
+			continue;
+		text = elfio_section(r->e, s->shdr.sh_info);
+		if (!is_text_section(text))
+			continue;
+		ret = elfio_symtab_by_index(r->e, s->shdr.sh_link, &t);
+		if (ret)
+			return ret;
+		ret = elfio_relas(r->e, s, &v, &n);
+		if (ret)
+			return ret;
+		for (size_t i = 0; i < n && !ret; i++) {
+			int back = r->arch->call_reloc_back(v[i].type);
+			if (back < 0 || !v[i].sym || v[i].sym >= t->count)
+				continue;
+			const char *name = t->syms[v[i].sym].name;
+			if (!arch_is_mcount_name(name) || v[i].offset < (uint64_t)back ||
+			    v[i].offset >= text->shdr.sh_size)
+				continue;
+			uint64_t at = text->addr + v[i].offset - (uint64_t)back;
+			struct arch_insn in;
+			/* keep only relocations that sit in a call's displacement */
+			if (decode_at(r, at, &in) != ARCH_DECODE_OK ||
+			    (in.kind != INSN_CALL && in.kind != INSN_CALL_MEM) ||
+			    at + in.disp_off != text->addr + v[i].offset)
+				continue;
+			ret = push_target(&p->relsites, &p->nrelsites, at, arch_mcount_is_entry(name));
+		}
+		free(v);
+		if (ret)
+			return ret;
+	}
+	sort_targets(p->relsites, &p->nrelsites);
+	return 0;
+}
+
+/* --- Step 2: the image's tables ------------------------------------------ */
+
+static int cmp_rela_off(const void *a, const void *b)
+{
+	const struct elfio_rela *x = a, *y = b;
+
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+static const struct elfio_rela *find_dynrel(struct record_priv *p, uint64_t off)
+{
+	size_t lo = 0, hi = p->ndynrel;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->dynrel[mid].offset < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->ndynrel && p->dynrel[lo].offset == off ? &p->dynrel[lo] : NULL;
+}
+
+static int load_dynrel(struct record *r)
+{
+	struct record_priv *p = r->priv;
+	struct elfio_section *s;
+
+	for_each_section(r->e, s) {
+		struct elfio_rela *v;
+		size_t n;
+
+		if (s->shdr.sh_type != SHT_RELA || !(s->shdr.sh_flags & SHF_ALLOC))
+			continue;
+		int ret = elfio_relas(r->e, s, &v, &n);
+		if (ret)
+			return ret;
+		size_t keep = 0;
+		for (size_t i = 0; i < n; i++)
+			if (v[i].type == r->arch->relative_reloc)
+				v[keep++] = v[i];
+		struct elfio_rela *nv = realloc(p->dynrel, (p->ndynrel + keep + 1) * sizeof(*nv));
+		if (!nv) {
+			free(v);
+			return -ENOMEM;
+		}
+		memcpy(nv + p->ndynrel, v, keep * sizeof(*v));
+		p->dynrel = nv;
+		p->ndynrel += keep;
+		free(v);
+	}
+	if (p->ndynrel)
+		qsort(p->dynrel, p->ndynrel, sizeof(*p->dynrel), cmp_rela_off);
+	return 0;
+}
+
+static int add_table(struct record *r, enum table_kind kind, const char *name, uint64_t start,
+		     uint64_t end)
+{
+	struct site_table *nt;
+
+	/* the same slots seen twice (a region that is exactly a section) */
+	for (size_t i = 0; i < r->ntables; i++)
+		if (r->tables[i].start == start && r->tables[i].end == end)
+			return 0;
+	if ((end - start) % 8 || (start % 8 && !elfio_is_rel(r->e))) {
+		elfio_err(r->e, "table '%s' at 0x%" PRIx64 " has a size (%" PRIu64
+			  ") that is not a whole number of 8-byte slots", name, start, end - start);
+		return -EINVAL;
+	}
+	nt = realloc(r->tables, (r->ntables + 1) * sizeof(*nt));
+	if (!nt)
+		return -ENOMEM;
+	r->tables = nt;
+	nt = &r->tables[r->ntables];
+	memset(nt, 0, sizeof(*nt));
+	nt->kind = kind;
+	nt->name = name;
+	nt->start = start;
+	nt->end = end;
+	nt->count = (size_t)((end - start) / 8);
+	nt->entries = calloc(nt->count ? nt->count : 1, sizeof(*nt->entries));
+	if (!nt->entries)
+		return -ENOMEM;
+	r->ntables++;
+	return 0;
+}
+
+static int fill_table_linked(struct record *r, struct site_table *t)
+{
+	struct record_priv *p = r->priv;
+
+	for (size_t i = 0; i < t->count; i++) {
+		struct table_entry *te = &t->entries[i];
+		uint64_t v = 0;
+
+		te->slot = t->start + 8 * i;
+		if (elfio_read_u64(r->e, te->slot, &v)) {
+			struct elfio_section *s = elfio_addr_to_sec(r->e, te->slot);
+			if (!s || s->shdr.sh_type != SHT_NOBITS) {
+				elfio_err(r->e, "table '%s': slot 0x%" PRIx64 " is not in the file",
+					  t->name, te->slot);
+				return -EINVAL;
+			}
+			v = 0;	/* .bss-like: zero */
+		}
+		te->value = v;
+		const struct elfio_rela *rel = find_dynrel(p, te->slot);
+		if (rel) {
+			te->has_rela = true;
+			if (v == 0 || v != (uint64_t)rel->addend) {
+				te->value = (uint64_t)rel->addend;
+				te->from_rela = true;
+			}
+		}
+	}
+	return 0;
+}
+
+static int fill_table_rel(struct record *r, struct site_table *t, struct elfio_section *tsec)
+{
+	struct elfio_section *s;
+
+	for (size_t i = 0; i < t->count; i++)
+		t->entries[i].slot = t->start + 8 * i;
+	if (elfio_section_data(r->e, tsec))
+		return -EINVAL;
+	for (size_t i = 0; i < t->count; i++) {
+		uint64_t v = 0;
+		if (tsec->data && tsec->size >= 8 * (i + 1))
+			for (int b = 7; b >= 0; b--)
+				v = (v << 8) | tsec->data[8 * i + (size_t)b];
+		t->entries[i].value = v;	/* unrelocated content: usually 0 */
+	}
+	for_each_section(r->e, s) {
+		const struct elfio_symtab *st;
+		struct elfio_rela *v;
+		size_t n;
+		int ret;
+
+		if (s->shdr.sh_type != SHT_RELA || s->shdr.sh_info != tsec->index)
+			continue;
+		ret = elfio_symtab_by_index(r->e, s->shdr.sh_link, &st);
+		if (ret)
+			return ret;
+		ret = elfio_relas(r->e, s, &v, &n);
+		if (ret)
+			return ret;
+		for (size_t i = 0; i < n; i++) {
+			if (v[i].type != r->arch->abs64_reloc || v[i].offset % 8 ||
+			    v[i].offset / 8 >= t->count) {
+				elfio_err(r->e, "table '%s': unexpected relocation type %u at 0x%" PRIx64,
+					  t->name, v[i].type, v[i].offset);
+				free(v);
+				return -EINVAL;
+			}
+			if (v[i].sym >= st->count) {
+				elfio_err(r->e, "table '%s': relocation symbol %u out of range",
+					  t->name, v[i].sym);
+				free(v);
+				return -EINVAL;
+			}
+			struct table_entry *te = &t->entries[v[i].offset / 8];
+			te->value = st->syms[v[i].sym].addr + (uint64_t)v[i].addend;
+			te->has_reloc = true;
+		}
+		free(v);
+	}
+	return 0;
+}
+
+static int collect_tables(struct record *r)
+{
+	const struct elfio_symtab *st;
+	struct elfio_section *s;
+	int ret;
+
+	for_each_section(r->e, s) {
+		enum table_kind kind;
+
+		if (strcmp(s->name, "__patchable_function_entries") == 0)
+			kind = TABLE_PFE;
+		else if (strcmp(s->name, "__mcount_loc") == 0)
+			kind = TABLE_MCOUNT_LOC;
+		else
+			continue;
+		ret = add_table(r, kind, s->name, s->addr, s->addr + s->shdr.sh_size);
+		if (ret)
+			return ret;
+		if (elfio_is_rel(r->e)) {
+			ret = fill_table_rel(r, &r->tables[r->ntables - 1], s);
+			if (ret)
+				return ret;
+		}
+	}
+
+	/* A kernel's reserved region. */
+	ret = elfio_symbols(r->e, &st);
+	if (ret)
+		return ret;
+	if (st && !elfio_is_rel(r->e)) {
+		const struct elfio_symbol *start = NULL, *stop = NULL;
+		for (size_t i = 1; i < st->count; i++) {
+			if (st->syms[i].shndx == SHN_UNDEF)
+				continue;
+			if (!strcmp(st->syms[i].name, "__start_mcount_loc"))
+				start = &st->syms[i];
+			else if (!strcmp(st->syms[i].name, "__stop_mcount_loc"))
+				stop = &st->syms[i];
+		}
+		if (start && stop) {
+			if (stop->addr < start->addr) {
+				elfio_err(r->e, "__stop_mcount_loc is below __start_mcount_loc");
+				return -EINVAL;
+			}
+			ret = add_table(r, TABLE_REGION, "__start_mcount_loc", start->addr, stop->addr);
+			if (ret)
+				return ret;
+		}
+	}
+
+	if (!elfio_is_rel(r->e)) {
+		for (size_t i = 0; i < r->ntables; i++) {
+			if (i == 0 && (ret = load_dynrel(r)))
+				return ret;
+			ret = fill_table_linked(r, &r->tables[i]);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/* --- Step 3: flavours ---------------------------------------------------- */
+
+static unsigned int nop_unit(struct record *r)
+{
+	if (r->arch->machine == EM_RISCV)
+		return (elfio_ehdr(r->e)->e_flags & EF_RISCV_RVC) ? 2 : 4;
+	return r->arch->machine == EM_X86_64 ? 1 : 4;
+}
+
+/*
+ * Infer the patch area from the table entries that look like one: the
+ * distance from entry to the symbol (pre) is the most common one seen; the
+ * NOPs after the symbol (post) the smallest run seen, since a function body
+ * may itself begin with a NOP but the area is never shorter than N.
+ */
+static void infer_patchable(struct record *r, const struct record_options *o)
+{
+	unsigned int hist[65] = { 0 };
+	unsigned int best = 0, post = ~0u;
+
+	if (o->patchable_n >= 0) {
+		unsigned int u = r->priv->nop_unit;
+		r->pre_bytes = (unsigned int)o->patchable_m * u;
+		r->post_bytes = (unsigned int)(o->patchable_n - o->patchable_m) * u;
+		r->post_known = true;
+		return;
+	}
+	if (!r->has_symbols)
+		return;		/* pre 0, post unknown: only "starts with a NOP" is checked */
+	for (size_t t = 0; t < r->ntables; t++) {
+		for (size_t i = 0; i < r->tables[t].count; i++) {
+			uint64_t v = r->tables[t].entries[i].value;
+			const struct elfio_symbol *f;
+			if (!v || !nop_run(r, v, 1))
+				continue;
+			f = elfio_function_at(r->e, v, 64);
+			if (!f)
+				continue;
+			if (v < f->addr)
+				hist[f->addr - v]++;
+			else if (at_entry(r, f, v))
+				hist[0]++;
+		}
+	}
+	for (unsigned int i = 1; i <= 64; i++)
+		if (hist[i] > hist[best])
+			best = i;
+	r->pre_bytes = best;
+	for (size_t t = 0; t < r->ntables; t++) {
+		for (size_t i = 0; i < r->tables[t].count; i++) {
+			uint64_t v = r->tables[t].entries[i].value;
+			const struct elfio_symbol *f;
+			uint64_t a;
+			if (!v)
+				continue;
+			f = elfio_function_at(r->e, v + best, 0);
+			if (!f)
+				continue;
+			if (best ? f->addr != v + best : !at_entry(r, f, v))
+				continue;
+			a = best ? f->addr + landing_len(r, f->addr) : v;
+			unsigned int run = nop_run(r, a, 64);
+			if (run && run < post)
+				post = run;
+		}
+	}
+	if (post != ~0u) {
+		r->post_bytes = post;
+		r->post_known = true;
+	}
+}
+
+static void detect_flavours(struct record *r, const struct record_options *o)
+{
+	struct record_priv *p = r->priv;
+	bool pfe = false, other = false;
+
+	r->has_calls = p->ntargets || p->nslots || p->nrelsites;
+	p->entry_only = true;
+	for (size_t i = 0; i < p->ntargets; i++)
+		p->entry_only &= p->targets[i].entry;
+	for (size_t i = 0; i < p->nslots; i++)
+		p->entry_only &= p->slots[i].entry;
+
+	for (size_t t = 0; t < r->ntables; t++) {
+		if (r->tables[t].kind == TABLE_PFE)
+			pfe = true;
+		else
+			other = true;
+	}
+	/*
+	 * x86 kernels get __patchable_function_entries from call padding, not
+	 * from ftrace: with calls to __fentry__ present, it is not a site table.
+	 */
+	if (pfe && r->arch->machine == EM_X86_64 && r->has_calls) {
+		for (size_t t = 0; t < r->ntables; t++) {
+			if (r->tables[t].kind == TABLE_PFE) {
+				free(r->tables[t].entries);
+				memmove(&r->tables[t], &r->tables[t + 1],
+					(r->ntables - t - 1) * sizeof(r->tables[0]));
+				r->ntables--;
+				t--;
+			}
+		}
+		pfe = false;
+	}
+	r->nop_mcount = o->force_nop_mcount;
+
+	/* Entries of __mcount_loc-style tables that are neither calls nor
+	   decodable areas tell us about -mnop-mcount and kernel regions. */
+	if (other && !r->nop_mcount && r->arch->machine == EM_X86_64) {
+		for (size_t t = 0; t < r->ntables && !r->nop_mcount; t++) {
+			for (size_t i = 0; i < r->tables[t].count; i++) {
+				struct site s = { 0 };
+				uint64_t v = r->tables[t].entries[i].value;
+				if (v && verify_nop_mcount(r, v, &s)) {
+					r->nop_mcount = true;
+					break;
+				}
+			}
+		}
+	}
+	r->patchable = pfe || o->patchable_n >= 0;
+	if (!r->patchable && other && r->arch->machine != EM_X86_64) {
+		/* arm64/riscv kernels link __patchable_function_entries into the
+		   region: entries that land on NOPs mean a patchable layout */
+		for (size_t t = 0; t < r->ntables && !r->patchable; t++)
+			for (size_t i = 0; i < r->tables[t].count; i++) {
+				uint64_t v = r->tables[t].entries[i].value;
+				struct arch_insn in;
+				if (v && decode_at(r, v, &in) == ARCH_DECODE_OK && in.kind == INSN_NOP) {
+					r->patchable = true;
+					break;
+				}
+			}
+	}
+	if (r->patchable)
+		infer_patchable(r, o);
+}
+
+/* --- Step 4: candidates -------------------------------------------------- */
+
+struct cand {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static int cand_push(struct cand *c, uint64_t a)
+{
+	if (c->n == c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 1024;
+		uint64_t *nv = realloc(c->v, ncap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		c->v = nv;
+		c->cap = ncap;
+	}
+	c->v[c->n++] = a;
+	return 0;
+}
+
+/* Linear decode of [start, end), pushing every call to a target. */
+static int sweep(struct record *r, uint64_t start, uint64_t end, struct cand *c)
+{
+	uint64_t a = start;
+
+	while (a < end) {
+		struct arch_insn in;
+		bool entry;
+		int d = decode_at(r, a, &in);
+
+		if (d == ARCH_DECODE_TRUNC)
+			break;
+		if (d != ARCH_DECODE_OK) {
+			a += r->arch->insn_align;	/* data in text: resynchronise */
+			continue;
+		}
+		if (is_mcount_call(r, a, &in, &entry)) {
+			int ret = cand_push(c, a);
+			if (ret)
+				return ret;
+		}
+		a += in.len;
+	}
+	return 0;
+}
+
+static int gather(struct record *r, struct cand *c)
+{
+	struct record_priv *p = r->priv;
+	const struct elfio_symbol *const *f;
+	size_t nf;
+	int ret;
+
+	/* the image's own tables */
+	for (size_t t = 0; t < r->ntables; t++)
+		for (size_t i = 0; i < r->tables[t].count; i++)
+			if (r->tables[t].entries[i].value &&
+			    (ret = cand_push(c, r->tables[t].entries[i].value)))
+				return ret;
+
+	/* relocations mark every call in an object */
+	for (size_t i = 0; i < p->nrelsites; i++)
+		if ((ret = cand_push(c, p->relsites[i].addr)))
+			return ret;
+
+	ret = elfio_functions(r->e, &f, &nf);
+	if (ret)
+		return ret;
+
+	/* a scan for calls in linked images */
+	if (p->ntargets || p->nslots) {
+		if (nf) {
+			for (size_t i = 0; i < nf; i++) {
+				if (i && f[i]->addr == f[i - 1]->addr)
+					continue;	/* alias */
+				uint64_t end = f[i]->addr + f[i]->size;
+				if (p->entry_only) {
+					uint64_t a = f[i]->addr + landing_len(r, f[i]->addr);
+					end = a + 1;	/* just the instruction at entry */
+					ret = sweep(r, a, end, c);
+				} else {
+					ret = sweep(r, f[i]->addr, end, c);
+				}
+				if (ret)
+					return ret;
+			}
+		} else {
+			struct elfio_section *s;
+			for_each_section(r->e, s) {
+				if (!is_text_section(s) || !strncmp(s->name, ".plt", 4))
+					continue;
+				ret = sweep(r, s->addr, s->addr + s->shdr.sh_size, c);
+				if (ret)
+					return ret;
+			}
+		}
+	}
+
+	/* entries of functions, for flavours with no call to find */
+	bool by_symbol = r->nop_mcount || (r->patchable && !r->ntables && r->post_known);
+	for (size_t i = 0; by_symbol && i < nf; i++) {
+		uint64_t a = f[i]->addr;
+		if (r->nop_mcount)
+			ret = cand_push(c, a + landing_len(r, a));
+		if (!ret && r->patchable)
+			ret = cand_push(c, r->pre_bytes ? a - r->pre_bytes : a + landing_len(r, a));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int record_scan(struct elfio *e, const struct record_options *o, struct record **out)
+{
+	struct record *r;
+	struct cand c = { 0 };
+	const struct elfio_symbol *const *f;
+	size_t nf;
+	int ret;
+
+	*out = NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->priv = calloc(1, sizeof(*r->priv));
+	if (!r->priv) {
+		free(r);
+		return -ENOMEM;
+	}
+	r->e = e;
+	r->arch = arch_by_machine(elfio_ehdr(e)->e_machine);
+	if (!r->arch) {
+		const char *m = dwelf_elf_e_machine_string(elfio_ehdr(e)->e_machine);
+		elfio_err(e, "unsupported machine %s (e_machine %u); patchsite handles "
+			  "x86_64, aarch64 and riscv64", m ? m : "unknown", elfio_ehdr(e)->e_machine);
+		ret = -ENOTSUP;
+		goto err;
+	}
+	r->align = o->align ? o->align : 8;
+	r->priv->nop_unit = nop_unit(r);
+
+	ret = elfio_functions(e, &f, &nf);
+	if (ret)
+		goto err;
+	r->has_symbols = nf > 0;
+
+	ret = elfio_is_rel(e) ? collect_targets_rel(r) : collect_targets_linked(r);
+	if (ret)
+		goto err;
+	ret = collect_tables(r);
+	if (ret)
+		goto err;
+	detect_flavours(r, o);
+
+	ret = gather(r, &c);
+	if (ret)
+		goto err;
+	qsort(c.v, c.n, sizeof(*c.v), cmp_u64);
+
+	r->sites = calloc(c.n ? c.n : 1, sizeof(*r->sites));
+	if (!r->sites) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	for (size_t i = 0; i < c.n; i++) {
+		struct site s;
+		if (i && c.v[i] == c.v[i - 1])
+			continue;
+		if (!record_verify(r, c.v[i], &s))
+			continue;
+		r->sites[r->nsites++] = s;
+	}
+	free(c.v);
+	*out = r;
+	return 0;
+err:
+	free(c.v);
+	record_free(r);
+	return ret;
+}
+
+long record_find(const struct record *r, uint64_t addr)
+{
+	size_t lo = 0, hi = r->nsites;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r->sites[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->nsites && r->sites[lo].addr == addr ? (long)lo : -1;
+}
+
+void record_free(struct record *r)
+{
+	if (!r)
+		return;
+	if (r->priv) {
+		free(r->priv->targets);
+		free(r->priv->slots);
+		free(r->priv->relsites);
+		free(r->priv->dynrel);
+		free(r->priv);
+	}
+	for (size_t i = 0; i < r->ntables; i++)
+		free(r->tables[i].entries);
+	free(r->tables);
+	free(r->sites);
+	free(r);
+}

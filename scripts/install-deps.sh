@@ -1,0 +1,19 @@
+#!/bin/sh
+# Install what patchsite needs to build and test, on Debian.  Does nothing
+# when everything is already there; needs root (or sudo) otherwise.
+set -e
+pkgs="make gcc pkg-config libelf-dev libdw-dev zlib1g-dev liblzma-dev libzstd-dev check
+      gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu libc6-dev-arm64-cross libc6-dev-riscv64-cross
+      binutils binutils-aarch64-linux-gnu binutils-riscv64-linux-gnu
+      qemu-user elfutils python3 gzip xz-utils zstd"
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "install-deps: installing$missing"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends $missing

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * check_main.c - runs every Check suite.  Each tests/check_<module>.c
+ * exports `Suite *<module>_suite(void)`.
+ */
+#include <check.h>
+#include <stdlib.h>
+
+#include "check_suites.h"
+
+int main(void)
+{
+	SRunner *sr = srunner_create(arch_x86_64_suite());
+
+	srunner_add_suite(sr, arch_arm64_suite());
+	srunner_add_suite(sr, arch_riscv64_suite());
+	srunner_add_suite(sr, elfio_suite());
+	srunner_add_suite(sr, recordsites_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

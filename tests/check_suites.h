@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef PATCHSITE_CHECK_SUITES_H
+#define PATCHSITE_CHECK_SUITES_H
+#include <check.h>
+
+Suite *arch_x86_64_suite(void);
+Suite *arch_arm64_suite(void);
+Suite *arch_riscv64_suite(void);
+Suite *elfio_suite(void);
+Suite *recordsites_suite(void);
+
+#endif
