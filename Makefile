@@ -15,12 +15,12 @@ PKGS      := libelf libdw zlib liblzma libzstd
 CFLAGS    ?= -O2 -g
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
              -Wno-missing-field-initializers
-CPPFLAGS  += -D_GNU_SOURCE -DPATCHSITE_VERSION='"$(VERSION)"' -I. -Iarch -Ielfio -Irecordsites
+CPPFLAGS  += -D_GNU_SOURCE -DPATCHSITE_VERSION='"$(VERSION)"' -I. -Iarch -Ielfio -Irecordsites -Itests
 LIBS      := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lelf -ldw -lz)
 
 LIB_SRCS  := $(sort $(wildcard arch/*.c elfio/*.c recordsites/*.c rewriter/*.c))
 CLI_SRCS  := patchsite.c
-TEST_SRCS := $(sort $(wildcard tests/check_*.c))
+TEST_SRCS := $(sort $(wildcard tests/check_*.c)) tests/elfgen.c
 
 BUILD     ?= build
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)

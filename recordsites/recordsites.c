@@ -129,6 +129,8 @@ static void sort_targets(struct target *v, size_t *n)
 {
 	size_t w = 0;
 
+	if (!*n)
+		return;		/* v may be NULL: qsort's arguments must not be */
 	qsort(v, *n, sizeof(*v), cmp_target);
 	for (size_t i = 0; i < *n; i++)
 		if (!w || v[w - 1].addr != v[i].addr)
@@ -856,22 +858,31 @@ static void detect_flavours(struct record *r, const struct record_options *o)
 
 /* --- Step 4: candidates -------------------------------------------------- */
 
+/* A candidate: the address in the high bits' place, its source in a side field. */
+struct cand_ent {
+	uint64_t addr;
+	unsigned int src;
+};
+
 struct cand {
-	uint64_t *v;
+	struct cand_ent *v;
 	size_t n, cap;
+	unsigned int src;	/* source of what is pushed now */
 };
 
 static int cand_push(struct cand *c, uint64_t a)
 {
 	if (c->n == c->cap) {
 		size_t ncap = c->cap ? c->cap * 2 : 1024;
-		uint64_t *nv = realloc(c->v, ncap * sizeof(*nv));
+		struct cand_ent *nv = realloc(c->v, ncap * sizeof(*nv));
 		if (!nv)
 			return -ENOMEM;
 		c->v = nv;
 		c->cap = ncap;
 	}
-	c->v[c->n++] = a;
+	c->v[c->n].addr = a;
+	c->v[c->n].src = c->src;
+	c->n++;
 	return 0;
 }
 
@@ -909,6 +920,7 @@ static int gather(struct record *r, struct cand *c)
 	int ret;
 
 	/* the image's own tables */
+	c->src = SRC_TABLE;
 	for (size_t t = 0; t < r->ntables; t++)
 		for (size_t i = 0; i < r->tables[t].count; i++)
 			if (r->tables[t].entries[i].value &&
@@ -916,6 +928,7 @@ static int gather(struct record *r, struct cand *c)
 				return ret;
 
 	/* relocations mark every call in an object */
+	c->src = SRC_SCAN;
 	for (size_t i = 0; i < p->nrelsites; i++)
 		if ((ret = cand_push(c, p->relsites[i].addr)))
 			return ret;
@@ -954,6 +967,7 @@ static int gather(struct record *r, struct cand *c)
 	}
 
 	/* entries of functions, for flavours with no call to find */
+	c->src = SRC_SYMBOL;
 	bool by_symbol = r->nop_mcount || (r->patchable && !r->ntables && r->post_known);
 	for (size_t i = 0; by_symbol && i < nf; i++) {
 		uint64_t a = f[i]->addr;
@@ -967,9 +981,9 @@ static int gather(struct record *r, struct cand *c)
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
+static int cmp_cand(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	uint64_t x = ((const struct cand_ent *)a)->addr, y = ((const struct cand_ent *)b)->addr;
 
 	return x < y ? -1 : x > y;
 }
@@ -1019,19 +1033,22 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 	ret = gather(r, &c);
 	if (ret)
 		goto err;
-	qsort(c.v, c.n, sizeof(*c.v), cmp_u64);
+	if (c.n)
+		qsort(c.v, c.n, sizeof(*c.v), cmp_cand);
 
 	r->sites = calloc(c.n ? c.n : 1, sizeof(*r->sites));
 	if (!r->sites) {
 		ret = -ENOMEM;
 		goto err;
 	}
-	for (size_t i = 0; i < c.n; i++) {
+	for (size_t i = 0, j; i < c.n; i = j) {
 		struct site s;
-		if (i && c.v[i] == c.v[i - 1])
+		unsigned int src = 0;
+		for (j = i; j < c.n && c.v[j].addr == c.v[i].addr; j++)
+			src |= c.v[j].src;
+		if (!record_verify(r, c.v[i].addr, &s))
 			continue;
-		if (!record_verify(r, c.v[i], &s))
-			continue;
+		s.sources = src;
 		r->sites[r->nsites++] = s;
 	}
 	free(c.v);

@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * check_elfio.c - elfio: validation of bad input step by step, transparent
+ * decompression, ET_REL addressing, symbol lookups, relocations, the table
+ * object builder and the atomic writers.
+ */
+#include <check.h>
+#include <elf.h>
+#include <errno.h>
+#include <lzma.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "check_suites.h"
+#include "elfgen.h"
+#include "elfio.h"
+
+static const uint8_t text_bytes[32] = { 0xc3, 0x90, 0x90, 0x90, 0xc3 };
+
+/* A small x86_64 object: .text (AX), .data (WA), .rela.text; symbols. */
+static char *make_rel(void)
+{
+	char *p = eg_tmpname("rel.o");
+	Elf64_Rela rel[2] = {
+		{ .r_offset = 1, .r_info = ELF64_R_INFO(3, R_X86_64_PLT32), .r_addend = -4 },
+		{ .r_offset = 8, .r_info = ELF64_R_INFO(1, R_X86_64_64), .r_addend = 4 },
+	};
+	uint8_t data[16] = { 0 };
+	struct eg_sec secs[] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0, 16, text_bytes, 32 },
+		{ ".data", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, 0, 8, data, 16 },
+		{ ".rela.text", SHT_RELA, SHF_INFO_LINK, 0, 8, rel, sizeof(rel), EG_SYMTAB, 1,
+		  sizeof(Elf64_Rela) },
+	};
+	struct eg_sym syms[] = {
+		{ ".text", 0, 0, 1, STT_SECTION, STB_LOCAL },
+		{ "local_f", 4, 4, 1, STT_FUNC, STB_LOCAL },
+		{ "glob_f", 0, 4, 1, STT_FUNC, STB_GLOBAL },
+		{ "alias_f", 0, 4, 1, STT_FUNC, STB_WEAK },
+		{ "var", 4, 4, 2, STT_OBJECT, STB_GLOBAL },
+		{ "undef", 0, 0, 0, STT_NOTYPE, STB_GLOBAL },
+	};
+	ck_assert_int_eq(eg_write(p, ET_REL, EM_X86_64, secs, 3, syms, 6), 0);
+	return p;
+}
+
+static void write_bytes(const char *p, const void *b, size_t n)
+{
+	FILE *f = fopen(p, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(b, 1, n, f), n);
+	fclose(f);
+}
+
+/* Open must fail, print one line, and set errno. */
+static void expect_reject(const char *p)
+{
+	errno = 0;
+	struct elfio *e = elfio_open(p, ELFIO_QUIET);
+	ck_assert_ptr_null(e);
+	ck_assert_int_ne(errno, 0);
+}
+
+START_TEST(reject_not_elf)
+{
+	char *p = eg_tmpname("notelf");
+	write_bytes(p, "hello world, not an ELF file at all\n", 36);
+	expect_reject(p);
+	write_bytes(p, "", 0);
+	expect_reject(p);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
+START_TEST(reject_class_and_endianness)
+{
+	char *p = make_rel();
+	uint8_t *b;
+	long n = eg_slurp(p, &b);
+	ck_assert_int_gt(n, 64);
+
+	b[EI_CLASS] = ELFCLASS32;
+	write_bytes(p, b, (size_t)n);
+	expect_reject(p);
+	b[EI_CLASS] = ELFCLASS64;
+	b[EI_DATA] = ELFDATA2MSB;
+	write_bytes(p, b, (size_t)n);
+	expect_reject(p);
+	b[EI_DATA] = ELFDATA2LSB;
+	((Elf64_Ehdr *)b)->e_type = ET_CORE;
+	write_bytes(p, b, (size_t)n);
+	expect_reject(p);
+	free(b);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
+/* Truncate at every 8 bytes: never a crash; short files are rejected. */
+START_TEST(reject_truncated)
+{
+	char *p = make_rel();
+	char *q = eg_tmpname("trunc");
+	uint8_t *b;
+	long n = eg_slurp(p, &b);
+
+	for (long cut = 0; cut < n; cut += 8) {
+		write_bytes(q, b, (size_t)cut);
+		/* the section headers are last: every cut loses some of them */
+		expect_reject(q);
+	}
+	write_bytes(q, b, (size_t)n);
+	struct elfio *e = elfio_open(q, ELFIO_QUIET);
+	ck_assert_ptr_nonnull(e);
+	elfio_close(e);
+	free(b);
+	unlink(p);
+	unlink(q);
+	free(p);
+	free(q);
+}
+END_TEST
+
+START_TEST(reject_section_past_eof)
+{
+	char *p = make_rel();
+	uint8_t *b;
+	long n = eg_slurp(p, &b);
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)b;
+	Elf64_Shdr *sh = (Elf64_Shdr *)(b + eh->e_shoff);
+
+	sh[1].sh_size = 1u << 30;	/* .text claims a gigabyte */
+	write_bytes(p, b, (size_t)n);
+	expect_reject(p);
+	free(b);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
+START_TEST(reject_bad_symbol_name)
+{
+	char *p = make_rel();
+	uint8_t *b;
+	long n = eg_slurp(p, &b);
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)b;
+	Elf64_Shdr *sh = (Elf64_Shdr *)(b + eh->e_shoff);
+	/* .symtab is section 4 */
+	Elf64_Sym *sym = (Elf64_Sym *)(b + sh[4].sh_offset);
+	sym[2].st_name = 0x7fffffff;
+	write_bytes(p, b, (size_t)n);
+
+	struct elfio *e = elfio_open(p, ELFIO_QUIET);
+	ck_assert_ptr_nonnull(e);	/* headers are fine */
+	const struct elfio_symtab *t;
+	ck_assert_int_eq(elfio_symbols(e, &t), -EINVAL);
+	elfio_close(e);
+	free(b);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
+START_TEST(rel_synthetic_addresses)
+{
+	char *p = make_rel();
+	struct elfio *e = elfio_open(p, 0);
+	char buf[64];
+
+	ck_assert_ptr_nonnull(e);
+	ck_assert(elfio_is_rel(e));
+	struct elfio_section *text = elfio_find_section_by_name(e, ".text");
+	struct elfio_section *data = elfio_find_section_by_name(e, ".data");
+	ck_assert_ptr_nonnull(text);
+	ck_assert_ptr_nonnull(data);
+	ck_assert(is_text_section(text));
+	ck_assert(!is_text_section(data));
+	ck_assert_uint_ne(text->addr, 0);
+	ck_assert_uint_gt(data->addr, text->addr + text->shdr.sh_size);
+	ck_assert_ptr_eq(elfio_addr_to_sec(e, text->addr + 31), text);
+	ck_assert_ptr_null(elfio_addr_to_sec(e, text->addr + 32));
+	elfio_format_addr(e, text->addr + 0x1a, buf, sizeof(buf));
+	ck_assert_str_eq(buf, ".text+0x1a");
+	elfio_format_addr(e, data->addr + 4, buf, sizeof(buf));
+	ck_assert_str_eq(buf, ".data+0x4");
+	elfio_close(e);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
+START_TEST(functions_and_aliases)
+{
+	char *p = make_rel();
+	struct elfio *e = elfio_open(p, 0);
+	const struct elfio_symbol *const *f;
+	size_t n;
+
+	ck_assert_int_eq(elfio_functions(e, &f, &n), 0);
+	ck_assert_uint_eq(n, 3);
+	uint64_t base = elfio_find_section_by_name(e, ".text")->addr;
+	/* global wins over the weak alias at the same address */
+	ck_assert_str_eq(elfio_function_at(e, base + 2, 0)->name, "glob_f");
+	ck_assert_str_eq(elfio_function_at(e, base + 4, 0)->name, "local_f");
+	ck_assert_ptr_null(elfio_function_at(e, base + 8, 0));
+	elfio_close(e);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
+START_TEST(relocations)
+{
+	char *p = make_rel();
+	struct elfio *e = elfio_open(p, 0);
+	struct elfio_rela *v;
+	size_t n;
+
+	struct elfio_section *rs = elfio_find_section_by_name(e, ".rela.text");
+	ck_assert_int_eq(elfio_relas(e, rs, &v, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(v[0].offset, 1);
+	ck_assert_uint_eq(v[0].type, R_X86_64_PLT32);
+	ck_assert_uint_eq(v[0].sym, 3);
+	ck_assert_int_eq(v[0].addend, -4);
+	free(v);
+	/* a non-RELA section is refused */
+	ck_assert_int_eq(elfio_relas(e, elfio_find_section_by_name(e, ".text"), &v, &n), -EINVAL);
+	elfio_close(e);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
+/* --- compressed files and sections ------------------------------------- */
+
+static void compressed_roundtrip(int kind)
+{
+	char *p = make_rel();
+	char *q = eg_tmpname("z.ko");
+	uint8_t *b, *z;
+	long n = eg_slurp(p, &b);
+	size_t zl = 0;
+
+	if (kind == 0) {
+		gzFile g = gzopen(q, "wb");
+		ck_assert_ptr_nonnull(g);
+		ck_assert_int_eq(gzwrite(g, b, (unsigned)n), n);
+		gzclose(g);
+	} else if (kind == 1) {
+		z = malloc((size_t)n + 1024);
+		ck_assert_int_eq(lzma_easy_buffer_encode(6, LZMA_CHECK_CRC64, NULL, b, (size_t)n, z,
+							 &zl, (size_t)n + 1024), LZMA_OK);
+		write_bytes(q, z, zl);
+		free(z);
+	} else {
+		size_t cap = ZSTD_compressBound((size_t)n);
+		z = malloc(cap);
+		zl = ZSTD_compress(z, cap, b, (size_t)n, 3);
+		ck_assert(!ZSTD_isError(zl));
+		write_bytes(q, z, zl);
+		free(z);
+	}
+	struct elfio *e = elfio_open(q, 0);
+	ck_assert_ptr_nonnull(e);
+	ck_assert(elfio_was_compressed(e));
+	ck_assert_uint_eq(elfio_file_size(e), (uint64_t)n);
+	struct elfio_section *t = elfio_find_section_by_name(e, ".text");
+	ck_assert_int_eq(elfio_section_data(e, t), 0);
+	ck_assert_mem_eq(t->data, text_bytes, sizeof(text_bytes));
+	/* writing back into a compressed module is refused, nothing written */
+	struct elfio_edits ed;
+	elfio_edits_init(&ed);
+	char *o = eg_tmpname("out");
+	ck_assert_int_eq(elfio_write_edited(e, &ed, o), -ENOTSUP);
+	ck_assert_int_ne(access(o, F_OK), 0);
+	elfio_close(e);
+
+	/* a truncated stream is an error, not a crash */
+	uint8_t *zb;
+	long zn = eg_slurp(q, &zb);
+	write_bytes(q, zb, (size_t)zn / 2);
+	expect_reject(q);
+	free(zb);
+	free(o);
+	free(b);
+	unlink(p);
+	unlink(q);
+	free(p);
+	free(q);
+}
+
+START_TEST(compressed_gzip) { compressed_roundtrip(0); }
+END_TEST
+START_TEST(compressed_xz) { compressed_roundtrip(1); }
+END_TEST
+START_TEST(compressed_zstd) { compressed_roundtrip(2); }
+END_TEST
+
+START_TEST(compressed_section)
+{
+	uint8_t plain[256], packed[512];
+	for (size_t i = 0; i < sizeof(plain); i++)
+		plain[i] = (uint8_t)(i * 7);
+	Elf64_Chdr ch = { .ch_type = ELFCOMPRESS_ZLIB, .ch_size = sizeof(plain),
+			  .ch_addralign = 1 };
+	uLongf zl = sizeof(packed) - sizeof(ch);
+	ck_assert_int_eq(compress(packed + sizeof(ch), &zl, plain, sizeof(plain)), Z_OK);
+	memcpy(packed, &ch, sizeof(ch));
+	struct eg_sec secs[] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, 16, text_bytes, 32 },
+		{ ".debug_info", SHT_PROGBITS, SHF_COMPRESSED, 0, 8, packed, sizeof(ch) + zl },
+	};
+	char *p = eg_tmpname("zsec");
+	ck_assert_int_eq(eg_write(p, ET_EXEC, EM_X86_64, secs, 2, NULL, 0), 0);
+	struct elfio *e = elfio_open(p, 0);
+	ck_assert_ptr_nonnull(e);
+	struct elfio_section *s = elfio_find_section_by_name(e, ".debug_info");
+	ck_assert_int_eq(elfio_section_data(e, s), 0);
+	ck_assert_uint_eq(s->size, sizeof(plain));
+	ck_assert_mem_eq(s->data, plain, sizeof(plain));
+	elfio_close(e);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
+/* --- writers --------------------------------------------------------------- */
+
+START_TEST(atomic_write_and_edits)
+{
+	char *p = make_rel();
+	char *o = eg_tmpname("edited");
+	struct elfio *e = elfio_open(p, 0);
+	struct elfio_edits ed;
+	uint8_t *a, *b;
+
+	elfio_edits_init(&ed);
+	struct elfio_section *t = elfio_find_section_by_name(e, ".text");
+	uint64_t off;
+	ck_assert_int_eq(elfio_addr_to_offset(e, t->addr + 2, &off), 0);
+	ck_assert_uint_eq(off, t->shdr.sh_offset + 2);
+	ck_assert_int_eq(elfio_edits_add(&ed, off, "\xcc\xcc", 2), 0);
+	ck_assert_int_eq(elfio_write_edited(e, &ed, o), 0);
+	long na = eg_slurp(p, &a), nb = eg_slurp(o, &b);
+	ck_assert_int_eq(na, nb);
+	ck_assert_mem_eq(b + off, "\xcc\xcc", 2);
+	ck_assert_mem_eq(a, b, off);
+	ck_assert_mem_eq(a + off + 2, b + off + 2, (size_t)(na - (long)off - 2));
+
+	/* an edit past the end fails and leaves the target as it was */
+	elfio_edits_free(&ed);
+	elfio_edits_init(&ed);
+	ck_assert_int_eq(elfio_edits_add(&ed, (uint64_t)na, "x", 1), 0);
+	ck_assert_int_eq(elfio_write_edited(e, &ed, o), -ERANGE);
+	uint8_t *c;
+	ck_assert_int_eq(eg_slurp(o, &c), nb);
+	ck_assert_mem_eq(b, c, (size_t)nb);
+	elfio_edits_free(&ed);
+	elfio_close(e);
+
+	/* a directory that does not exist: error, nothing created */
+	ck_assert_int_lt(elfio_write_file_atomic("/nonexistent-dir/x", "a", 1, 0644), 0);
+	free(a);
+	free(b);
+	free(c);
+	unlink(p);
+	unlink(o);
+	free(p);
+	free(o);
+}
+END_TEST
+
+START_TEST(table_object)
+{
+	struct elfio_table_ref refs[] = {
+		{ ".text", SHF_ALLOC | SHF_EXECINSTR, 0x1a4 },
+		{ ".text.unlikely", SHF_ALLOC | SHF_EXECINSTR, 0x4 },
+		{ ".text", SHF_ALLOC | SHF_EXECINSTR, 0x200 },
+	};
+	uint8_t *buf;
+	size_t len;
+	ck_assert_int_eq(elfio_build_table_object(EM_AARCH64, 0, R_AARCH64_ABS64, "__mcount_loc",
+						  refs, 3, &buf, &len), 0);
+	char *p = eg_tmpname("table.o");
+	ck_assert_int_eq(elfio_write_file_atomic(p, buf, len, 0644), 0);
+	struct elfio *e = elfio_open(p, 0);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(elfio_ehdr(e)->e_machine, EM_AARCH64);
+	struct elfio_section *t = elfio_find_section_by_name(e, "__mcount_loc");
+	ck_assert_ptr_nonnull(t);
+	ck_assert_uint_eq(t->shdr.sh_size, 24);
+	ck_assert_uint_eq(t->shdr.sh_addralign, 8);
+	struct elfio_section *ph = elfio_find_section_by_name(e, ".text.unlikely");
+	ck_assert_ptr_nonnull(ph);
+	ck_assert_uint_eq(ph->shdr.sh_size, 0);
+	ck_assert_uint_eq(ph->shdr.sh_flags, SHF_ALLOC | SHF_EXECINSTR);
+	struct elfio_rela *v;
+	size_t n;
+	ck_assert_int_eq(elfio_relas(e, elfio_find_section_by_name(e, ".rela__mcount_loc"), &v, &n),
+			 0);
+	ck_assert_uint_eq(n, 3);
+	const struct elfio_symtab *st;
+	ck_assert_int_eq(elfio_symbols(e, &st), 0);
+	ck_assert_uint_eq(v[1].offset, 8);
+	ck_assert_uint_eq(v[1].type, R_AARCH64_ABS64);
+	ck_assert_int_eq(v[1].addend, 4);
+	ck_assert_uint_eq(st->syms[v[1].sym].shndx, ph->index);
+	ck_assert_uint_eq(st->syms[v[1].sym].type, STT_SECTION);
+	ck_assert_int_eq(v[2].addend, 0x200);
+	free(v);
+	elfio_close(e);
+	free(buf);
+
+	/* determinism: the same refs give the same bytes */
+	uint8_t *b2;
+	size_t l2;
+	ck_assert_int_eq(elfio_build_table_object(EM_AARCH64, 0, R_AARCH64_ABS64, "__mcount_loc",
+						  refs, 3, &buf, &len), 0);
+	ck_assert_int_eq(elfio_build_table_object(EM_AARCH64, 0, R_AARCH64_ABS64, "__mcount_loc",
+						  refs, 3, &b2, &l2), 0);
+	ck_assert_uint_eq(len, l2);
+	ck_assert_mem_eq(buf, b2, len);
+	free(buf);
+	free(b2);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
+Suite *elfio_suite(void)
+{
+	Suite *s = suite_create("elfio");
+	TCase *tc = tcase_create("bad input");
+
+	tcase_add_test(tc, reject_not_elf);
+	tcase_add_test(tc, reject_class_and_endianness);
+	tcase_add_test(tc, reject_truncated);
+	tcase_add_test(tc, reject_section_past_eof);
+	tcase_add_test(tc, reject_bad_symbol_name);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("reading");
+	tcase_add_test(tc, rel_synthetic_addresses);
+	tcase_add_test(tc, functions_and_aliases);
+	tcase_add_test(tc, relocations);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("compression");
+	tcase_add_test(tc, compressed_gzip);
+	tcase_add_test(tc, compressed_xz);
+	tcase_add_test(tc, compressed_zstd);
+	tcase_add_test(tc, compressed_section);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("writing");
+	tcase_add_test(tc, atomic_write_and_edits);
+	tcase_add_test(tc, table_object);
+	suite_add_tcase(s, tc);
+	return s;
+}

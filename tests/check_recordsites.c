@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * check_recordsites.c - record on images built byte by byte (elfgen), so
+ * that each rule is tested on exactly the bytes it is about: entry calls
+ * after a landing pad, prologue calls, leftover code of an overridden weak
+ * function (no symbol), notrace functions that start with a NOP, stale
+ * table entries, CALL_OPS areas with and without BTI, misalignment, and
+ * relocatable objects whose calls are marked by relocations.
+ */
+#include <check.h>
+#include <elf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check_suites.h"
+#include "elfgen.h"
+#include "elfio.h"
+#include "recordsites.h"
+
+struct img {
+	uint8_t text[256];
+	uint64_t base;
+};
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* x86: E8 rel32 at text offset `at` to absolute `to` */
+static void x86_call(struct img *m, size_t at, uint64_t to)
+{
+	m->text[at] = 0xe8;
+	put32(m->text + at + 1, (uint32_t)(to - (m->base + at + 5)));
+}
+
+static struct record *scan(const char *path, const struct record_options *o, struct elfio **ep)
+{
+	struct record_options def;
+	struct record *r = NULL;
+
+	if (!o) {
+		record_options_init(&def);
+		o = &def;
+	}
+	*ep = elfio_open(path, 0);
+	ck_assert_ptr_nonnull(*ep);
+	ck_assert_int_eq(record_scan(*ep, o, &r), 0);
+	return r;
+}
+
+static void expect_sites(struct record *r, const uint64_t *want, size_t n)
+{
+	ck_assert_uint_eq(r->nsites, n);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_uint_eq(r->sites[i].addr, want[i]);
+}
+
+/*
+ * x86_64 -mfentry image:
+ *   0x00 f1: ENDBR64; call __fentry__; ret          site 0x04
+ *   0x10 f2 (+ global alias f2_alias): call __fentry__; ret   site 0x10
+ *   0x20 notrace: 5-byte NOP; ret                   no site (flavour is fentry)
+ *   0x30 (no symbol: overridden weak): call __fentry__; ret   not recorded
+ *   0x40 late: nop; call __fentry__; ret            not at entry: not a site
+ *   0x50 __fentry__: ret
+ */
+static char *make_x86_fentry(const uint64_t *table, size_t ntable)
+{
+	struct img m = { .base = 0x401000 };
+	uint64_t fentry = m.base + 0x50;
+	memset(m.text, 0xcc, sizeof(m.text));
+	memcpy(m.text, "\xf3\x0f\x1e\xfa", 4);
+	x86_call(&m, 4, fentry);
+	m.text[9] = 0xc3;
+	x86_call(&m, 0x10, fentry);
+	m.text[0x15] = 0xc3;
+	memcpy(m.text + 0x20, "\x0f\x1f\x44\x00\x00\xc3", 6);
+	x86_call(&m, 0x30, fentry);
+	m.text[0x35] = 0xc3;
+	m.text[0x40] = 0x90;
+	x86_call(&m, 0x41, fentry);
+	m.text[0x46] = 0xc3;
+	m.text[0x50] = 0xc3;
+
+	uint8_t tab[64] = { 0 };
+	for (size_t i = 0; i < ntable; i++)
+		put64(tab + 8 * i, table[i]);
+	struct eg_sec secs[] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, m.base, 16, m.text, 0x60 },
+		{ "__mcount_loc", SHT_PROGBITS, SHF_ALLOC, 0x402000, 8, tab, 8 * ntable },
+	};
+	struct eg_sym syms[] = {
+		{ "f2", 0x401010, 6, 1, STT_FUNC, STB_LOCAL },
+		{ "f1", 0x401000, 10, 1, STT_FUNC, STB_GLOBAL },
+		{ "f2_alias", 0x401010, 6, 1, STT_FUNC, STB_GLOBAL },
+		{ "notrace", 0x401020, 6, 1, STT_FUNC, STB_GLOBAL },
+		{ "late", 0x401040, 7, 1, STT_FUNC, STB_GLOBAL },
+		{ "__fentry__", 0x401050, 1, 1, STT_FUNC, STB_GLOBAL },
+	};
+	char *p = eg_tmpname("x86fentry");
+	ck_assert_int_eq(eg_write(p, ET_EXEC, EM_X86_64, secs, ntable ? 2 : 1, syms, 6), 0);
+	return p;
+}
+
+START_TEST(x86_fentry_scan)
+{
+	char *p = make_x86_fentry(NULL, 0);
+	struct elfio *e;
+	struct record *r = scan(p, NULL, &e);
+	const uint64_t want[] = { 0x401004, 0x401010 };
+	char buf[64];
+
+	expect_sites(r, want, 2);
+	ck_assert_int_eq(r->sites[0].flavour, FLAVOUR_FENTRY);
+	ck_assert_uint_eq(r->sites[0].sources, SRC_SCAN);
+	ck_assert_str_eq(r->sites[0].func->name, "f1");
+	/* the global alias names the site, not the local symbol */
+	ck_assert_str_eq(r->sites[1].func->name, "f2_alias");
+	record_symbolize(r, r->sites[0].addr, r->sites[0].func, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "f1+0x4");
+	ck_assert_uint_eq(r->ntables, 0);
+	record_free(r);
+	elfio_close(e);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
+/* A stale table: leftover weak code, a NOP, a mid-function address, a zero. */
+START_TEST(x86_fentry_table_entries_verified)
+{
+	const uint64_t table[] = { 0x401010, 0x401030, 0x401021, 0x401006, 0, 0x401004 };
+	char *p = make_x86_fentry(table, 6);
+	struct elfio *e;
+	struct record *r = scan(p, NULL, &e);
+	const uint64_t want[] = { 0x401004, 0x401010 };
+
+	expect_sites(r, want, 2);
+	ck_assert_uint_eq(r->ntables, 1);
+	ck_assert_int_eq(r->tables[0].kind, TABLE_MCOUNT_LOC);
+	ck_assert_uint_eq(r->tables[0].count, 6);
+	ck_assert_uint_eq(r->tables[0].entries[1].value, 0x401030);
+	/* 0x401004 is in the table and found by the scan; so is 0x401010 */
+	ck_assert_uint_eq(r->sites[0].sources, SRC_TABLE | SRC_SCAN);
+	/* a leftover is a call to __fentry__ but outside every function */
+	struct site s;
+	ck_assert(!record_verify(r, 0x401030, &s));
+	ck_assert(!record_verify(r, 0x401045, &s));
+	ck_assert(record_verify(r, 0x401010, &s));
+	record_free(r);
+	elfio_close(e);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
+/* A table entry on a 5-byte NOP at an entry shows -mnop-mcount (objtool --mnop). */
+START_TEST(x86_nop_mcount_from_table)
+{
+	const uint64_t table[] = { 0x401020 };
+	char *p = make_x86_fentry(table, 1);
+	struct elfio *e;
+	struct record *r = scan(p, NULL, &e);
+	const uint64_t want[] = { 0x401004, 0x401010, 0x401020 };
+
+	ck_assert(r->nop_mcount);
+	expect_sites(r, want, 3);
+	ck_assert_int_eq(r->sites[2].flavour, FLAVOUR_FENTRY_NOP);
+	ck_assert_uint_eq(r->sites[2].sources, SRC_TABLE | SRC_SYMBOL);
+	record_free(r);
+	elfio_close(e);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
+/* -mnop-mcount: the same image read as NOP sites when asked. */
+START_TEST(x86_nop_mcount_forced)
+{
+	char *p = make_x86_fentry(NULL, 0);
+	struct record_options o;
+	struct elfio *e;
+
+	record_options_init(&o);
+	o.force_nop_mcount = true;
+	struct record *r = scan(p, &o, &e);
+	const uint64_t want[] = { 0x401004, 0x401010, 0x401020 };
+	expect_sites(r, want, 3);
+	ck_assert_int_eq(r->sites[2].flavour, FLAVOUR_FENTRY_NOP);
+	record_free(r);
+	elfio_close(e);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
+/* x86 -pg: call mcount inside the prologue; a call to another function is not a site. */
+START_TEST(x86_mcount_prologue)
+{
+	struct img m = { .base = 0x1000 };
+	memset(m.text, 0xcc, sizeof(m.text));
+	memcpy(m.text, "\x55\x48\x89\xe5", 4);	/* push %rbp; mov %rsp,%rbp */
+	x86_call(&m, 4, 0x1040);		/* call mcount */
+	x86_call(&m, 9, 0x1030);		/* call other */
+	memcpy(m.text + 14, "\x5d\xc3", 2);
+	m.text[0x30] = 0xc3;
+	m.text[0x40] = 0xc3;
+	struct eg_sec secs[] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, m.base, 16, m.text, 0x50 },
+	};
+	struct eg_sym syms[] = {
+		{ "main", 0x1000, 16, 1, STT_FUNC, STB_GLOBAL },
+		{ "other", 0x1030, 1, 1, STT_FUNC, STB_GLOBAL },
+		{ "mcount", 0x1040, 1, 1, STT_FUNC, STB_GLOBAL },
+	};
+	char *p = eg_tmpname("x86pg");
+	ck_assert_int_eq(eg_write(p, ET_DYN, EM_X86_64, secs, 1, syms, 3), 0);
+	struct elfio *e;
+	struct record *r = scan(p, NULL, &e);
+	const uint64_t want[] = { 0x1004 };
+	expect_sites(r, want, 1);
+	ck_assert_int_eq(r->sites[0].flavour, FLAVOUR_MCOUNT);
+	record_free(r);
+	elfio_close(e);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
+/*
+ * arm64 CALL_OPS (-fpatchable-function-entry=4,2) with a linker table:
+ *   0x00 NOP NOP | 0x08 a: BTI C; NOP; NOP; RET       site 0x00, aligned
+ *   0x1c NOP NOP | 0x24 b: NOP; NOP; RET              site 0x1c, misaligned
+ *   0x30 c (notrace): NOP; NOP; RET, no entry         not a site
+ */
+static char *make_arm64_callops(void)
+{
+	static const uint32_t words[] = {
+		0xd503201f, 0xd503201f, 0xd503245f, 0xd503201f, 0xd503201f, 0xd65f03c0,
+		0xd503201f, 0xd503201f, 0xd503201f, 0xd503201f, 0xd503201f, 0xd65f03c0,
+		0xd503201f, 0xd503201f, 0xd65f03c0,
+	};
+	uint8_t text[sizeof(words)];
+	for (size_t i = 0; i < sizeof(words) / 4; i++)
+		put32(text + 4 * i, words[i]);
+	uint8_t tab[16];
+	put64(tab, 0x400000);
+	put64(tab + 8, 0x40001c);
+	struct eg_sec secs[] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0x400000, 8, text, sizeof(text) },
+		{ "__patchable_function_entries", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, 0x410000, 8,
+		  tab, 16 },
+	};
+	struct eg_sym syms[] = {
+		{ "a", 0x400008, 0x10, 1, STT_FUNC, STB_GLOBAL },
+		{ "b", 0x400024, 0xc, 1, STT_FUNC, STB_GLOBAL },
+		{ "c", 0x400030, 0xc, 1, STT_FUNC, STB_GLOBAL },
+	};
+	char *p = eg_tmpname("a64ops");
+	ck_assert_int_eq(eg_write(p, ET_EXEC, EM_AARCH64, secs, 2, syms, 3), 0);
+	return p;
+}
+
+START_TEST(arm64_call_ops_layout)
+{
+	char *p = make_arm64_callops();
+	struct elfio *e;
+	struct record *r = scan(p, NULL, &e);
+	const uint64_t want[] = { 0x400000, 0x40001c };
+
+	expect_sites(r, want, 2);
+	ck_assert(r->patchable);
+	ck_assert_uint_eq(r->pre_bytes, 8);
+	ck_assert(r->post_known);
+	ck_assert_uint_eq(r->post_bytes, 8);
+	ck_assert_int_eq(r->sites[0].flavour, FLAVOUR_CALL_OPS);
+	ck_assert(!r->sites[0].misaligned);
+	ck_assert(r->sites[1].misaligned);
+	ck_assert_str_eq(r->sites[1].func->name, "b");
+	/* c starts with two NOPs and has NOPs before it, but no table entry names it */
+	struct site s;
+	ck_assert(record_verify(r, 0x400028, &s) == false || s.func != NULL);
+	ck_assert_int_eq(record_find(r, 0x400028), -1);
+	record_free(r);
+	elfio_close(e);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
+/* The same layout forced by --patchable=4,2 finds sites from symbols. */
+START_TEST(arm64_patchable_by_symbols)
+{
+	char *p = make_arm64_callops();
+	struct record_options o;
+	struct elfio *e;
+
+	record_options_init(&o);
+	o.patchable_n = 4;
+	o.patchable_m = 2;
+	struct record *r = scan(p, &o, &e);
+	ck_assert_uint_eq(r->pre_bytes, 8);
+	ck_assert_uint_eq(r->post_bytes, 8);
+	/* from the table: 0x0, 0x1c; c at 0x30 has NOP NOP before it (b's tail is
+	   NOP NOP RET: 0x24,0x28 are b's NOPs) - not both pre-NOPs, so not a site */
+	ck_assert_int_ge(record_find(r, 0x400000), 0);
+	ck_assert_int_ge(record_find(r, 0x40001c), 0);
+	ck_assert_int_eq(record_find(r, 0x400028), -1);
+	record_free(r);
+	elfio_close(e);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
+/* riscv64 -pg after relaxation: jal ra,_mcount inside the prologue. */
+static uint32_t rv_jal(uint32_t rd, int32_t off)
+{
+	uint32_t u = (uint32_t)off;
+	return ((u >> 20) & 1) << 31 | ((u >> 1) & 0x3ff) << 21 | ((u >> 11) & 1) << 20 |
+	       ((u >> 12) & 0xff) << 12 | rd << 7 | 0x6f;
+}
+
+START_TEST(riscv_relaxed_jal)
+{
+	uint8_t text[0x40] = { 0 };
+	put32(text + 0, 0xff010113);		/* addi sp,sp,-16 */
+	put32(text + 4, 0x00113423);		/* sd ra,8(sp) */
+	put32(text + 8, rv_jal(1, 0x30 - 8));	/* jal ra,_mcount */
+	put32(text + 12, rv_jal(1, 0x20 - 12));	/* jal ra,other */
+	put32(text + 16, 0x00008067);		/* ret */
+	put32(text + 0x20, 0x00008067);
+	put32(text + 0x30, 0x00008067);
+	struct eg_sec secs[] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0x10000, 4, text, sizeof(text) },
+	};
+	struct eg_sym syms[] = {
+		{ "f", 0x10000, 20, 1, STT_FUNC, STB_GLOBAL },
+		{ "other", 0x10020, 4, 1, STT_FUNC, STB_GLOBAL },
+		{ "_mcount", 0x10030, 4, 1, STT_FUNC, STB_GLOBAL },
+	};
+	char *p = eg_tmpname("rvjal");
+	ck_assert_int_eq(eg_write(p, ET_EXEC, EM_RISCV, secs, 1, syms, 3), 0);
+	struct elfio *e;
+	struct record *r = scan(p, NULL, &e);
+	const uint64_t want[] = { 0x10008 };
+	expect_sites(r, want, 1);
+	ck_assert_int_eq(r->sites[0].flavour, FLAVOUR_MCOUNT);
+	record_free(r);
+	elfio_close(e);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
+/* ET_REL: calls are marked by R_X86_64_PLT32 against __fentry__ (undefined). */
+START_TEST(x86_rel_by_relocation)
+{
+	uint8_t text[0x20];
+	memset(text, 0xcc, sizeof(text));
+	memcpy(text, "\xe8\x00\x00\x00\x00\xc3", 6);		/* f: call __fentry__ */
+	memcpy(text + 0x10, "\xe8\x00\x00\x00\x00\xc3", 6);	/* g: call other */
+	Elf64_Rela rel[2] = {
+		{ .r_offset = 1, .r_info = ELF64_R_INFO(3, R_X86_64_PLT32), .r_addend = -4 },
+		{ .r_offset = 0x11, .r_info = ELF64_R_INFO(4, R_X86_64_PLT32), .r_addend = -4 },
+	};
+	struct eg_sec secs[] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0, 16, text, sizeof(text) },
+		{ ".rela.text", SHT_RELA, SHF_INFO_LINK, 0, 8, rel, sizeof(rel), EG_SYMTAB, 1,
+		  sizeof(Elf64_Rela) },
+	};
+	struct eg_sym syms[] = {
+		{ "f", 0, 6, 1, STT_FUNC, STB_GLOBAL },
+		{ "g", 0x10, 6, 1, STT_FUNC, STB_GLOBAL },
+		{ "__fentry__", 0, 0, 0, STT_NOTYPE, STB_GLOBAL },
+		{ "other", 0, 0, 0, STT_NOTYPE, STB_GLOBAL },
+	};
+	char *p = eg_tmpname("x86rel");
+	ck_assert_int_eq(eg_write(p, ET_REL, EM_X86_64, secs, 2, syms, 4), 0);
+	struct elfio *e;
+	struct record *r = scan(p, NULL, &e);
+	char buf[64];
+	ck_assert_uint_eq(r->nsites, 1);
+	elfio_format_addr(e, r->sites[0].addr, buf, sizeof(buf));
+	ck_assert_str_eq(buf, ".text+0x0");
+	ck_assert_int_eq(r->sites[0].flavour, FLAVOUR_FENTRY);
+	record_free(r);
+	elfio_close(e);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
+/* An unsupported machine is refused with -ENOTSUP. */
+START_TEST(unsupported_machine)
+{
+	uint8_t text[4] = { 0 };
+	struct eg_sec secs[] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, 4, text, 4 },
+	};
+	char *p = eg_tmpname("ppc");
+	ck_assert_int_eq(eg_write(p, ET_EXEC, EM_PPC64, secs, 1, NULL, 0), 0);
+	struct elfio *e = elfio_open(p, ELFIO_QUIET);
+	struct record_options o;
+	struct record *r = NULL;
+	record_options_init(&o);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(record_scan(e, &o, &r), -ENOTSUP);
+	ck_assert_ptr_null(r);
+	elfio_close(e);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
+Suite *recordsites_suite(void)
+{
+	Suite *s = suite_create("recordsites");
+	TCase *tc = tcase_create("x86_64");
+
+	tcase_add_test(tc, x86_fentry_scan);
+	tcase_add_test(tc, x86_fentry_table_entries_verified);
+	tcase_add_test(tc, x86_nop_mcount_forced);
+	tcase_add_test(tc, x86_nop_mcount_from_table);
+	tcase_add_test(tc, x86_mcount_prologue);
+	tcase_add_test(tc, x86_rel_by_relocation);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("arm64");
+	tcase_add_test(tc, arm64_call_ops_layout);
+	tcase_add_test(tc, arm64_patchable_by_symbols);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("riscv64");
+	tcase_add_test(tc, riscv_relaxed_jal);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("errors");
+	tcase_add_test(tc, unsupported_machine);
+	suite_add_tcase(s, tc);
+	return s;
+}
