@@ -33,6 +33,17 @@ static const char usage_text[] =
 	"      --patchable=N,M      the -fpatchable-function-entry=N,M layout, when the\n"
 	"                           image has no table to infer it from\n"
 	"      --nop-mcount         x86: sites are 5-byte NOPs at entry (-mnop-mcount)\n"
+	"      --in-place           write the sorted table into the image's own reserved\n"
+	"                           table (the __start/__stop_mcount_loc region, or the\n"
+	"                           __mcount_loc or __patchable_function_entries section)\n"
+	"                           and its .rela.dyn addends; with -o, into a copy\n"
+	"      --keep-misaligned    with --in-place: list misaligned CALL_OPS sites too\n"
+	"\n"
+	"  audit IMAGE          report misaligned CALL_OPS literals, table entries that are\n"
+	"                       not sites (stale), sites missing from the table, duplicates\n"
+	"      --format=FMT         text (default) or json\n"
+	"      --align=N            literal alignment to check (default 8)\n"
+	"      --patchable=N,M, --nop-mcount   as for record\n"
 	"\n"
 	"  --help, --version\n"
 	"\n"
@@ -66,19 +77,113 @@ static int parse_nm(const char *s, int *n, int *m)
 	return 0;
 }
 
+enum { OPT_FORMAT = 256, OPT_SYMBOLIZE, OPT_PATCHABLE, OPT_NOP_MCOUNT, OPT_IN_PLACE,
+       OPT_KEEP_MISALIGNED, OPT_ALIGN };
+
+/* Options that shape how sites are found, shared by record and audit. */
+static int site_option(int c, struct record_options *ro)
+{
+	char *end;
+
+	switch (c) {
+	case OPT_PATCHABLE:
+		if (parse_nm(optarg, &ro->patchable_n, &ro->patchable_m))
+			return usage_error("--patchable takes N or N,M with 0 <= M <= N <= 64, "
+					   "not '%s'", optarg);
+		return 0;
+	case OPT_NOP_MCOUNT:
+		ro->force_nop_mcount = true;
+		return 0;
+	case OPT_ALIGN: {
+		unsigned long a = strtoul(optarg, &end, 0);
+		if (*end || !a || a > 4096 || (a & (a - 1)))
+			return usage_error("--align takes a power of two, not '%s'", optarg);
+		ro->align = (unsigned int)a;
+		return 0;
+	}
+	}
+	return -1;
+}
+
+static int cmd_audit(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "patchable", required_argument, NULL, OPT_PATCHABLE },
+		{ "nop-mcount", no_argument, NULL, OPT_NOP_MCOUNT },
+		{ "align", required_argument, NULL, OPT_ALIGN },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct record_options ro;
+	struct audit a;
+	bool json = false;
+	struct elfio *e;
+	struct record *r = NULL;
+	int c, ret;
+
+	record_options_init(&ro);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == OPT_FORMAT) {
+			if (!strcmp(optarg, "json"))
+				json = true;
+			else if (strcmp(optarg, "text"))
+				return usage_error("unknown audit format '%s' (text, json)", optarg);
+			continue;
+		}
+		if (c == 'h') {
+			fputs(usage_text, stdout);
+			return 0;
+		}
+		ret = site_option(c, &ro);
+		if (ret > 0)
+			return ret;
+		if (ret < 0)
+			return usage_error("%s", "bad option to 'audit'");
+	}
+	if (optind + 1 != argc)
+		return usage_error("%s", "audit takes exactly one IMAGE");
+
+	e = elfio_open(argv[optind], 0);
+	if (!e)
+		return EXIT_ERROR;
+	ret = record_scan(e, &ro, &r);
+	if (!ret)
+		ret = audit_run(r, &a);
+	if (!ret) {
+		audit_print(r, &a, json, stdout);
+		ret = a.n ? EXIT_FINDINGS : 0;
+		audit_free(&a);
+		if (fflush(stdout)) {
+			elfio_error("<stdout>", "write error: %s", strerror(errno));
+			ret = EXIT_ERROR;
+		}
+	} else {
+		ret = EXIT_ERROR;
+	}
+	record_free(r);
+	elfio_close(e);
+	return ret;
+}
+
 static int cmd_record(int argc, char **argv)
 {
-	enum { OPT_FORMAT = 256, OPT_SYMBOLIZE, OPT_PATCHABLE, OPT_NOP_MCOUNT };
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "symbolize", no_argument, NULL, OPT_SYMBOLIZE },
 		{ "output", required_argument, NULL, 'o' },
 		{ "patchable", required_argument, NULL, OPT_PATCHABLE },
 		{ "nop-mcount", no_argument, NULL, OPT_NOP_MCOUNT },
+		{ "align", required_argument, NULL, OPT_ALIGN },
+		{ "in-place", no_argument, NULL, OPT_IN_PLACE },
+		{ "keep-misaligned", no_argument, NULL, OPT_KEEP_MISALIGNED },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct record_options ro;
+	struct inplace_options io = { 0 };
+	bool in_place = false;
 	enum out_format fmt = OUT_LIST;
 	const char *out = NULL;
 	struct elfio *e = NULL;
@@ -89,6 +194,19 @@ static int cmd_record(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (c) {
+		case OPT_IN_PLACE:
+			in_place = true;
+			break;
+		case OPT_KEEP_MISALIGNED:
+			io.keep_misaligned = true;
+			break;
+		case OPT_PATCHABLE:
+		case OPT_NOP_MCOUNT:
+		case OPT_ALIGN:
+			ret = site_option(c, &ro);
+			if (ret)
+				return ret;
+			break;
 		case OPT_FORMAT:
 			if (!strcmp(optarg, "list"))
 				fmt = fmt == OUT_SYMBOLIZE ? OUT_SYMBOLIZE : OUT_LIST;
@@ -107,14 +225,6 @@ static int cmd_record(int argc, char **argv)
 		case 'o':
 			out = optarg;
 			break;
-		case OPT_PATCHABLE:
-			if (parse_nm(optarg, &ro.patchable_n, &ro.patchable_m))
-				return usage_error("--patchable takes N or N,M with 0 <= M <= N <= 64, "
-						   "not '%s'", optarg);
-			break;
-		case OPT_NOP_MCOUNT:
-			ro.force_nop_mcount = true;
-			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
@@ -126,13 +236,27 @@ static int cmd_record(int argc, char **argv)
 		return usage_error("%s", "record takes exactly one IMAGE");
 	if (fmt == OUT_ELF && !out)
 		return usage_error("%s", "--format=elf needs -o FILE");
+	if (in_place && fmt != OUT_LIST)
+		return usage_error("%s", "--in-place writes the image; it takes no --format");
 
 	e = elfio_open(argv[optind], 0);
 	if (!e)
 		return EXIT_ERROR;
 	ret = record_scan(e, &ro, &r);
-	if (!ret)
+	if (!ret && in_place) {
+		struct inplace_report rep;
+		ret = record_write_in_place(r, &io, out ? out : argv[optind], &rep);
+		if (!ret) {
+			fprintf(stderr, "patchsite: %s: %s: %zu of %zu slots used, %zu .rela.dyn "
+				"entries updated%s", out ? out : argv[optind], rep.table, rep.used,
+				rep.slots, rep.relocs, rep.changed ? "" : ", already up to date");
+			if (rep.left_out)
+				fprintf(stderr, ", %zu misaligned sites left out", rep.left_out);
+			fputc('\n', stderr);
+		}
+	} else if (!ret) {
 		ret = record_output(r, fmt, out);
+	}
 	record_free(r);
 	elfio_close(e);
 	return ret ? EXIT_ERROR : 0;
@@ -152,5 +276,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "record"))
 		return cmd_record(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "audit"))
+		return cmd_audit(argc - 1, argv + 1);
 	return usage_error("unknown command '%s'", argv[1]);
 }

@@ -29,6 +29,7 @@
 #include <zstd.h>
 
 #include "elfio.h"
+#include "elfio_priv.h"
 
 struct elfio {
 	char *path;
@@ -562,6 +563,7 @@ void elfio_close(struct elfio *e)
 }
 
 const char *elfio_path(const struct elfio *e) { return e->path; }
+Elf *elfio_elf(struct elfio *e) { return e->elf; }
 const GElf_Ehdr *elfio_ehdr(const struct elfio *e) { return &e->ehdr; }
 bool elfio_is_rel(const struct elfio *e) { return e->ehdr.e_type == ET_REL; }
 bool elfio_was_compressed(const struct elfio *e) { return e->compressed; }

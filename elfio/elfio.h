@@ -162,6 +162,20 @@ int elfio_write_edited(struct elfio *e, const struct elfio_edits *ed, const char
  */
 int elfio_write_file_atomic(const char *out_path, const void *buf, size_t len, mode_t mode);
 
+/* --- DWARF attribution ---------------------------------------------------- */
+
+struct elfio_dwarf;
+
+/* NULL when the image has no DWARF (not an error). */
+struct elfio_dwarf *elfio_dwarf_open(struct elfio *e);
+void elfio_dwarf_close(struct elfio_dwarf *d);
+/*
+ * The compilation unit holding addr: its DW_AT_name and DW_AT_producer
+ * (the compiler and its flags).  Strings belong to libdw.  -1 if unknown.
+ */
+int elfio_dwarf_cu(struct elfio_dwarf *d, struct elfio *e, uint64_t addr, const char **name,
+		   const char **producer);
+
 /* --- Building a small relocatable object ------------------------------- */
 
 /*

@@ -118,4 +118,62 @@ int record_output(struct record *r, enum out_format fmt, const char *path);
 void record_symbolize(struct record *r, uint64_t addr, const struct elfio_symbol *f, char *buf,
 		      size_t len);
 
+/* --- Audit ---------------------------------------------------------------- */
+
+enum finding_kind {
+	FIND_MISALIGNED,	/* CALL_OPS literal slot not naturally aligned */
+	FIND_STALE,		/* a table entry that is not a patch site */
+	FIND_MISSING,		/* a patch site the table lacks */
+	FIND_DUPLICATE,		/* a table entry listed more than once */
+	FIND_COUNT
+};
+
+const char *finding_kind_name(enum finding_kind k);
+
+struct finding {
+	enum finding_kind kind;
+	uint64_t addr;
+	const struct elfio_symbol *func;
+	const char *table;		/* the table the entry is in (stale, duplicate) */
+	char msg[400];
+	const char *cu, *producer;	/* from DWARF, or NULL */
+};
+
+struct audit {
+	struct finding *v;
+	size_t n;
+	size_t count[FIND_COUNT];
+	bool has_dwarf;
+	struct elfio_dwarf *dw;		/* owns the cu/producer strings */
+};
+
+/* Audit r's image.  Returns 0 or negative errno. */
+int audit_run(struct record *r, struct audit *a);
+void audit_free(struct audit *a);
+/* Text for people (json false) or JSON for CI, to stdout. */
+int audit_print(struct record *r, const struct audit *a, bool json, FILE *out);
+
+/* --- Writing the table into the image -------------------------------------- */
+
+struct inplace_options {
+	bool keep_misaligned;		/* list misaligned CALL_OPS sites too */
+};
+
+struct inplace_report {
+	const char *table;		/* which table was written */
+	size_t slots, used, relocs;	/* slots in it, sites written, .rela.dyn entries updated */
+	size_t left_out;		/* misaligned sites left out */
+	bool changed;			/* false when the image already held this table */
+};
+
+/*
+ * Write the sorted table into the image's own reserved table (the
+ * __start/__stop_mcount_loc region, else __mcount_loc, else
+ * __patchable_function_entries), zeroing unused slots, and the addends of
+ * the R_*_RELATIVE relocations that cover its slots.  Atomic, to out_path
+ * (which may be the input's path).  Returns 0 or negative errno.
+ */
+int record_write_in_place(struct record *r, const struct inplace_options *o, const char *out_path,
+			  struct inplace_report *rep);
+
 #endif /* PATCHSITE_RECORDSITES_H */

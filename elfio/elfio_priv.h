@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* elfio_priv.h - shared between the files of elfio/, not a public interface. */
+#ifndef PATCHSITE_ELFIO_PRIV_H
+#define PATCHSITE_ELFIO_PRIV_H
+
+#include "elfio.h"
+
+Elf *elfio_elf(struct elfio *e);
+
+#endif

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * audit.c - check an image's patch sites as ftrace would see them at boot.
+ *
+ * Strategy: record_scan() has already found every real site (verified by
+ * decoding) and kept the image's own tables.  Audit compares the two:
+ *  - every site whose CALL_OPS literal is not naturally aligned (the kernel
+ *    skips it with "Misaligned patch-site");
+ *  - every non-zero table entry that does not verify as a site (zero entries
+ *    were cleared by the build, as sorttable does for weak leftovers);
+ *  - every site that no table lists, when the image has a table at all;
+ *  - every entry listed twice in a table.
+ * Each finding names the function and, with DWARF, the CU and its
+ * DW_AT_producer, so "why is this one misaligned" has an answer.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recordsites.h"
+
+static const char *const kind_names[FIND_COUNT] = {
+	[FIND_MISALIGNED] = "misaligned",
+	[FIND_STALE] = "stale",
+	[FIND_MISSING] = "missing",
+	[FIND_DUPLICATE] = "duplicate",
+};
+
+const char *finding_kind_name(enum finding_kind k)
+{
+	return k < FIND_COUNT ? kind_names[k] : "?";
+}
+
+static struct finding *add(struct audit *a, enum finding_kind k, uint64_t addr,
+			   const struct elfio_symbol *f)
+{
+	struct finding *nv = realloc(a->v, (a->n + 1) * sizeof(*nv));
+
+	if (!nv)
+		return NULL;
+	a->v = nv;
+	nv = &a->v[a->n++];
+	memset(nv, 0, sizeof(*nv));
+	nv->kind = k;
+	nv->addr = addr;
+	nv->func = f;
+	a->count[k]++;
+	return nv;
+}
+
+/* The site of function f, if it has one. */
+static const struct site *site_of(struct record *r, const struct elfio_symbol *f)
+{
+	uint64_t lo = f->addr >= 64 ? f->addr - 64 : 0;
+	long i;
+
+	/* sites are sorted: find the first >= lo and walk while in range */
+	size_t a = 0, b = r->nsites;
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+		if (r->sites[m].addr < lo)
+			a = m + 1;
+		else
+			b = m;
+	}
+	for (i = (long)a; (size_t)i < r->nsites && r->sites[i].addr < f->addr + f->size; i++)
+		if (r->sites[i].func && r->sites[i].func->addr == f->addr)
+			return &r->sites[i];
+	return NULL;
+}
+
+static void describe_stale(struct record *r, uint64_t v, struct finding *fd)
+{
+	char where[192];
+	struct elfio_section *sec = elfio_addr_to_sec(r->e, v);
+
+	if (!sec || !is_text_section(sec)) {
+		snprintf(fd->msg, sizeof(fd->msg), "table entry does not point into code");
+		return;
+	}
+	if (!r->has_symbols) {
+		snprintf(fd->msg, sizeof(fd->msg), "table entry does not decode as a patch site");
+		return;
+	}
+	if (!fd->func) {
+		snprintf(fd->msg, sizeof(fd->msg),
+			 "table entry is outside every function (code of an overridden weak "
+			 "function, or a removed one)");
+		return;
+	}
+	const struct site *s = site_of(r, fd->func);
+	if (s) {
+		record_symbolize(r, s->addr, s->func, where, sizeof(where));
+		snprintf(fd->msg, sizeof(fd->msg),
+			 "table entry is not a patch site; the function's site is at %s (moved by "
+			 "relaxation, or recorded against the wrong function)", where);
+	} else {
+		snprintf(fd->msg, sizeof(fd->msg),
+			 "table entry is not a patch site; the function has none");
+	}
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+int audit_run(struct record *r, struct audit *a)
+{
+	struct elfio_dwarf *dw = NULL;
+	struct finding *fd;
+	size_t total_entries = 0;
+	int ret = -ENOMEM;
+
+	memset(a, 0, sizeof(*a));
+
+	for (size_t i = 0; i < r->nsites; i++) {
+		const struct site *s = &r->sites[i];
+		if (!s->misaligned)
+			continue;
+		fd = add(a, FIND_MISALIGNED, s->addr, s->func);
+		if (!fd)
+			goto out;
+		struct elfio_section *sec = elfio_addr_to_sec(r->e, s->addr);
+		if (elfio_is_rel(r->e) && sec && sec->shdr.sh_addralign < r->align)
+			snprintf(fd->msg, sizeof(fd->msg),
+				 "section '%s' is only %" PRIu64 "-byte aligned, so the final link "
+				 "decides the %u-byte alignment the ops literal needs",
+				 sec->name, (uint64_t)sec->shdr.sh_addralign, r->align);
+		else if (elfio_is_rel(r->e) && sec)
+			snprintf(fd->msg, sizeof(fd->msg),
+				 "ops literal at offset 0x%" PRIx64 " of '%s' (%" PRIu64 " mod %u): "
+				 "after any link the kernel skips it (\"Misaligned patch-site\")",
+				 s->addr - sec->addr, sec->name, (s->addr - sec->addr) % r->align,
+				 r->align);
+		else
+			snprintf(fd->msg, sizeof(fd->msg),
+				 "ops literal at %" PRIu64 " mod %u: the kernel skips it (\"Misaligned "
+				 "patch-site\") and the function cannot be traced",
+				 s->addr % r->align, r->align);
+	}
+
+	for (size_t t = 0; t < r->ntables; t++) {
+		const struct site_table *tb = &r->tables[t];
+		uint64_t *vals = calloc(tb->count ? tb->count : 1, sizeof(*vals));
+		size_t nv = 0;
+
+		if (!vals)
+			goto out;
+		total_entries += tb->count;
+		for (size_t i = 0; i < tb->count; i++) {
+			uint64_t v = tb->entries[i].value;
+			if (!v)
+				continue;	/* cleared by the build: not a finding */
+			vals[nv++] = v;
+			if (record_find(r, v) >= 0)
+				continue;
+			const struct elfio_symbol *f = r->has_symbols
+				? elfio_function_at(r->e, v, r->pre_bytes) : NULL;
+			fd = add(a, FIND_STALE, v, f);
+			if (!fd) {
+				free(vals);
+				goto out;
+			}
+			fd->table = tb->name;
+			describe_stale(r, v, fd);
+		}
+		qsort(vals, nv, sizeof(*vals), cmp_u64);
+		for (size_t i = 1; i < nv; i++) {
+			if (vals[i] != vals[i - 1] || (i >= 2 && vals[i] == vals[i - 2]))
+				continue;
+			size_t k = i;
+			while (k < nv && vals[k] == vals[i])
+				k++;
+			long si = record_find(r, vals[i]);
+			fd = add(a, FIND_DUPLICATE, vals[i], si >= 0 ? r->sites[si].func :
+				 (r->has_symbols ? elfio_function_at(r->e, vals[i], r->pre_bytes)
+						 : NULL));
+			if (!fd) {
+				free(vals);
+				goto out;
+			}
+			fd->table = tb->name;
+			snprintf(fd->msg, sizeof(fd->msg), "listed %zu times", k - i + 1);
+		}
+		free(vals);
+	}
+
+	/* Missing: only meaningful against a table that exists. */
+	if (total_entries) {
+		for (size_t i = 0; i < r->nsites; i++) {
+			const struct site *s = &r->sites[i];
+			if (s->sources & SRC_TABLE)
+				continue;
+			fd = add(a, FIND_MISSING, s->addr, s->func);
+			if (!fd)
+				goto out;
+			snprintf(fd->msg, sizeof(fd->msg), "%s site is not in the table",
+				 site_flavour_name(s->flavour));
+		}
+	}
+
+	/* Findings in address order, kinds in a fixed order at one address. */
+	for (size_t i = 1; i < a->n; i++) {
+		struct finding x = a->v[i];
+		size_t j = i;
+		while (j > 0 && (a->v[j - 1].addr > x.addr ||
+				 (a->v[j - 1].addr == x.addr && a->v[j - 1].kind > x.kind))) {
+			a->v[j] = a->v[j - 1];
+			j--;
+		}
+		a->v[j] = x;
+	}
+
+	dw = elfio_dwarf_open(r->e);
+	a->has_dwarf = dw != NULL;
+	for (size_t i = 0; dw && i < a->n; i++) {
+		uint64_t at = a->v[i].func ? a->v[i].func->addr : a->v[i].addr;
+		elfio_dwarf_cu(dw, r->e, at, &a->v[i].cu, &a->v[i].producer);
+	}
+	/* the strings live in libdw's memory: keep dw open with the audit */
+	ret = 0;
+out:
+	if (ret)
+		elfio_dwarf_close(dw);
+	else
+		a->dw = dw;
+	return ret;
+}
+
+void audit_free(struct audit *a)
+{
+	elfio_dwarf_close(a->dw);
+	free(a->v);
+	memset(a, 0, sizeof(*a));
+}
+
+static void json_str(FILE *o, const char *s)
+{
+	if (!s) {
+		fputs("null", o);
+		return;
+	}
+	fputc('"', o);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(o, "\\%c", *p);
+		else if (*p < 0x20 || *p >= 0x7f)
+			fprintf(o, "\\u%04x", *p);
+		else
+			fputc(*p, o);
+	}
+	fputc('"', o);
+}
+
+static const char *layout(struct record *r, char *buf, size_t len)
+{
+	if (r->patchable && r->post_known)
+		snprintf(buf, len, "patch area %u bytes before the symbol, %u after", r->pre_bytes,
+			 r->post_bytes);
+	else if (r->patchable)
+		snprintf(buf, len, "patch area %u bytes before the symbol", r->pre_bytes);
+	else
+		snprintf(buf, len, "%s", r->has_calls ? "calls to mcount/fentry" :
+			 r->nop_mcount ? "5-byte NOPs at entry" : "no patch sites found");
+	return buf;
+}
+
+int audit_print(struct record *r, const struct audit *a, bool json, FILE *o)
+{
+	char addr[256], fn[512], lay[128];
+
+	if (json) {
+		fprintf(o, "{\"machine\":\"%s\",\"sites\":%zu,\"layout\":", r->arch->name, r->nsites);
+		json_str(o, layout(r, lay, sizeof(lay)));
+		fputs(",\"tables\":[", o);
+		for (size_t t = 0; t < r->ntables; t++) {
+			fprintf(o, "%s{\"name\":", t ? "," : "");
+			json_str(o, r->tables[t].name);
+			fprintf(o, ",\"entries\":%zu}", r->tables[t].count);
+		}
+		fputs("],\"summary\":{", o);
+		for (int k = 0; k < FIND_COUNT; k++)
+			fprintf(o, "%s\"%s\":%zu", k ? "," : "", kind_names[k], a->count[k]);
+		fputs("},\"findings\":[", o);
+		for (size_t i = 0; i < a->n; i++) {
+			const struct finding *f = &a->v[i];
+			elfio_format_addr(r->e, f->addr, addr, sizeof(addr));
+			fprintf(o, "%s\n{\"kind\":\"%s\",\"address\":\"%s\",\"function\":",
+				i ? "," : "", kind_names[f->kind], addr);
+			json_str(o, f->func ? f->func->name : NULL);
+			if (f->func)
+				fprintf(o, ",\"offset\":%" PRId64, (int64_t)(f->addr - f->func->addr));
+			else
+				fputs(",\"offset\":null", o);
+			fputs(",\"table\":", o);
+			json_str(o, f->table);
+			fputs(",\"message\":", o);
+			json_str(o, f->msg);
+			fputs(",\"cu\":", o);
+			json_str(o, f->cu);
+			fputs(",\"producer\":", o);
+			json_str(o, f->producer);
+			fputc('}', o);
+		}
+		fputs("\n]}\n", o);
+		return 0;
+	}
+
+	fprintf(o, "%s %s: %zu patch sites (%s)", r->arch->name,
+		elfio_is_rel(r->e) ? "object" : "image", r->nsites, layout(r, lay, sizeof(lay)));
+	for (size_t t = 0; t < r->ntables; t++)
+		fprintf(o, "%s%s: %zu entries", t ? ", " : "; ", r->tables[t].name,
+			r->tables[t].count);
+	fputc('\n', o);
+	for (size_t i = 0; i < a->n; i++) {
+		const struct finding *f = &a->v[i];
+		elfio_format_addr(r->e, f->addr, addr, sizeof(addr));
+		record_symbolize(r, f->addr, f->func, fn, sizeof(fn));
+		fprintf(o, "%s: %s %s: %s", kind_names[f->kind], addr, fn, f->msg);
+		if (f->cu || f->producer) {
+			fprintf(o, " [%s", f->cu ? f->cu : "?");
+			if (f->producer)
+				fprintf(o, ": %s", f->producer);
+			fputc(']', o);
+		}
+		fputc('\n', o);
+	}
+	fprintf(o, "summary: %zu misaligned, %zu stale, %zu missing, %zu duplicate\n",
+		a->count[FIND_MISALIGNED], a->count[FIND_STALE], a->count[FIND_MISSING],
+		a->count[FIND_DUPLICATE]);
+	return 0;
+}
