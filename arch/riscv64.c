@@ -159,27 +159,34 @@ static uint64_t rv_iimm(uint32_t w)
 }
 
 /*
- * Try to fuse the auipc `w` at addr with the jalr in `next`.  Returns the
- * kind of the pair, or INSN_OTHER if `next` does not complete one.
+ * The auipc `w` at buf[0] (address addr) has been decoded as a 4-byte
+ * INSN_OTHER; widen *insn to the 8-byte pair if the next word is a jalr
+ * that completes one of rv_pairs.  A lone auipc at the end of the buffer
+ * is still a whole instruction, so a short buffer leaves *insn alone.
  */
-static enum arch_insn_kind rv_fuse(uint32_t w, uint32_t next, uint64_t addr, uint64_t *target)
+static void rv_fuse(const uint8_t *buf, size_t len, uint64_t addr, uint32_t w,
+		    struct arch_insn *insn)
 {
-	uint32_t rx = RV_RD(w);
+	uint32_t rx = RV_RD(w), next;
 
+	if (len < 8)
+		return;
+	next = rv_get32(buf + 4);
 	/* jalr with funct3 = 0, reading the register the auipc just wrote */
 	if ((next & 0x707fu) != RV_OP_JALR || RV_RS1(next) != rx)
-		return INSN_OTHER;
+		return;
 
 	for (size_t i = 0; i < sizeof(rv_pairs) / sizeof(rv_pairs[0]); i++) {
 		const struct rv_pair *p = &rv_pairs[i];
 
 		if (RV_RD(next) != p->rd || !(p->rx_set & RV_RX(rx)))
 			continue;
+		insn->len = 8;
+		insn->kind = p->kind;
 		/* jalr clears bit 0 of the sum */
-		*target = (addr + rv_uimm(w) + rv_iimm(next)) & ~UINT64_C(1);
-		return p->kind;
+		insn->target = (addr + rv_uimm(w) + rv_iimm(next)) & ~UINT64_C(1);
+		return;
 	}
-	return INSN_OTHER;
 }
 
 static int rv_decode(const uint8_t *buf, size_t len, uint64_t addr, struct arch_insn *insn)
@@ -228,17 +235,7 @@ static int rv_decode(const uint8_t *buf, size_t len, uint64_t addr, struct arch_
 			insn->target = addr + rv_cjimm(w);
 			break;
 		case RV_F_AUIPC:
-			/* A lone auipc at the end of the buffer is still a whole instruction. */
-			if (len >= 8) {
-				uint64_t target = 0;
-				enum arch_insn_kind kind = rv_fuse(w, rv_get32(buf + 4), addr, &target);
-
-				if (kind != INSN_OTHER) {
-					insn->len = 8;
-					insn->kind = kind;
-					insn->target = target;
-				}
-			}
+			rv_fuse(buf, len, addr, w, insn);
 			break;
 		default:
 			break;

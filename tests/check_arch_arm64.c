@@ -131,7 +131,8 @@ START_TEST(test_decode)
 
 		memset(&insn, 0x5a, sizeof(insn));
 		ret = ops->decode(buf + off, c->len - off, c->addr + off, &insn);
-		ck_assert_msg(ret == w->ret, "%s: insn %zu: ret %d, want %d", c->what, k, ret, w->ret);
+		ck_assert_msg(ret == w->ret, "%s: insn %zu: ret %d, want %d",
+			      c->what, k, ret, w->ret);
 		if (ret != ARCH_DECODE_OK)
 			break;
 		ck_assert_msg(insn.len == w->len, "%s: insn %zu: len %u, want %u",
@@ -140,7 +141,8 @@ START_TEST(test_decode)
 			      c->what, k, insn.kind, w->kind);
 		ck_assert_uint_eq(insn.disp_off, 0);
 		if (w->kind == INSN_CALL || w->kind == INSN_BRANCH)
-			ck_assert_msg(insn.target == w->target, "%s: insn %zu: target %#llx, want %#llx",
+			ck_assert_msg(insn.target == w->target,
+				      "%s: insn %zu: target %#llx, want %#llx",
 				      c->what, k, (unsigned long long)insn.target,
 				      (unsigned long long)w->target);
 		off += insn.len;
