@@ -57,7 +57,9 @@ struct arch_ops {
 	unsigned int relative_reloc;	/* R_*_RELATIVE */
 	unsigned int jump_slot_reloc;	/* R_*_JUMP_SLOT */
 	unsigned int glob_dat_reloc;	/* R_*_GLOB_DAT (0 when the arch has none) */
-	unsigned int plt_entry_size;	/* 16 on all three */
+	unsigned int plt_entry_size;	/* 16 on all three (arm64 BTI/PAC PLTs: 24) */
+	unsigned int align_reloc;	/* R_RISCV_ALIGN: alignment the final link will
+					   establish in an object (0: none) */
 
 	/*
 	 * Decode one instruction at buf[0..len) which sits at address addr.

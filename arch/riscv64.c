@@ -331,6 +331,7 @@ const struct arch_ops arch_riscv64 = {
 	.jump_slot_reloc	= R_RISCV_JUMP_SLOT,
 	.glob_dat_reloc		= 0,
 	.plt_entry_size		= 16,
+	.align_reloc		= R_RISCV_ALIGN,
 	.decode			= rv_decode,
 	.call_reloc_back	= rv_call_reloc_back,
 	.plt_slot		= rv_plt_slot,

@@ -34,7 +34,7 @@ enum {
 	OP_BAD	 = 1 << 6,	/* #UD in 64-bit mode */
 	OP_PFX	 = 1 << 7,	/* prefix byte; consumed before the table is consulted */
 	OP_ESC	 = 1 << 8,	/* escape to another map (0F, VEX, EVEX) */
-	OP_GRP3	 = 1 << 9,	/* F6/F7: /0 and /1 (TEST) take an immediate, others none */
+	OP_GRP3	 = 1 << 9,	/* F6/F7: /0 and /1 (TEST) take an immediate */
 	OP_MOFFS = 1 << 10,	/* A0-A3: 8-byte absolute address (4 with 67) */
 	OP_MREG	 = 1 << 11,	/* ModRM always names registers (MOV to/from CR/DR) */
 	OP_XOP	 = 1 << 12,	/* 8F: POP r/m, or AMD XOP when the next byte says so */
@@ -122,6 +122,24 @@ static const uint16_t map_0f[256] = {
 };
 
 /*
+ * Opcode groups whose ModRM.reg selects the instruction, where some
+ * selections #UD: bit n set means /n exists.  Refusing the others makes
+ * a sweep that has wandered into data stop sooner.  C6/C7 /7 exist only as
+ * XABORT/XBEGIN with ModRM F8.  Groups that keep gaining members (0F 00,
+ * 0F 01, 0F AE, 0F C7, ...) are not checked.
+ */
+static const uint8_t grp_1b[256] = {
+	[0x8f] = 0x01,		/* pop; the rest is XOP space */
+	[0xc6] = 0x81,		/* mov, xabort */
+	[0xc7] = 0x81,		/* mov, xbegin */
+	[0xfe] = 0x03,		/* inc, dec */
+	[0xff] = 0x7f,		/* inc, dec, call, lcall, jmp, ljmp, push */
+};
+static const uint8_t grp_0f[256] = {
+	[0xba] = 0xf0,		/* bt, bts, btr, btc */
+};
+
+/*
  * Three-byte maps.  Every 0F 38 opcode takes ModRM and no immediate, every
  * 0F 3A opcode ModRM and imm8, in legacy, VEX and EVEX form alike.  Many
  * slots are unassigned, but marking them would only buy a slightly earlier
@@ -152,20 +170,27 @@ enum x86_map {
 	MAP_XOPA,	/* AMD XOP map A: ModRM, imm32 */
 };
 
-/* Prefix state gathered before the opcode. */
-struct x86_prefixes {
-	bool opsize;		/* 66 */
-	bool adsize;		/* 67 */
-	bool lock;		/* F0 */
-	uint8_t rep;		/* last of F2/F3, 0 if none */
-	uint8_t rex;		/* REX byte directly before the opcode, 0 if none */
-};
-
-/* Decoding cursor; `pos` is the number of bytes consumed so far. */
-struct x86_cursor {
+/* Everything learnt about one instruction while decoding it. */
+struct x86_decoder {
 	const uint8_t *buf;
-	size_t len;
-	unsigned int pos;
+	size_t len;			/* bytes available */
+	unsigned int pos;		/* bytes consumed so far */
+
+	bool opsize;			/* 66 */
+	bool adsize;			/* 67 */
+	bool lock;			/* F0 */
+	uint8_t rep;			/* last of F2/F3, 0 if none */
+	uint8_t rex;			/* REX directly before the opcode, 0 if none */
+	uint8_t esc;			/* first non-prefix byte: 0F, C4, C5, 62, 8F or the opcode */
+	bool vex;			/* VEX, EVEX or XOP encoded */
+
+	enum x86_map map;
+	uint8_t op;
+	unsigned int flags;		/* OP_* of the opcode, adjusted for prefixes and ModRM */
+	uint8_t modrm;			/* valid if flags & OP_M */
+	bool riprel;			/* ModRM operand is disp32(%rip) */
+	unsigned int disp_at;		/* offset of a 32-bit displacement, 0 if none */
+	unsigned int imm_at;		/* offset of the immediate */
 };
 
 /*
@@ -173,11 +198,11 @@ struct x86_cursor {
  * first: an instruction that would exceed it is invalid however much of
  * it the buffer holds.
  */
-static int x86_need(const struct x86_cursor *c, unsigned int n)
+static int x86_need(const struct x86_decoder *d, unsigned int n)
 {
-	if (c->pos + n > X86_MAX_INSN)
+	if (d->pos + n > X86_MAX_INSN)
 		return ARCH_DECODE_BAD;
-	if ((size_t)c->pos + n > c->len)
+	if ((size_t)d->pos + n > d->len)
 		return ARCH_DECODE_TRUNC;
 	return ARCH_DECODE_OK;
 }
@@ -208,319 +233,326 @@ static void put_le32(uint8_t *p, uint32_t v)
 	p[3] = (v >> 24) & 0xff;
 }
 
-static bool is_legacy_prefix(uint8_t b)
-{
-	switch (b) {
-	case 0x26: case 0x2e: case 0x36: case 0x3e: case 0x64: case 0x65:
-	case 0x66: case 0x67: case 0xf0: case 0xf2: case 0xf3:
-		return true;
-	default:
-		return false;
-	}
-}
-
 /*
- * Consume ModRM and whatever SIB/displacement it calls for.  On return
- * *disp_at is the offset of a 32-bit displacement (0 if none) and *riprel
- * says whether it is RIP-relative.
+ * Legacy prefixes in any order, then REX.  A REX followed by another
+ * prefix is ignored by the CPU, so it is forgotten here too; it still
+ * counts towards the length.
  */
-static int x86_modrm(struct x86_cursor *c, bool reg_only, uint8_t *modrm,
-		     unsigned int *disp_at, bool *riprel)
+static int x86_prefixes(struct x86_decoder *d)
 {
-	unsigned int disp = 0;
-	int ret;
+	for (;;) {
+		int ret = x86_need(d, 1);
+		uint8_t b;
 
-	ret = x86_need(c, 1);
-	if (ret)
-		return ret;
-	*modrm = c->buf[c->pos++];
-	*disp_at = 0;
-	*riprel = false;
-
-	unsigned int mod = *modrm >> 6, rm = *modrm & 7;
-
-	if (mod == 3 || reg_only)
-		return ARCH_DECODE_OK;
-	if (rm == 4) {
-		ret = x86_need(c, 1);
 		if (ret)
 			return ret;
-		/* SIB base 101 with mod 00 means disp32 and no base. */
-		if (mod == 0 && (c->buf[c->pos] & 7) == 5)
-			disp = 4;
-		c->pos++;
-	} else if (mod == 0 && rm == 5) {
-		disp = 4;
-		*riprel = true;
+		b = d->buf[d->pos];
+		if (!(map_1b[b] & OP_PFX))
+			return ARCH_DECODE_OK;
+		d->pos++;
+		if ((b & 0xf0) == 0x40) {
+			d->rex = b;
+			continue;
+		}
+		d->rex = 0;
+		if (b == 0x66)
+			d->opsize = true;
+		else if (b == 0x67)
+			d->adsize = true;
+		else if (b == 0xf0)
+			d->lock = true;
+		else if (b == 0xf2 || b == 0xf3)
+			d->rep = b;
 	}
-	if (mod == 1)
-		disp = 1;
-	else if (mod == 2)
-		disp = 4;
-
-	ret = x86_need(c, disp);
-	if (ret)
-		return ret;
-	if (disp == 4)
-		*disp_at = c->pos;
-	c->pos += disp;
-	return ARCH_DECODE_OK;
 }
 
 /*
- * Parse a VEX (C4/C5), EVEX (62) or XOP (8F) prefix whose first byte is
- * at c->pos and leave the cursor on the opcode byte.  *map is set from
- * the prefix's map-select field; unknown maps are BAD.
+ * Parse a VEX (C4/C5), EVEX (62) or XOP (8F) prefix at d->pos and leave
+ * the cursor on the opcode byte.  The map comes from the prefix's
+ * map-select field; unknown maps are BAD.
  */
-static int x86_vex(struct x86_cursor *c, const struct x86_prefixes *p, enum x86_map *map)
+static int x86_vex(struct x86_decoder *d)
 {
-	uint8_t esc = c->buf[c->pos];
-	unsigned int size = esc == 0xc5 ? 2 : esc == 0x62 ? 4 : 3;
+	unsigned int size = d->esc == 0xc5 ? 2 : d->esc == 0x62 ? 4 : 3;
+	uint8_t sel;
 	int ret;
 
 	/* VEX/EVEX/XOP after 66, F2, F3, F0 or REX is #UD. */
-	if (p->opsize || p->rep || p->lock || p->rex)
+	if (d->opsize || d->rep || d->lock || d->rex)
 		return ARCH_DECODE_BAD;
-	ret = x86_need(c, size);
+	ret = x86_need(d, size);
 	if (ret)
 		return ret;
+	sel = d->buf[d->pos + 1];
 
-	uint8_t sel = c->buf[c->pos + 1];
-
-	if (esc == 0xc5) {
-		*map = MAP_0F;
-	} else if (esc == 0xc4) {
+	switch (d->esc) {
+	case 0xc5:
+		d->map = MAP_0F;
+		break;
+	case 0xc4:
 		switch (sel & 0x1f) {
-		case 1: *map = MAP_0F; break;
-		case 2: *map = MAP_0F38; break;
-		case 3: *map = MAP_0F3A; break;
+		case 1: d->map = MAP_0F; break;
+		case 2: d->map = MAP_0F38; break;
+		case 3: d->map = MAP_0F3A; break;
 		default: return ARCH_DECODE_BAD;
 		}
-	} else if (esc == 0x8f) {
+		break;
+	case 0x8f:
 		switch (sel & 0x1f) {
-		case 8: *map = MAP_XOP8; break;
-		case 9: *map = MAP_XOP9; break;
-		case 10: *map = MAP_XOPA; break;
+		case 8: d->map = MAP_XOP8; break;
+		case 9: d->map = MAP_XOP9; break;
+		case 10: d->map = MAP_XOPA; break;
 		default: return ARCH_DECODE_BAD;
 		}
-	} else {
+		break;
+	default:
 		/*
 		 * EVEX.  Bits P0[3] and P1[2] are fixed in AVX-512 but reused by
 		 * APX; neither changes the length, so they are not checked.  Map
 		 * 4 (APX promoted legacy opcodes) and 7 are not supported.
 		 */
 		switch (sel & 0x7) {
-		case 1: *map = MAP_0F; break;
-		case 2: *map = MAP_0F38; break;
-		case 3: *map = MAP_0F3A; break;
-		case 5: *map = MAP_FP16_5; break;
-		case 6: *map = MAP_FP16_6; break;
+		case 1: d->map = MAP_0F; break;
+		case 2: d->map = MAP_0F38; break;
+		case 3: d->map = MAP_0F3A; break;
+		case 5: d->map = MAP_FP16_5; break;
+		case 6: d->map = MAP_FP16_6; break;
 		default: return ARCH_DECODE_BAD;
 		}
+		break;
 	}
-	c->pos += size;
+	d->vex = true;
+	d->pos += size;
 	return ARCH_DECODE_OK;
 }
 
-/* Size of the immediate described by table flags under the given prefixes. */
-static unsigned int x86_imm_size(unsigned int flags, const struct x86_prefixes *p)
+/* Find the opcode map through 0F / 0F 38 / 0F 3A or a VEX-style prefix. */
+static int x86_escape(struct x86_decoder *d)
 {
-	bool rexw = p->rex & 0x08;
+	int ret;
+
+	d->esc = d->buf[d->pos];
+	d->map = MAP_1B;
+	if (d->esc == 0x0f) {
+		ret = x86_need(d, 2);
+		if (ret)
+			return ret;
+		d->pos++;
+		d->map = MAP_0F;
+		if (d->buf[d->pos] == 0x38 || d->buf[d->pos] == 0x3a) {
+			d->map = d->buf[d->pos] == 0x38 ? MAP_0F38 : MAP_0F3A;
+			d->pos++;
+		}
+		return ARCH_DECODE_OK;
+	}
+	if (map_1b[d->esc] & OP_ESC)
+		return x86_vex(d);
+	if (map_1b[d->esc] & OP_XOP) {
+		/* XOP when the map field is >= 8; POP r/m has ModRM.reg = 0 there. */
+		ret = x86_need(d, 2);
+		if (ret)
+			return ret;
+		if ((d->buf[d->pos + 1] & 0x1f) >= 8)
+			return x86_vex(d);
+	}
+	return ARCH_DECODE_OK;
+}
+
+/* Read the opcode byte and settle its properties under the prefixes seen. */
+static int x86_opcode(struct x86_decoder *d)
+{
+	int ret = x86_need(d, 1);
+
+	if (ret)
+		return ret;
+	d->op = d->buf[d->pos++];
+
+	switch (d->map) {
+	case MAP_1B:	d->flags = map_1b[d->op]; break;
+	case MAP_0F:	d->flags = map_0f[d->op]; break;
+	case MAP_0F38:	d->flags = map_0f38[d->op]; break;
+	case MAP_0F3A:	d->flags = map_0f3a[d->op]; break;
+	case MAP_XOP8:	d->flags = OP_M | OP_I8; break;
+	case MAP_XOPA:	d->flags = OP_M | OP_I32; break;
+	default:	d->flags = OP_M; break;	/* FP16 maps 5/6, XOP map 9 */
+	}
+
+	if (d->vex && d->map == MAP_0F) {
+		/*
+		 * VEX/EVEX map 1 holds only SSE-style opcodes: all take ModRM,
+		 * some an imm8, except VZEROUPPER/VZEROALL (VEX 77).
+		 */
+		if (d->op == 0x77 && d->esc != 0x62)
+			d->flags = 0;
+		else if (!(d->flags & OP_M) || (d->flags & (OP_BAD | OP_MREG | OP_SSE4A)))
+			return ARCH_DECODE_BAD;
+		else
+			d->flags &= OP_M | OP_I8;
+	}
+	if (d->flags & OP_BAD)
+		return ARCH_DECODE_BAD;
+	/* 0F 78 with 66 or F2 is AMD's EXTRQ/INSERTQ, with two imm8. */
+	if ((d->flags & OP_SSE4A) && (d->opsize || d->rep == 0xf2))
+		d->flags |= OP_I16;
+	return ARCH_DECODE_OK;
+}
+
+/* Consume ModRM and whatever SIB/displacement it calls for. */
+static int x86_modrm(struct x86_decoder *d)
+{
+	unsigned int mod, rm, disp = 0;
+	int ret = x86_need(d, 1);
+
+	if (ret)
+		return ret;
+	d->modrm = d->buf[d->pos++];
+	mod = d->modrm >> 6;
+	rm = d->modrm & 7;
+
+	if (!d->vex) {
+		const uint8_t *grp = d->map == MAP_1B ? grp_1b : d->map == MAP_0F ? grp_0f : NULL;
+		unsigned int reg = (d->modrm >> 3) & 7;
+
+		if (grp && grp[d->op] && !(grp[d->op] & (1u << reg)))
+			return ARCH_DECODE_BAD;
+		if ((d->op == 0xc6 || d->op == 0xc7) && d->map == MAP_1B && reg == 7 &&
+		    d->modrm != 0xf8)
+			return ARCH_DECODE_BAD;
+	}
+
+	/* TEST r/m, imm is /0 (and its alias /1) of F6/F7; the rest have no imm. */
+	if ((d->flags & OP_GRP3) && ((d->modrm >> 3) & 7) <= 1)
+		d->flags |= d->op == 0xf6 ? OP_I8 : OP_IZ;
+
+	if (mod == 3 || (d->flags & OP_MREG))
+		return ARCH_DECODE_OK;
+	if (rm == 4) {
+		ret = x86_need(d, 1);
+		if (ret)
+			return ret;
+		/* SIB base 101 with mod 00 means disp32 and no base. */
+		if (mod == 0 && (d->buf[d->pos] & 7) == 5)
+			disp = 4;
+		d->pos++;
+	} else if (mod == 0 && rm == 5) {
+		disp = 4;
+		d->riprel = true;
+	}
+	if (mod == 1)
+		disp = 1;
+	else if (mod == 2)
+		disp = 4;
+
+	ret = x86_need(d, disp);
+	if (ret)
+		return ret;
+	if (disp == 4)
+		d->disp_at = d->pos;
+	d->pos += disp;
+	return ARCH_DECODE_OK;
+}
+
+/* Size of the immediate under the prefixes seen. */
+static unsigned int x86_imm_size(const struct x86_decoder *d)
+{
+	bool rexw = d->rex & 0x08;
 	unsigned int n = 0;
 
-	if (flags & OP_I8)
+	if (d->flags & OP_I8)
 		n += 1;
-	if (flags & OP_I16)
+	if (d->flags & OP_I16)
 		n += 2;
-	if (flags & OP_I32)
+	if (d->flags & OP_I32)
 		n += 4;
-	if (flags & OP_IZ)
-		n += (p->opsize && !rexw) ? 2 : 4;
-	if (flags & OP_IV)
-		n += rexw ? 8 : p->opsize ? 2 : 4;
-	if (flags & OP_MOFFS)
-		n += p->adsize ? 4 : 8;
+	if (d->flags & OP_IZ)
+		n += (d->opsize && !rexw) ? 2 : 4;
+	if (d->flags & OP_IV)
+		n += rexw ? 8 : d->opsize ? 2 : 4;
+	if (d->flags & OP_MOFFS)
+		n += d->adsize ? 4 : 8;
 	return n;
 }
 
-/* Classify a decoded instruction for the generic code. */
-static void x86_classify(const uint8_t *buf, uint64_t addr, enum x86_map map, uint8_t op,
-			 bool has_modrm, uint8_t modrm, unsigned int disp_at, bool riprel,
-			 unsigned int imm_at, const struct x86_prefixes *p,
-			 struct arch_insn *insn)
+/* Classify a decoded legacy-encoded instruction for the generic code. */
+static void x86_classify(const struct x86_decoder *d, uint64_t addr, struct arch_insn *insn)
 {
+	const uint8_t *buf = d->buf;
 	uint64_t next = addr + insn->len;
+	unsigned int reg = (d->modrm >> 3) & 7;
+	bool has_modrm = d->flags & OP_M;
 
-	if (map == MAP_1B) {
-		switch (op) {
-		case 0x90:
-			/* 41 90 is xchg %eax,%r8d; F3 90 is pause. */
-			if (!(p->rex & 0x01) && p->rep != 0xf3 && !p->lock)
-				insn->kind = INSN_NOP;
-			return;
-		case 0xe8:
-			insn->kind = INSN_CALL;
-			insn->disp_off = imm_at;
-			insn->target = next + (uint64_t)sext32(get_le32(buf + imm_at));
-			return;
-		case 0xe9:
-			insn->kind = INSN_BRANCH;
-			insn->disp_off = imm_at;
-			insn->target = next + (uint64_t)sext32(get_le32(buf + imm_at));
-			return;
-		case 0xeb:
-			insn->kind = INSN_BRANCH;
-			insn->disp_off = imm_at;
-			insn->target = next + (uint64_t)sext8(buf[imm_at]);
-			return;
-		case 0xff:
-			/* FF /2 with a RIP-relative operand: call *disp32(%rip). */
-			if (has_modrm && riprel && ((modrm >> 3) & 7) == 2) {
-				insn->kind = INSN_CALL_MEM;
-				insn->disp_off = disp_at;
-				insn->target = next + (uint64_t)sext32(get_le32(buf + disp_at));
-				/* With 67 the address is computed in 32 bits (%eip). */
-				if (p->adsize)
-					insn->target &= 0xffffffffu;
-			}
-			return;
-		default:
-			return;
-		}
-	}
-	if (map == MAP_0F && has_modrm) {
-		if (op == 0x1f && ((modrm >> 3) & 7) == 0)
+	if (d->map == MAP_0F) {
+		if (d->op == 0x1f && has_modrm && reg == 0)
 			insn->kind = INSN_NOP;
-		else if (op == 0x1e && modrm == 0xfa && p->rep == 0xf3 && !p->opsize)
+		else if (d->op == 0x1e && d->modrm == 0xfa && d->rep == 0xf3 && !d->opsize)
 			insn->kind = INSN_LANDING;
+		return;
+	}
+	if (d->map != MAP_1B)
+		return;
+
+	switch (d->op) {
+	case 0x90:
+		/* 41 90 is xchg %eax,%r8d; F3 90 is pause. */
+		if (!(d->rex & 0x01) && d->rep != 0xf3 && !d->lock)
+			insn->kind = INSN_NOP;
+		break;
+	case 0xe8:
+	case 0xe9:
+		insn->kind = d->op == 0xe8 ? INSN_CALL : INSN_BRANCH;
+		insn->disp_off = d->imm_at;
+		insn->target = next + (uint64_t)sext32(get_le32(buf + d->imm_at));
+		break;
+	case 0xeb:
+		insn->kind = INSN_BRANCH;
+		insn->disp_off = d->imm_at;
+		insn->target = next + (uint64_t)sext8(buf[d->imm_at]);
+		break;
+	case 0xff:
+		/* FF /2 with a RIP-relative operand: call *disp32(%rip). */
+		if (has_modrm && d->riprel && reg == 2) {
+			insn->kind = INSN_CALL_MEM;
+			insn->disp_off = d->disp_at;
+			insn->target = next + (uint64_t)sext32(get_le32(buf + d->disp_at));
+			/* With 67 the address is computed in 32 bits (%eip). */
+			if (d->adsize)
+				insn->target &= 0xffffffffu;
+		}
+		break;
+	default:
+		break;
 	}
 }
 
 static int x86_decode(const uint8_t *buf, size_t len, uint64_t addr, struct arch_insn *insn)
 {
-	struct x86_cursor c = { .buf = buf, .len = len, .pos = 0 };
-	struct x86_prefixes p = { .opsize = false };
-	enum x86_map map = MAP_1B;
-	bool vex = false;
-	uint8_t op, esc;
+	struct x86_decoder d = { .buf = buf, .len = len };
+	unsigned int imm;
 	int ret;
 
 	memset(insn, 0, sizeof(*insn));
 
-	/* Legacy prefixes in any order; a REX counts only directly before the opcode. */
-	for (;;) {
-		ret = x86_need(&c, 1);
-		if (ret)
-			return ret;
-		op = buf[c.pos];
-		if ((op & 0xf0) == 0x40) {
-			p.rex = op;
-		} else if (is_legacy_prefix(op)) {
-			p.rex = 0;
-			if (op == 0x66)
-				p.opsize = true;
-			else if (op == 0x67)
-				p.adsize = true;
-			else if (op == 0xf0)
-				p.lock = true;
-			else if (op == 0xf2 || op == 0xf3)
-				p.rep = op;
-		} else {
-			break;
-		}
-		c.pos++;
-	}
-
-	/* Opcode, through escapes. */
-	esc = op;
-	if (op == 0x0f) {
-		ret = x86_need(&c, 2);
-		if (ret)
-			return ret;
-		c.pos++;
-		map = MAP_0F;
-		if (buf[c.pos] == 0x38 || buf[c.pos] == 0x3a) {
-			map = buf[c.pos] == 0x38 ? MAP_0F38 : MAP_0F3A;
-			c.pos++;
-		}
-	} else if (op == 0xc4 || op == 0xc5 || op == 0x62) {
-		ret = x86_vex(&c, &p, &map);
-		if (ret)
-			return ret;
-		vex = true;
-	} else if (op == 0x8f) {
-		/* XOP when the map field is >= 8; POP r/m has ModRM.reg = 0 there. */
-		ret = x86_need(&c, 2);
-		if (ret)
-			return ret;
-		if ((buf[c.pos + 1] & 0x1f) >= 8) {
-			ret = x86_vex(&c, &p, &map);
-			if (ret)
-				return ret;
-			vex = true;
-		}
-	}
-
-	ret = x86_need(&c, 1);
+	ret = x86_prefixes(&d);
+	if (!ret)
+		ret = x86_escape(&d);
+	if (!ret)
+		ret = x86_opcode(&d);
+	if (!ret && (d.flags & OP_M))
+		ret = x86_modrm(&d);
 	if (ret)
 		return ret;
-	op = buf[c.pos++];
 
-	unsigned int flags;
-
-	switch (map) {
-	case MAP_1B:	flags = map_1b[op]; break;
-	case MAP_0F:	flags = map_0f[op]; break;
-	case MAP_0F38:	flags = map_0f38[op]; break;
-	case MAP_0F3A:	flags = map_0f3a[op]; break;
-	case MAP_XOP8:	flags = OP_M | OP_I8; break;
-	case MAP_XOPA:	flags = OP_M | OP_I32; break;
-	default:	flags = OP_M; break;	/* FP16 maps 5/6, XOP map 9 */
-	}
-
-	if (vex && map == MAP_0F) {
-		/*
-		 * VEX/EVEX map 1 holds only SSE-style opcodes: all take ModRM,
-		 * some an imm8, except VZEROUPPER/VZEROALL (VEX 77).
-		 */
-		if (op == 0x77 && esc != 0x62)
-			flags = 0;
-		else if (!(flags & OP_M) || (flags & (OP_BAD | OP_MREG | OP_SSE4A)))
-			return ARCH_DECODE_BAD;
-		else
-			flags &= OP_M | OP_I8;
-	}
-	if (flags & OP_BAD)
-		return ARCH_DECODE_BAD;
-	/* 0F 78 with 66 or F2 is AMD's EXTRQ/INSERTQ, with two imm8. */
-	if ((flags & OP_SSE4A) && (p.opsize || p.rep == 0xf2))
-		flags |= OP_I16;
-
-	uint8_t modrm = 0;
-	unsigned int disp_at = 0;
-	bool riprel = false;
-
-	if (flags & OP_M) {
-		ret = x86_modrm(&c, flags & OP_MREG, &modrm, &disp_at, &riprel);
-		if (ret)
-			return ret;
-		/* TEST r/m, imm is /0 (and its alias /1) of F6/F7; the rest have no imm. */
-		if ((flags & OP_GRP3) && ((modrm >> 3) & 7) <= 1)
-			flags |= op == 0xf6 ? OP_I8 : OP_IZ;
-	}
-
-	unsigned int imm_at = c.pos;
-
-	ret = x86_need(&c, x86_imm_size(flags, &p));
+	d.imm_at = d.pos;
+	imm = x86_imm_size(&d);
+	ret = x86_need(&d, imm);
 	if (ret)
 		return ret;
-	c.pos += x86_imm_size(flags, &p);
+	d.pos += imm;
 
-	insn->len = c.pos;
+	insn->len = d.pos;
 	insn->kind = INSN_OTHER;
-	if (!vex)
-		x86_classify(buf, addr, map, op, flags & OP_M, modrm, disp_at, riprel, imm_at,
-			     &p, insn);
+	if (!d.vex)
+		x86_classify(&d, addr, insn);
 	return ARCH_DECODE_OK;
 }
 

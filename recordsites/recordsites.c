@@ -49,6 +49,9 @@ struct record_priv {
 	size_t nslots;
 	struct target *relsites;	/* ET_REL: call insns with an mcount reloc, sorted */
 	size_t nrelsites;
+	struct target *alignpts;	/* ET_REL: addresses an R_*_ALIGN pads up to, with
+					   .entry = alignment >= the literal's */
+	size_t nalignpts;
 	struct elfio_rela *dynrel;	/* linked: SHF_ALLOC relocations, sorted by offset */
 	size_t ndynrel;
 	struct elfio_section *cache;	/* last text section touched */
@@ -318,10 +321,16 @@ static bool verify_patchable(struct record *r, uint64_t addr, struct site *s)
 		s->flavour = FLAVOUR_CALL_OPS;
 		s->misaligned = (addr % r->align) != 0;
 		if (elfio_is_rel(r->e)) {
-			/* in an object, alignment is the offset's and the section's */
+			/* in an object, alignment is the offset's and the section's, or
+			   what an alignment relocation will make of it at link time */
 			struct elfio_section *sec = elfio_addr_to_sec(r->e, addr);
-			s->misaligned = !sec || ((addr - sec->addr) % r->align) != 0 ||
-					sec->shdr.sh_addralign < r->align;
+			const struct target *ap = find_target(r->priv->alignpts,
+							      r->priv->nalignpts, addr);
+			if (ap)
+				s->misaligned = !ap->entry;
+			else
+				s->misaligned = !sec || ((addr - sec->addr) % r->align) != 0 ||
+						sec->shdr.sh_addralign < r->align;
 		}
 	} else {
 		s->flavour = FLAVOUR_PATCHABLE;
@@ -459,6 +468,21 @@ static int collect_targets_rel(struct record *r)
 		if (ret)
 			return ret;
 		for (size_t i = 0; i < n && !ret; i++) {
+			if (r->arch->align_reloc && v[i].type == r->arch->align_reloc &&
+			    v[i].addend >= 0 && v[i].addend < (1 << 20)) {
+				/*
+				 * The linker deletes bytes of this NOP padding so that
+				 * offset + addend lands on the next multiple of the
+				 * smallest power of two above the addend.
+				 */
+				uint64_t al = 2;
+				while (al <= (uint64_t)v[i].addend)
+					al <<= 1;
+				ret = push_target(&p->alignpts, &p->nalignpts,
+						  text->addr + v[i].offset + (uint64_t)v[i].addend,
+						  al >= r->align && text->shdr.sh_addralign >= r->align);
+				continue;
+			}
 			int back = r->arch->call_reloc_back(v[i].type);
 			if (back < 0 || !v[i].sym || v[i].sym >= t->count)
 				continue;
@@ -480,6 +504,7 @@ static int collect_targets_rel(struct record *r)
 			return ret;
 	}
 	sort_targets(p->relsites, &p->nrelsites);
+	sort_targets(p->alignpts, &p->nalignpts);
 	return 0;
 }
 
@@ -1082,6 +1107,7 @@ void record_free(struct record *r)
 		free(r->priv->targets);
 		free(r->priv->slots);
 		free(r->priv->relsites);
+		free(r->priv->alignpts);
 		free(r->priv->dynrel);
 		free(r->priv);
 	}
