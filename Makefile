@@ -15,7 +15,7 @@ PKGS      := libelf libdw zlib liblzma libzstd
 CFLAGS    ?= -O2 -g
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
              -Wno-missing-field-initializers
-CPPFLAGS  += -D_GNU_SOURCE -DPATCHSITE_VERSION='"$(VERSION)"' -I. -Iarch -Ielfio -Irecordsites -Itests
+CPPFLAGS  += -D_GNU_SOURCE -DPATCHSITE_VERSION='"$(VERSION)"' -I. -Iarch -Ielfio -Irecordsites -Irewriter -Itests
 LIBS      := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lelf -ldw -lz)
 
 LIB_SRCS  := $(sort $(wildcard arch/*.c elfio/*.c recordsites/*.c rewriter/*.c))

@@ -14,6 +14,7 @@
 
 #include "elfio.h"
 #include "recordsites.h"
+#include "rewriter.h"
 
 #define EXIT_FINDINGS	1
 #define EXIT_ERROR	2
@@ -44,6 +45,14 @@ static const char usage_text[] =
 	"      --format=FMT         text (default) or json\n"
 	"      --align=N            literal alignment to check (default 8)\n"
 	"      --patchable=N,M, --nop-mcount   as for record\n"
+	"\n"
+	"  pin OBJ|THIN-ARCHIVE...   riscv64, before the final link: keep linker\n"
+	"                       relaxation from shrinking the calls ftrace rewrites with a\n"
+	"                       fixed-size sequence (ftrace_call, ftrace_graph_call,\n"
+	"                       ftrace_regs_call, -pg calls to _mcount)\n"
+	"      --point=NAME         also pin the call at label NAME (repeatable)\n"
+	"      --no-mcount          leave -pg calls to _mcount relaxable\n"
+	"      --dry-run            report, write nothing\n"
 	"\n"
 	"  --help, --version\n"
 	"\n"
@@ -262,6 +271,61 @@ static int cmd_record(int argc, char **argv)
 	return ret ? EXIT_ERROR : 0;
 }
 
+static int cmd_pin(int argc, char **argv)
+{
+	enum { OPT_POINT = 300, OPT_NO_MCOUNT, OPT_DRY_RUN };
+	static const struct option opts[] = {
+		{ "point", required_argument, NULL, OPT_POINT },
+		{ "no-mcount", no_argument, NULL, OPT_NO_MCOUNT },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct pin_options po = { .pin_mcount = true };
+	struct pin_report rep;
+	const char **points = calloc((size_t)argc + 1, sizeof(*points));
+	size_t np = 0;
+	int c, ret;
+
+	if (!points)
+		return EXIT_ERROR;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_POINT:
+			points[np++] = optarg;
+			break;
+		case OPT_NO_MCOUNT:
+			po.pin_mcount = false;
+			break;
+		case OPT_DRY_RUN:
+			po.dry_run = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			free(points);
+			return 0;
+		default:
+			free(points);
+			return usage_error("%s", "bad option to 'pin'");
+		}
+	}
+	if (optind >= argc) {
+		free(points);
+		return usage_error("%s", "pin takes one or more objects or thin archives");
+	}
+	po.extra_points = points;
+	ret = pin_objects((const char *const *)argv + optind, (size_t)(argc - optind), &po, &rep);
+	free(points);
+	if (ret)
+		return EXIT_ERROR;
+	printf("pin: %zu objects read, %zu rewritten%s; patch points: %zu pinned, %zu already "
+	       "fixed-size; _mcount calls: %zu pinned, %zu already fixed-size\n", rep.objects,
+	       rep.written, po.dry_run ? " (dry run: none written)" : "", rep.points,
+	       rep.points_already, rep.mcount, rep.mcount_already);
+	return fflush(stdout) ? EXIT_ERROR : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -278,5 +342,7 @@ int main(int argc, char **argv)
 		return cmd_record(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "audit"))
 		return cmd_audit(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "pin"))
+		return cmd_pin(argc - 1, argv + 1);
 	return usage_error("unknown command '%s'", argv[1]);
 }

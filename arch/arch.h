@@ -60,6 +60,18 @@ struct arch_ops {
 	unsigned int plt_entry_size;	/* 16 on all three (arm64 BTI/PAC PLTs: 24) */
 	unsigned int align_reloc;	/* R_RISCV_ALIGN: alignment the final link will
 					   establish in an object (0: none) */
+	unsigned int relax_reloc;	/* R_RISCV_RELAX: lets the link shrink the
+					   instruction it sits on (0: none) */
+	unsigned int none_reloc;	/* R_*_NONE */
+
+	/*
+	 * Trampoline patch points: labels at call sequences that ftrace
+	 * rewrites in place with a fixed-size sequence of patch_point_len
+	 * bytes (riscv: ftrace_call etc., 8 bytes of auipc+jalr).  NULL when
+	 * the architecture's link cannot change their size.
+	 */
+	const char *const *patch_points;
+	unsigned int patch_point_len;
 
 	/*
 	 * Decode one instruction at buf[0..len) which sits at address addr.

@@ -320,6 +320,14 @@ static int rv_encode_call(uint8_t *buf, uint64_t from, uint64_t to)
 	return 0;
 }
 
+/*
+ * The calls in arch/riscv/kernel/mcount-dyn.S that ftrace rewrites with an
+ * 8-byte auipc+jalr; linker relaxation would shrink them to a 4-byte jal.
+ */
+static const char *const riscv_patch_points[] = {
+	"ftrace_call", "ftrace_graph_call", "ftrace_regs_call", NULL
+};
+
 const struct arch_ops arch_riscv64 = {
 	.name			= "riscv64",
 	.machine		= EM_RISCV,
@@ -332,6 +340,10 @@ const struct arch_ops arch_riscv64 = {
 	.glob_dat_reloc		= 0,
 	.plt_entry_size		= 16,
 	.align_reloc		= R_RISCV_ALIGN,
+	.relax_reloc		= R_RISCV_RELAX,
+	.none_reloc		= R_RISCV_NONE,
+	.patch_points		= riscv_patch_points,
+	.patch_point_len	= 8,
 	.decode			= rv_decode,
 	.call_reloc_back	= rv_call_reloc_back,
 	.plt_slot		= rv_plt_slot,

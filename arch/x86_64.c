@@ -109,8 +109,8 @@ static const uint16_t map_0f[256] = {
 		 OP_I32, OP_I32, OP_I32, OP_I32, OP_I32, OP_I32, OP_I32, OP_I32,
 	/* 90: setcc */
 	/* 90 */ M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
-	/* A0: push/pop fs/gs, cpuid, bt, shld, bts, rsm, shrd, group 15, imul */
-	/* A0 */ 0, 0, 0, M, MI8, M, BAD, BAD, 0, 0, 0, M, MI8, M, M, M,
+	/* A0: push/pop fs/gs, cpuid, bt, shld, VIA PadLock, bts, rsm, shrd, group 15, imul */
+	/* A0 */ 0, 0, 0, M, MI8, M, M, M, 0, 0, 0, M, MI8, M, M, M,
 	/* B0: cmpxchg, lss, btr, lfs, lgs, movzx, popcnt, ud1, group 8 (imm8), bsf, bsr, movsx */
 	/* B0 */ M, M, M, M, M, M, M, M, M, M, MI8, M, M, M, M, M,
 	/* C0: xadd, cmpps, movnti, pinsrw, pextrw, shufps, group 9, bswap */
@@ -380,14 +380,18 @@ static int x86_opcode(struct x86_decoder *d)
 	if (d->vex && d->map == MAP_0F) {
 		/*
 		 * VEX/EVEX map 1 holds only SSE-style opcodes: all take ModRM,
-		 * some an imm8, except VZEROUPPER/VZEROALL (VEX 77).
+		 * the same ones as in legacy form an imm8, except VZEROUPPER/
+		 * VZEROALL (VEX 77) which have neither.  Legacy opcodes without
+		 * ModRM (jcc, syscall, bswap, ...) and MOV CR/DR have no such
+		 * form.  Slots that are #UD in legacy form may not be here
+		 * (EVEX 7A/7B are conversions), so those are accepted.
 		 */
 		if (d->op == 0x77 && d->esc != 0x62)
 			d->flags = 0;
-		else if (!(d->flags & OP_M) || (d->flags & (OP_BAD | OP_MREG | OP_SSE4A)))
+		else if (!(d->flags & (OP_M | OP_BAD)) || (d->flags & OP_MREG))
 			return ARCH_DECODE_BAD;
 		else
-			d->flags &= OP_M | OP_I8;
+			d->flags = OP_M | (d->flags & OP_I8);
 	}
 	if (d->flags & OP_BAD)
 		return ARCH_DECODE_BAD;

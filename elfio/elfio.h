@@ -176,6 +176,17 @@ void elfio_dwarf_close(struct elfio_dwarf *d);
 int elfio_dwarf_cu(struct elfio_dwarf *d, struct elfio *e, uint64_t addr, const char **name,
 		   const char **producer);
 
+/* --- Thin archives ----------------------------------------------------------- */
+
+/*
+ * The member paths of a thin archive (resolved against the archive's
+ * directory), malloc'd array of malloc'd strings.  Regular archives are
+ * refused (their members are inline).  0 or negative errno, error printed.
+ */
+int elfio_thin_archive_members(const char *path, char ***names, size_t *count);
+/* True if the file starts like an ar archive. */
+bool elfio_is_archive(const char *path);
+
 /* --- Building a small relocatable object ------------------------------- */
 
 /*

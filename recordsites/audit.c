@@ -24,6 +24,7 @@ static const char *const kind_names[FIND_COUNT] = {
 	[FIND_STALE] = "stale",
 	[FIND_MISSING] = "missing",
 	[FIND_DUPLICATE] = "duplicate",
+	[FIND_SHORT] = "short",
 };
 
 const char *finding_kind_name(enum finding_kind k)
@@ -202,6 +203,42 @@ int audit_run(struct record *r, struct audit *a)
 		}
 	}
 
+	/*
+	 * Trampoline patch points (riscv ftrace_call...): ftrace writes
+	 * patch_point_len bytes there; a call the link relaxed is shorter and
+	 * the write destroys the instruction after it.
+	 */
+	const struct elfio_symtab *st = NULL;
+	if (r->arch->patch_points && !elfio_is_rel(r->e) && elfio_symbols(r->e, &st) == 0 && st) {
+		for (size_t i = 1; i < st->count; i++) {
+			const struct elfio_symbol *y = &st->syms[i];
+			bool named = false;
+			for (const char *const *p = r->arch->patch_points; *p && !named; p++)
+				named = !strcmp(*p, y->name);
+			if (!named || y->shndx == SHN_UNDEF)
+				continue;
+			struct elfio_section *sec = elfio_addr_to_sec(r->e, y->addr);
+			struct arch_insn in;
+			if (!sec || !is_text_section(sec) || elfio_section_data(r->e, sec) ||
+			    y->addr - sec->addr >= sec->size)
+				continue;
+			uint64_t off = y->addr - sec->addr;
+			if (r->arch->decode(sec->data + off, sec->size - off, y->addr, &in) ||
+			    (in.kind != INSN_CALL && in.kind != INSN_BRANCH) ||
+			    in.len >= r->arch->patch_point_len)
+				continue;
+			fd = add(a, FIND_SHORT, y->addr, elfio_function_at(r->e, y->addr, 0));
+			if (!fd)
+				goto out;
+			fd->table = y->name;
+			snprintf(fd->msg, sizeof(fd->msg),
+				 "patch point '%s' is a %u-byte call after linker relaxation; ftrace "
+				 "writes %u bytes here and destroys the next instruction (run "
+				 "'patchsite pin' on the objects before the final link)", y->name,
+				 in.len, r->arch->patch_point_len);
+		}
+	}
+
 	/* Findings in address order, kinds in a fixed order at one address. */
 	for (size_t i = 1; i < a->n; i++) {
 		struct finding x = a->v[i];
@@ -328,8 +365,8 @@ int audit_print(struct record *r, const struct audit *a, bool json, FILE *o)
 		}
 		fputc('\n', o);
 	}
-	fprintf(o, "summary: %zu misaligned, %zu stale, %zu missing, %zu duplicate\n",
+	fprintf(o, "summary: %zu misaligned, %zu stale, %zu missing, %zu duplicate, %zu short\n",
 		a->count[FIND_MISALIGNED], a->count[FIND_STALE], a->count[FIND_MISSING],
-		a->count[FIND_DUPLICATE]);
+		a->count[FIND_DUPLICATE], a->count[FIND_SHORT]);
 	return 0;
 }

@@ -125,6 +125,8 @@ enum finding_kind {
 	FIND_STALE,		/* a table entry that is not a patch site */
 	FIND_MISSING,		/* a patch site the table lacks */
 	FIND_DUPLICATE,		/* a table entry listed more than once */
+	FIND_SHORT,		/* a trampoline patch point the link made shorter than
+				   what ftrace writes there (riscv relaxed jal) */
 	FIND_COUNT
 };
 
