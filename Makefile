@@ -61,9 +61,11 @@ unit: san
 
 fixtures: san
 	$(MAKE) -C fixtures
+	$(MAKE) -C fixtures/minikernel
 
 e2e: san fixtures
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/run.sh
+	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/minikernel.sh
 
 check: deps
 	$(MAKE) unit
@@ -85,3 +87,4 @@ install: all
 clean:
 	rm -rf build build-san patchsite
 	$(MAKE) -C fixtures clean
+	$(MAKE) -C fixtures/minikernel clean

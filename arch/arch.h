@@ -53,6 +53,9 @@ struct arch_ops {
 	unsigned int call_len;		/* length of the entry call that ftrace patches:
 					   x86 5 (E8 rel32), arm64 4 (BL), riscv 8 */
 	unsigned int literal_size;	/* CALL_OPS literal before the function: 8 (0: none) */
+	unsigned int patch_nop_sizes;	/* bit n set: an n-byte NOP can be a unit of a
+					   -fpatchable-function-entry area (x86 0x90: 1;
+					   arm64: 4; riscv c.nop or nop: 2, 4) */
 	unsigned int abs64_reloc;	/* R_X86_64_64 / R_AARCH64_ABS64 / R_RISCV_64 */
 	unsigned int relative_reloc;	/* R_*_RELATIVE */
 	unsigned int jump_slot_reloc;	/* R_*_JUMP_SLOT */

@@ -214,6 +214,7 @@ const struct arch_ops arch_arm64 = {
 	.insn_align		= 4,
 	.call_len		= 4,
 	.literal_size		= 8,
+	.patch_nop_sizes	= 1u << 4,
 	.abs64_reloc		= R_AARCH64_ABS64,
 	.relative_reloc		= R_AARCH64_RELATIVE,
 	.jump_slot_reloc	= R_AARCH64_JUMP_SLOT,

@@ -334,6 +334,7 @@ const struct arch_ops arch_riscv64 = {
 	.insn_align		= 2,
 	.call_len		= 8,
 	.literal_size		= 8,
+	.patch_nop_sizes	= (1u << 2) | (1u << 4),
 	.abs64_reloc		= R_RISCV_64,
 	.relative_reloc		= R_RISCV_RELATIVE,
 	.jump_slot_reloc	= R_RISCV_JUMP_SLOT,

@@ -639,11 +639,23 @@ const struct arch_ops arch_x86_64 = {
 	.insn_align = 1,
 	.call_len = 5,
 	.literal_size = 0,
+	.patch_nop_sizes	= 1u << 1,
 	.abs64_reloc = R_X86_64_64,
 	.relative_reloc = R_X86_64_RELATIVE,
 	.jump_slot_reloc = R_X86_64_JUMP_SLOT,
 	.glob_dat_reloc = R_X86_64_GLOB_DAT,
 	.plt_entry_size = 16,
+	/*
+	 * The x86-64 link never changes an instruction's size: GOTPCRELX
+	 * relaxation rewrites `call *slot(%rip)` as `addr32 call`, six bytes
+	 * for six.  So no alignment or relaxation relocations to honour and
+	 * no patch points to pin.
+	 */
+	.align_reloc = 0,
+	.relax_reloc = 0,
+	.none_reloc = R_X86_64_NONE,
+	.patch_points = NULL,
+	.patch_point_len = 0,
 	.decode = x86_decode,
 	.call_reloc_back = x86_call_reloc_back,
 	.plt_slot = x86_plt_slot,

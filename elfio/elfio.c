@@ -61,15 +61,42 @@ struct elfio {
 /* Upper bound for a decompressed module: far beyond any real .ko. */
 #define MAX_DECOMPRESSED	(4ULL << 30)
 
+/*
+ * One line, whatever the file holds: names from the image (symbols,
+ * sections, the path itself) may contain newlines or terminal escapes, so
+ * control bytes are written as \xNN (UTF-8 passes through unchanged).
+ */
+static void put_escaped(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			fprintf(stderr, "\\x%02x", *p);
+		else
+			fputc(*p, stderr);
+	}
+}
+
+static void vreport(const char *path, const char *fmt, va_list ap)
+{
+	char *msg = NULL;
+
+	fputs("patchsite: ", stderr);
+	put_escaped(path);
+	fputs(": ", stderr);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	put_escaped(msg ? msg : fmt);
+	free(msg);
+	fputc('\n', stderr);
+}
+
 void elfio_error(const char *path, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "patchsite: %s: ", path);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vreport(path, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void elfio_err(const struct elfio *e, const char *fmt, ...)
@@ -78,11 +105,9 @@ void elfio_err(const struct elfio *e, const char *fmt, ...)
 
 	if (e->flags & ELFIO_QUIET)
 		return;
-	fprintf(stderr, "patchsite: %s: ", e->path);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vreport(e->path, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 /* --- Decompression of whole files (.ko.gz, .ko.xz, .ko.zst) -------------- */
@@ -363,6 +388,17 @@ static int load_sections(struct elfio *e)
 		s->name = elf_strptr(e->elf, shstrndx, s->shdr.sh_name);
 		if (!s->name) {
 			elfio_err(e, "section %zu has a bad name index %u", i, s->shdr.sh_name);
+			return -EINVAL;
+		}
+		/*
+		 * The gABI forbids SHF_COMPRESSED on SHF_ALLOC and SHT_NOBITS
+		 * sections and libelf refuses to inflate them; refuse here, once,
+		 * rather than fail on every read of the section's bytes.
+		 */
+		if ((s->shdr.sh_flags & SHF_COMPRESSED) &&
+		    ((s->shdr.sh_flags & SHF_ALLOC) || s->shdr.sh_type == SHT_NOBITS)) {
+			elfio_err(e, "section '%s' is SHF_COMPRESSED but %s", s->name,
+				  s->shdr.sh_type == SHT_NOBITS ? "SHT_NOBITS" : "SHF_ALLOC");
 			return -EINVAL;
 		}
 	}

@@ -25,6 +25,7 @@ static const char *const kind_names[FIND_COUNT] = {
 	[FIND_MISSING] = "missing",
 	[FIND_DUPLICATE] = "duplicate",
 	[FIND_SHORT] = "short",
+	[FIND_UNSORTED] = "unsorted",
 };
 
 const char *finding_kind_name(enum finding_kind k)
@@ -151,6 +152,29 @@ int audit_run(struct record *r, struct audit *a)
 		if (!vals)
 			goto out;
 		total_entries += tb->count;
+		/* the kernel binary-searches the table and, where the build sorted
+		   it, does not sort it again: one finding per unsorted table */
+		size_t descents = 0, first = 0;
+		uint64_t prev = 0;
+		for (size_t i = 0; i < tb->count; i++) {
+			uint64_t v = tb->entries[i].value;
+			if (!v)
+				continue;
+			if (prev && v < prev && !descents++)
+				first = i;
+			prev = v;
+		}
+		if (descents) {
+			fd = add(a, FIND_UNSORTED, tb->entries[first].value, NULL);
+			if (!fd) {
+				free(vals);
+				goto out;
+			}
+			fd->table = tb->name;
+			snprintf(fd->msg, sizeof(fd->msg),
+				 "table '%s' is not sorted (%zu descents, the first at slot %zu); the "
+				 "kernel binary-searches it", tb->name, descents, first);
+		}
 		for (size_t i = 0; i < tb->count; i++) {
 			uint64_t v = tb->entries[i].value;
 			if (!v)
@@ -365,8 +389,9 @@ int audit_print(struct record *r, const struct audit *a, bool json, FILE *o)
 		}
 		fputc('\n', o);
 	}
-	fprintf(o, "summary: %zu misaligned, %zu stale, %zu missing, %zu duplicate, %zu short\n",
-		a->count[FIND_MISALIGNED], a->count[FIND_STALE], a->count[FIND_MISSING],
-		a->count[FIND_DUPLICATE], a->count[FIND_SHORT]);
+	fprintf(o, "summary:");
+	for (int k = 0; k < FIND_COUNT; k++)
+		fprintf(o, "%s %zu %s", k ? "," : "", a->count[k], kind_names[k]);
+	fputc('\n', o);
 	return 0;
 }

@@ -222,14 +222,25 @@ static bool at_entry(struct record *r, const struct elfio_symbol *f, uint64_t ad
 	return addr == f->addr || (addr > f->addr && addr == f->addr + landing_len(r, f->addr));
 }
 
-/* Decode NOPs from *addr covering exactly `bytes`; advance *addr. */
+static bool is_patch_nop(const struct record *r, const struct arch_insn *in)
+{
+	return in->kind == INSN_NOP && in->len < 32 && (r->arch->patch_nop_sizes & (1u << in->len));
+}
+
+/*
+ * Decode NOPs from *addr covering exactly `bytes`; advance *addr.  The
+ * compiler fills a patch area with NOP units (x86 0x90, arm64 NOP, riscv
+ * c.nop or nop): a multi-byte x86 NOP of the same size is a different
+ * instruction, not a patch area, so each NOP must be a unit (the arch's
+ * patch_nop_sizes; riscv objects with and without C mix in one image).
+ */
 static bool nops_exactly(struct record *r, uint64_t *addr, unsigned int bytes)
 {
 	struct arch_insn in;
 	uint64_t a = *addr, end = *addr + bytes;
 
 	while (a < end) {
-		if (decode_at(r, a, &in) != ARCH_DECODE_OK || in.kind != INSN_NOP)
+		if (decode_at(r, a, &in) != ARCH_DECODE_OK || !is_patch_nop(r, &in))
 			return false;
 		a += in.len;
 	}
@@ -239,13 +250,13 @@ static bool nops_exactly(struct record *r, uint64_t *addr, unsigned int bytes)
 	return true;
 }
 
-/* Count NOP bytes from addr, up to limit. */
+/* Count bytes of NOP units from addr, up to limit. */
 static unsigned int nop_run(struct record *r, uint64_t addr, unsigned int limit)
 {
 	struct arch_insn in;
 	unsigned int n = 0;
 
-	while (n < limit && decode_at(r, addr + n, &in) == ARCH_DECODE_OK && in.kind == INSN_NOP)
+	while (n < limit && decode_at(r, addr + n, &in) == ARCH_DECODE_OK && is_patch_nop(r, &in))
 		n += in.len;
 	return n;
 }
@@ -573,9 +584,19 @@ static int add_table(struct record *r, enum table_kind kind, const char *name, u
 	for (size_t i = 0; i < r->ntables; i++)
 		if (r->tables[i].start == start && r->tables[i].end == end)
 			return 0;
-	if ((end - start) % 8 || (start % 8 && !elfio_is_rel(r->e))) {
+	/* GCC's own __mcount_loc is byte-aligned: a table may start anywhere */
+	if ((end - start) % 8) {
 		elfio_err(r->e, "table '%s' at 0x%" PRIx64 " has a size (%" PRIu64
 			  ") that is not a whole number of 8-byte slots", name, start, end - start);
+		return -EINVAL;
+	}
+	/*
+	 * A corrupt __stop_mcount_loc or a huge SHT_NOBITS table must not size
+	 * the entry array (or the slot walk): a real table is file-backed.
+	 */
+	if (end - start > elfio_file_size(r->e)) {
+		elfio_err(r->e, "table '%s' at 0x%" PRIx64 " (%" PRIu64 " bytes) is larger than "
+			  "the file", name, start, end - start);
 		return -EINVAL;
 	}
 	nt = realloc(r->tables, (r->ntables + 1) * sizeof(*nt));
@@ -813,6 +834,60 @@ static void infer_patchable(struct record *r, const struct record_options *o)
 	}
 }
 
+/* NOP bytes immediately before addr, walking back in NOP units, up to limit. */
+static unsigned int nops_before(struct record *r, uint64_t addr, unsigned int limit)
+{
+	unsigned int unit = r->priv->nop_unit, n = 0;
+	struct arch_insn in;
+
+	while (n + unit <= limit && addr >= n + unit &&
+	       decode_at(r, addr - n - unit, &in) == ARCH_DECODE_OK && in.kind == INSN_NOP &&
+	       in.len == unit)
+		n += unit;
+	return n;
+}
+
+/*
+ * No table shows the layout (none, or all entries zeroed) and no call to a
+ * target exists: let the functions show it.  Ordinary code does not begin
+ * functions with NOPs, so when most sized functions do, the image was built
+ * with -fpatchable-function-entry.  After the symbol: the shortest NOP run
+ * seen.  Before it: the CALL_OPS literal if every such function has one,
+ * else nothing (alignment padding may be NOPs too, so "some NOPs before"
+ * proves nothing; all of them having 8 bytes of NOPs does).
+ */
+static void infer_patchable_from_symbols(struct record *r)
+{
+	const struct elfio_symbol *const *f;
+	size_t nf, funcs = 0, with = 0;
+	unsigned int post = ~0u;
+	bool all_pre = true;
+
+	if (elfio_functions(r->e, &f, &nf))
+		return;
+	for (size_t i = 0; i < nf; i++) {
+		if (i && f[i]->addr == f[i - 1]->addr)
+			continue;
+		funcs++;
+		uint64_t a = f[i]->addr + landing_len(r, f[i]->addr);
+		unsigned int run = nop_run(r, a, 64);
+		if (!run)
+			continue;
+		with++;
+		if (run < post)
+			post = run;
+		if (!r->arch->literal_size ||
+		    nops_before(r, f[i]->addr, r->arch->literal_size) < r->arch->literal_size)
+			all_pre = false;
+	}
+	if (with < 2 || with * 2 < funcs)
+		return;
+	r->patchable = true;
+	r->post_bytes = post;
+	r->post_known = true;
+	r->pre_bytes = all_pre ? r->arch->literal_size : 0;
+}
+
 static void detect_flavours(struct record *r, const struct record_options *o)
 {
 	struct record_priv *p = r->priv;
@@ -879,6 +954,8 @@ static void detect_flavours(struct record *r, const struct record_options *o)
 	}
 	if (r->patchable)
 		infer_patchable(r, o);
+	else if (!r->has_calls && !r->nop_mcount && r->has_symbols)
+		infer_patchable_from_symbols(r);
 }
 
 /* --- Step 4: candidates -------------------------------------------------- */
@@ -937,7 +1014,16 @@ static int sweep(struct record *r, uint64_t start, uint64_t end, struct cand *c)
 	return 0;
 }
 
-static int gather(struct record *r, struct cand *c)
+static bool any_table_entry(const struct record *r)
+{
+	for (size_t t = 0; t < r->ntables; t++)
+		for (size_t i = 0; i < r->tables[t].count; i++)
+			if (r->tables[t].entries[i].value)
+				return true;
+	return false;
+}
+
+static int gather(struct record *r, const struct record_options *o, struct cand *c)
 {
 	struct record_priv *p = r->priv;
 	const struct elfio_symbol *const *f;
@@ -993,7 +1079,17 @@ static int gather(struct record *r, struct cand *c)
 
 	/* entries of functions, for flavours with no call to find */
 	c->src = SRC_SYMBOL;
-	bool by_symbol = r->nop_mcount || (r->patchable && !r->ntables && r->post_known);
+	/*
+	 * NOP-shaped sites have no call to find, and a function may begin
+	 * with exactly such NOPs without being a site (hand-written assembly,
+	 * a notrace function's own NOPs): where the image has a table with
+	 * entries, that table is the compiler's word and symbols add nothing.
+	 * Symbols are the candidates only when the user stated the layout, or
+	 * when no table entry exists at all (a cleared or missing table).
+	 */
+	bool stated = o->patchable_n >= 0 || o->force_nop_mcount;
+	bool by_symbol = (stated || !any_table_entry(r)) &&
+			 (r->nop_mcount || (r->patchable && r->post_known));
 	for (size_t i = 0; by_symbol && i < nf; i++) {
 		uint64_t a = f[i]->addr;
 		if (r->nop_mcount)
@@ -1055,7 +1151,7 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 		goto err;
 	detect_flavours(r, o);
 
-	ret = gather(r, &c);
+	ret = gather(r, o, &c);
 	if (ret)
 		goto err;
 	if (c.n)

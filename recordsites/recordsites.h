@@ -127,6 +127,7 @@ enum finding_kind {
 	FIND_DUPLICATE,		/* a table entry listed more than once */
 	FIND_SHORT,		/* a trampoline patch point the link made shorter than
 				   what ftrace writes there (riscv relaxed jal) */
+	FIND_UNSORTED,		/* a table the kernel would binary-search is not sorted */
 	FIND_COUNT
 };
 

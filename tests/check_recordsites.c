@@ -176,7 +176,8 @@ START_TEST(x86_nop_mcount_from_table)
 	ck_assert(r->nop_mcount);
 	expect_sites(r, want, 3);
 	ck_assert_int_eq(r->sites[2].flavour, FLAVOUR_FENTRY_NOP);
-	ck_assert_uint_eq(r->sites[2].sources, SRC_TABLE | SRC_SYMBOL);
+	/* a table with entries is the compiler's word: symbols add no candidate */
+	ck_assert_uint_eq(r->sites[2].sources, SRC_TABLE);
 	record_free(r);
 	elfio_close(e);
 	unlink(p);

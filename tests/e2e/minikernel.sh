@@ -1,0 +1,554 @@
+#!/bin/sh
+# End-to-end tests of `patchsite record --in-place` and `patchsite audit` on
+# the minikernel images of fixtures/minikernel/ (see its README.md): small
+# kernel-like programs that walk their own patch-site table at start-up, patch
+# every listed site into a call to a counter, run a workload whose call counts
+# are known (fixtures/minikernel/expected.txt), and print the counts.
+#
+#   make -C fixtures/minikernel && PATCHSITE=/path/to/patchsite sh tests/e2e/minikernel.sh
+#
+#   riscv64  -pg, linked with relaxation on, table made per object before the
+#            link (recordmcount's way): the linked table is stale.  Shown
+#            against the link map and objdump; audit finds it; the program
+#            counts wrong (checked patching) or crashes (blind patching).
+#            After `record --in-place` the counts are exact, audit is clean,
+#            and a second run changes nothing.  --no-relax link as control.
+#   x86_64   -pg -mfentry -mrecord-mcount, run natively: the compiler's table,
+#            cleared and reversed, is rewritten exactly by `record --in-place`.
+#   aarch64  -fpatchable-function-entry=2, static PIE linked with
+#            --no-apply-dynamic-relocs: the table is zeros in place and
+#            R_AARCH64_RELATIVE addends; cleared (slots and addends) or
+#            reversed, `record --in-place` must give the linker's addends back.
+#            Runs under qemu-aarch64 (the image relocates itself).
+#   bad input: a region smaller than the site count: exit 2, one line on
+#            stderr naming the file, the file byte-identical, no -o output.
+#
+# Prints `ok - NAME` / `not ok - NAME` per check and `N passed, M failed`.
+# A missing tool or fixture is a failure, never a skip.
+
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+mk=$root/fixtures/minikernel
+out=$mk/out
+expected=$mk/expected.txt
+if [ -n "${PYTHON3:-}" ]; then
+	py=$PYTHON3
+elif [ -x /usr/bin/python3 ]; then
+	py=/usr/bin/python3
+else
+	py=python3
+fi
+mkelf="$mk/tools/mkelf.py"
+RUN_TIMEOUT=${RUN_TIMEOUT:-30}
+
+pass=0
+fail=0
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/patchsite-minikernel.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+ok() {
+	pass=$((pass + 1))
+	echo "ok - $1"
+}
+
+# not_ok NAME [FILE-WITH-DETAILS]
+not_ok() {
+	fail=$((fail + 1))
+	echo "not ok - $1"
+	if [ $# -gt 1 ] && [ -s "$2" ]; then
+		head -n 25 "$2" | sed 's/^/#   /'
+	fi
+}
+
+# check NAME COMMAND...: ok if COMMAND succeeds; its output is the detail
+check() {
+	_name=$1
+	shift
+	if "$@" >"$tmp/check.out" 2>&1; then
+		ok "$_name"
+	else
+		not_ok "$_name" "$tmp/check.out"
+	fi
+}
+
+finish() {
+	echo "$pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
+	exit $?
+}
+
+note() { echo "# $*"; }
+
+# ---------------------------------------------------------------- tools
+PATCHSITE=${PATCHSITE:-}
+if [ -z "$PATCHSITE" ] || [ ! -x "$PATCHSITE" ]; then
+	echo "PATCHSITE='$PATCHSITE' is not an executable" >"$tmp/msg"
+	not_ok "patchsite executable" "$tmp/msg"
+	finish
+fi
+ok "patchsite executable"
+
+tools_ok=1
+for tool in "$py" cmp timeout stat readelf objdump riscv64-linux-gnu-readelf riscv64-linux-gnu-objdump \
+	aarch64-linux-gnu-readelf aarch64-linux-gnu-objdump aarch64-linux-gnu-nm qemu-riscv64 qemu-aarch64; do
+	if command -v "$tool" >/dev/null 2>&1; then
+		ok "tool $tool"
+	else
+		not_ok "tool $tool"
+		tools_ok=0
+	fi
+done
+[ "$tools_ok" = 1 ] || finish
+
+imgs_ok=1
+for f in riscv64.elf riscv64-norelax.elf riscv64-small.elf riscv64-oracle.elf riscv64.map \
+	x86_64.elf x86_64-small.elf x86_64-oracle.elf aarch64.elf aarch64-small.elf aarch64-oracle.elf; do
+	[ -f "$out/$f" ] || { echo "missing $out/$f" >>"$tmp/msg.img"; imgs_ok=0; }
+done
+if [ "$imgs_ok" = 1 ] && [ -f "$expected" ]; then
+	ok "fixtures built"
+else
+	not_ok "fixtures built (run make -C fixtures/minikernel)" "$tmp/msg.img"
+	finish
+fi
+
+# ---------------------------------------------------------------- helpers
+
+# run_img RUNNER IMAGE MODE OUT: run the image (RUNNER = native or a qemu),
+# stdout+stderr in OUT, exit status in $run_rc
+run_img() {
+	if [ "$1" = native ]; then
+		timeout "$RUN_TIMEOUT" "$2" "$3" >"$4" 2>&1
+	else
+		timeout "$RUN_TIMEOUT" "$1" "$2" "$3" >"$4" 2>&1
+	fi
+	run_rc=$?
+	echo "exit status $run_rc" >>"$4"
+}
+
+# the lines compared with expected.txt
+counts_of() { grep -E '^(result=|count |unknown )' "$1"; }
+
+# counts_exact OUT: rc 0 and the counts and result are expected.txt's
+counts_exact() {
+	counts_of "$1" >"$1.counts"
+	if [ "$run_rc" -ne 0 ]; then
+		cat "$1"
+		return 1
+	fi
+	diff "$expected" "$1.counts" && return 0
+	cat "$1"
+	return 1
+}
+
+# patched_all OUT N: the start-up code patched N sites and rejected none
+patched_all() {
+	grep -q "^table slots=$2 nonzero=$2 patched=$2 rejected=0\$" "$1" || { cat "$1"; return 1; }
+}
+
+# untraced OUT: rc 0, expected result, every count 0
+untraced() {
+	[ "$run_rc" -eq 0 ] || { cat "$1"; return 1; }
+	grep '^result=' "$expected" >"$1.want"
+	grep '^count ' "$expected" | sed 's/ [0-9]*$/ 0/' >>"$1.want"
+	echo "unknown 0" >>"$1.want"
+	counts_of "$1" >"$1.got"
+	diff "$1.want" "$1.got" || { cat "$1"; return 1; }
+}
+
+# same_lines A B: the same lines, sorted
+same_sorted() {
+	sort "$1" >"$1.s"
+	sort "$2" >"$2.s"
+	diff "$1.s" "$2.s"
+}
+
+# is_sorted FILE: hex values in ascending order
+is_sorted() {
+	"$py" - "$1" <<'EOF'
+import sys
+try:
+    v = [int(x, 16) for x in open(sys.argv[1]).read().split()]
+except ValueError:
+    sys.exit("not a list of values:\n" + open(sys.argv[1]).read())
+if v != sorted(v):
+    sys.exit("not sorted: %s" % " ".join(map(hex, v)))
+EOF
+}
+
+values() { "$py" "$mkelf" values "$1"; }
+
+# inplace_ok ERRFILE RC: exit 0 and exactly one line on stderr
+inplace_ok() {
+	if [ "$2" -ne 0 ]; then
+		echo "exit status $2"
+		cat "$1"
+		return 1
+	fi
+	[ "$(wc -l <"$1")" -eq 1 ] || { echo "stderr is not one line:"; cat "$1"; return 1; }
+}
+
+# idempotent IMAGE NAME: a second `record --in-place` leaves the file
+# byte-identical and does not rewrite it (same inode, same mtime)
+idempotent() {
+	cp "$1" "$tmp/idem.before"
+	ino1=$(stat -c '%i %y' "$1")
+	"$PATCHSITE" record --in-place "$1" >"$tmp/idem.out" 2>"$tmp/idem.err"
+	rc=$?
+	ino2=$(stat -c '%i %y' "$1")
+	{
+		echo "exit status $rc"
+		cat "$tmp/idem.err"
+	} >"$tmp/idem.msg"
+	if [ "$rc" -eq 0 ] && cmp "$tmp/idem.before" "$1" >>"$tmp/idem.msg" 2>&1; then
+		ok "$2: second record --in-place leaves the file byte-identical"
+	else
+		not_ok "$2: second record --in-place leaves the file byte-identical" "$tmp/idem.msg"
+	fi
+	if [ "$ino1" = "$ino2" ]; then
+		ok "$2: second record --in-place does not rewrite the file"
+	else
+		echo "inode, mtime: $ino1 -> $ino2" >>"$tmp/idem.msg"
+		not_ok "$2: second record --in-place does not rewrite the file" "$tmp/idem.msg"
+	fi
+}
+
+# audit_rc IMAGE WANT NAME [OPTIONS...]
+audit_rc() {
+	_img=$1 _want=$2 _name=$3
+	shift 3
+	"$PATCHSITE" audit "$@" "$_img" >"$tmp/audit.out" 2>&1
+	_rc=$?
+	echo "exit status $_rc" >>"$tmp/audit.out"
+	if [ "$_rc" -eq "$_want" ]; then
+		ok "$_name"
+	else
+		not_ok "$_name" "$tmp/audit.out"
+	fi
+}
+
+# too_small IMAGE NAME: `record --in-place` into a region with fewer slots
+# than sites: exit 2, one line `patchsite: FILE: ...` on stderr, nothing on
+# stdout, the file byte-identical; with -o, no output file
+# too_small IMAGE NAME [SITE-OPTIONS]: an image that shows only some of its
+# sites needs the layout stated (--patchable) for the others to be found
+too_small() {
+	opts=${3:-}
+	cp "$1" "$tmp/small.img"
+	cp "$1" "$tmp/small.orig"
+	"$PATCHSITE" record $opts --in-place "$tmp/small.img" >"$tmp/small.out" 2>"$tmp/small.err"
+	rc=$?
+	{
+		echo "exit status $rc"
+		echo "stderr:"
+		cat "$tmp/small.err"
+		echo "stdout:"
+		cat "$tmp/small.out"
+	} >"$tmp/small.msg"
+	if [ "$rc" -eq 2 ]; then
+		ok "$2: region too small: exit 2"
+	else
+		not_ok "$2: region too small: exit 2" "$tmp/small.msg"
+	fi
+	if [ "$rc" -ne 0 ] && [ "$(wc -l <"$tmp/small.err")" -eq 1 ] && [ ! -s "$tmp/small.out" ] &&
+		grep -q "^patchsite: $tmp/small.img: " "$tmp/small.err"; then
+		ok "$2: region too small: a one-line error naming the file"
+	else
+		not_ok "$2: region too small: a one-line error naming the file" "$tmp/small.msg"
+	fi
+	if cmp "$tmp/small.orig" "$tmp/small.img" >>"$tmp/small.msg" 2>&1; then
+		ok "$2: region too small: file byte-identical"
+	else
+		not_ok "$2: region too small: file byte-identical" "$tmp/small.msg"
+	fi
+	rm -f "$tmp/small.new"
+	"$PATCHSITE" record $opts --in-place -o "$tmp/small.new" "$1" >/dev/null 2>"$tmp/small.err"
+	rc=$?
+	if [ "$rc" -eq 2 ] && [ ! -e "$tmp/small.new" ]; then
+		ok "$2: region too small, -o: exit 2, no output file"
+	else
+		{
+			echo "exit status $rc"
+			cat "$tmp/small.err"
+			ls -l "$tmp/small.new" 2>&1
+		} >"$tmp/small.msg"
+		not_ok "$2: region too small, -o: exit 2, no output file" "$tmp/small.msg"
+	fi
+	# 12 sites, 2 slots: 10 sites are missing from the table
+	audit_rc "$1" 1 "$2: audit of the too-small table: exit 1 (missing)" $opts
+}
+
+# reader IMAGE READELF NAME: mkelf.py's table reader agrees with readelf
+reader() {
+	values "$1" >"$tmp/reader.mine" 2>&1 &&
+		"$py" "$mkelf" readelf-values "$2" "$1" >"$tmp/reader.readelf" 2>&1
+	check "$3: table reader agrees with readelf" diff "$tmp/reader.mine" "$tmp/reader.readelf"
+}
+
+# ================================================================ riscv64
+RV=qemu-riscv64
+rvimg=$out/riscv64.elf
+t=$tmp/rv
+mkdir -p "$t"
+
+run_img "$RV" "$out/riscv64-oracle.elf" oracle "$t/oracle"
+check "riscv64: oracle build (manual counts) prints expected.txt" counts_exact "$t/oracle"
+
+reader "$rvimg" riscv64-linux-gnu-readelf riscv64
+values "$rvimg" >"$t/stale"
+"$py" "$mkelf" objdump-sites riscv64-linux-gnu-objdump "$rvimg" _mcount >"$t/sites"
+nsites=$(wc -l <"$t/sites")
+check "riscv64: objdump finds 12 relaxed jal _mcount sites" test "$nsites" -eq 12
+# every call was relaxed: no auipc ra left in front of a call to _mcount
+riscv64-linux-gnu-objdump -d --no-show-raw-insn "$rvimg" | grep -E "jalr.*<_mcount>" >"$t/unrelaxed"
+check "riscv64: the link relaxed every call _mcount to jal" test ! -s "$t/unrelaxed"
+
+# the linked table is what the objects recorded, not where the code is now
+"$py" "$mkelf" link-addrs "$out/riscv64.map" "$out"/riscv64/work_*.mcount.s >"$t/linkaddrs" 2>&1
+check "riscv64: linked table = object .text address (map) + pre-link offset: addends not adjusted" \
+	diff "$t/linkaddrs" "$t/stale"
+grep -vxF -f "$t/sites" "$t/stale" >"$t/stale.off"
+nstale=$(wc -l <"$t/stale.off")
+note "riscv64: $nstale of $(wc -l <"$t/stale") per-object table entries are not at a jal _mcount after the relaxed link"
+check "riscv64: relaxation made the per-object table stale (entries off the sites)" test "$nstale" -gt 0
+
+"$PATCHSITE" audit "$rvimg" >"$t/audit.txt" 2>&1
+rc=$?
+echo "exit status $rc" >>"$t/audit.txt"
+if [ "$rc" -eq 1 ] && grep -q stale "$t/audit.txt"; then
+	ok "riscv64: audit of the stale image: exit 1, stale entries"
+else
+	not_ok "riscv64: audit of the stale image: exit 1, stale entries" "$t/audit.txt"
+fi
+"$PATCHSITE" audit --format=json "$rvimg" >"$t/audit.json" 2>"$t/audit.err"
+check "riscv64: audit --format=json: stale = table - sites, missing = sites - table" \
+	"$py" - "$t/audit.json" "$t/stale" "$t/sites" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+table = {int(x, 16) for x in open(sys.argv[2]).read().split()}
+sites = {int(x, 16) for x in open(sys.argv[3]).read().split()}
+got = {}
+for f in d["findings"]:
+    got.setdefault(f["kind"], set()).add(int(f["address"], 16))
+bad = []
+if got.get("stale", set()) != table - sites:
+    bad.append("stale: got %s want %s" % (sorted(map(hex, got.get("stale", ()))),
+                                          sorted(map(hex, table - sites))))
+if got.get("missing", set()) != sites - table:
+    bad.append("missing: got %s want %s" % (sorted(map(hex, got.get("missing", ()))),
+                                            sorted(map(hex, sites - table))))
+if d["summary"]["stale"] != len(table - sites):
+    bad.append("summary %s" % d["summary"])
+if bad:
+    sys.exit("\n".join(bad))
+EOF
+
+run_img "$RV" "$rvimg" off "$t/off"
+check "riscv64: un-patched run: expected result, no counts" untraced "$t/off"
+cp "$t/off" "$tmp/rv.off"
+
+run_img "$RV" "$rvimg" trace "$t/stale.trace"
+note "riscv64 stale, checked patching: $(grep '^table' "$t/stale.trace")"
+if [ "$run_rc" -eq 0 ] && ! counts_of "$t/stale.trace" | diff -q "$expected" - >/dev/null &&
+	! grep -q ' rejected=0$' "$t/stale.trace"; then
+	ok "riscv64: stale table, checked patching goes wrong: sites rejected, counts wrong"
+else
+	not_ok "riscv64: stale table, checked patching goes wrong: sites rejected, counts wrong" "$t/stale.trace"
+fi
+run_img "$RV" "$rvimg" blind "$t/stale.blind"
+note "riscv64 stale, blind patching: exit status $run_rc"
+if [ "$run_rc" -ne 0 ] || ! counts_of "$t/stale.blind" | diff -q "$expected" - >/dev/null; then
+	ok "riscv64: stale table, blind patching goes wrong: crash or wrong output"
+else
+	not_ok "riscv64: stale table, blind patching goes wrong: crash or wrong output" "$t/stale.blind"
+fi
+
+# record --in-place -o FIXED
+cp "$rvimg" "$t/orig"
+"$PATCHSITE" record --in-place -o "$t/fixed" "$rvimg" >"$t/ip.out" 2>"$t/ip.err"
+rc=$?
+check "riscv64: record --in-place -o: exit 0, one-line report" inplace_ok "$t/ip.err" "$rc"
+note "riscv64: $(cat "$t/ip.err")"
+check "riscv64: record --in-place -o leaves the input untouched" cmp "$t/orig" "$rvimg"
+check "riscv64: nothing on stdout from record --in-place" test ! -s "$t/ip.out"
+values "$t/fixed" >"$t/fixed.values" 2>&1
+check "riscv64: rewritten table = objdump's jal _mcount sites" same_sorted "$t/fixed.values" "$t/sites"
+check "riscv64: rewritten table is sorted" is_sorted "$t/fixed.values"
+"$PATCHSITE" record "$rvimg" >"$t/record" 2>&1
+check "riscv64: record (list) = objdump's sites" same_sorted "$t/record" "$t/sites"
+cp "$rvimg" "$t/inplace"
+"$PATCHSITE" record --in-place "$t/inplace" >/dev/null 2>"$t/ip2.err"
+check "riscv64: record --in-place IMAGE = record --in-place -o" cmp "$t/fixed" "$t/inplace"
+
+run_img "$RV" "$t/fixed" trace "$t/fixed.trace"
+check "riscv64: fixed table: every listed site patched, none rejected" patched_all "$t/fixed.trace" 12
+check "riscv64: fixed table: every count exact, result unchanged" counts_exact "$t/fixed.trace"
+run_img "$RV" "$t/fixed" blind "$t/fixed.blind"
+check "riscv64: fixed table, blind patching: every count exact" counts_exact "$t/fixed.blind"
+audit_rc "$t/fixed" 0 "riscv64: audit of the fixed image: exit 0"
+idempotent "$t/fixed" riscv64
+
+# control: the same objects linked with --no-relax keep their table right
+nr=$out/riscv64-norelax.elf
+values "$nr" >"$t/nr.values"
+"$py" "$mkelf" objdump-sites riscv64-linux-gnu-objdump "$nr" _mcount >"$t/nr.sites"
+check "riscv64 --no-relax (control): per-object table = objdump's auipc+jalr sites" \
+	diff "$t/nr.sites" "$t/nr.values"
+audit_rc "$nr" 0 "riscv64 --no-relax (control): audit exit 0"
+run_img "$RV" "$nr" trace "$t/nr.trace"
+check "riscv64 --no-relax (control): every count exact (8-byte call patched)" counts_exact "$t/nr.trace"
+cp "$nr" "$t/nr"
+"$PATCHSITE" record --in-place "$t/nr" >/dev/null 2>"$t/nr.err"
+check "riscv64 --no-relax (control): record --in-place changes nothing" cmp "$nr" "$t/nr"
+
+too_small "$out/riscv64-small.elf" riscv64-small
+
+# ================================================================ x86_64
+x86img=$out/x86_64.elf
+t=$tmp/x86
+mkdir -p "$t"
+
+run_img native "$out/x86_64-oracle.elf" oracle "$t/oracle"
+check "x86_64: oracle build prints expected.txt" counts_exact "$t/oracle"
+reader "$x86img" readelf x86_64
+values "$x86img" >"$t/linker"
+"$py" "$mkelf" objdump-sites objdump "$x86img" __fentry__ >"$t/sites"
+check "x86_64: the compiler's table = objdump's call __fentry__ sites" diff "$t/sites" "$t/linker"
+check "x86_64: 12 sites" test "$(wc -l <"$t/sites")" -eq 12
+run_img native "$x86img" off "$t/off"
+check "x86_64: un-patched run: expected result, no counts" untraced "$t/off"
+run_img native "$x86img" trace "$t/trace"
+check "x86_64: compiler's table: every site patched" patched_all "$t/trace" 12
+check "x86_64: compiler's table: every count exact" counts_exact "$t/trace"
+
+"$py" "$mkelf" clear "$x86img" "$t/clr" >"$t/clr.err" 2>&1
+values "$t/clr" >"$t/clr.values"
+check "x86_64: cleared table is all zeros" sh -c "! grep -vx 0x0 '$t/clr.values'"
+run_img native "$t/clr" trace "$t/clr.trace"
+check "x86_64: cleared table: nothing patched, no counts (the runtime uses the table)" \
+	sh -c "grep -q '^table slots=12 nonzero=0 patched=0 rejected=0\$' '$t/clr.trace' && ! grep -q '^count .* [1-9]' '$t/clr.trace'"
+audit_rc "$t/clr" 1 "x86_64: audit of the cleared table: exit 1 (missing)"
+"$PATCHSITE" record --in-place "$t/clr" >/dev/null 2>"$t/ip.err"
+rc=$?
+check "x86_64: record --in-place on the cleared table: exit 0, one-line report" inplace_ok "$t/ip.err" "$rc"
+values "$t/clr" >"$t/restored"
+check "x86_64: rewritten table = the compiler's (sorted)" same_sorted "$t/restored" "$t/linker"
+check "x86_64: rewritten image byte-identical to the linker's" cmp "$x86img" "$t/clr"
+run_img native "$t/clr" trace "$t/restored.trace"
+check "x86_64: rewritten table: every count exact" counts_exact "$t/restored.trace"
+audit_rc "$t/clr" 0 "x86_64: audit of the rewritten table: exit 0"
+idempotent "$t/clr" x86_64
+"$py" "$mkelf" reverse "$x86img" "$t/rev" >"$t/rev.err" 2>&1
+"$PATCHSITE" record --in-place "$t/rev" >/dev/null 2>"$t/rev.err"
+check "x86_64: reversed table: record --in-place sorts it back (byte-identical)" cmp "$x86img" "$t/rev"
+too_small "$out/x86_64-small.elf" x86_64-small
+
+# ================================================================ aarch64
+A64=qemu-aarch64
+a64img=$out/aarch64.elf
+t=$tmp/a64
+mkdir -p "$t"
+
+run_img "$A64" "$out/aarch64-oracle.elf" oracle "$t/oracle"
+check "aarch64: oracle build prints expected.txt" counts_exact "$t/oracle"
+reader "$a64img" aarch64-linux-gnu-readelf aarch64
+"$py" "$mkelf" slots "$a64img" >"$t/slots"
+check "aarch64: linker's table: zeros in place, every slot covered by R_AARCH64_RELATIVE" \
+	awk 'NF != 3 || $2 != "0x0" || $3 == "-" { print; bad = 1 } END { exit bad }' "$t/slots"
+# the addends as readelf prints them (the relocations at the slots' offsets)
+awk '{ print $1 }' "$t/slots" >"$t/slotaddrs"
+aarch64-linux-gnu-readelf -rW "$a64img" >"$t/relocs"
+"$py" - "$t/relocs" "$t/slotaddrs" >"$t/linker" 2>&1 <<'EOF'
+import sys
+slots = [int(x, 16) for x in open(sys.argv[2]).read().split()]
+rel = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) >= 4 and f[2] == "R_AARCH64_RELATIVE":
+        rel[int(f[0], 16)] = int(f[-1], 16)
+for s in slots:
+    print("0x%x" % rel[s])
+EOF
+check "aarch64: 12 addends" test "$(wc -l <"$t/linker")" -eq 12
+# independent: the traced functions' symbols (-fpatchable-function-entry=2,0:
+# the site is the function's first byte)
+aarch64-linux-gnu-nm "$out"/aarch64/work_a.o "$out"/aarch64/work_b.o "$out"/aarch64/work_c.o |
+	awk '$2 ~ /^[Tt]$/ { print $3 }' | sort -u >"$t/funcs"
+aarch64-linux-gnu-nm "$a64img" >"$t/nm"
+"$py" - "$t/nm" "$t/funcs" >"$t/funcaddrs" <<'EOF'
+import sys
+want = set(open(sys.argv[2]).read().split())
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) == 3 and f[2] in want:
+        print("0x%x" % int(f[0], 16))
+EOF
+check "aarch64: linker's addends = the traced functions' addresses (nm)" same_sorted "$t/linker" "$t/funcaddrs"
+"$PATCHSITE" record "$a64img" >"$t/record" 2>&1
+check "aarch64: record (list) = the linker's addends" same_sorted "$t/record" "$t/linker"
+audit_rc "$a64img" 0 "aarch64: audit of the linker's image: exit 0"
+run_img "$A64" "$a64img" off "$t/off"
+check "aarch64: un-patched run: expected result, no counts" untraced "$t/off"
+run_img "$A64" "$a64img" trace "$t/trace"
+check "aarch64: linker's table (self-relocated): every site patched" patched_all "$t/trace" 12
+check "aarch64: linker's table: every count exact" counts_exact "$t/trace"
+cp "$a64img" "$t/same"
+"$PATCHSITE" record --in-place "$t/same" >/dev/null 2>"$t/same.err"
+check "aarch64: record --in-place on the linker's image changes nothing" cmp "$a64img" "$t/same"
+
+# cleared: slots and addends zeroed
+"$py" "$mkelf" clear "$a64img" "$t/clr" >"$t/clr.err" 2>&1
+"$py" "$mkelf" readelf-values aarch64-linux-gnu-readelf "$t/clr" >"$t/clr.values" 2>&1
+check "aarch64: cleared: readelf shows every addend 0" sh -c "test -s '$t/clr.values' && ! grep -vx 0x0 '$t/clr.values'"
+cp "$t/clr" "$t/clr.orig"
+run_img "$A64" "$t/clr" trace "$t/clr.trace"
+check "aarch64: cleared table: no counts (the runtime uses the table)" \
+	sh -c "grep -q '^table slots=12 nonzero=12 patched=0 rejected=12\$' '$t/clr.trace' && ! grep -q '^count .* [1-9]' '$t/clr.trace'"
+audit_rc "$t/clr" 1 "aarch64: audit of the cleared table: exit 1 (missing)"
+"$PATCHSITE" record --in-place "$t/clr" >/dev/null 2>"$t/ip.err"
+rc=$?
+check "aarch64: record --in-place on the cleared table: exit 0, one-line report" inplace_ok "$t/ip.err" "$rc"
+note "aarch64: $(cat "$t/ip.err")"
+"$py" - "$t/clr" aarch64-linux-gnu-readelf "$t/slotaddrs" >"$t/restored" 2>&1 <<'EOF'
+import subprocess, sys
+slots = [int(x, 16) for x in open(sys.argv[3]).read().split()]
+rel = {}
+for line in subprocess.run([sys.argv[2], "-rW", sys.argv[1]], capture_output=True,
+                           text=True, check=True).stdout.splitlines():
+    f = line.split()
+    if len(f) >= 4 and f[2] == "R_AARCH64_RELATIVE":
+        rel[int(f[0], 16)] = int(f[-1], 16)
+for s in slots:
+    print("0x%x" % rel[s] if s in rel else "none at 0x%x" % s)
+EOF
+check "aarch64: cleared then record --in-place: addends (readelf -rW) = the linker's (sorted)" \
+	same_sorted "$t/restored" "$t/linker"
+check "aarch64: cleared then record --in-place: addends in ascending slot order" is_sorted "$t/restored"
+run_img "$A64" "$t/clr" trace "$t/restored.trace"
+check "aarch64: rewritten addends: every count exact" counts_exact "$t/restored.trace"
+audit_rc "$t/clr" 0 "aarch64: audit of the rewritten table: exit 0"
+idempotent "$t/clr" aarch64
+cp "$t/clr.orig" "$t/clr2"
+"$PATCHSITE" record --patchable=2,0 --in-place "$t/clr2" >/dev/null 2>"$t/ip.err"
+values "$t/clr2" >"$t/restored2" 2>&1
+check "aarch64: cleared then record --patchable=2,0 --in-place: the linker's addends" \
+	diff "$t/linker" "$t/restored2"
+
+# reversed: the same addends in the wrong order
+"$py" "$mkelf" reverse "$a64img" "$t/rev" >"$t/rev.err" 2>&1
+"$PATCHSITE" record --in-place "$t/rev" >/dev/null 2>"$t/rev.err"
+rc=$?
+check "aarch64: reversed table: record --in-place exit 0, one-line report" inplace_ok "$t/rev.err" "$rc"
+values "$t/rev" >"$t/rev.values" 2>&1
+check "aarch64: reversed table: record --in-place restores the linker's addends in order" \
+	diff "$t/linker" "$t/rev.values"
+run_img "$A64" "$t/rev" trace "$t/rev.trace"
+check "aarch64: re-sorted table: every count exact" counts_exact "$t/rev.trace"
+
+# The region keeps 2 of the compiler's 12 entries: nothing in the image
+# shows the other 10 NOP areas are sites, so the layout is stated.
+too_small "$out/aarch64-small.elf" aarch64-small --patchable=2
+
+finish
