@@ -733,31 +733,55 @@ static int load_symtab(struct elfio *e, size_t shndx, struct elfio_symtab *t)
 	}
 
 	t->count = s->shdr.sh_size / sizeof(Elf64_Sym);
+	if (d && d->d_size < t->count * sizeof(Elf64_Sym)) {
+		elfio_err(e, "symbol table '%s' is truncated", s->name);
+		return -EINVAL;
+	}
+	/*
+	 * Symbols are read straight from the (mapped) table and names straight
+	 * from the string table: a 100,000-symbol vmlinux is loaded in one pass
+	 * with no libelf call per symbol.  The image is ELF64 LSB (checked at
+	 * open) and so is every host we build for, so the layout is the file's.
+	 */
+	struct elfio_section *strsec = &e->secs[s->shdr.sh_link];
+	ret = elfio_section_data(e, strsec);
+	if (ret)
+		return ret;
+	const char *strs = (const char *)strsec->data;
+	size_t strsz = strsec->size;
+	bool terminated = strsz && strs[strsz - 1] == 0;
+	const uint8_t *raw = d ? d->d_buf : NULL;
+	const uint8_t *xraw = xdata ? xdata->d_buf : NULL;
+
 	t->syms = calloc(t->count ? t->count : 1, sizeof(*t->syms));
 	if (!t->syms)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->count; i++) {
 		struct elfio_symbol *sym = &t->syms[i];
-		GElf_Sym gs;
+		Elf64_Sym gs;
 		Elf32_Word xndx = 0;
 
-		if (!gelf_getsymshndx(d, xdata, (int)i, &gs, &xndx)) {
-			elfio_err(e, "symbol table '%s': cannot read symbol %zu: %s", s->name, i,
-				  elf_errmsg(-1));
-			ret = -EINVAL;
-			goto err;
-		}
-		sym->name = elf_strptr(e->elf, s->shdr.sh_link, gs.st_name);
-		if (!sym->name) {
+		memcpy(&gs, raw + i * sizeof(gs), sizeof(gs));
+		if (xraw)
+			memcpy(&xndx, xraw + i * sizeof(xndx), sizeof(xndx));
+		if (gs.st_name >= strsz ||
+		    (!terminated && !memchr(strs + gs.st_name, 0, strsz - gs.st_name))) {
 			elfio_err(e, "symbol table '%s': symbol %zu has a bad name index %u",
 				  s->name, i, gs.st_name);
 			ret = -EINVAL;
 			goto err;
 		}
-		sym->type = GELF_ST_TYPE(gs.st_info);
-		sym->bind = GELF_ST_BIND(gs.st_info);
+		sym->name = strs + gs.st_name;
+		sym->type = ELF64_ST_TYPE(gs.st_info);
+		sym->bind = ELF64_ST_BIND(gs.st_info);
 		sym->size = gs.st_size;
 		sym->shndx = gs.st_shndx == SHN_XINDEX ? xndx : gs.st_shndx;
+		if (gs.st_shndx == SHN_XINDEX && !xraw) {
+			elfio_err(e, "symbol table '%s': symbol '%s' needs SHT_SYMTAB_SHNDX, "
+				  "which is missing", s->name, sym->name);
+			ret = -EINVAL;
+			goto err;
+		}
 		if (gs.st_shndx == SHN_UNDEF || gs.st_shndx == SHN_COMMON) {
 			sym->addr = 0;
 		} else if (gs.st_shndx == SHN_ABS) {
@@ -837,13 +861,23 @@ static int bind_rank(unsigned char bind)
 	return bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
 }
 
-static int cmp_func(const void *a, const void *b)
-{
-	const struct elfio_symbol *x = *(const struct elfio_symbol *const *)a;
-	const struct elfio_symbol *y = *(const struct elfio_symbol *const *)b;
+/*
+ * Sort key of a function: the address, then global before weak before
+ * local, then larger first, then the name.  Kept beside the pointer so the
+ * sort compares in cache and follows the pointer only for aliases.
+ */
+struct fkey {
+	uint64_t addr;
+	const struct elfio_symbol *s;
+};
 
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
+static int cmp_fkey(const void *a, const void *b)
+{
+	const struct fkey *p = a, *q = b;
+
+	if (p->addr != q->addr)
+		return p->addr < q->addr ? -1 : 1;
+	const struct elfio_symbol *x = p->s, *y = q->s;
 	if (bind_rank(x->bind) != bind_rank(y->bind))
 		return bind_rank(x->bind) - bind_rank(y->bind);
 	if (x->size != y->size)
@@ -851,42 +885,99 @@ static int cmp_func(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/*
+ * Sort by address with an LSD radix sort (16-bit digits, skipping digits
+ * that are the same in every key: kernel addresses share their top half),
+ * then order aliases at one address with cmp_fkey.  Linear in the number
+ * of functions; a comparison sort of 50,000 keys was 15% of `record`.
+ */
+static int sort_fkeys(struct fkey *k, size_t n)
+{
+	struct fkey *tmp;
+	uint64_t all_or = 0, all_and = ~0ULL;
+
+	if (n < 2)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		all_or |= k[i].addr;
+		all_and &= k[i].addr;
+	}
+	tmp = malloc(n * sizeof(*tmp));
+	size_t *cnt = malloc(65537 * sizeof(*cnt));
+	if (!tmp || !cnt) {
+		free(tmp);
+		free(cnt);
+		return -ENOMEM;
+	}
+	for (int shift = 0; shift < 64; shift += 16) {
+		if (!(((all_or ^ all_and) >> shift) & 0xffff))
+			continue;	/* this digit is the same in every key */
+		memset(cnt, 0, 65537 * sizeof(*cnt));
+		for (size_t i = 0; i < n; i++)
+			cnt[((k[i].addr >> shift) & 0xffff) + 1]++;
+		for (size_t d = 1; d <= 65536; d++)
+			cnt[d] += cnt[d - 1];
+		for (size_t i = 0; i < n; i++)
+			tmp[cnt[(k[i].addr >> shift) & 0xffff]++] = k[i];
+		memcpy(k, tmp, n * sizeof(*k));
+	}
+	free(tmp);
+	free(cnt);
+	for (size_t i = 1, j; i < n; i = j) {
+		for (j = i; j < n && k[j].addr == k[i - 1].addr; j++)
+			;
+		if (j > i)
+			qsort(k + i - 1, j - i + 1, sizeof(*k), cmp_fkey);
+		if (j == i)
+			j++;
+	}
+	return 0;
+}
+
+static bool is_function(const struct elfio *e, const struct elfio_symbol *s)
+{
+	return (s->type == STT_FUNC || s->type == STT_GNU_IFUNC) && s->size &&
+	       s->shndx != SHN_UNDEF && s->shndx != SHN_ABS && s->shndx < e->nsec;
+}
+
 int elfio_functions(struct elfio *e, const struct elfio_symbol *const **out, size_t *count)
 {
 	if (!e->funcs_loaded) {
 		const struct elfio_symtab *t;
+		struct fkey *k;
 		int ret = elfio_symbols(e, &t);
 
 		if (ret)
 			return ret;
-		size_t n = 0;
-		for (size_t i = 0; t && i < t->count; i++) {
-			const struct elfio_symbol *s = &t->syms[i];
-			if ((s->type == STT_FUNC || s->type == STT_GNU_IFUNC) && s->size &&
-			    s->shndx != SHN_UNDEF && s->shndx != SHN_ABS && s->shndx < e->nsec)
-				n++;
+		size_t n = 0, total = t ? t->count : 0;
+		k = malloc((total ? total : 1) * sizeof(*k));
+		if (!k)
+			return -ENOMEM;
+		for (size_t i = 0; i < total; i++)
+			if (is_function(e, &t->syms[i]))
+				k[n++] = (struct fkey){ t->syms[i].addr, &t->syms[i] };
+		ret = sort_fkeys(k, n);
+		if (ret) {
+			free(k);
+			return ret;
 		}
 		e->funcs = calloc(n ? n : 1, sizeof(*e->funcs));
 		e->funcs_maxend = calloc(n ? n : 1, sizeof(*e->funcs_maxend));
-		if (!e->funcs || !e->funcs_maxend)
+		if (!e->funcs || !e->funcs_maxend) {
+			free(k);
 			return -ENOMEM;
-		n = 0;
-		for (size_t i = 0; t && i < t->count; i++) {
-			const struct elfio_symbol *s = &t->syms[i];
-			if ((s->type == STT_FUNC || s->type == STT_GNU_IFUNC) && s->size &&
-			    s->shndx != SHN_UNDEF && s->shndx != SHN_ABS && s->shndx < e->nsec)
-				e->funcs[n++] = s;
 		}
-		qsort(e->funcs, n, sizeof(*e->funcs), cmp_func);
 		uint64_t maxend = 0;
 		for (size_t i = 0; i < n; i++) {
-			uint64_t end = e->funcs[i]->addr + e->funcs[i]->size;
-			if (end < e->funcs[i]->addr)	/* corrupt size: clamp, never wrap */
+			e->funcs[i] = k[i].s;
+			uint64_t end = k[i].addr + k[i].s->size;
+			if (end < k[i].addr)	/* corrupt size: clamp, never wrap */
 				end = UINT64_MAX;
 			if (end > maxend)
 				maxend = end;
 			e->funcs_maxend[i] = maxend;
 		}
+		free(k);
 		e->nfuncs = n;
 		e->funcs_loaded = true;
 	}
@@ -919,20 +1010,38 @@ const struct elfio_symbol *elfio_function_at(struct elfio *e, uint64_t addr, uin
 		else
 			hi = mid;
 	}
-	const struct elfio_symbol *body = NULL;
-	for (size_t i = lo; i-- > 0;) {
-		if (e->funcs_maxend[i] <= addr && f[i]->addr <= addr)
-			break;		/* nothing at or before i reaches addr */
-		const struct elfio_symbol *s = f[i];
-		if (addr >= s->addr && addr - s->addr < s->size) {
-			/* keep walking back: the first in sort order at this address wins */
-			if (!body || s->addr <= body->addr)
-				body = s;
-		} else if (addr < s->addr && s->addr - addr <= before) {
-			pre = s;
-		}
+	/*
+	 * Of the functions that hold addr, the first in sort order (the lowest
+	 * start, then global first) wins.  funcs_maxend only grows, so the
+	 * first index whose running end passes addr is found by bisection; that
+	 * function ends past addr (its end is the running maximum), and holds
+	 * addr if it starts at or before it.  No later one can start earlier.
+	 * Two searches, not a walk back: one huge (corrupt) st_size would
+	 * otherwise make every lookup visit every function.
+	 */
+	size_t a = 0, b = n;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		if (e->funcs_maxend[mid] <= addr)
+			a = mid + 1;
+		else
+			b = mid;
 	}
-	return body ? body : pre;
+	if (a < n && f[a]->addr <= addr)
+		return f[a];
+	/* None: the first function starting in (addr, addr + before], if any. */
+	a = 0;
+	b = lo;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		if (f[mid]->addr <= addr)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	if (a < lo && f[a]->addr - addr <= before)
+		pre = f[a];
+	return pre;
 }
 
 /* --- Relocations ---------------------------------------------------------- */

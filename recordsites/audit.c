@@ -102,6 +102,19 @@ static void describe_stale(struct record *r, uint64_t v, struct finding *fd)
 	}
 }
 
+/* Order of findings: address, kind, then position found (ctx: the array). */
+static int cmp_finding(const void *x, const void *y, void *ctx)
+{
+	const struct finding *v = ctx;
+	size_t i = *(const size_t *)x, j = *(const size_t *)y;
+
+	if (v[i].addr != v[j].addr)
+		return v[i].addr < v[j].addr ? -1 : 1;
+	if (v[i].kind != v[j].kind)
+		return v[i].kind < v[j].kind ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
 static int cmp_u64(const void *x, const void *y)
 {
 	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
@@ -263,16 +276,28 @@ int audit_run(struct record *r, struct audit *a)
 		}
 	}
 
-	/* Findings in address order, kinds in a fixed order at one address. */
-	for (size_t i = 1; i < a->n; i++) {
-		struct finding x = a->v[i];
-		size_t j = i;
-		while (j > 0 && (a->v[j - 1].addr > x.addr ||
-				 (a->v[j - 1].addr == x.addr && a->v[j - 1].kind > x.kind))) {
-			a->v[j] = a->v[j - 1];
-			j--;
+	/*
+	 * Findings in address order, kinds in a fixed order at one address,
+	 * else in the order found (a stable sort: qsort on the position as the
+	 * last key).  An insertion sort here was quadratic in the findings: a
+	 * relaxed kernel's stale table has one per function.
+	 */
+	if (a->n > 1) {
+		size_t *ord = malloc(a->n * sizeof(*ord));
+		struct finding *sorted = malloc(a->n * sizeof(*sorted));
+		if (!ord || !sorted) {
+			free(ord);
+			free(sorted);
+			goto out;
 		}
-		a->v[j] = x;
+		for (size_t i = 0; i < a->n; i++)
+			ord[i] = i;
+		qsort_r(ord, a->n, sizeof(*ord), cmp_finding, a->v);
+		for (size_t i = 0; i < a->n; i++)
+			sorted[i] = a->v[ord[i]];
+		free(ord);
+		free(a->v);
+		a->v = sorted;
 	}
 
 	dw = elfio_dwarf_open(r->e);
@@ -284,10 +309,13 @@ int audit_run(struct record *r, struct audit *a)
 	/* the strings live in libdw's memory: keep dw open with the audit */
 	ret = 0;
 out:
-	if (ret)
+	if (ret) {
 		elfio_dwarf_close(dw);
-	else
+		free(a->v);	/* the caller frees nothing after an error */
+		memset(a, 0, sizeof(*a));
+	} else {
 		a->dw = dw;
+	}
 	return ret;
 }
 

@@ -50,10 +50,31 @@ static const char *type_name(struct record *r)
 	}
 }
 
+/* "0x" + lowercase hex, no padding, newline: the plain list's hot path */
+static void put_hex_line(FILE *o, uint64_t v)
+{
+	char b[20];
+	int n = sizeof(b);
+
+	b[--n] = '\n';
+	do {
+		b[--n] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	b[--n] = 'x';
+	b[--n] = '0';
+	fwrite(b + n, 1, sizeof(b) - (size_t)n, o);
+}
+
 static void emit_list(struct record *r, FILE *o, bool sym)
 {
 	char a[256], f[512];
 
+	if (!sym && !elfio_is_rel(r->e)) {
+		for (size_t i = 0; i < r->nsites; i++)
+			put_hex_line(o, r->sites[i].addr);
+		return;
+	}
 	for (size_t i = 0; i < r->nsites; i++) {
 		const struct site *s = &r->sites[i];
 		elfio_format_addr(r->e, s->addr, a, sizeof(a));

@@ -927,10 +927,12 @@ static void detect_flavours(struct record *r, const struct record_options *o)
 	/* Entries of __mcount_loc-style tables that are neither calls nor
 	   decodable areas tell us about -mnop-mcount and kernel regions. */
 	if (other && !r->nop_mcount && r->arch->machine == EM_X86_64) {
+		/* a table is one flavour: its first entries tell */
 		for (size_t t = 0; t < r->ntables && !r->nop_mcount; t++) {
-			for (size_t i = 0; i < r->tables[t].count; i++) {
+			for (size_t i = 0, seen = 0; i < r->tables[t].count && seen < 64; i++) {
 				struct site s = { 0 };
 				uint64_t v = r->tables[t].entries[i].value;
+				seen += v != 0;
 				if (v && verify_nop_mcount(r, v, &s)) {
 					r->nop_mcount = true;
 					break;
@@ -989,7 +991,7 @@ static int cand_push(struct cand *c, uint64_t a)
 }
 
 /* Linear decode of [start, end), pushing every call to a target. */
-static int sweep(struct record *r, uint64_t start, uint64_t end, struct cand *c)
+static int sweep(struct record *r, uint64_t start, uint64_t end, struct cand *c, uint64_t *stop)
 {
 	uint64_t a = start;
 
@@ -1011,6 +1013,8 @@ static int sweep(struct record *r, uint64_t start, uint64_t end, struct cand *c)
 		}
 		a += in.len;
 	}
+	if (stop)
+		*stop = a;
 	return 0;
 }
 
@@ -1051,6 +1055,12 @@ static int gather(struct record *r, const struct record_options *o, struct cand 
 	/* a scan for calls in linked images */
 	if (p->ntargets || p->nslots) {
 		if (nf) {
+			/*
+			 * Functions come sorted by address; bytes the previous sweeps
+			 * decoded are not decoded again, so overlapping or nested
+			 * symbols (corrupt sizes) cost no more than the text itself.
+			 */
+			uint64_t swept = 0;
 			for (size_t i = 0; i < nf; i++) {
 				if (i && f[i]->addr == f[i - 1]->addr)
 					continue;	/* alias */
@@ -1058,9 +1068,10 @@ static int gather(struct record *r, const struct record_options *o, struct cand 
 				if (p->entry_only) {
 					uint64_t a = f[i]->addr + landing_len(r, f[i]->addr);
 					end = a + 1;	/* just the instruction at entry */
-					ret = sweep(r, a, end, c);
-				} else {
-					ret = sweep(r, f[i]->addr, end, c);
+					ret = sweep(r, a, end, c, NULL);
+				} else if (end > swept) {
+					uint64_t from = f[i]->addr > swept ? f[i]->addr : swept;
+					ret = sweep(r, from, end, c, &swept);
 				}
 				if (ret)
 					return ret;
@@ -1070,7 +1081,7 @@ static int gather(struct record *r, const struct record_options *o, struct cand 
 			for_each_section(r->e, s) {
 				if (!is_text_section(s) || !strncmp(s->name, ".plt", 4))
 					continue;
-				ret = sweep(r, s->addr, s->addr + s->shdr.sh_size, c);
+				ret = sweep(r, s->addr, s->addr + s->shdr.sh_size, c, NULL);
 				if (ret)
 					return ret;
 			}
@@ -1102,11 +1113,57 @@ static int gather(struct record *r, const struct record_options *o, struct cand 
 	return 0;
 }
 
-static int cmp_cand(const void *a, const void *b)
+/*
+ * Candidates arrive as a few ascending runs (each table, the scan in
+ * function order, the symbols): merge the runs pairwise, O(n log runs),
+ * instead of sorting ~2 entries per site from scratch.
+ */
+static int sort_cands(struct cand *c)
 {
-	uint64_t x = ((const struct cand_ent *)a)->addr, y = ((const struct cand_ent *)b)->addr;
+	size_t *runs, nruns = 0;
+	struct cand_ent *tmp;
 
-	return x < y ? -1 : x > y;
+	if (c->n < 2)
+		return 0;
+	runs = malloc((c->n + 1) * sizeof(*runs));
+	tmp = malloc(c->n * sizeof(*tmp));
+	if (!runs || !tmp) {
+		free(runs);
+		free(tmp);
+		return -ENOMEM;
+	}
+	runs[nruns++] = 0;
+	for (size_t i = 1; i < c->n; i++)
+		if (c->v[i].addr < c->v[i - 1].addr)
+			runs[nruns++] = i;
+	runs[nruns] = c->n;
+	while (nruns > 1) {
+		size_t w = 0;
+		for (size_t r = 0; r < nruns; r += 2) {
+			size_t a = runs[r], m = runs[r + 1], b = r + 2 <= nruns ? runs[r + 2] : m;
+			size_t i = a, j = m, k = a;
+			if (r + 1 == nruns) {	/* odd run out: copy */
+				memcpy(tmp + a, c->v + a, (m - a) * sizeof(*tmp));
+				runs[w++] = a;
+				continue;
+			}
+			while (i < m && j < b)
+				tmp[k++] = c->v[j].addr < c->v[i].addr ? c->v[j++] : c->v[i++];
+			while (i < m)
+				tmp[k++] = c->v[i++];
+			while (j < b)
+				tmp[k++] = c->v[j++];
+			runs[w++] = a;
+		}
+		runs[w] = c->n;
+		nruns = w;
+		struct cand_ent *sw = c->v;
+		c->v = tmp;
+		tmp = sw;
+	}
+	free(runs);
+	free(tmp);
+	return 0;
 }
 
 int record_scan(struct elfio *e, const struct record_options *o, struct record **out)
@@ -1154,8 +1211,9 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 	ret = gather(r, o, &c);
 	if (ret)
 		goto err;
-	if (c.n)
-		qsort(c.v, c.n, sizeof(*c.v), cmp_cand);
+	ret = sort_cands(&c);
+	if (ret)
+		goto err;
 
 	r->sites = calloc(c.n ? c.n : 1, sizeof(*r->sites));
 	if (!r->sites) {
