@@ -154,7 +154,8 @@ static int pin_one(const char *path, const struct pin_options *o, struct pin_rep
 			if (pt) {
 				relaxable ? rep->points++ : rep->points_already++;
 				printf("%s: %s at %s+0x%" PRIx64 ": %s\n", path, pt->name, text->name,
-				       v[i].offset, relaxable ? "pinned" : "already fixed-size");
+				       v[i].offset, !relaxable ? "already fixed-size" :
+				       o->dry_run ? "would pin" : "pinned");
 			} else {
 				relaxable ? rep->mcount++ : rep->mcount_already++;
 			}
@@ -189,6 +190,29 @@ out:
 	return ret;
 }
 
+/* An object, or a thin archive whose members may be thin archives too. */
+static int pin_path(const char *path, const struct pin_options *o, struct pin_report *rep,
+		    bool *seen, int depth)
+{
+	char **m;
+	size_t nm;
+	int ret;
+
+	if (!elfio_is_archive(path))
+		return pin_one(path, o, rep, seen);
+	if (depth > 8) {
+		elfio_error(path, "thin archives nested too deep");
+		return -ELOOP;
+	}
+	ret = elfio_thin_archive_members(path, &m, &nm);
+	for (size_t k = 0; !ret && k < nm; k++)
+		ret = pin_path(m[k], o, rep, seen, depth + 1);
+	for (size_t k = 0; k < nm; k++)
+		free(m[k]);
+	free(m);
+	return ret;
+}
+
 int pin_objects(const char *const *paths, size_t n, const struct pin_options *o,
 		struct pin_report *rep)
 {
@@ -203,20 +227,8 @@ int pin_objects(const char *const *paths, size_t n, const struct pin_options *o,
 	if (!seen)
 		return -ENOMEM;
 
-	for (size_t i = 0; i < n && !ret; i++) {
-		if (elfio_is_archive(paths[i])) {
-			char **m;
-			size_t nm;
-			ret = elfio_thin_archive_members(paths[i], &m, &nm);
-			for (size_t k = 0; !ret && k < nm; k++)
-				ret = pin_one(m[k], o, rep, seen);
-			for (size_t k = 0; k < nm; k++)
-				free(m[k]);
-			free(m);
-		} else {
-			ret = pin_one(paths[i], o, rep, seen);
-		}
-	}
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = pin_path(paths[i], o, rep, seen, 0);
 	for (size_t k = 0; !ret && k < nextra; k++) {
 		if (!seen[k]) {
 			elfio_error(o->extra_points[k], "patch point not found in any object");
