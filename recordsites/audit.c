@@ -185,8 +185,9 @@ int audit_run(struct record *r, struct audit *a)
 			}
 			fd->table = tb->name;
 			snprintf(fd->msg, sizeof(fd->msg),
-				 "table '%s' is not sorted (%zu descents, the first at slot %zu); the "
-				 "kernel binary-searches it", tb->name, descents, first);
+				 "table '%s' is not sorted (%zu descents, the first at slot %zu); a "
+				 "kernel built with CONFIG_BUILDTIME_MCOUNT_SORT binary-searches it "
+				 "without sorting it again", tb->name, descents, first);
 		}
 		for (size_t i = 0; i < tb->count; i++) {
 			uint64_t v = tb->entries[i].value;

@@ -147,22 +147,29 @@ static int emit_asm(struct record *r, FILE *o)
 	if (rel) {
 		fputs("/* link this object first: ld -r -o OUT.o THIS.o INPUT.o */\n", o);
 		/* declare every referenced section, empty, so its symbol exists */
+		bool *used = calloc(elfio_nsections(r->e), sizeof(*used));
+		if (!used)
+			return -ENOMEM;
+		for (size_t k = 0; k < r->nsites; k++) {
+			struct elfio_section *s = elfio_addr_to_sec(r->e, r->sites[k].addr);
+			if (s)
+				used[s->index] = true;
+		}
 		for (size_t i = 0; i < elfio_nsections(r->e); i++) {
 			struct elfio_section *s = elfio_section(r->e, i);
-			bool used = false;
-			for (size_t k = 0; k < r->nsites && !used; k++)
-				used = elfio_addr_to_sec(r->e, r->sites[k].addr) == s;
-			if (!used)
+			if (!used[i])
 				continue;
 			if (!plain_name(s->name)) {
 				elfio_err(r->e, "section name '%s' cannot be written as assembler",
 					  s->name);
+				free(used);
 				return -EINVAL;
 			}
 			fprintf(o, "\t.section %s,\"a%s%s\",%%progbits\n", s->name,
 				(s->shdr.sh_flags & SHF_EXECINSTR) ? "x" : "",
 				(s->shdr.sh_flags & SHF_WRITE) ? "w" : "");
 		}
+		free(used);
 	}
 	fputs("\t.section __mcount_loc,\"a\",%progbits\n\t.balign 8\n", o);
 	for (size_t i = 0; i < r->nsites; i++) {
@@ -179,25 +186,57 @@ static int emit_asm(struct record *r, FILE *o)
 }
 
 /* Sections that hold sites must have unique names for a reference by name to work. */
+static int cmp_sec_name(const void *a, const void *b)
+{
+	const struct elfio_section *x = *(const struct elfio_section *const *)a;
+	const struct elfio_section *y = *(const struct elfio_section *const *)b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : x->index < y->index ? -1 : x->index > y->index;
+}
+
 static int check_unique_names(struct record *r)
 {
 	struct elfio_section *prev = NULL;
+	size_t nsec = elfio_nsections(r->e), n = 0;
+	struct elfio_section **v = calloc(nsec, sizeof(*v));
+	bool *dup = calloc(nsec, sizeof(*dup));
+	int ret = 0;
 
+	/*
+	 * Which SHF_ALLOC sections share a name, found by sorting once: an
+	 * object with a section per function has tens of thousands of them.
+	 */
+	if (!v || !dup) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t j = 1; j < nsec; j++) {
+		struct elfio_section *t = elfio_section(r->e, j);
+		if (t->shdr.sh_flags & SHF_ALLOC)
+			v[n++] = t;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_sec_name);
+	for (size_t j = 1; j < n; j++)
+		if (!strcmp(v[j]->name, v[j - 1]->name))
+			dup[v[j]->index] = dup[v[j - 1]->index] = true;
 	for (size_t i = 0; i < r->nsites; i++) {
 		struct elfio_section *s = elfio_addr_to_sec(r->e, r->sites[i].addr);
 		if (s == prev)
 			continue;
 		prev = s;
-		for (size_t j = 1; j < elfio_nsections(r->e); j++) {
-			struct elfio_section *t = elfio_section(r->e, j);
-			if (t != s && (t->shdr.sh_flags & SHF_ALLOC) && !strcmp(t->name, s->name)) {
-				elfio_err(r->e, "two sections are named '%s': a table that refers "
-					  "to sections by name would be ambiguous", s->name);
-				return -EINVAL;
-			}
+		if (s && dup[s->index]) {
+			elfio_err(r->e, "two sections are named '%s': a table that refers "
+				  "to sections by name would be ambiguous", s->name);
+			ret = -EINVAL;
+			goto out;
 		}
 	}
-	return 0;
+out:
+	free(v);
+	free(dup);
+	return ret;
 }
 
 static int build_elf(struct record *r, uint8_t **buf, size_t *len)

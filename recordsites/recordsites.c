@@ -55,6 +55,9 @@ struct record_priv {
 	struct elfio_rela *dynrel;	/* linked: SHF_ALLOC relocations, sorted by offset */
 	size_t ndynrel;
 	struct elfio_section *cache;	/* last text section touched */
+	struct table_key *tset;		/* (start, end) of every table: a hash set */
+	size_t tset_cap;		/* its slots, a power of two (0: none yet) */
+	size_t tables_cap;		/* room in record.tables */
 	bool entry_only;		/* every target is an entry target */
 	unsigned int nop_unit;
 };
@@ -575,15 +578,64 @@ static int load_dynrel(struct record *r)
 	return 0;
 }
 
+struct table_key {
+	uint64_t start, end;
+	bool used;
+};
+
+static size_t table_slot(const struct table_key *set, size_t cap, uint64_t start, uint64_t end)
+{
+	uint64_t h = start * 0x9e3779b97f4a7c15ull ^ (end + 0x632be59bd9b4e019ull) * 0xc2b2ae3d27d4eb4full;
+	size_t i = (size_t)(h ^ (h >> 29)) & (cap - 1);
+
+	while (set[i].used && (set[i].start != start || set[i].end != end))
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+/*
+ * Is there a table with exactly these slots already?  1: yes; 0: no, and
+ * now it is remembered; or -ENOMEM.  A hash set, because an object with a
+ * table section per function has tens of thousands of tables (and a
+ * corrupt one millions): comparing each with all before it was quadratic.
+ */
+static int table_seen(struct record *r, uint64_t start, uint64_t end)
+{
+	struct record_priv *p = r->priv;
+
+	if (2 * (r->ntables + 1) > p->tset_cap) {
+		size_t cap = p->tset_cap ? 2 * p->tset_cap : 64;
+		while (2 * (r->ntables + 1) > cap)
+			cap *= 2;
+		struct table_key *set = calloc(cap, sizeof(*set));
+		if (!set)
+			return -ENOMEM;
+		for (size_t i = 0; i < r->ntables; i++) {
+			size_t k = table_slot(set, cap, r->tables[i].start, r->tables[i].end);
+			set[k] = (struct table_key){ r->tables[i].start, r->tables[i].end, true };
+		}
+		free(p->tset);
+		p->tset = set;
+		p->tset_cap = cap;
+	}
+	size_t k = table_slot(p->tset, p->tset_cap, start, end);
+	if (p->tset[k].used)
+		return 1;
+	p->tset[k] = (struct table_key){ start, end, true };
+	return 0;
+}
+
+/* 0: added; 1: the same slots are a table already (not added); or -errno. */
 static int add_table(struct record *r, enum table_kind kind, const char *name, uint64_t start,
 		     uint64_t end)
 {
 	struct site_table *nt;
+	int seen;
 
 	/* the same slots seen twice (a region that is exactly a section) */
-	for (size_t i = 0; i < r->ntables; i++)
-		if (r->tables[i].start == start && r->tables[i].end == end)
-			return 0;
+	seen = table_seen(r, start, end);
+	if (seen)
+		return seen;
 	/* GCC's own __mcount_loc is byte-aligned: a table may start anywhere */
 	if ((end - start) % 8) {
 		elfio_err(r->e, "table '%s' at 0x%" PRIx64 " has a size (%" PRIu64
@@ -599,10 +651,14 @@ static int add_table(struct record *r, enum table_kind kind, const char *name, u
 			  "the file", name, start, end - start);
 		return -EINVAL;
 	}
-	nt = realloc(r->tables, (r->ntables + 1) * sizeof(*nt));
-	if (!nt)
-		return -ENOMEM;
-	r->tables = nt;
+	if (r->ntables == r->priv->tables_cap) {
+		size_t cap = r->priv->tables_cap ? 2 * r->priv->tables_cap : 8;
+		nt = realloc(r->tables, cap * sizeof(*nt));
+		if (!nt)
+			return -ENOMEM;
+		r->tables = nt;
+		r->priv->tables_cap = cap;
+	}
 	nt = &r->tables[r->ntables];
 	memset(nt, 0, sizeof(*nt));
 	nt->kind = kind;
@@ -648,10 +704,25 @@ static int fill_table_linked(struct record *r, struct site_table *t)
 	return 0;
 }
 
-static int fill_table_rel(struct record *r, struct site_table *t, struct elfio_section *tsec)
+/* SHT_RELA sections by the section they apply to (sh_info), then by index. */
+static int cmp_rela_target(const void *a, const void *b)
 {
-	struct elfio_section *s;
+	const struct elfio_section *x = *(const struct elfio_section *const *)a;
+	const struct elfio_section *y = *(const struct elfio_section *const *)b;
 
+	if (x->shdr.sh_info != y->shdr.sh_info)
+		return x->shdr.sh_info < y->shdr.sh_info ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/*
+ * relas: every SHT_RELA section sorted by cmp_rela_target, so that a clang
+ * object with one table section per function (and one .rela each) costs
+ * a lookup per table, not a walk over all its sections.
+ */
+static int fill_table_rel(struct record *r, struct site_table *t, struct elfio_section *tsec,
+			  struct elfio_section *const *relas, size_t nrelas)
+{
 	for (size_t i = 0; i < t->count; i++)
 		t->entries[i].slot = t->start + 8 * i;
 	if (elfio_section_data(r->e, tsec))
@@ -663,14 +734,21 @@ static int fill_table_rel(struct record *r, struct site_table *t, struct elfio_s
 				v = (v << 8) | tsec->data[8 * i + (size_t)b];
 		t->entries[i].value = v;	/* unrelocated content: usually 0 */
 	}
-	for_each_section(r->e, s) {
+	size_t lo = 0, hi = nrelas;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (relas[mid]->shdr.sh_info < tsec->index)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t k = lo; k < nrelas && relas[k]->shdr.sh_info == tsec->index; k++) {
+		struct elfio_section *s = relas[k];
 		const struct elfio_symtab *st;
 		struct elfio_rela *v;
 		size_t n;
 		int ret;
 
-		if (s->shdr.sh_type != SHT_RELA || s->shdr.sh_info != tsec->index)
-			continue;
 		ret = elfio_symtab_by_index(r->e, s->shdr.sh_link, &st);
 		if (ret)
 			return ret;
@@ -703,9 +781,20 @@ static int fill_table_rel(struct record *r, struct site_table *t, struct elfio_s
 static int collect_tables(struct record *r)
 {
 	const struct elfio_symtab *st;
-	struct elfio_section *s;
+	struct elfio_section *s, **relas = NULL;
+	size_t nrelas = 0;
 	int ret;
 
+	if (elfio_is_rel(r->e)) {
+		relas = calloc(elfio_nsections(r->e), sizeof(*relas));
+		if (!relas)
+			return -ENOMEM;
+		for_each_section(r->e, s)
+			if (s->shdr.sh_type == SHT_RELA)
+				relas[nrelas++] = s;
+		if (nrelas)
+			qsort(relas, nrelas, sizeof(*relas), cmp_rela_target);
+	}
 	for_each_section(r->e, s) {
 		enum table_kind kind;
 
@@ -716,14 +805,15 @@ static int collect_tables(struct record *r)
 		else
 			continue;
 		ret = add_table(r, kind, s->name, s->addr, s->addr + s->shdr.sh_size);
-		if (ret)
+		/* a table dropped as a duplicate gets no relocations of its own */
+		if (ret == 0 && elfio_is_rel(r->e))
+			ret = fill_table_rel(r, &r->tables[r->ntables - 1], s, relas, nrelas);
+		if (ret < 0) {
+			free(relas);
 			return ret;
-		if (elfio_is_rel(r->e)) {
-			ret = fill_table_rel(r, &r->tables[r->ntables - 1], s);
-			if (ret)
-				return ret;
 		}
 	}
+	free(relas);
 
 	/* A kernel's reserved region. */
 	ret = elfio_symbols(r->e, &st);
@@ -745,7 +835,7 @@ static int collect_tables(struct record *r)
 				return -EINVAL;
 			}
 			ret = add_table(r, TABLE_REGION, "__start_mcount_loc", start->addr, stop->addr);
-			if (ret)
+			if (ret < 0)
 				return ret;
 		}
 	}
@@ -832,6 +922,15 @@ static void infer_patchable(struct record *r, const struct record_options *o)
 		r->post_bytes = post;
 		r->post_known = true;
 	}
+}
+
+static bool any_table_entry(const struct record *r)
+{
+	for (size_t t = 0; t < r->ntables; t++)
+		for (size_t i = 0; i < r->tables[t].count; i++)
+			if (r->tables[t].entries[i].value)
+				return true;
+	return false;
 }
 
 /* NOP bytes immediately before addr, walking back in NOP units, up to limit. */
@@ -958,6 +1057,26 @@ static void detect_flavours(struct record *r, const struct record_options *o)
 		infer_patchable(r, o);
 	else if (!r->has_calls && !r->nop_mcount && r->has_symbols)
 		infer_patchable_from_symbols(r);
+
+	/*
+	 * A patchable image may still define _mcount: the riscv and arm64
+	 * kernels keep it as an alias of ftrace_stub, and the trampoline calls
+	 * ftrace_stub.  When the table's entries are patch areas and not one
+	 * of them is a call to a target, calls to it are not sites.
+	 */
+	if (r->patchable && r->has_calls && !elfio_is_rel(r->e) && any_table_entry(r)) {
+		bool call_entry = false;
+		for (size_t t = 0; t < r->ntables && !call_entry; t++)
+			for (size_t i = 0; i < r->tables[t].count && !call_entry; i++) {
+				struct site s;
+				uint64_t v = r->tables[t].entries[i].value;
+				call_entry = v && verify_call(r, v, &s);
+			}
+		if (!call_entry) {
+			r->has_calls = false;
+			p->ntargets = p->nslots = 0;
+		}
+	}
 }
 
 /* --- Step 4: candidates -------------------------------------------------- */
@@ -1018,14 +1137,6 @@ static int sweep(struct record *r, uint64_t start, uint64_t end, struct cand *c,
 	return 0;
 }
 
-static bool any_table_entry(const struct record *r)
-{
-	for (size_t t = 0; t < r->ntables; t++)
-		for (size_t i = 0; i < r->tables[t].count; i++)
-			if (r->tables[t].entries[i].value)
-				return true;
-	return false;
-}
 
 static int gather(struct record *r, const struct record_options *o, struct cand *c)
 {
@@ -1263,6 +1374,7 @@ void record_free(struct record *r)
 		free(r->priv->relsites);
 		free(r->priv->alignpts);
 		free(r->priv->dynrel);
+		free(r->priv->tset);
 		free(r->priv);
 	}
 	for (size_t i = 0; i < r->ntables; i++)

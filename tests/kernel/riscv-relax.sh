@@ -1,0 +1,261 @@
+#!/bin/bash
+# tests/kernel/riscv-relax.sh - issue 7's proof on a real kernel.
+#
+# Builds Debian's linux-source-6.12 for riscv64 (tinyconfig plus the
+# fragment below), links it three ways, and boots each under
+# qemu-system-riscv64 (no root file system: ftrace's start-up self tests
+# run before init):
+#   stock    the kernel's own --no-relax link: every self test PASSED
+#   relaxed  --no-relax removed: the boot hangs at the postponed tracer
+#            tests (ftrace writes 8 bytes over a relaxed 4-byte jal)
+#   pinned   --no-relax removed, `patchsite pin vmlinux.a` before the final
+#            link: every self test PASSED, the same list as stock
+# and checks `patchsite audit` (the relaxed kernel has a 'short' patch
+# point, the pinned one does not) and `patchsite record` against the
+# kernel's own __mcount_loc region.  Prints the text sizes.
+#
+# Usage (from the top of the tree, after `make`):
+#   PATCHSITE=./patchsite bash tests/kernel/riscv-relax.sh
+# KERNEL_WORK (default build-kernel/) keeps the tree between runs.
+set -u
+
+PATCHSITE=$(readlink -f "${PATCHSITE:-./patchsite}")
+W=$(readlink -m "${KERNEL_WORK:-build-kernel}")
+SRC=$W/linux-source-6.12
+OUT=$W/out
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-240}
+HANG_TIMEOUT=${HANG_TIMEOUT:-150}
+pass=0
+fail=0
+
+ok() { echo "ok - $1"; pass=$((pass + 1)); }
+not_ok() {
+	echo "not ok - $1"
+	[ -n "${2:-}" ] && [ -f "$2" ] && sed -e 's/^/#   /' "$2" | tail -n 25
+	fail=$((fail + 1))
+}
+die() {
+	echo "riscv-relax: $*" >&2
+	echo "$pass passed, $((fail + 1)) failed"
+	exit 1
+}
+
+# --- tools --------------------------------------------------------------
+need="linux-source-6.12 qemu-system-misc opensbi flex bison bc make gcc-riscv64-linux-gnu libssl-dev"
+missing=""
+for p in $need; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	SUDO=""
+	[ "$(id -u)" -eq 0 ] || SUDO=sudo
+	export DEBIAN_FRONTEND=noninteractive
+	$SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends $missing \
+		>/dev/null || die "cannot install:$missing"
+fi
+[ -x "$PATCHSITE" ] || die "no patchsite at $PATCHSITE (run make first)"
+
+export ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu-
+K="make -C $SRC -j$(nproc) -s"
+mkdir -p "$W" "$OUT"
+
+# --- the tree and its configuration --------------------------------------
+if [ ! -f "$SRC/Makefile" ]; then
+	tar -xf /usr/src/linux-source-6.12.tar.xz -C "$W" || die "cannot unpack the kernel source"
+fi
+# objects that an earlier run pinned are rebuilt from source, so that the
+# relaxed kernel really is the unpinned one
+if [ -f "$W/pinned-objects" ]; then
+	xargs -r rm -f <"$W/pinned-objects"
+	rm -f "$W/pinned-objects"
+fi
+[ -f "$W/Makefile.riscv.stock" ] || cp "$SRC/arch/riscv/Makefile" "$W/Makefile.riscv.stock"
+cp "$W/Makefile.riscv.stock" "$SRC/arch/riscv/Makefile"
+
+if [ ! -f "$SRC/.config.patchsite" ]; then
+	$K tinyconfig >/dev/null || die "tinyconfig failed"
+	"$SRC/scripts/config" --file "$SRC/.config" \
+		-e 64BIT -e MMU -e PRINTK -e TTY -e SERIAL_8250 -e SERIAL_8250_CONSOLE \
+		-e SERIAL_OF_PLATFORM -e SERIAL_EARLYCON_RISCV_SBI -e HVC_RISCV_SBI \
+		-e FTRACE -e FUNCTION_TRACER -e DYNAMIC_FTRACE -e FTRACE_STARTUP_TEST \
+		-e KALLSYMS -e RISCV_ISA_C -e NONPORTABLE -e SOC_VIRT
+	$K olddefconfig >/dev/null || die "olddefconfig failed"
+	cp "$SRC/.config" "$SRC/.config.patchsite"
+fi
+for c in DYNAMIC_FTRACE FTRACE_STARTUP_TEST RISCV_USE_LINKER_RELAXATION; do
+	grep -q "^CONFIG_$c=y" "$SRC/.config" || die "CONFIG_$c is not set"
+done
+
+build() { # NAME
+	$K Image >"$OUT/$1.build.log" 2>&1 || {
+		tail -n 30 "$OUT/$1.build.log" >&2
+		die "kernel build ($1) failed"
+	}
+	cp "$SRC/vmlinux" "$OUT/$1.vmlinux"
+	cp "$SRC/arch/riscv/boot/Image" "$OUT/$1.Image"
+}
+
+text_size() { # VMLINUX -> size of .text
+	riscv64-linux-gnu-readelf -SW "$1" | awk '$2 == ".text" { print strtonum("0x" $6) }'
+}
+
+boot() { # NAME TIMEOUT -> $OUT/NAME.boot.log; returns qemu/timeout's status
+	timeout "$2" qemu-system-riscv64 -machine virt -bios default -nographic -no-reboot \
+		-m 256M -kernel "$OUT/$1.Image" -append "console=ttyS0 earlycon panic=-1" \
+		</dev/null >"$OUT/$1.boot.log" 2>&1
+}
+
+selftests() { # LOG -> the "Testing ...: PASSED" lines, normalised
+	tr -d '\r' <"$1" | sed -n 's/^\[[ 0-9.]*\] //; /^Testing .*: PASSED$/p'
+}
+
+# --- 1. stock: --no-relax -------------------------------------------------
+build stock
+grep -q -- "--no-relax" "$SRC/arch/riscv/Makefile" || die "the stock Makefile lost --no-relax"
+
+# --- 2. relaxed: the --no-relax line removed ----------------------------
+sed -i '/LDFLAGS_vmlinux += --no-relax/d' "$SRC/arch/riscv/Makefile"
+build relaxed
+
+# --- 3. pinned: patchsite pin on the objects before the final link --------
+"$PATCHSITE" pin "$SRC/vmlinux.a" >"$OUT/pin.log" 2>&1 || {
+	cat "$OUT/pin.log" >&2
+	die "patchsite pin failed"
+}
+sed -n 's/^\(.*\.o\): .*: pinned$/\1/p' "$OUT/pin.log" | sort -u >"$W/pinned-objects"
+build pinned
+cp "$W/Makefile.riscv.stock" "$SRC/arch/riscv/Makefile"
+
+if grep -q "ftrace_call at .*: pinned" "$OUT/pin.log"; then
+	ok "pin: ftrace_call pinned in the objects of vmlinux.a"
+else
+	not_ok "pin: ftrace_call pinned in the objects of vmlinux.a" "$OUT/pin.log"
+fi
+
+# --- audit and record on the linked kernels -------------------------------
+"$PATCHSITE" audit "$OUT/relaxed.vmlinux" >"$OUT/relaxed.audit" 2>&1
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "^short: .*'ftrace_call'" "$OUT/relaxed.audit"; then
+	ok "audit relaxed: the relaxed ftrace_call is reported short (exit 1)"
+else
+	not_ok "audit relaxed: the relaxed ftrace_call is reported short (exit 1)" "$OUT/relaxed.audit"
+fi
+for k in stock pinned; do
+	"$PATCHSITE" audit "$OUT/$k.vmlinux" >"$OUT/$k.audit" 2>&1
+	rc=$?
+	if [ "$rc" -le 1 ] && ! grep -q "^short: " "$OUT/$k.audit" &&
+		grep -q "^summary: .* 0 short" "$OUT/$k.audit"; then
+		ok "audit $k: no short patch point (exit $rc)"
+	else
+		not_ok "audit $k: no short patch point" "$OUT/$k.audit"
+	fi
+done
+# record against the kernel's own table: the __start/__stop_mcount_loc
+# region holds the linker's __patchable_function_entries
+for k in stock relaxed pinned; do
+	"$PATCHSITE" record "$OUT/$k.vmlinux" >"$OUT/$k.sites" 2>"$OUT/$k.record.err" ||
+		not_ok "record $k" "$OUT/$k.record.err"
+	python3 - "$OUT/$k.vmlinux" "$OUT/$k.sites" >"$OUT/$k.table.cmp" 2>&1 <<'EOF'
+import subprocess, sys, struct
+img, sites = sys.argv[1], sys.argv[2]
+syms = {}
+for line in subprocess.run(["riscv64-linux-gnu-nm", img], capture_output=True, text=True).stdout.splitlines():
+    f = line.split()
+    if len(f) == 3:
+        syms[f[2]] = int(f[0], 16)
+start, stop = syms["__start_mcount_loc"], syms["__stop_mcount_loc"]
+# read the region through the section headers
+out = subprocess.run(["riscv64-linux-gnu-readelf", "-SW", img], capture_output=True, text=True).stdout
+data = open(img, "rb").read()
+table = None
+for line in out.splitlines():
+    line = line.replace("[ ", "[")
+    f = line.split()
+    if len(f) > 6 and f[0].startswith("[") and f[2] in ("PROGBITS",):
+        addr, off, size = int(f[3], 16), int(f[4], 16), int(f[5], 16)
+        if addr <= start and stop <= addr + size:
+            b = data[off + start - addr: off + stop - addr]
+            table = [struct.unpack_from("<Q", b, i)[0] for i in range(0, len(b), 8)]
+if table is None:
+    sys.exit("no section holds the region")
+# the kernel's sorttable rule: entries outside every sized function symbol
+# (the code of overridden weak functions) are dropped (zeroed at build or
+# skipped at boot); the patch area here follows the symbol
+funcs = []
+for line in subprocess.run(["riscv64-linux-gnu-nm", "-S", "--defined-only", img],
+                           capture_output=True, text=True).stdout.splitlines():
+    f = line.split()
+    if len(f) == 4 and f[2] in "tTwW":
+        funcs.append((int(f[0], 16), int(f[1], 16)))
+funcs.sort()
+import bisect
+starts = [a for a, _ in funcs]
+def inside(v):
+    i = bisect.bisect_right(starts, v) - 1
+    while i >= 0 and starts[i] > v - (1 << 20):
+        a, n = funcs[i]
+        if a <= v < a + n:
+            return True
+        i -= 1
+    return False
+kernel = sorted(v for v in table if v and inside(v))
+got = [int(l, 16) for l in open(sites)]
+print("kernel table: %d entries, record: %d sites" % (len(kernel), len(got)))
+if kernel != got:
+    print("differ: missing %s extra %s" % ([hex(v) for v in sorted(set(kernel) - set(got))][:10],
+                                           [hex(v) for v in sorted(set(got) - set(kernel))][:10]))
+    sys.exit(1)
+EOF
+	if [ $? -eq 0 ]; then
+		ok "record $k: equals the kernel's own table ($(head -n 1 "$OUT/$k.table.cmp"))"
+	else
+		not_ok "record $k: equals the kernel's own table" "$OUT/$k.table.cmp"
+	fi
+done
+
+# --- boots ----------------------------------------------------------------
+boot stock "$BOOT_TIMEOUT"
+selftests "$OUT/stock.boot.log" >"$OUT/stock.tests"
+nstock=$(wc -l <"$OUT/stock.tests")
+if [ "$nstock" -gt 0 ] && ! grep -q "FAILED" "$OUT/stock.boot.log" &&
+	grep -q "Kernel panic\|No working init\|VFS: Unable to mount" "$OUT/stock.boot.log"; then
+	ok "boot stock (--no-relax): $nstock self tests PASSED, none FAILED, reached init"
+else
+	not_ok "boot stock (--no-relax): self tests PASSED" "$OUT/stock.boot.log"
+fi
+
+boot relaxed "$HANG_TIMEOUT"
+rc=$?
+if [ "$rc" -eq 124 ] && grep -q "Running postponed tracer tests" "$OUT/relaxed.boot.log" &&
+	! grep -q "Kernel panic\|No working init\|VFS: Unable to mount" "$OUT/relaxed.boot.log"; then
+	ok "boot relaxed without patchsite: hangs in the postponed tracer tests (timeout ${HANG_TIMEOUT}s)"
+else
+	echo "qemu/timeout status $rc" >>"$OUT/relaxed.boot.log"
+	not_ok "boot relaxed without patchsite: hangs in the postponed tracer tests" "$OUT/relaxed.boot.log"
+fi
+
+boot pinned "$BOOT_TIMEOUT"
+selftests "$OUT/pinned.boot.log" >"$OUT/pinned.tests"
+if [ -s "$OUT/pinned.tests" ] && ! grep -q "FAILED" "$OUT/pinned.boot.log" &&
+	grep -q "Kernel panic\|No working init\|VFS: Unable to mount" "$OUT/pinned.boot.log" &&
+	cmp -s "$OUT/stock.tests" "$OUT/pinned.tests"; then
+	ok "boot relaxed + patchsite pin: $(wc -l <"$OUT/pinned.tests") self tests PASSED, the same list as stock"
+else
+	diff "$OUT/stock.tests" "$OUT/pinned.tests" >>"$OUT/pinned.boot.log" 2>&1
+	not_ok "boot relaxed + patchsite pin: the same self tests PASSED as stock" "$OUT/pinned.boot.log"
+fi
+
+# --- sizes ------------------------------------------------------------------
+s=$(text_size "$OUT/stock.vmlinux")
+r=$(text_size "$OUT/relaxed.vmlinux")
+p=$(text_size "$OUT/pinned.vmlinux")
+echo "# .text bytes: stock (--no-relax) $s, relaxed $r, relaxed+pin $p"
+python3 -c "import sys; s,r,p=map(int,sys.argv[1:]); print('# relaxed+pin is %.1f%% smaller than stock; pinning costs %d bytes' % (100.0*(s-p)/s, p-r))" "$s" "$r" "$p"
+if [ "$p" -lt "$s" ]; then
+	ok "relaxed+pin text is smaller than the --no-relax text"
+else
+	not_ok "relaxed+pin text is smaller than the --no-relax text"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
