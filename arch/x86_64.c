@@ -88,9 +88,13 @@ static const uint16_t map_1b[256] = {
 
 /* Two-byte map, 0F xx.  Also gives ModRM/imm8 for VEX/EVEX map 1. */
 static const uint16_t map_0f[256] = {
-	/* 00: group 6/7, lar, lsl, syscall, clts, sysret, invd, wbinvd, ud2, prefetch,
-	 * femms; 0F 0F (3DNow!) is not supported by current CPUs and is BAD. */
-	/* 00 */ M, M, M, M, BAD, 0, 0, 0, 0, 0, BAD, 0, BAD, M, 0, BAD,
+	/*
+	 * 00: group 6/7, lar, lsl, syscall, clts, sysret, invd, wbinvd, ud2,
+	 * prefetch, femms, 3DNow! (ModRM, then an imm8 that is really the
+	 * opcode; gone from current CPUs but still in FFmpeg's and xvid's
+	 * runtime-dispatched code, so decoded rather than refused).
+	 */
+	/* 00 */ M, M, M, M, BAD, 0, 0, 0, 0, 0, BAD, 0, BAD, M, 0, MI8,
 	/* 10: SSE moves, 18-1F hint NOPs, prefetch, endbr, nopl */
 	/* 10 */ M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
 	/* 20: mov cr/dr (register form whatever mod says), SSE */
@@ -181,7 +185,7 @@ struct x86_decoder {
 	bool lock;			/* F0 */
 	uint8_t rep;			/* last of F2/F3, 0 if none */
 	uint8_t rex;			/* REX directly before the opcode, 0 if none */
-	uint8_t esc;			/* first non-prefix byte: 0F, C4, C5, 62, 8F or the opcode */
+	uint8_t esc;			/* first byte after the prefixes */
 	bool vex;			/* VEX, EVEX or XOP encoded */
 
 	enum x86_map map;
