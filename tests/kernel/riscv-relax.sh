@@ -24,7 +24,7 @@ W=$(readlink -m "${KERNEL_WORK:-build-kernel}")
 SRC=$W/linux-source-6.12
 OUT=$W/out
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-240}
-HANG_TIMEOUT=${HANG_TIMEOUT:-150}
+HANG_TIMEOUT=${HANG_TIMEOUT:-90}
 pass=0
 fail=0
 
@@ -95,8 +95,13 @@ build() { # NAME
 	cp "$SRC/arch/riscv/boot/Image" "$OUT/$1.Image"
 }
 
-text_size() { # VMLINUX -> size of .text
-	riscv64-linux-gnu-readelf -SW "$1" | awk '$2 == ".text" { print strtonum("0x" $6) }'
+text_size() { # VMLINUX -> size of .text (readelf's "[ 2]" splits oddly: python)
+	riscv64-linux-gnu-readelf -SW "$1" | python3 -c '
+import sys
+for line in sys.stdin:
+    f = line.replace("[ ", "[").split()
+    if len(f) > 5 and f[1] == ".text":
+        print(int(f[5], 16))'
 }
 
 boot() { # NAME TIMEOUT -> $OUT/NAME.boot.log; returns qemu/timeout's status
