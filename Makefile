@@ -62,10 +62,12 @@ unit: san
 fixtures: san
 	$(MAKE) -C fixtures
 	$(MAKE) -C fixtures/minikernel
+	$(MAKE) -C fixtures/repad
 
 e2e: san fixtures
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/run.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/minikernel.sh
+	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/repad.sh
 
 # issue 7's proof: a riscv64 kernel linked --no-relax, relaxed, relaxed+pin,
 # each booted under qemu-system-riscv64 (about 6 minutes on 2 cores)
@@ -94,3 +96,4 @@ clean:
 	rm -rf build build-san patchsite build-kernel
 	$(MAKE) -C fixtures clean
 	$(MAKE) -C fixtures/minikernel clean
+	$(MAKE) -C fixtures/repad clean

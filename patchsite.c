@@ -54,6 +54,11 @@ static const char usage_text[] =
 	"      --no-mcount          leave -pg calls to _mcount relaxable\n"
 	"      --dry-run            report, write nothing\n"
 	"\n"
+	"  repad IN.o -o OUT.o | --in-place IN.o   arm64, before the final link: insert\n"
+	"                       NOP padding so that every CALL_OPS ops literal is 8-byte\n"
+	"                       aligned after any link; moves symbols, relocations and\n"
+	"                       resolved PC-relative branches behind each insertion\n"
+	"\n"
 	"  --help, --version\n"
 	"\n"
 	"Exit status: 0 success, 1 findings (audit), 2 error.\n";
@@ -326,6 +331,48 @@ static int cmd_pin(int argc, char **argv)
 	return fflush(stdout) ? EXIT_ERROR : 0;
 }
 
+static int cmd_repad(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "in-place", no_argument, NULL, 'i' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct repad_report rep;
+	const char *out = NULL;
+	bool in_place = false;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'i':
+			in_place = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			return usage_error("%s", "bad option to 'repad'");
+		}
+	}
+	if (optind + 1 != argc)
+		return usage_error("%s", "repad takes exactly one object");
+	if (!!out == in_place)
+		return usage_error("%s", "repad needs -o OUT.o or --in-place");
+	if (repad_object(argv[optind], in_place ? argv[optind] : out, &rep))
+		return EXIT_ERROR;
+	printf("%s: padded %zu functions, %zu bytes added; %zu sections realigned or grown, "
+	       "%zu branches re-encoded, %zu relocations and %zu symbols moved\n",
+	       in_place ? argv[optind] : out, rep.functions, rep.bytes, rep.sections,
+	       rep.branches, rep.relocs, rep.symbols);
+	return fflush(stdout) ? EXIT_ERROR : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -344,5 +391,7 @@ int main(int argc, char **argv)
 		return cmd_audit(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "pin"))
 		return cmd_pin(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "repad"))
+		return cmd_repad(argc - 1, argv + 1);
 	return usage_error("unknown command '%s'", argv[1]);
 }

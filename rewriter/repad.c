@@ -1,0 +1,782 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * repad.c - give every arm64 CALL_OPS ops literal of an object its 8-byte
+ * alignment before the final link.
+ *
+ * Strategy: with -fpatchable-function-entry=4,2 the two NOPs before each
+ * function are the ops literal, which must be 8-byte aligned.  GCC ignores
+ * -falign-functions under -Os and for cold code, and leaves the text section
+ * 4-byte aligned, so the literal's alignment is left to chance.  We raise
+ * sh_addralign of every text section holding a site to 8 and, walking its
+ * sites in increasing offset order, insert one 4-byte NOP in front of each
+ * literal whose offset (counting the NOPs inserted so far) is 4 mod 8.  An
+ * insertion point always lies between two functions, so no function grows.
+ *
+ * Everything behind an insertion point moves by 4 for each point at or
+ * before it (map_offset()):
+ *  - symbol values, and the sizes of symbols that strictly span a point;
+ *  - r_offset of the section's own relocations;
+ *  - addends of relocations anywhere whose symbol is defined in the section
+ *    (`.text + 0x54` in __patchable_function_entries, .eh_frame, .debug_*,
+ *    function-pointer tables): the new addend is map(V + A) - map(V);
+ *  - PC-relative instructions that the assembler resolved inside the section
+ *    with no relocation (calls between static functions): B, BL, B.cond,
+ *    CBZ/CBNZ, TBZ/TBNZ, ADR, LDR literal.  Their immediates are re-encoded,
+ *    or we refuse when the new distance does not fit.  An ADRP always carries
+ *    a relocation in an object; an unrelocated one is refused.
+ * Words in data regions of a text section (AAELF64 `$d` mapping symbols)
+ * are not decoded.
+ *
+ * elfio's edit list only replaces bytes in place, and a grown section moves
+ * everything after it in the file, so the output is rebuilt with libelf
+ * (ELF_C_WRITE on a memfd; an ET_REL has no program headers, so libelf's own
+ * layout is right) and handed to elfio_write_file_atomic().
+ *
+ * Not adjusted: DWARF quantities the assembler resolved as label differences
+ * inside a section (line-program address advances, location and range list
+ * offset pairs, a CU's DW_AT_high_pc length).  For code behind an insertion
+ * point they are off by the padding before it; debuggers see slightly wrong
+ * line numbers there.  Only arm64 is handled; riscv64 is refused.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "arch.h"
+#include "elfio.h"
+#include "recordsites.h"
+#include "rewriter.h"
+
+#define REPAD_ALIGN	8	/* natural alignment of the 8-byte ops literal */
+#define REPAD_INSN	4	/* bytes inserted per misaligned literal: one NOP */
+
+/*
+ * arm64 PC-relative instructions with an immediate: the field is `width`
+ * bits at bit `shift`, counted in units of 4 bytes.  ADR splits its 21-bit
+ * byte offset in two (immlo at 29, immhi at 5) and is handled apart.
+ */
+struct a64_pcrel {
+	const char *name;
+	uint32_t mask, value;
+	unsigned int shift, width;
+	bool adr;		/* ADR: byte offset, split field */
+	bool refuse;		/* ADRP: page-relative, must carry a relocation */
+};
+
+static const struct a64_pcrel a64_pcrel[] = {
+	{ "b",		0xfc000000, 0x14000000, 0, 26 },
+	{ "bl",		0xfc000000, 0x94000000, 0, 26 },
+	{ "b.cond",	0xff000000, 0x54000000, 5, 19 },
+	{ "cbz/cbnz",	0x7e000000, 0x34000000, 5, 19 },
+	{ "tbz/tbnz",	0x7e000000, 0x36000000, 5, 14 },
+	{ "ldr literal", 0x3b000000, 0x18000000, 5, 19 },
+	{ "adr",	0x9f000000, 0x10000000, 0, 21, .adr = true },
+	{ "adrp",	0x9f000000, 0x90000000, 0, 21, .refuse = true },
+};
+
+static const struct a64_pcrel *a64_pcrel_find(uint32_t w)
+{
+	for (size_t i = 0; i < sizeof(a64_pcrel) / sizeof(a64_pcrel[0]); i++)
+		if ((w & a64_pcrel[i].mask) == a64_pcrel[i].value)
+			return &a64_pcrel[i];
+	return NULL;
+}
+
+static int64_t sign_extend(uint64_t v, unsigned int bits)
+{
+	uint64_t m = 1ULL << (bits - 1);
+
+	v &= (1ULL << bits) - 1;
+	return (int64_t)((v ^ m) - m);
+}
+
+/* Byte displacement encoded in w. */
+static int64_t a64_pcrel_get(const struct a64_pcrel *p, uint32_t w)
+{
+	if (p->adr)
+		return sign_extend(((uint64_t)((w >> 5) & 0x7ffff) << 2) | ((w >> 29) & 3), 21);
+	return sign_extend(w >> p->shift, p->width) * 4;
+}
+
+/* Re-encode w with byte displacement d; false if it does not fit. */
+static bool a64_pcrel_set(const struct a64_pcrel *p, uint32_t *w, int64_t d)
+{
+	unsigned int bits = p->adr ? 21 : p->width + 2;
+	int64_t lim = 1LL << (bits - 1);
+	uint64_t u;
+
+	if (d < -lim || d >= lim || (!p->adr && (d & 3)))
+		return false;
+	u = (uint64_t)d;
+	if (p->adr) {
+		*w &= ~(0x3u << 29 | 0x7ffffu << 5);
+		*w |= (uint32_t)(u & 3) << 29 | (uint32_t)((u >> 2) & 0x7ffff) << 5;
+	} else {
+		uint32_t m = (uint32_t)(((1ULL << p->width) - 1) << p->shift);
+
+		*w = (*w & ~m) | ((uint32_t)(u >> 2) << p->shift & m);
+	}
+	return true;
+}
+
+/* What happens to one section of the input. */
+struct grow {
+	uint64_t *points;	/* old offsets of the insertion points, increasing */
+	size_t n, cap;
+	uint64_t *sites;	/* old offsets of its CALL_OPS literals, increasing */
+	size_t nsites, capsites;
+	uint64_t *relocated;	/* old r_offsets of its own relocations, sorted */
+	size_t nrelocated, caprelocated;
+	bool realign;		/* sh_addralign below REPAD_ALIGN */
+	uint8_t *buf;		/* new contents (ours), NULL if unchanged */
+	size_t size;
+};
+
+static int push(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		uint64_t *nv = realloc(*v, nc * sizeof(**v));
+
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = nc;
+	}
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
+/* Number of points p with p < x (strict) or p <= x. */
+static size_t points_before(const struct grow *g, int64_t x, bool strict)
+{
+	size_t lo = 0, hi = g->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		bool below = strict ? (int64_t)g->points[mid] < x : (int64_t)g->points[mid] <= x;
+
+		if (below)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* New offset of old offset x: what sits at a point moves behind the padding. */
+static int64_t map_offset(const struct grow *g, int64_t x)
+{
+	return x + (int64_t)(REPAD_INSN * points_before(g, x, false));
+}
+
+/* New end of an old range ending (exclusive) at x. */
+static int64_t map_end(const struct grow *g, int64_t x)
+{
+	return x + (int64_t)(REPAD_INSN * points_before(g, x, true));
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool is_relocated(const struct grow *g, uint64_t off)
+{
+	return g->nrelocated &&
+	       bsearch(&off, g->relocated, g->nrelocated, sizeof(off), cmp_u64) != NULL;
+}
+
+struct repad {
+	const char *path;
+	struct elfio *e;
+	const struct arch_ops *arch;
+	Elf *in;		/* our own read handle: raw section data to copy */
+	int in_fd;
+	size_t nsec;
+	struct grow *g;		/* one per section index */
+	Elf_Data *symdata;	/* input .symtab and SHT_SYMTAB_SHNDX (libelf's) */
+	Elf_Data *xndxdata;
+	size_t symtab_index;
+	struct repad_report *rep;
+};
+
+/* Section of a symbol, through SHT_SYMTAB_SHNDX; 0 if not in a section. */
+static size_t sym_section(const GElf_Sym *sym, Elf32_Word xndx)
+{
+	if (sym->st_shndx == SHN_XINDEX)
+		return xndx;
+	if (sym->st_shndx == SHN_UNDEF || sym->st_shndx >= SHN_LORESERVE)
+		return 0;
+	return sym->st_shndx;
+}
+
+static int get_sym(struct repad *rp, size_t i, GElf_Sym *sym, size_t *shndx)
+{
+	Elf32_Word xndx = 0;
+
+	if (!rp->symdata || !gelf_getsymshndx(rp->symdata, rp->xndxdata, (int)i, sym, &xndx)) {
+		elfio_error(rp->path, "symbol %zu: %s", i, elf_errmsg(-1));
+		return -EINVAL;
+	}
+	*shndx = sym_section(sym, xndx);
+	if (*shndx >= rp->nsec)
+		*shndx = 0;
+	return 0;
+}
+
+/* Collect the CALL_OPS literals per section and choose the insertion points. */
+static int plan(struct repad *rp)
+{
+	struct record_options o;
+	struct record *r = NULL;
+	int ret;
+
+	record_options_init(&o);
+	ret = record_scan(rp->e, &o, &r);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < r->nsites; i++) {
+		const struct site *s = &r->sites[i];
+		struct elfio_section *sec;
+		struct grow *g;
+
+		if (s->flavour != FLAVOUR_CALL_OPS)
+			continue;
+		sec = elfio_addr_to_sec(rp->e, s->addr);
+		if (!sec || sec->index >= rp->nsec) {
+			elfio_error(rp->path, "site %#" PRIx64 " is in no section", s->addr);
+			ret = -EINVAL;
+			goto out;
+		}
+		g = &rp->g[sec->index];
+		ret = push(&g->sites, &g->nsites, &g->capsites, s->addr - sec->addr);
+		if (ret)
+			goto out;
+	}
+	for (size_t i = 1; i < rp->nsec; i++) {
+		struct grow *g = &rp->g[i];
+		struct elfio_section *sec = elfio_section(rp->e, i);
+		uint64_t shift = 0;
+
+		if (!g->nsites)
+			continue;
+		g->realign = sec->shdr.sh_addralign < REPAD_ALIGN;
+		qsort(g->sites, g->nsites, sizeof(*g->sites), cmp_u64);
+		for (size_t k = 0; k < g->nsites; k++) {
+			uint64_t off = g->sites[k];
+
+			if ((off + shift) % REPAD_ALIGN == REPAD_INSN) {
+				ret = push(&g->points, &g->n, &g->cap, off);
+				if (ret)
+					goto out;
+				shift += REPAD_INSN;
+			} else if ((off + shift) % REPAD_ALIGN) {
+				elfio_error(rp->path, "%s+%#" PRIx64 ": ops literal is not 4-byte aligned",
+					    sec->name, off);
+				ret = -EINVAL;
+				goto out;
+			}
+		}
+	}
+out:
+	record_free(r);
+	return ret;
+}
+
+static int load_relocated(struct repad *rp)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(rp->in, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		struct grow *g;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_RELA && sh.sh_type != SHT_REL))
+			continue;
+		if (sh.sh_info >= rp->nsec || !rp->g[sh.sh_info].n)
+			continue;
+		if (sh.sh_type == SHT_REL) {
+			elfio_error(rp->path, "SHT_REL relocations for a section to grow are not supported");
+			return -ENOTSUP;
+		}
+		g = &rp->g[sh.sh_info];
+		d = elf_getdata(scn, NULL);
+		n = d && sh.sh_entsize ? d->d_size / sh.sh_entsize : 0;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Rela ra;
+
+			if (!gelf_getrela(d, (int)i, &ra))
+				return -EINVAL;
+			if (push(&g->relocated, &g->nrelocated, &g->caprelocated, ra.r_offset))
+				return -ENOMEM;
+		}
+		qsort(g->relocated, g->nrelocated, sizeof(*g->relocated), cmp_u64);
+	}
+	return 0;
+}
+
+/*
+ * Mapping symbols (AAELF64 `$x`, `$d`, optionally `.suffix`) of section
+ * shndx, as old offsets with bit 0 set for `$d`, sorted; *v malloc'd.
+ */
+static int mapping_symbols(struct repad *rp, size_t shndx, uint64_t **v, size_t *n)
+{
+	size_t nsym = rp->symdata ? rp->symdata->d_size / sizeof(Elf64_Sym) : 0, cap = 0;
+	size_t strndx = elfio_section(rp->e, rp->symtab_index)->shdr.sh_link;
+
+	*v = NULL;
+	*n = 0;
+	for (size_t i = 1; i < nsym; i++) {
+		GElf_Sym sym;
+		size_t sx;
+		const char *name;
+
+		if (get_sym(rp, i, &sym, &sx))
+			return -EINVAL;
+		if (sx != shndx || GELF_ST_TYPE(sym.st_info) != STT_NOTYPE)
+			continue;
+		name = elf_strptr(rp->in, strndx, sym.st_name);
+		if (!name || name[0] != '$' || (name[1] != 'd' && name[1] != 'x') ||
+		    (name[2] && name[2] != '.'))
+			continue;
+		/* values are 4-aligned in text, so bit 0 is free */
+		if (push(v, n, &cap, (sym.st_value & ~1ULL) | (name[1] == 'd')))
+			return -ENOMEM;
+	}
+	if (*n)
+		qsort(*v, *n, sizeof(**v), cmp_u64);
+	return 0;
+}
+
+/* Build the grown contents of section i and fix resolved PC-relative words. */
+static int grow_text(struct repad *rp, size_t i, const uint8_t *old, size_t size)
+{
+	struct grow *g = &rp->g[i];
+	const char *name = elfio_section(rp->e, i)->name;
+	size_t from = 0, to = 0, nmap = 0, m = 0;
+	uint64_t *maps = NULL;
+	bool data = false;
+	int ret = 0;
+
+	g->size = size + g->n * REPAD_INSN;
+	g->buf = malloc(g->size ? g->size : 1);
+	if (!g->buf)
+		return -ENOMEM;
+	for (size_t k = 0; k <= g->n; k++) {
+		size_t end = k < g->n ? g->points[k] : size;
+
+		memcpy(g->buf + to, old + from, end - from);
+		to += end - from;
+		from = end;
+		if (k < g->n) {
+			if (rp->arch->encode_nops(g->buf + to, REPAD_INSN))
+				return -EINVAL;
+			to += REPAD_INSN;
+			rp->rep->functions++;
+			rp->rep->bytes += REPAD_INSN;
+		}
+	}
+
+	ret = mapping_symbols(rp, i, &maps, &nmap);
+	if (ret)
+		goto out;
+	for (uint64_t off = 0; off + 4 <= size; off += 4) {
+		const struct a64_pcrel *p;
+		uint32_t w;
+		int64_t target, d;
+
+		while (m < nmap && (maps[m] & ~1ULL) <= off)
+			data = maps[m++] & 1;
+		memcpy(&w, old + off, 4);	/* little-endian host and file */
+		p = a64_pcrel_find(w);
+		if (!p || data || is_relocated(g, off))
+			continue;
+		if (p->refuse) {
+			elfio_error(rp->path, "%s+%#" PRIx64 ": adrp without a relocation", name, off);
+			ret = -ENOTSUP;
+			goto out;
+		}
+		target = (int64_t)off + a64_pcrel_get(p, w);
+		d = map_offset(g, target) - map_offset(g, (int64_t)off);
+		if (d == target - (int64_t)off)
+			continue;
+		if (!a64_pcrel_set(p, &w, d)) {
+			elfio_error(rp->path, "%s+%#" PRIx64 ": %s to %s+%#" PRIx64
+				    ": displacement %" PRId64 " no longer fits", name, off, p->name,
+				    name, (uint64_t)target, d);
+			ret = -ERANGE;
+			goto out;
+		}
+		memcpy(g->buf + map_offset(g, (int64_t)off), &w, 4);
+		rp->rep->branches++;
+	}
+out:
+	free(maps);
+	return ret;
+}
+
+/* Copy a libelf buffer so that we may change it (ours, freed by the caller). */
+static void *dup_buf(const Elf_Data *d)
+{
+	void *p = malloc(d->d_size ? d->d_size : 1);
+
+	if (p && d->d_size)
+		memcpy(p, d->d_buf, d->d_size);
+	return p;
+}
+
+static int fix_relas(struct repad *rp, const GElf_Shdr *sh, Elf_Data *od)
+{
+	size_t n = sh->sh_entsize ? od->d_size / sh->sh_entsize : 0;
+	const struct grow *gt = sh->sh_info < rp->nsec ? &rp->g[sh->sh_info] : NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		GElf_Rela ra;
+		GElf_Sym sym;
+		size_t sx, si;
+		bool changed = false;
+
+		if (!gelf_getrela(od, (int)i, &ra))
+			return -EINVAL;
+		if (gt && gt->n) {
+			int64_t no = map_offset(gt, (int64_t)ra.r_offset);
+
+			changed |= (uint64_t)no != ra.r_offset;
+			ra.r_offset = (uint64_t)no;
+		}
+		si = GELF_R_SYM(ra.r_info);
+		if (si && sh->sh_link == rp->symtab_index) {
+			if (get_sym(rp, si, &sym, &sx))
+				return -EINVAL;
+			if (sx && rp->g[sx].n) {
+				int64_t v = (int64_t)sym.st_value;
+				int64_t na = map_offset(&rp->g[sx], v + ra.r_addend) -
+					     map_offset(&rp->g[sx], v);
+
+				changed |= na != ra.r_addend;
+				ra.r_addend = na;
+			}
+		}
+		if (changed) {
+			if (!gelf_update_rela(od, (int)i, &ra))
+				return -EINVAL;
+			rp->rep->relocs++;
+		}
+	}
+	return 0;
+}
+
+static int fix_symtab(struct repad *rp, Elf_Data *od)
+{
+	size_t n = od->d_size / sizeof(Elf64_Sym);
+
+	for (size_t i = 1; i < n; i++) {
+		GElf_Sym sym;
+		size_t sx;
+		const struct grow *g;
+		int64_t v, nv, ne;
+
+		if (get_sym(rp, i, &sym, &sx))
+			return -EINVAL;
+		if (!sx || !rp->g[sx].n || GELF_ST_TYPE(sym.st_info) == STT_SECTION)
+			continue;
+		g = &rp->g[sx];
+		v = (int64_t)sym.st_value;
+		nv = map_offset(g, v);
+		ne = sym.st_size ? map_end(g, v + (int64_t)sym.st_size) : nv;
+		if (nv == v && ne - nv == (int64_t)sym.st_size)
+			continue;
+		sym.st_value = (uint64_t)nv;
+		sym.st_size = (uint64_t)(ne - nv);
+		if (!gelf_update_sym(od, (int)i, &sym))
+			return -EINVAL;
+		rp->rep->symbols++;
+	}
+	return 0;
+}
+
+/* Owners of the output's Elf_Data buffers that are ours. */
+struct owned {
+	void **v;
+	size_t n;
+};
+
+static int own(struct owned *o, void *p)
+{
+	void **nv = realloc(o->v, (o->n + 1) * sizeof(*nv));
+
+	if (!nv) {
+		free(p);
+		return -ENOMEM;
+	}
+	o->v = nv;
+	o->v[o->n++] = p;
+	return 0;
+}
+
+/*
+ * Rebuild the object on memfd `fd`.  Each output section gets one Elf_Data:
+ * either the input's d_buf (libelf's, valid while rp->in is open) or a
+ * buffer of ours listed in `owned`.
+ */
+static int build(struct repad *rp, Elf *out, struct owned *owned)
+{
+	GElf_Ehdr eh;
+	size_t shstrndx;
+	int ret;
+
+	if (!gelf_getehdr(rp->in, &eh) || !gelf_newehdr(out, ELFCLASS64) ||
+	    elf_getshdrstrndx(rp->in, &shstrndx))
+		goto libelf_err;
+	for (size_t i = 1; i < rp->nsec; i++) {
+		Elf_Scn *is = elf_getscn(rp->in, i), *os = elf_newscn(out);
+		struct grow *g = &rp->g[i];
+		GElf_Shdr sh;
+		Elf_Data *id, *od;
+
+		if (!is || !os || !gelf_getshdr(is, &sh))
+			goto libelf_err;
+		if (elf_ndxscn(os) != i) {
+			elfio_error(rp->path, "section numbering changed while copying");
+			return -EINVAL;
+		}
+		id = elf_getdata(is, NULL);
+		if (elf_getdata(is, id)) {
+			elfio_error(rp->path, "section %zu has more than one data block", i);
+			return -EINVAL;
+		}
+		if ((g->nsites || sh.sh_type == SHT_RELA || i == rp->symtab_index) &&
+		    (sh.sh_flags & SHF_COMPRESSED) && (g->n || sh.sh_type != SHT_PROGBITS)) {
+			elfio_error(rp->path, "section '%s' is compressed",
+				    elfio_section(rp->e, i)->name);
+			return -ENOTSUP;
+		}
+		if (g->realign)
+			sh.sh_addralign = REPAD_ALIGN;
+		if (g->realign || g->n)
+			rp->rep->sections++;
+		od = elf_newdata(os);
+		if (!od)
+			goto libelf_err;
+		if (id) {
+			od->d_type = id->d_type;
+			od->d_size = id->d_size;
+			od->d_buf = id->d_buf;
+		} else {
+			od->d_type = ELF_T_BYTE;
+			od->d_size = sh.sh_type == SHT_NOBITS ? sh.sh_size : 0;
+		}
+		od->d_align = sh.sh_addralign ? sh.sh_addralign : 1;
+		od->d_off = 0;
+		od->d_version = EV_CURRENT;
+		if (g->n && id) {
+			ret = grow_text(rp, i, id->d_buf, id->d_size);
+			if (ret)
+				return ret;
+			od->d_buf = g->buf;
+			od->d_size = g->size;
+		} else if (id && (sh.sh_type == SHT_RELA || i == rp->symtab_index)) {
+			void *copy = dup_buf(id);
+
+			if (!copy || own(owned, copy))
+				return -ENOMEM;
+			od->d_buf = copy;
+			ret = sh.sh_type == SHT_RELA ? fix_relas(rp, &sh, od) : fix_symtab(rp, od);
+			if (ret)
+				return ret;
+		}
+		if (!gelf_update_shdr(os, &sh))
+			goto libelf_err;
+	}
+	eh.e_phoff = 0;
+	eh.e_phnum = 0;
+	/* elfutils has no elf_setshstrndx: a large index goes to section 0's sh_link */
+	if (shstrndx >= SHN_LORESERVE) {
+		Elf_Scn *zero = elf_getscn(out, 0);
+		GElf_Shdr sh0;
+
+		if (!zero || !gelf_getshdr(zero, &sh0))
+			goto libelf_err;
+		sh0.sh_link = (Elf64_Word)shstrndx;
+		if (!gelf_update_shdr(zero, &sh0))
+			goto libelf_err;
+		eh.e_shstrndx = SHN_XINDEX;
+	} else {
+		eh.e_shstrndx = (Elf64_Half)shstrndx;
+	}
+	if (!gelf_update_ehdr(out, &eh) || elf_update(out, ELF_C_WRITE) < 0)
+		goto libelf_err;
+	return 0;
+libelf_err:
+	elfio_error(rp->path, "cannot build the output: %s", elf_errmsg(-1));
+	return -EINVAL;
+}
+
+static int check_input(struct repad *rp)
+{
+	const GElf_Ehdr *eh = elfio_ehdr(rp->e);
+
+	if (eh->e_machine == EM_RISCV) {
+		elfio_error(rp->path, "repad handles arm64 objects only (riscv64 is not supported yet)");
+		return -ENOTSUP;
+	}
+	if (eh->e_machine != EM_AARCH64) {
+		elfio_error(rp->path, "repad handles arm64 objects only (e_machine %u)", eh->e_machine);
+		return -ENOTSUP;
+	}
+	if (!elfio_is_rel(rp->e)) {
+		elfio_error(rp->path, "not a relocatable object (ET_REL): repad runs before the final link");
+		return -EINVAL;
+	}
+	if (elfio_was_compressed(rp->e)) {
+		elfio_error(rp->path, "compressed objects cannot be repadded; decompress it first");
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+static int open_input(struct repad *rp)
+{
+	const struct elfio_symtab *st;
+	Elf_Scn *scn = NULL;
+
+	rp->in_fd = open(rp->path, O_RDONLY | O_CLOEXEC);
+	if (rp->in_fd < 0) {
+		elfio_error(rp->path, "cannot open: %s", strerror(errno));
+		return -errno;
+	}
+	rp->in = elf_begin(rp->in_fd, ELF_C_READ, NULL);
+	if (!rp->in || elf_getshdrnum(rp->in, &rp->nsec)) {
+		elfio_error(rp->path, "cannot read: %s", elf_errmsg(-1));
+		return -EINVAL;
+	}
+	if (rp->nsec != elfio_nsections(rp->e)) {
+		elfio_error(rp->path, "section count differs between readers");
+		return -EINVAL;
+	}
+	if (elfio_symbols(rp->e, &st))
+		return -EINVAL;
+	if (st) {
+		rp->symtab_index = st->shndx;
+		rp->symdata = elf_getdata(elf_getscn(rp->in, st->shndx), NULL);
+	}
+	while ((scn = elf_nextscn(rp->in, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB_SHNDX &&
+		    sh.sh_link == rp->symtab_index)
+			rp->xndxdata = elf_getdata(scn, NULL);
+	}
+	rp->g = calloc(rp->nsec, sizeof(*rp->g));
+	return rp->g ? 0 : -ENOMEM;
+}
+
+/* Run libelf on a memfd, then hand the bytes to the atomic writer. */
+static int write_output(struct repad *rp, const char *out_path)
+{
+	struct owned owned = { 0 };
+	struct stat st;
+	Elf *out = NULL;
+	void *map = MAP_FAILED;
+	mode_t mode;
+	int fd = -1, ret;
+
+	fd = memfd_create("patchsite-repad", MFD_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		elfio_error(out_path, "memfd_create: %s", strerror(errno));
+		goto out;
+	}
+	out = elf_begin(fd, ELF_C_WRITE, NULL);
+	if (!out) {
+		elfio_error(out_path, "elf_begin: %s", elf_errmsg(-1));
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = build(rp, out, &owned);
+	if (ret)
+		goto out;
+	elf_end(out);
+	out = NULL;
+	if (fstat(rp->in_fd, &st) < 0) {
+		ret = -errno;
+		elfio_error(out_path, "fstat: %s", strerror(errno));
+		goto out;
+	}
+	mode = st.st_mode & 07777;
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		elfio_error(out_path, "fstat: %s", strerror(errno));
+		goto out;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED) {
+		ret = -errno;
+		elfio_error(out_path, "mmap: %s", strerror(errno));
+		goto out;
+	}
+	ret = elfio_write_file_atomic(out_path, map, (size_t)st.st_size, mode);
+out:
+	if (map != MAP_FAILED)
+		munmap(map, (size_t)st.st_size);
+	elf_end(out);
+	if (fd >= 0)
+		close(fd);
+	for (size_t i = 0; i < owned.n; i++)
+		free(owned.v[i]);
+	free(owned.v);
+	return ret;
+}
+
+int repad_object(const char *in, const char *out, struct repad_report *rep)
+{
+	struct repad rp = { .path = in, .in_fd = -1, .rep = rep };
+	int ret;
+
+	memset(rep, 0, sizeof(*rep));
+	elf_version(EV_CURRENT);
+	rp.e = elfio_open(in, 0);
+	if (!rp.e)
+		return errno ? -errno : -EINVAL;
+	ret = check_input(&rp);
+	if (ret)
+		goto out;
+	rp.arch = arch_by_machine(EM_AARCH64);
+	ret = open_input(&rp);
+	if (ret)
+		goto out;
+	ret = plan(&rp);
+	if (ret)
+		goto out;
+	ret = load_relocated(&rp);
+	if (ret)
+		goto out;
+	ret = write_output(&rp, out);
+	if (ret)
+		memset(rep, 0, sizeof(*rep));
+out:
+	for (size_t i = 0; rp.g && i < rp.nsec; i++) {
+		free(rp.g[i].points);
+		free(rp.g[i].sites);
+		free(rp.g[i].relocated);
+		free(rp.g[i].buf);
+	}
+	free(rp.g);
+	elf_end(rp.in);
+	if (rp.in_fd >= 0)
+		close(rp.in_fd);
+	elfio_close(rp.e);
+	return ret;
+}
