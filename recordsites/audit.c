@@ -327,23 +327,6 @@ void audit_free(struct audit *a)
 	memset(a, 0, sizeof(*a));
 }
 
-static void json_str(FILE *o, const char *s)
-{
-	if (!s) {
-		fputs("null", o);
-		return;
-	}
-	fputc('"', o);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(o, "\\%c", *p);
-		else if (*p < 0x20 || *p >= 0x7f)
-			fprintf(o, "\\u%04x", *p);
-		else
-			fputc(*p, o);
-	}
-	fputc('"', o);
-}
 
 static const char *layout(struct record *r, char *buf, size_t len)
 {
@@ -364,11 +347,11 @@ int audit_print(struct record *r, const struct audit *a, bool json, FILE *o)
 
 	if (json) {
 		fprintf(o, "{\"machine\":\"%s\",\"sites\":%zu,\"layout\":", r->arch->name, r->nsites);
-		json_str(o, layout(r, lay, sizeof(lay)));
+		record_json_string(o, layout(r, lay, sizeof(lay)));
 		fputs(",\"tables\":[", o);
 		for (size_t t = 0; t < r->ntables; t++) {
 			fprintf(o, "%s{\"name\":", t ? "," : "");
-			json_str(o, r->tables[t].name);
+			record_json_string(o, r->tables[t].name);
 			fprintf(o, ",\"entries\":%zu}", r->tables[t].count);
 		}
 		fputs("],\"summary\":{", o);
@@ -380,19 +363,19 @@ int audit_print(struct record *r, const struct audit *a, bool json, FILE *o)
 			elfio_format_addr(r->e, f->addr, addr, sizeof(addr));
 			fprintf(o, "%s\n{\"kind\":\"%s\",\"address\":\"%s\",\"function\":",
 				i ? "," : "", kind_names[f->kind], addr);
-			json_str(o, f->func ? f->func->name : NULL);
+			record_json_string(o, f->func ? f->func->name : NULL);
 			if (f->func)
 				fprintf(o, ",\"offset\":%" PRId64, (int64_t)(f->addr - f->func->addr));
 			else
 				fputs(",\"offset\":null", o);
 			fputs(",\"table\":", o);
-			json_str(o, f->table);
+			record_json_string(o, f->table);
 			fputs(",\"message\":", o);
-			json_str(o, f->msg);
+			record_json_string(o, f->msg);
 			fputs(",\"cu\":", o);
-			json_str(o, f->cu);
+			record_json_string(o, f->cu);
 			fputs(",\"producer\":", o);
-			json_str(o, f->producer);
+			record_json_string(o, f->producer);
 			fputc('}', o);
 		}
 		fputs("\n]}\n", o);

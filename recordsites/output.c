@@ -27,8 +27,13 @@ void record_symbolize(struct record *r, uint64_t addr, const struct elfio_symbol
 		snprintf(buf, len, "%s-0x%" PRIx64, f->name, f->addr - addr);
 }
 
-static void json_string(FILE *o, const char *s)
+/* A JSON string (or null), escaped; names come from the image and may hold anything. */
+void record_json_string(FILE *o, const char *s)
 {
+	if (!s) {
+		fputs("null", o);
+		return;
+	}
 	fputc('"', o);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p == '"' || *p == '\\')
@@ -111,12 +116,12 @@ static void emit_json(struct record *r, FILE *o)
 		if (elfio_is_rel(r->e)) {
 			struct elfio_section *sec = elfio_addr_to_sec(r->e, s->addr);
 			fputs(",\"section\":", o);
-			json_string(o, sec ? sec->name : "");
+			record_json_string(o, sec ? sec->name : "");
 			fprintf(o, ",\"section_offset\":%" PRIu64, sec ? s->addr - sec->addr : 0);
 		}
 		fputs(",\"function\":", o);
 		if (s->func) {
-			json_string(o, s->func->name);
+			record_json_string(o, s->func->name);
 			fprintf(o, ",\"offset\":%" PRId64, (int64_t)(s->addr - s->func->addr));
 		} else {
 			fputs("null,\"offset\":null", o);

@@ -114,6 +114,8 @@ enum out_format { OUT_LIST, OUT_SYMBOLIZE, OUT_JSON, OUT_ASM, OUT_ELF };
 
 /* Write the table in `fmt` to `path` (atomic) or to stdout when path is NULL. */
 int record_output(struct record *r, enum out_format fmt, const char *path);
+/* A JSON string (or null for NULL), escaped. */
+void record_json_string(FILE *o, const char *s);
 /* "func+0xoff" or "?" */
 void record_symbolize(struct record *r, uint64_t addr, const struct elfio_symbol *f, char *buf,
 		      size_t len);
