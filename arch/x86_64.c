@@ -540,6 +540,26 @@ static int x86_decode(const uint8_t *buf, size_t len, uint64_t addr, struct arch
 
 	memset(insn, 0, sizeof(*insn));
 
+	/*
+	 * The two instructions every site check starts with (a patch site's
+	 * `call rel32`, the ENDBR64 before it) decoded directly: they are
+	 * most of what record decodes in a kernel-sized image.
+	 */
+	if (len >= 5 && buf[0] == 0xe8) {
+		int32_t rel = (int32_t)((uint32_t)buf[1] | (uint32_t)buf[2] << 8 |
+					(uint32_t)buf[3] << 16 | (uint32_t)buf[4] << 24);
+		insn->len = 5;
+		insn->kind = INSN_CALL;
+		insn->target = addr + 5 + (uint64_t)(int64_t)rel;
+		insn->disp_off = 1;
+		return ARCH_DECODE_OK;
+	}
+	if (len >= 4 && buf[0] == 0xf3 && buf[1] == 0x0f && buf[2] == 0x1e && buf[3] == 0xfa) {
+		insn->len = 4;
+		insn->kind = INSN_LANDING;
+		return ARCH_DECODE_OK;
+	}
+
 	ret = x86_prefixes(&d);
 	if (!ret)
 		ret = x86_escape(&d);

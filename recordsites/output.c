@@ -55,11 +55,11 @@ static const char *type_name(struct record *r)
 	}
 }
 
-/* "0x" + lowercase hex, no padding, newline: the plain list's hot path */
-static void put_hex_line(FILE *o, uint64_t v)
+/* "0x" + lowercase hex, no padding, newline, at p; returns the bytes written */
+static size_t put_hex_line(char *p, uint64_t v)
 {
 	char b[20];
-	int n = sizeof(b);
+	size_t n = sizeof(b);
 
 	b[--n] = '\n';
 	do {
@@ -68,7 +68,8 @@ static void put_hex_line(FILE *o, uint64_t v)
 	} while (v);
 	b[--n] = 'x';
 	b[--n] = '0';
-	fwrite(b + n, 1, sizeof(b) - (size_t)n, o);
+	memcpy(p, b + n, sizeof(b) - n);
+	return sizeof(b) - n;
 }
 
 static void emit_list(struct record *r, FILE *o, bool sym)
@@ -76,9 +77,16 @@ static void emit_list(struct record *r, FILE *o, bool sym)
 	char a[256], f[512];
 
 	if (!sym && !elfio_is_rel(r->e)) {
-		for (size_t i = 0; i < r->nsites; i++)
-			put_hex_line(o, r->sites[i].addr);
-		return;
+		/* the plain list of a linked image: one buffer, one write */
+		char *buf = malloc(r->nsites * 20 + 1);
+		size_t len = 0;
+		if (buf) {
+			for (size_t i = 0; i < r->nsites; i++)
+				len += put_hex_line(buf + len, r->sites[i].addr);
+			fwrite(buf, 1, len, o);
+			free(buf);
+			return;
+		}
 	}
 	for (size_t i = 0; i < r->nsites; i++) {
 		const struct site *s = &r->sites[i];

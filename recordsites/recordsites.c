@@ -822,7 +822,10 @@ static int collect_tables(struct record *r)
 	if (st && !elfio_is_rel(r->e)) {
 		const struct elfio_symbol *start = NULL, *stop = NULL;
 		for (size_t i = 1; i < st->count; i++) {
-			if (st->syms[i].shndx == SHN_UNDEF)
+			const char *nm = st->syms[i].name;
+			/* 100,000 names: only "__st..." can match */
+			if (st->syms[i].shndx == SHN_UNDEF || nm[0] != '_' || nm[1] != '_' ||
+			    nm[2] != 's' || nm[3] != 't')
 				continue;
 			if (!strcmp(st->syms[i].name, "__start_mcount_loc"))
 				start = &st->syms[i];
