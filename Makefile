@@ -30,7 +30,7 @@ DEPS      := $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d)
 
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all clean check unit e2e deps demo install fixtures bench san kernel-check
+.PHONY: all clean check unit e2e deps demo install fixtures bench san kernel-check runtime
 all: patchsite
 
 patchsite: $(BUILD)/patchsite
@@ -68,6 +68,7 @@ e2e: san fixtures
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/run.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/minikernel.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/repad.sh
+	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/embed.sh
 
 # issue 7's proof: a riscv64 kernel linked --no-relax, relaxed, relaxed+pin,
 # each booted under qemu-system-riscv64 (about 6 minutes on 2 cores)
@@ -87,10 +88,19 @@ demo: deps all
 bench: all
 	sh bench/run.sh
 
-install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+# the arm64 runtime that `patchsite embed` fills in (cross-built)
+runtime:
+	@mkdir -p build/runtime
+	$(MAKE) -C runtime O=$(CURDIR)/build/runtime
+
+install: all runtime
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(PREFIX)/include/patchsite $(DESTDIR)$(PREFIX)/lib/patchsite/aarch64
 	install -m 0755 patchsite $(DESTDIR)$(BINDIR)/patchsite
 	install -m 0644 doc/patchsite.1 $(DESTDIR)$(MANDIR)/man1/patchsite.1
+	install -m 0644 runtime/callops.h $(DESTDIR)$(PREFIX)/include/patchsite/callops.h
+	install -m 0644 build/runtime/libpatchsite-callops.a \
+		$(DESTDIR)$(PREFIX)/lib/patchsite/aarch64/libpatchsite-callops.a
 
 clean:
 	rm -rf build build-san patchsite build-kernel

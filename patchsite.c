@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,11 @@ static const char usage_text[] =
 	"                       NOP padding so that every CALL_OPS ops literal is 8-byte\n"
 	"                       aligned after any link; moves symbols, relocations and\n"
 	"                       resolved PC-relative branches behind each insertion\n"
+	"\n"
+	"  embed IMAGE -o OUT   arm64 (-no-pie, linked with libpatchsite-callops.a): write\n"
+	"                       the CALL_OPS trampoline and site table into the space the\n"
+	"                       runtime reserved, point every literal at the default ops\n"
+	"                       and leave every site disabled (MOV X9, X30; NOP)\n"
 	"\n"
 	"  --help, --version\n"
 	"\n"
@@ -373,6 +379,39 @@ static int cmd_repad(int argc, char **argv)
 	return fflush(stdout) ? EXIT_ERROR : 0;
 }
 
+static int cmd_embed(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct embed_report rep;
+	const char *out = NULL;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			return usage_error("%s", "bad option to 'embed'");
+		}
+	}
+	if (optind + 1 != argc || !out)
+		return usage_error("%s", "embed takes one IMAGE and -o OUT");
+	if (embed_image(argv[optind], out, &rep))
+		return EXIT_ERROR;
+	printf("%s: embedded %zu sites (%zu misaligned left out), trampoline at 0x%" PRIx64
+	       ", %zu bytes\n", out, rep.sites, rep.misaligned, rep.tramp, rep.tramp_bytes);
+	return fflush(stdout) ? EXIT_ERROR : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -393,5 +432,7 @@ int main(int argc, char **argv)
 		return cmd_pin(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "repad"))
 		return cmd_repad(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "embed"))
+		return cmd_embed(argc - 1, argv + 1);
 	return usage_error("unknown command '%s'", argv[1]);
 }

@@ -57,3 +57,30 @@ struct repad_report {
 int repad_object(const char *in, const char *out, struct repad_report *rep);
 
 #endif /* PATCHSITE_REWRITER_H */
+
+/* --- embed (arm64 CALL_OPS trampoline and site table) ----------------------- */
+#ifndef PATCHSITE_REWRITER_EMBED_H
+#define PATCHSITE_REWRITER_EMBED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct embed_report {
+	size_t sites;			/* sites put in the table, left disabled */
+	size_t misaligned;		/* CALL_OPS sites with a misaligned literal, untouched */
+	uint64_t tramp;			/* trampoline address */
+	size_t tramp_bytes;		/* trampoline code size */
+};
+
+/*
+ * Fill the space libpatchsite-callops.a reserved in the arm64 ET_EXEC `in`
+ * (.patchsite.tramp, .patchsite.sites): write the call-ops trampoline and
+ * the site table, point every aligned literal at the runtime's default no-op
+ * ops and put each site in its disabled form `MOV X9, X30; NOP`.  Misaligned
+ * sites are listed on stdout and left untouched.  Atomic, to `out` (which may
+ * be `in`).  Returns 0 or negative errno (error printed once).
+ * CLI: patchsite embed IMAGE -o OUT
+ */
+int embed_image(const char *in, const char *out, struct embed_report *rep);
+
+#endif /* PATCHSITE_REWRITER_EMBED_H */
