@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * bench - cost of R relevant and I irrelevant tracers on one traced function,
+ * the shape of the table in the arm64 DYNAMIC_FTRACE_WITH_CALL_OPS commit
+ * (seed 003), under two dispatch schemes sharing patchsite's trampoline:
+ *
+ *   callops  kernel CALL_OPS semantics per site: no matching tracer -> site
+ *            disabled (NOP); exactly one -> the site's literal points at that
+ *            tracer's ops; more than one -> the literal points at a list ops
+ *            that walks ALL registered tracers and tests each one's filter
+ *            (like ftrace_ops_list_func).
+ *   list     pre-CALL_OPS: every site some tracer wants points at the single
+ *            list ops, which walks ALL registered tracers (R+I) and tests
+ *            each one's filter; sites no tracer wants stay disabled.
+ *
+ * Relevant tracers filter on target(); irrelevant tracer i filters on
+ * other_i() (never called in the timed loop).
+ *
+ *   bench SCHEME R I N     prints one line: SCHEME R I N TOTAL_NS
+ * The loop calls target() N times (after a warm-up of N/10 calls) and is timed
+ * with clock_gettime(CLOCK_MONOTONIC).  Exits 1 if a tracer saw the wrong
+ * number of calls.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "callops.h"
+#include "bench.h"
+
+#define MAXTR 256
+
+struct tracer {
+	struct ps_ops ops;		/* first: ops <-> tracer */
+	unsigned long filter;		/* the one function it traces */
+	unsigned long count;
+};
+
+static struct tracer tracers[MAXTR];
+static int ntracers;
+
+/* The tracer function: trivial, like the ftrace_ops sample module's. */
+PS_NOTRACE static void tracer_func(unsigned long ip, unsigned long parent_ip,
+				   struct ps_ops *ops, void *regs)
+{
+	(void)ip; (void)parent_ip; (void)regs;
+	((struct tracer *)ops)->count++;
+}
+
+/* ftrace_ops_list_func: walk every registered ops, call those whose filter matches. */
+PS_NOTRACE static void list_func(unsigned long ip, unsigned long parent_ip,
+				 struct ps_ops *ops, void *regs)
+{
+	(void)ops;
+	for (int i = 0; i < ntracers; i++) {
+		struct tracer *t = &tracers[i];
+
+		if (t->filter == ip)
+			t->ops.func(ip, parent_ip, &t->ops, regs);
+	}
+}
+
+static struct ps_ops list_ops = { .func = list_func };
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void add_tracer(void *fn)
+{
+	tracers[ntracers].ops.func = tracer_func;
+	tracers[ntracers].filter = (unsigned long)fn;
+	ntracers++;
+}
+
+static void attach(void *fn, struct ps_ops *ops)
+{
+	int err = ps_attach(fn, ops);
+
+	if (err) {
+		fprintf(stderr, "bench: ps_attach: %d\n", err);
+		exit(2);
+	}
+}
+
+/* Point each wanted site at the ops the scheme gives it. */
+static void install(int callops, void *fn)
+{
+	int n = 0, last = -1;
+
+	for (int i = 0; i < ntracers; i++)
+		if (tracers[i].filter == (unsigned long)fn)
+			n++, last = i;
+	if (n == 0)
+		return;			/* site stays disabled */
+	if (callops && n == 1)
+		attach(fn, &tracers[last].ops);
+	else
+		attach(fn, &list_ops);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 5) {
+		fprintf(stderr, "usage: bench callops|list R I N\n");
+		return 2;
+	}
+	int callops = !strcmp(argv[1], "callops");
+	int r = atoi(argv[2]), irr = atoi(argv[3]);
+	long n = atol(argv[4]);
+
+	if ((!callops && strcmp(argv[1], "list")) || r < 0 || irr < 0 || irr > NOTHERS ||
+	    r + irr > MAXTR || n <= 0) {
+		fprintf(stderr, "bench: bad arguments\n");
+		return 2;
+	}
+	if (ps_count() < 0) {
+		fprintf(stderr, "bench: not embedded (run patchsite embed)\n");
+		return 2;
+	}
+	/* registration order: irrelevant first, so the list walk passes them */
+	for (int i = 0; i < irr; i++)
+		add_tracer((void *)others[i]);
+	for (int i = 0; i < r; i++)
+		add_tracer((void *)target);
+	install(callops, (void *)target);
+	for (int i = 0; i < irr; i++)
+		install(callops, (void *)others[i]);
+
+	volatile int sink;
+	int x = 0;
+	long warm = n / 10;
+
+	for (long i = 0; i < warm; i++)
+		x = target(x);
+	long long t0 = now_ns();
+	for (long i = 0; i < n; i++)
+		x = target(x);
+	long long t1 = now_ns();
+	sink = x;
+	(void)sink;
+
+	ps_detach_all();
+	for (int i = 0; i < ntracers; i++) {
+		unsigned long want = tracers[i].filter == (unsigned long)target ? (unsigned long)(n + warm) : 0;
+
+		if (tracers[i].count != want) {
+			fprintf(stderr, "bench: tracer %d saw %lu calls, expected %lu\n",
+				i, tracers[i].count, want);
+			return 1;
+		}
+	}
+	printf("%s %d %d %ld %lld\n", argv[1], r, irr, n, t1 - t0);
+	return 0;
+}
