@@ -30,7 +30,7 @@ DEPS      := $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d)
 
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all clean check unit e2e deps demo install fixtures bench san kernel-check runtime
+.PHONY: all clean check unit e2e deps demo install fixtures bench san kernel-check runtime fuzz
 all: patchsite
 
 patchsite: $(BUILD)/patchsite
@@ -64,11 +64,17 @@ fixtures: san
 	$(MAKE) -C fixtures/minikernel
 	$(MAKE) -C fixtures/repad
 
-e2e: san fixtures
+e2e: san all fixtures
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/run.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/minikernel.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/repad.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/embed.sh
+	PATCHSITE=$(CURDIR)/build-san/patchsite PATCHSITE_PLAIN=$(CURDIR)/patchsite \
+		sh tests/e2e/hostile.sh
+
+# libFuzzer harnesses for every reader (make check replays their corpora)
+fuzz: san fixtures
+	$(MAKE) -C fuzz fuzz
 
 # issue 7's proof: a riscv64 kernel linked --no-relax, relaxed, relaxed+pin,
 # each booted under qemu-system-riscv64 (about 6 minutes on 2 cores)
@@ -107,3 +113,4 @@ clean:
 	$(MAKE) -C fixtures clean
 	$(MAKE) -C fixtures/minikernel clean
 	$(MAKE) -C fixtures/repad clean
+	$(MAKE) -C fuzz clean

@@ -39,6 +39,23 @@ static int str_add(struct strtab *t, const char *s, uint32_t *off)
 	return 0;
 }
 
+/* References by section name, then by position (ctx: the refs). */
+static int cmp_ref_name(const void *a, const void *b, void *ctx)
+{
+	const struct elfio_table_ref *refs = ctx;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	int c = strcmp(refs[i].secname, refs[j].secname);
+
+	return c ? c : i < j ? -1 : i > j;
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static size_t align8(size_t x)
 {
 	return (x + 7) & ~(size_t)7;
@@ -51,6 +68,7 @@ int elfio_build_table_object(unsigned int machine, unsigned int e_flags, unsigne
 	struct strtab shstr = { 0 }, str = { 0 };
 	const char **ph = NULL;		/* placeholder section names, in first-use order */
 	uint64_t *phflags = NULL;
+	size_t *order = NULL, *first = NULL, *lead = NULL, *rank = NULL;
 	size_t nph = 0, nrel = 0;
 	uint8_t *out = NULL;
 	int ret = -ENOMEM;
@@ -58,20 +76,37 @@ int elfio_build_table_object(unsigned int machine, unsigned int e_flags, unsigne
 
 	ph = calloc(n + 1, sizeof(*ph));
 	phflags = calloc(n + 1, sizeof(*phflags));
-	if (!ph || !phflags)
+	order = calloc(n + 1, sizeof(*order));
+	first = calloc(n + 1, sizeof(*first));
+	lead = calloc(n + 1, sizeof(*lead));
+	rank = calloc(n + 1, sizeof(*rank));
+	if (!ph || !phflags || !order || !first || !lead || !rank)
 		goto out;
-	for (size_t i = 0; i < n; i++) {
-		if (!refs[i].secname)
-			continue;
-		nrel++;
-		size_t j;
-		for (j = 0; j < nph; j++)
-			if (!strcmp(ph[j], refs[i].secname))
-				break;
-		if (j == nph) {
-			ph[nph] = refs[i].secname;
-			phflags[nph++] = refs[i].sec_flags;
+	/*
+	 * One placeholder per distinct section name, numbered in order of first
+	 * use.  Sorting the references by (name, position) groups them; a
+	 * linear search per reference was quadratic for an object with a
+	 * section per function.  first[i]: the first use of reference i's name;
+	 * rank[that]: its placeholder.
+	 */
+	for (size_t i = 0; i < n; i++)
+		if (refs[i].secname)
+			order[nrel++] = i;
+	if (nrel)
+		qsort_r(order, nrel, sizeof(*order), cmp_ref_name, (void *)refs);
+	for (size_t k = 0, g = 0; k < nrel; k++) {
+		if (!k || strcmp(refs[order[k]].secname, refs[order[k - 1]].secname)) {
+			g = order[k];
+			lead[nph++] = g;
 		}
+		first[order[k]] = g;
+	}
+	if (nph)
+		qsort(lead, nph, sizeof(*lead), cmp_size);
+	for (size_t j = 0; j < nph; j++) {
+		ph[j] = refs[lead[j]].secname;
+		phflags[j] = refs[lead[j]].sec_flags;
+		rank[lead[j]] = j;
 	}
 
 	/* section indexes: 0 null, 1..nph placeholders, then the rest */
@@ -149,10 +184,7 @@ int elfio_build_table_object(unsigned int machine, unsigned int e_flags, unsigne
 			out[o_table + 8 * i + (size_t)b] = (uint8_t)(v >> (8 * b));
 		if (!refs[i].secname)
 			continue;
-		size_t j;
-		for (j = 0; j < nph; j++)
-			if (!strcmp(ph[j], refs[i].secname))
-				break;
+		size_t j = rank[first[i]];
 		Elf64_Rela rel = {
 			.r_offset = 8 * i,
 			.r_info = ELF64_R_INFO(1 + j, abs64_type),
@@ -214,6 +246,10 @@ out:
 	free(out);
 	free(ph);
 	free(phflags);
+	free(order);
+	free(first);
+	free(lead);
+	free(rank);
 	free(str.buf);
 	free(shstr.buf);
 	return ret;

@@ -49,6 +49,8 @@ struct elfio {
 
 	struct elfio_symtab *tabs;	/* loaded symbol tables */
 	size_t ntabs;
+	size_t *tab_of;			/* section index -> 1 + index in tabs, 0: not loaded */
+	size_t *xndx_of;		/* symbol table -> its SHT_SYMTAB_SHNDX (0: none), or NULL */
 	bool main_loaded;
 	const struct elfio_symtab *main_tab;
 
@@ -403,6 +405,20 @@ static int load_sections(struct elfio *e)
 		}
 	}
 	e->secs[0].name = "";
+
+	/* SHT_SYMTAB_SHNDX sections by the symbol table they extend (first wins). */
+	for (size_t i = 1; i < e->nsec; i++) {
+		size_t link = e->secs[i].shdr.sh_link;
+		if (e->secs[i].shdr.sh_type != SHT_SYMTAB_SHNDX || link >= e->nsec)
+			continue;
+		if (!e->xndx_of) {
+			e->xndx_of = calloc(e->nsec, sizeof(*e->xndx_of));
+			if (!e->xndx_of)
+				return -ENOMEM;
+		}
+		if (!e->xndx_of[link])
+			e->xndx_of[link] = i;
+	}
 	return 0;
 }
 
@@ -585,6 +601,8 @@ void elfio_close(struct elfio *e)
 	for (size_t i = 0; i < e->ntabs; i++)
 		free(e->tabs[i].syms);
 	free(e->tabs);
+	free(e->tab_of);
+	free(e->xndx_of);
 	free(e->funcs);
 	free(e->funcs_maxend);
 	free(e->by_addr);
@@ -719,16 +737,18 @@ static int load_symtab(struct elfio *e, size_t shndx, struct elfio_symtab *t)
 		elfio_err(e, "symbol table '%s': %s", s->name, elf_errmsg(-1));
 		return -EINVAL;
 	}
-	/* Extended section indexes, for objects with more than 65280 sections. */
-	for (size_t i = 1; i < e->nsec; i++) {
-		if (e->secs[i].shdr.sh_type == SHT_SYMTAB_SHNDX && e->secs[i].shdr.sh_link == shndx) {
-			xdata = elf_getdata(e->secs[i].scn, NULL);
-			if (!xdata || xdata->d_size / sizeof(Elf32_Word) <
-					      s->shdr.sh_size / sizeof(Elf64_Sym)) {
-				elfio_err(e, "section '%s' is truncated", e->secs[i].name);
-				return -EINVAL;
-			}
-			break;
+	/*
+	 * Extended section indexes, for objects with more than 65280 sections:
+	 * the first SHT_SYMTAB_SHNDX linked to this table (indexed once, in
+	 * load_sections, so that many tables do not mean many scans).
+	 */
+	size_t xi = e->xndx_of ? e->xndx_of[shndx] : 0;
+	if (xi) {
+		xdata = elf_getdata(e->secs[xi].scn, NULL);
+		if (!xdata || xdata->d_size / sizeof(Elf32_Word) <
+				      s->shdr.sh_size / sizeof(Elf64_Sym)) {
+			elfio_err(e, "section '%s' is truncated", e->secs[xi].name);
+			return -EINVAL;
 		}
 	}
 
@@ -782,6 +802,8 @@ static int load_symtab(struct elfio *e, size_t shndx, struct elfio_symtab *t)
 			ret = -EINVAL;
 			goto err;
 		}
+		sym->in_section = gs.st_shndx != SHN_UNDEF &&
+				  (gs.st_shndx < SHN_LORESERVE || gs.st_shndx == SHN_XINDEX);
 		if (gs.st_shndx == SHN_UNDEF || gs.st_shndx == SHN_COMMON) {
 			sym->addr = 0;
 		} else if (gs.st_shndx == SHN_ABS) {
@@ -809,20 +831,19 @@ int elfio_symtab_by_index(struct elfio *e, size_t shndx, const struct elfio_symt
 	struct elfio_symtab *nt;
 	int ret;
 
-	for (size_t i = 0; i < e->ntabs; i++) {
-		if (e->tabs[i].shndx == shndx) {
-			*out = &e->tabs[i];
-			return 0;
-		}
-	}
 	if (shndx == 0 || shndx >= e->nsec) {
 		elfio_err(e, "bad symbol table index %zu", shndx);
 		return -EINVAL;
 	}
+	if (e->tab_of && e->tab_of[shndx]) {
+		*out = &e->tabs[e->tab_of[shndx] - 1];
+		return 0;
+	}
 	/* Pointers handed out earlier must stay valid: allocate the array once. */
 	if (!e->tabs) {
 		e->tabs = calloc(e->nsec, sizeof(*e->tabs));
-		if (!e->tabs)
+		e->tab_of = calloc(e->nsec, sizeof(*e->tab_of));
+		if (!e->tabs || !e->tab_of)
 			return -ENOMEM;
 	}
 	nt = &e->tabs[e->ntabs];
@@ -830,6 +851,7 @@ int elfio_symtab_by_index(struct elfio *e, size_t shndx, const struct elfio_symt
 	if (ret)
 		return ret;
 	e->ntabs++;
+	e->tab_of[shndx] = e->ntabs;
 	*out = nt;
 	return 0;
 }
@@ -937,7 +959,7 @@ static int sort_fkeys(struct fkey *k, size_t n)
 static bool is_function(const struct elfio *e, const struct elfio_symbol *s)
 {
 	return (s->type == STT_FUNC || s->type == STT_GNU_IFUNC) && s->size &&
-	       s->shndx != SHN_UNDEF && s->shndx != SHN_ABS && s->shndx < e->nsec;
+	       s->in_section && s->shndx < e->nsec;
 }
 
 int elfio_functions(struct elfio *e, const struct elfio_symbol *const **out, size_t *count)

@@ -52,6 +52,8 @@ struct elfio_symbol {
 	uint32_t shndx;		/* resolved through SHT_SYMTAB_SHNDX when needed */
 	unsigned char type;	/* STT_* */
 	unsigned char bind;	/* STB_* */
+	bool in_section;	/* defined in section shndx: not UNDEF/ABS/COMMON (a
+				   resolved index can equal SHN_ABS in a big object) */
 };
 
 struct elfio_symtab {

@@ -120,10 +120,14 @@ static const struct target *find_target(const struct target *v, size_t n, uint64
 
 static int push_target(struct target **v, size_t *n, uint64_t addr, bool entry)
 {
-	struct target *nv = realloc(*v, (*n + 1) * sizeof(**v));
+	struct target *nv = *v;
 
-	if (!nv)
-		return -ENOMEM;
+	/* room in powers of two, known from *n: one mcount relocation per function */
+	if (*n == 0 || (*n >= 16 && !(*n & (*n - 1)))) {
+		nv = realloc(*v, (*n ? 2 * *n : 16) * sizeof(**v));
+		if (!nv)
+			return -ENOMEM;
+	}
 	nv[*n].addr = addr;
 	nv[*n].entry = entry;
 	*v = nv;
