@@ -94,8 +94,8 @@ static void describe_stale(struct record *r, uint64_t v, struct finding *fd)
 	}
 	if (!fd->func) {
 		snprintf(fd->msg, sizeof(fd->msg),
-			 "table entry is outside every function (code of an overridden weak "
-			 "function, or a removed one)");
+			 "table entry is outside every sized function (code of an overridden "
+			 "weak function, or of a function with no .size)");
 		return;
 	}
 	const struct site *s = site_of(r, fd->func);
@@ -185,7 +185,9 @@ int audit_run(struct record *r, struct audit *a)
 				first = i;
 			prev = v;
 		}
-		if (descents) {
+		/* nobody sorts a program's __patchable_function_entries: only the
+		   tables a kernel reads (and its region holds the PFE entries) */
+		if (descents && tb->kind != TABLE_PFE) {
 			fd = add(a, FIND_UNSORTED, tb->entries[first].value, NULL);
 			if (!fd) {
 				free(vals);
