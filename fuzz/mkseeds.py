@@ -11,6 +11,9 @@ for .zst seeds).
       for fuzz_elf; plus the committed seeds/HARNESS/.  Big static images
       are left out: they add little coverage and slow every execution.
 
+  mkseeds.py --regressions DIR
+      Small hand-made stand-ins for the inputs fuzzing found (DIR/HARNESS/NAME).
+
   mkseeds.py --tiny DIR
       The small committed seeds DIR/HARNESS/: hand-made images (x86_64
       fentry with __mcount_loc, the same with SHF_COMPRESSED .text and as
@@ -401,20 +404,70 @@ def make_tiny(outdir):
     print("mkseeds: tiny seeds in %s, %d bytes" % (outdir, total))
 
 
+def make_regressions(outdir):
+    """Small stand-ins for what fuzzing found (see README.md)."""
+    # __stop_mcount_loc 2^47 bytes after __start: the table must not size an array
+    e = x86_image_with(stop_delta=1 << 47)
+    put_named(os.path.join(outdir, "cli"), "table-region-huge", bytes([0]) + e)
+    # a symbol whose name holds a newline and an escape, with a bad section index:
+    # the error line names it and must stay one line
+    e = x86_image_with(bad_name="f\n\x1b[31mred\x7f", bad_shndx=0xfeff)
+    put_named(os.path.join(outdir, "cli"), "error-message-control-bytes", bytes([11]) + e)
+    # SHF_ALLOC|SHF_COMPRESSED .text: refused once, not an error per read
+    put_named(os.path.join(outdir, "cli"), "alloc-compressed-text",
+              bytes([5]) + x86_fentry(compress_text=True))
+    # function sizes: one huge, one nested (function lookups, the call scan)
+    put_named(os.path.join(outdir, "elf"), "function-sizes-huge-nested",
+              x86_image_with(f_size=1 << 40, g_size=1 << 63))
+
+
+def put_named(dirname, name, data):
+    os.makedirs(dirname, exist_ok=True)
+    with open(os.path.join(dirname, name), "wb") as f:
+        f.write(data)
+
+
+def x86_image_with(stop_delta=0x18, bad_name=None, bad_shndx=None, f_size=6, g_size=10):
+    """x86_fentry's image with one thing changed."""
+    base = 0x401000
+    text = bytearray()
+    f = base
+    text += b"\xe8" + rel32(f + 5, base + 0x20) + b"\xc3"
+    g = base + len(text)
+    text += b"\xf3\x0f\x1e\xfa" + b"\xe8" + rel32(g + 9, base + 0x20) + b"\xc3"
+    while len(text) < 0x20:
+        text += b"\xcc"
+    text += b"\xc3"
+    e = Elf(2, 62)
+    e.sec(".text", 1, 6, base, bytes(text), align=16)
+    e.sec("__mcount_loc", 1, 2, 0x402000, le64s([f, g + 4, 0]), align=8)
+    e.sym("f", f, f_size, ".text")
+    e.sym("g", g, g_size, ".text")
+    e.sym("__fentry__", base + 0x20, 1, ".text")
+    e.sym("__start_mcount_loc", 0x402000, 0, "__mcount_loc", typ=0)
+    e.sym("__stop_mcount_loc", 0x402000 + stop_delta, 0, "__mcount_loc", typ=0)
+    if bad_name:
+        e.sym(bad_name, base, 1, bad_shndx)
+    return e.build()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpus")
     ap.add_argument("--fixtures")
     ap.add_argument("--tiny")
+    ap.add_argument("--regressions")
     a = ap.parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
     if a.tiny:
         make_tiny(a.tiny)
+    if a.regressions:
+        make_regressions(a.regressions)
     if a.corpus:
         make_corpus(a.corpus, a.fixtures or os.path.join(here, "..", "fixtures"),
                     os.path.join(here, "seeds"))
-    if not a.tiny and not a.corpus:
-        ap.error("--corpus or --tiny")
+    if not a.tiny and not a.corpus and not a.regressions:
+        ap.error("--corpus, --tiny or --regressions")
 
 
 if __name__ == "__main__":
