@@ -132,7 +132,8 @@ def make_corpus(outdir, fixdir, tinydir):
             for f in os.listdir(os.path.join(tinydir, h)):
                 with open(os.path.join(tinydir, h, f), "rb") as fh:
                     put(os.path.join(outdir, h), fh.read())
-    counts = {h: len(os.listdir(os.path.join(outdir, h))) for h in sorted(os.listdir(outdir))}
+    counts = {h: len(os.listdir(os.path.join(outdir, h))) for h in sorted(os.listdir(outdir))
+              if os.path.isdir(os.path.join(outdir, h))}  # not the .stamp of an earlier run
     print("mkseeds: " + ", ".join("%s %d" % kv for kv in counts.items()))
 
 
