@@ -65,18 +65,17 @@ static uint8_t *allowed_bytes(struct record *r, size_t size)
 	return ok;
 }
 
-static void second_run(const char *out, const char *out2)
+static void second_run(const char *out, const char *out2, const struct inplace_options *io)
 {
 	struct elfio *e = elfio_open(out, ELFIO_QUIET);
 	struct record_options o;
 	struct record *r = NULL;
-	struct inplace_options io = { 0 };
 	struct inplace_report rep;
 
 	FUZZ_CHECK(e != NULL, "the written image does not open");
 	record_options_init(&o);
 	FUZZ_CHECK(record_scan(e, &o, &r) == 0, "the written image does not scan");
-	FUZZ_CHECK(record_write_in_place(r, &io, out2, &rep) == 0, "second in-place failed");
+	FUZZ_CHECK(record_write_in_place(r, io, out2, &rep) == 0, "second in-place failed");
 	FUZZ_CHECK(!rep.changed, "second in-place changed the image again");
 	record_free(r);
 	elfio_close(e);
@@ -123,7 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		elfio_close(e);
 		e = NULL;
 		if (ret == 0 && idempotent)
-			second_run(out, out2);
+			second_run(out, out2, &io);
 		free(obuf);
 		unlink(out);
 	}

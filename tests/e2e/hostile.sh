@@ -254,7 +254,7 @@ fi
 
 # ---------------------------------------------------------------- fuzz
 if want fuzz; then
-	if make -s -C "$root/fuzz" all >"$tmp/fuzzbuild" 2>&1; then
+	if make -s -j2 -C "$root/fuzz" all >"$tmp/fuzzbuild" 2>&1; then
 		ok "fuzz harnesses build"
 		step "fuzz replay" make -s --no-print-directory -C "$root/fuzz" replay
 	else
