@@ -2,6 +2,13 @@
 # run.sh replay HARNESS BUILD        run the harness once on regressions/HARNESS/*
 #                                     and seeds/HARNESS/* (no fuzzing)
 # run.sh fuzz HARNESS BUILD SECONDS   fuzz it from BUILD/corpus/HARNESS for SECONDS
+#                                     (new inputs are added to that corpus)
+# run.sh smoke HARNESS BUILD SECONDS  the same with a fixed seed (FUZZ_SEED,
+#                                     default 1) and the corpus left as it is:
+#                                     new inputs go to a scratch directory, so
+#                                     every run starts from the same state and
+#                                     follows the same mutation sequence (what
+#                                     make check runs)
 #
 # Prints `ok - ...` or `not ok - ...` (with the sanitizer report); exit 1 on
 # a crash, leak, timeout or invariant failure.  Called by fuzz/Makefile.
@@ -34,15 +41,24 @@ replay)
 		exit 1
 	fi
 	;;
-fuzz)
+fuzz|smoke)
 	secs=$4
-	log=$b/fuzz-$h.log
+	log=$b/$mode-$h.log
 	mkdir -p "$b/corpus/$h" "$b/artifacts/$h"
+	if [ "$mode" = smoke ]; then
+		rm -rf "$b/smoke-new/$h"
+		mkdir -p "$b/smoke-new/$h"
+		dirs="$b/smoke-new/$h $b/corpus/$h"
+		seed="-seed=${FUZZ_SEED:-1}"
+	else
+		dirs="$b/corpus/$h"
+		seed=
+	fi
 	# shellcheck disable=SC2086
-	if ./"$bin" ${FUZZ_OPTS:-} -max_total_time="$secs" -artifact_prefix="$b/artifacts/$h/" \
-		"$b/corpus/$h" >"$log" 2>&1; then
+	if ./"$bin" ${FUZZ_OPTS:-} $seed -max_total_time="$secs" -artifact_prefix="$b/artifacts/$h/" \
+		$dirs >"$log" 2>&1; then
 		runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
-		echo "ok - fuzz $h ($secs s, ${runs:-?} runs)"
+		echo "ok - fuzz $h ($secs s${seed:+, $seed}, ${runs:-?} runs)"
 	else
 		echo "not ok - fuzz $h (log: fuzz/$log; input in fuzz/$b/artifacts/$h/)"
 		report "$log"
@@ -50,7 +66,7 @@ fuzz)
 	fi
 	;;
 *)
-	echo "usage: run.sh replay|fuzz HARNESS BUILD [SECONDS]" >&2
+	echo "usage: run.sh replay|fuzz|smoke HARNESS BUILD [SECONDS]" >&2
 	exit 2
 	;;
 esac
