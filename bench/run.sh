@@ -13,9 +13,14 @@
 # 3. bench/bench.py times `patchsite record`, `patchsite audit` and the
 #    `objdump -d IMAGE | grep -c` baseline side by side, checks that the site
 #    counts agree, and prints the table (also written to bench/out/results.md).
+# 4. bench/scale.py measures peak memory and time of record, record
+#    --format=json and audit at 125k, 250k, 500k and 1M functions, beside
+#    objdump, fits a line and fails unless memory grows linearly (appended
+#    to bench/out/results.md).
 #
 # Environment: PATCHSITE (binary, default ./patchsite), RUNS_PATCHSITE (7),
-# RUNS_OBJDUMP (3), BENCH_CALLGRIND=0 to skip the callgrind instruction count.
+# RUNS_OBJDUMP (3), BENCH_CALLGRIND=0 to skip the callgrind instruction count,
+# SCALE_SIZES, SCALE_RUNS (5), BENCH_SCALE=0 to skip step 4.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -42,3 +47,4 @@ export PATCHSITE
 
 python3 bench/gen.py
 python3 bench/bench.py
+[ "${BENCH_SCALE:-1}" = 0 ] || python3 bench/scale.py

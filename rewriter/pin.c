@@ -52,7 +52,7 @@ static int pin_one(const char *path, const struct pin_options *o, struct pin_rep
 	const struct arch_ops *a;
 	const struct elfio_symtab *st;
 	struct point *pts = NULL;
-	size_t npts = 0;
+	size_t npts = 0, cap = 0;
 	struct elfio_edits ed;
 	struct elfio_section *s;
 	int ret = -EINVAL;
@@ -80,12 +80,17 @@ static int pin_one(const char *path, const struct pin_options *o, struct pin_rep
 		if (y->shndx == SHN_UNDEF || y->shndx >= elfio_nsections(e) ||
 		    y->type == STT_SECTION || !is_named(a, o, y->name))
 			continue;
-		struct point *np = realloc(pts, (npts + 1) * sizeof(*np));
-		if (!np) {
-			ret = -ENOMEM;
-			goto out;
+		if (npts == cap) {
+			size_t ncap = cap ? 2 * cap : 16;
+			struct point *np = realloc(pts, ncap * sizeof(*np));
+
+			if (!np) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			pts = np;
+			cap = ncap;
 		}
-		pts = np;
 		pts[npts++] = (struct point){ .name = y->name, .addr = y->addr };
 	}
 
