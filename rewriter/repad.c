@@ -55,7 +55,7 @@
 #include "rewriter.h"
 
 #define REPAD_ALIGN	8	/* natural alignment of the 8-byte ops literal */
-#define REPAD_INSN	4	/* bytes inserted per misaligned literal: one NOP */
+#define REPAD_INSN	4	/* arm64: bytes inserted per misaligned literal, one NOP */
 
 /*
  * arm64 PC-relative instructions with an immediate: the field is `width`
@@ -130,6 +130,13 @@ static bool a64_pcrel_set(const struct a64_pcrel *p, uint32_t *w, int64_t d)
 struct grow {
 	uint64_t *points;	/* old offsets of the insertion points, increasing */
 	size_t n, cap;
+	uint64_t *pads;		/* bytes inserted at each point (n of them) */
+	size_t npads, cappads;
+	uint64_t *cum;		/* cum[k]: bytes inserted before point k; cum[n]: all */
+	bool relax;		/* riscv: the linker may relax it, points get R_RISCV_ALIGN */
+	uint64_t first_relax;	/* riscv: lowest offset of an R_RISCV_RELAX/ALIGN */
+	uint64_t *aligned;	/* riscv: offsets an R_RISCV_ALIGN pads up to (>= 8), sorted */
+	size_t naligned, capaligned;
 	uint64_t *sites;	/* old offsets of its CALL_OPS literals, increasing */
 	size_t nsites, capsites;
 	uint64_t *relocated;	/* old r_offsets of its own relocations, sorted */
@@ -174,13 +181,35 @@ static size_t points_before(const struct grow *g, int64_t x, bool strict)
 /* New offset of old offset x: what sits at a point moves behind the padding. */
 static int64_t map_offset(const struct grow *g, int64_t x)
 {
-	return x + (int64_t)(REPAD_INSN * points_before(g, x, false));
+	return g->n ? x + (int64_t)g->cum[points_before(g, x, false)] : x;
 }
 
 /* New end of an old range ending (exclusive) at x. */
 static int64_t map_end(const struct grow *g, int64_t x)
 {
-	return x + (int64_t)(REPAD_INSN * points_before(g, x, true));
+	return g->n ? x + (int64_t)g->cum[points_before(g, x, true)] : x;
+}
+
+static int add_point(struct grow *g, uint64_t off, uint64_t pad)
+{
+	if (push(&g->points, &g->n, &g->cap, off) ||
+	    push(&g->pads, &g->npads, &g->cappads, pad))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Prefix sums of the pads, once the points are chosen. */
+static int finish_points(struct grow *g)
+{
+	if (!g->n)
+		return 0;
+	g->cum = malloc((g->n + 1) * sizeof(*g->cum));
+	if (!g->cum)
+		return -ENOMEM;
+	g->cum[0] = 0;
+	for (size_t k = 0; k < g->n; k++)
+		g->cum[k + 1] = g->cum[k] + g->pads[k];
+	return 0;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -208,6 +237,8 @@ struct repad {
 	Elf_Data *xndxdata;
 	size_t symtab_index;
 	struct repad_report *rep;
+	bool riscv;		/* EM_RISCV (else EM_AARCH64) */
+	unsigned int min_insn;	/* riscv: 2 with RVC in e_flags, else 4 */
 };
 
 /* Section of a symbol, through SHT_SYMTAB_SHNDX; 0 if not in a section. */
@@ -231,6 +262,62 @@ static int get_sym(struct repad *rp, size_t i, GElf_Sym *sym, size_t *shndx)
 	*shndx = sym_section(sym, xndx);
 	if (*shndx >= rp->nsec)
 		*shndx = 0;
+	return 0;
+}
+
+/*
+ * riscv64: which sections the linker may relax (any R_RISCV_RELAX or
+ * R_RISCV_ALIGN in their relocations), the lowest such offset, and the
+ * offsets that an R_RISCV_ALIGN of at least REPAD_ALIGN pads up to.
+ */
+static int rv_scan_relax(struct repad *rp)
+{
+	Elf_Scn *scn = NULL;
+
+	for (size_t i = 0; i < rp->nsec; i++)
+		rp->g[i].first_relax = UINT64_MAX;
+	while ((scn = elf_nextscn(rp->in, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		struct grow *g;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
+		    !sh.sh_info || sh.sh_info >= rp->nsec)
+			continue;
+		g = &rp->g[sh.sh_info];
+		d = elf_getdata(scn, NULL);
+		n = d && sh.sh_entsize ? d->d_size / sh.sh_entsize : 0;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Rela ra;
+			unsigned int type;
+			uint64_t al = 2;
+
+			if (!gelf_getrela(d, (int)i, &ra)) {
+				elfio_error(rp->path, "relocation %zu of section %zu: %s", i,
+					    elf_ndxscn(scn), elf_errmsg(-1));
+				return -EINVAL;
+			}
+			type = (unsigned int)GELF_R_TYPE(ra.r_info);
+			if (type != R_RISCV_RELAX && type != R_RISCV_ALIGN)
+				continue;
+			g->relax = true;
+			if (ra.r_offset < g->first_relax)
+				g->first_relax = ra.r_offset;
+			if (type != R_RISCV_ALIGN || ra.r_addend < 0 || ra.r_addend >= 1 << 20)
+				continue;
+			/* the linker pads to the power of two above the addend */
+			while (al <= (uint64_t)ra.r_addend)
+				al <<= 1;
+			if (al >= REPAD_ALIGN &&
+			    push(&g->aligned, &g->naligned, &g->capaligned,
+				 ra.r_offset + (uint64_t)ra.r_addend))
+				return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < rp->nsec; i++)
+		if (rp->g[i].naligned)
+			qsort(rp->g[i].aligned, rp->g[i].naligned, sizeof(uint64_t), cmp_u64);
 	return 0;
 }
 
@@ -273,20 +360,41 @@ static int plan(struct repad *rp)
 		g->realign = sec->shdr.sh_addralign < REPAD_ALIGN;
 		qsort(g->sites, g->nsites, sizeof(*g->sites), cmp_u64);
 		for (size_t k = 0; k < g->nsites; k++) {
-			uint64_t off = g->sites[k];
+			uint64_t off = g->sites[k], mis = (off + shift) % REPAD_ALIGN, pad;
 
-			if ((off + shift) % REPAD_ALIGN == REPAD_INSN) {
-				ret = push(&g->points, &g->n, &g->cap, off);
-				if (ret)
+			if (k && off == g->sites[k - 1])
+				continue;
+			if (rp->riscv && g->relax) {
+				/*
+				 * The linker deletes bytes at every R_RISCV_RELAX and
+				 * R_RISCV_ALIGN, so the offset in the object says nothing
+				 * past the first of them: only an R_RISCV_ALIGN that pads
+				 * up to the literal keeps it aligned.
+				 */
+				if (bsearch(&off, g->aligned, g->naligned, sizeof(off), cmp_u64))
+					continue;
+				if (!shift && off <= g->first_relax && !mis)
+					continue;
+				pad = REPAD_ALIGN - rp->min_insn;
+			} else {
+				if (mis % (rp->riscv ? rp->min_insn : REPAD_INSN)) {
+					elfio_error(rp->path, "%s+%#" PRIx64 ": ops literal is not %u-byte aligned",
+						    sec->name, off, rp->riscv ? rp->min_insn : REPAD_INSN);
+					ret = -EINVAL;
 					goto out;
-				shift += REPAD_INSN;
-			} else if ((off + shift) % REPAD_ALIGN) {
-				elfio_error(rp->path, "%s+%#" PRIx64 ": ops literal is not 4-byte aligned",
-					    sec->name, off);
-				ret = -EINVAL;
-				goto out;
+				}
+				if (!mis)
+					continue;
+				pad = REPAD_ALIGN - mis;
 			}
+			ret = add_point(g, off, pad);
+			if (ret)
+				goto out;
+			shift += pad;
 		}
+		ret = finish_points(g);
+		if (ret)
+			goto out;
 	}
 out:
 	record_free(r);
@@ -348,8 +456,10 @@ static int mapping_symbols(struct repad *rp, size_t shndx, uint64_t **v, size_t 
 		if (sx != shndx || GELF_ST_TYPE(sym.st_info) != STT_NOTYPE)
 			continue;
 		name = elf_strptr(rp->in, strndx, sym.st_name);
+		/* riscv: `$x` may carry the ISA string, `$xrv64i2p1_c2p0` */
 		if (!name || name[0] != '$' || (name[1] != 'd' && name[1] != 'x') ||
-		    (name[2] && name[2] != '.'))
+		    (name[2] && name[2] != '.' &&
+		     !(rp->riscv && name[1] == 'x' && !strncmp(name + 2, "rv", 2))))
 			continue;
 		/* values are 4-aligned in text, so bit 0 is free */
 		if (push(v, n, &cap, (sym.st_value & ~1ULL) | (name[1] == 'd')))
@@ -357,6 +467,217 @@ static int mapping_symbols(struct repad *rp, size_t shndx, uint64_t **v, size_t 
 	}
 	if (*n)
 		qsort(*v, *n, sizeof(**v), cmp_u64);
+	return 0;
+}
+
+/*
+ * riscv64 PC-relative instructions that the assembler may resolve (GNU as
+ * keeps relocations on them, LLVM resolves them under -mno-relax): their
+ * byte displacement is scattered over the word; each piece moves `n` bits
+ * from bit `from` of the displacement to bit `to` of the instruction.
+ */
+struct rv_piece {
+	unsigned char from, to, n;
+};
+
+struct rv_pcrel {
+	const char *name;
+	unsigned int len;	/* 2 or 4 */
+	uint32_t mask, value;
+	unsigned int width;	/* bits of the signed displacement */
+	struct rv_piece piece[8];
+};
+
+static const struct rv_pcrel rv_pcrel[] = {
+	{ "branch", 4, 0x0000607f, 0x00000063, 13,
+	  { { 12, 31, 1 }, { 5, 25, 6 }, { 1, 8, 4 }, { 11, 7, 1 } } },	/* beq bne */
+	{ "branch", 4, 0x0000407f, 0x00004063, 13,
+	  { { 12, 31, 1 }, { 5, 25, 6 }, { 1, 8, 4 }, { 11, 7, 1 } } },	/* blt bge bltu bgeu */
+	{ "jal", 4, 0x0000007f, 0x0000006f, 21,
+	  { { 20, 31, 1 }, { 1, 21, 10 }, { 11, 20, 1 }, { 12, 12, 8 } } },
+	{ "c.j", 2, 0xe003, 0xa001, 12,
+	  { { 11, 12, 1 }, { 4, 11, 1 }, { 8, 9, 2 }, { 10, 8, 1 }, { 6, 7, 1 }, { 7, 6, 1 },
+	    { 1, 3, 3 }, { 5, 2, 1 } } },
+	{ "c.beqz", 2, 0xe003, 0xc001, 9,
+	  { { 8, 12, 1 }, { 3, 10, 2 }, { 6, 5, 2 }, { 1, 3, 2 }, { 5, 2, 1 } } },
+	{ "c.bnez", 2, 0xe003, 0xe001, 9,
+	  { { 8, 12, 1 }, { 3, 10, 2 }, { 6, 5, 2 }, { 1, 3, 2 }, { 5, 2, 1 } } },
+};
+
+static const struct rv_pcrel *rv_pcrel_find(uint32_t w, unsigned int len)
+{
+	for (size_t i = 0; i < sizeof(rv_pcrel) / sizeof(rv_pcrel[0]); i++)
+		if (rv_pcrel[i].len == len && (w & rv_pcrel[i].mask) == rv_pcrel[i].value)
+			return &rv_pcrel[i];
+	return NULL;
+}
+
+static int64_t rv_pcrel_get(const struct rv_pcrel *p, uint32_t w)
+{
+	uint64_t d = 0;
+
+	for (const struct rv_piece *q = p->piece; q->n; q++)
+		d |= (uint64_t)(w >> q->to & ((1u << q->n) - 1)) << q->from;
+	return sign_extend(d, p->width);
+}
+
+static bool rv_pcrel_set(const struct rv_pcrel *p, uint32_t *w, int64_t d)
+{
+	int64_t lim = 1LL << (p->width - 1);
+
+	if (d < -lim || d >= lim || (d & 1))
+		return false;
+	for (const struct rv_piece *q = p->piece; q->n; q++) {
+		uint32_t m = ((1u << q->n) - 1) << q->to;
+
+		*w = (*w & ~m) | ((uint32_t)((uint64_t)d >> q->from) << q->to & m);
+	}
+	return true;
+}
+
+static uint32_t rv_get(const uint8_t *p, unsigned int len)
+{
+	return len == 2 ? (uint32_t)p[0] | (uint32_t)p[1] << 8 :
+			  (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+			  (uint32_t)p[3] << 24;
+}
+
+static void rv_put(uint8_t *p, uint32_t w, unsigned int len)
+{
+	for (unsigned int i = 0; i < len; i++)
+		p[i] = (uint8_t)(w >> 8 * i);
+}
+
+/*
+ * The %pcrel_lo use of an auipc's register: addi, jalr, loads and stores
+ * (integer and FP) with rs1 = rd of the auipc.  1: I-type, 2: S-type.
+ */
+static int rv_lo_use(uint32_t v, uint32_t rd)
+{
+	uint32_t op = v & 0x7f, f3 = v >> 12 & 7;
+
+	if (!rd || (v >> 15 & 0x1f) != rd)
+		return 0;
+	if ((op == 0x13 && f3 == 0) || (op == 0x67 && f3 == 0) || op == 0x03 || op == 0x07)
+		return 1;
+	if (op == 0x23 || op == 0x27)
+		return 2;
+	return 0;
+}
+
+static int64_t rv_lo_get(uint32_t v, int kind)
+{
+	if (kind == 1)
+		return sign_extend(v >> 20, 12);
+	return sign_extend((v >> 25) << 5 | (v >> 7 & 0x1f), 12);
+}
+
+static uint32_t rv_lo_set(uint32_t v, int kind, int64_t lo)
+{
+	uint32_t u = (uint32_t)lo & 0xfff;
+
+	if (kind == 1)
+		return (v & 0x000fffff) | u << 20;
+	return (v & 0x01fff07f) | (u >> 5) << 25 | (u & 0x1f) << 7;
+}
+
+/*
+ * Re-encode the riscv64 PC-relative instructions of section i that carry no
+ * relocation (branches, jal, c.j, c.beqz/c.bnez, auipc and its %pcrel_lo
+ * use in the next instruction).  In a section the linker relaxes, one that
+ * crosses an insertion point is refused: the linker deletes part of the
+ * padding and would not fix it.  Regions under `$d` are not decoded.
+ */
+static int rv_fix_pcrel(struct repad *rp, size_t i, const uint8_t *old, size_t size,
+			const uint64_t *maps, size_t nmap)
+{
+	struct grow *g = &rp->g[i];
+	const char *name = elfio_section(rp->e, i)->name;
+	size_t m = 0;
+	bool data = false;
+
+	for (uint64_t off = 0, len; off + 2 <= size; off += len) {
+		const struct rv_pcrel *p = NULL;
+		uint32_t w, h;
+		int64_t target, d, nd;
+		const char *what;
+		int use = 0;
+
+		while (m < nmap && (maps[m] & ~1ULL) <= off)
+			data = maps[m++] & 1;
+		if (data) {
+			len = m < nmap ? (maps[m] & ~1ULL) - off : size - off;
+			continue;
+		}
+		h = rv_get(old + off, 2);
+		len = (h & 3) != 3 ? 2 : (h & 0x1c) != 0x1c ? 4 : 0;
+		if (!len) {
+			elfio_error(rp->path, "%s+%#" PRIx64 ": instruction longer than 32 bits",
+				    name, off);
+			return -ENOTSUP;
+		}
+		if (m < nmap && (maps[m] & ~1ULL) < off + len) {
+			len = (maps[m] & ~1ULL) - off;	/* resynchronise on the mapping symbol */
+			continue;
+		}
+		if (off + len > size)
+			break;
+		if (is_relocated(g, off))
+			continue;
+		w = rv_get(old + off, (unsigned int)len);
+		if (len == 4 && (w & 0x7f) == 0x17) {
+			uint32_t v = off + 8 <= size ? rv_get(old + off + 4, 4) : 0;
+
+			use = (v & 3) == 3 ? rv_lo_use(v, w >> 7 & 0x1f) : 0;
+			if (!use || is_relocated(g, off + 4)) {
+				elfio_error(rp->path, "%s+%#" PRIx64 ": auipc without a relocation and "
+					    "without its %%pcrel_lo use next to it", name, off);
+				return -ENOTSUP;
+			}
+			d = sign_extend(w & 0xfffff000u, 32) + rv_lo_get(v, use);
+			what = "auipc";
+		} else {
+			p = rv_pcrel_find(w, (unsigned int)len);
+			if (!p)
+				continue;
+			d = rv_pcrel_get(p, w);
+			what = p->name;
+		}
+		target = (int64_t)off + d;
+		nd = map_offset(g, target) - map_offset(g, (int64_t)off);
+		if (use)
+			len = 8;
+		if (nd == d)
+			continue;
+		if (g->relax) {
+			elfio_error(rp->path, "%s+%#" PRIx64 ": %s to %s+%#" PRIx64 " has no relocation "
+				    "but crosses alignment padding that linker relaxation may shrink",
+				    name, off, what, name, (uint64_t)target);
+			return -ENOTSUP;
+		}
+		if (use) {
+			int64_t hi = (nd + 0x800) >> 12;
+			uint32_t v = rv_get(old + off + 4, 4);
+
+			if (hi < -(1LL << 19) || hi >= 1LL << 19)
+				goto range;
+			w = (w & 0xfff) | (uint32_t)hi << 12;
+			v = rv_lo_set(v, use, nd - hi * 4096);
+			rv_put(g->buf + map_offset(g, (int64_t)off), w, 4);
+			rv_put(g->buf + map_offset(g, (int64_t)off) + 4, v, 4);
+		} else {
+			if (!rv_pcrel_set(p, &w, nd))
+				goto range;
+			rv_put(g->buf + map_offset(g, (int64_t)off), w, (unsigned int)len);
+		}
+		rp->rep->branches++;
+		continue;
+range:
+		elfio_error(rp->path, "%s+%#" PRIx64 ": %s to %s+%#" PRIx64
+			    ": displacement %" PRId64 " no longer fits", name, off, what,
+			    name, (uint64_t)target, nd);
+		return -ERANGE;
+	}
 	return 0;
 }
 
@@ -370,28 +691,36 @@ static int grow_text(struct repad *rp, size_t i, const uint8_t *old, size_t size
 	bool data = false;
 	int ret = 0;
 
-	g->size = size + g->n * REPAD_INSN;
+	g->size = size + g->cum[g->n];
 	g->buf = malloc(g->size ? g->size : 1);
 	if (!g->buf)
 		return -ENOMEM;
 	for (size_t k = 0; k <= g->n; k++) {
 		size_t end = k < g->n ? g->points[k] : size;
 
+		if (end > size) {
+			elfio_error(rp->path, "%s: literal past the end of the section", name);
+			return -EINVAL;
+		}
 		memcpy(g->buf + to, old + from, end - from);
 		to += end - from;
 		from = end;
 		if (k < g->n) {
-			if (rp->arch->encode_nops(g->buf + to, REPAD_INSN))
+			if (rp->arch->encode_nops(g->buf + to, g->pads[k]))
 				return -EINVAL;
-			to += REPAD_INSN;
+			to += g->pads[k];
 			rp->rep->functions++;
-			rp->rep->bytes += REPAD_INSN;
+			rp->rep->bytes += g->pads[k];
 		}
 	}
 
 	ret = mapping_symbols(rp, i, &maps, &nmap);
 	if (ret)
 		goto out;
+	if (rp->riscv) {
+		ret = rv_fix_pcrel(rp, i, old, size, maps, nmap);
+		goto out;
+	}
 	for (uint64_t off = 0; off + 4 <= size; off += 4) {
 		const struct a64_pcrel *p;
 		uint32_t w;
@@ -437,7 +766,65 @@ static void *dup_buf(const Elf_Data *d)
 	return p;
 }
 
-static int fix_relas(struct repad *rp, const GElf_Shdr *sh, Elf_Data *od)
+/* Owners of the output's Elf_Data buffers that are ours. */
+struct owned {
+	void **v;
+	size_t n, cap;
+};
+
+static int own(struct owned *o, void *p)
+{
+	if (o->n == o->cap) {
+		size_t nc = o->cap ? o->cap * 2 : 16;
+		void **nv = realloc(o->v, nc * sizeof(*nv));
+
+		if (!nv) {
+			free(p);
+			return -ENOMEM;
+		}
+		o->v = nv;
+		o->cap = nc;
+	}
+	o->v[o->n++] = p;
+	return 0;
+}
+
+/*
+ * riscv64, a section the linker relaxes: each insertion point's padding
+ * gets an R_RISCV_ALIGN (symbol 0, addend = the padding's size), as GNU as
+ * emits for `.balign 8`, so that the linker keeps what the literal's
+ * alignment needs after it has deleted bytes before it.  The relocations
+ * (already moved) are merged in offset order, never between two at the same
+ * offset, so R_RISCV_RELAX pairs stay adjacent.
+ */
+static int add_align_relocs(struct repad *rp, const struct grow *g, size_t n, Elf_Data *od,
+			    struct owned *owned)
+{
+	size_t total = n + g->n, k = 0, o = 0;
+	Elf64_Rela *nv = malloc(total * sizeof(*nv));
+	const Elf64_Rela *ov = od->d_buf;
+
+	if (!nv || own(owned, nv))
+		return -ENOMEM;
+	for (size_t i = 0; i <= n; i++) {
+		while (k < g->n && (i == n || g->points[k] + g->cum[k] <= ov[i].r_offset)) {
+			nv[o].r_offset = g->points[k] + g->cum[k];
+			nv[o].r_info = ELF64_R_INFO(0, R_RISCV_ALIGN);
+			nv[o].r_addend = (Elf64_Sxword)g->pads[k];
+			o++;
+			k++;
+			rp->rep->relocs++;
+		}
+		if (i < n)
+			nv[o++] = ov[i];
+	}
+	od->d_buf = nv;
+	od->d_size = total * sizeof(*nv);
+	return 0;
+}
+
+static int fix_relas(struct repad *rp, size_t idx, const GElf_Shdr *sh, Elf_Data *od,
+		     struct owned *owned)
 {
 	size_t n = sh->sh_entsize ? od->d_size / sh->sh_entsize : 0;
 	const struct grow *gt = sh->sh_info < rp->nsec ? &rp->g[sh->sh_info] : NULL;
@@ -465,6 +852,14 @@ static int fix_relas(struct repad *rp, const GElf_Shdr *sh, Elf_Data *od)
 				int64_t na = map_offset(&rp->g[sx], v + ra.r_addend) -
 					     map_offset(&rp->g[sx], v);
 
+				/* the linker moves symbols as it relaxes, never addends */
+				if (na != ra.r_addend && rp->g[sx].relax) {
+					elfio_error(rp->path, "relocation %zu in '%s' against %s+%#" PRIx64
+						    " crosses alignment padding that linker relaxation "
+						    "may shrink", i, elfio_section(rp->e, idx)->name,
+						    elfio_section(rp->e, sx)->name, (uint64_t)(v + ra.r_addend));
+					return -ENOTSUP;
+				}
 				changed |= na != ra.r_addend;
 				ra.r_addend = na;
 			}
@@ -475,6 +870,8 @@ static int fix_relas(struct repad *rp, const GElf_Shdr *sh, Elf_Data *od)
 			rp->rep->relocs++;
 		}
 	}
+	if (gt && gt->n && gt->relax)
+		return add_align_relocs(rp, gt, n, od, owned);
 	return 0;
 }
 
@@ -504,25 +901,6 @@ static int fix_symtab(struct repad *rp, Elf_Data *od)
 			return -EINVAL;
 		rp->rep->symbols++;
 	}
-	return 0;
-}
-
-/* Owners of the output's Elf_Data buffers that are ours. */
-struct owned {
-	void **v;
-	size_t n;
-};
-
-static int own(struct owned *o, void *p)
-{
-	void **nv = realloc(o->v, (o->n + 1) * sizeof(*nv));
-
-	if (!nv) {
-		free(p);
-		return -ENOMEM;
-	}
-	o->v = nv;
-	o->v[o->n++] = p;
 	return 0;
 }
 
@@ -593,7 +971,7 @@ static int build(struct repad *rp, Elf *out, struct owned *owned)
 			if (!copy || own(owned, copy))
 				return -ENOMEM;
 			od->d_buf = copy;
-			ret = sh.sh_type == SHT_RELA ? fix_relas(rp, &sh, od) : fix_symtab(rp, od);
+			ret = sh.sh_type == SHT_RELA ? fix_relas(rp, i, &sh, od, owned) : fix_symtab(rp, od);
 			if (ret)
 				return ret;
 		}
@@ -628,12 +1006,9 @@ static int check_input(struct repad *rp)
 {
 	const GElf_Ehdr *eh = elfio_ehdr(rp->e);
 
-	if (eh->e_machine == EM_RISCV) {
-		elfio_error(rp->path, "repad handles arm64 objects only (riscv64 is not supported yet)");
-		return -ENOTSUP;
-	}
-	if (eh->e_machine != EM_AARCH64) {
-		elfio_error(rp->path, "repad handles arm64 objects only (e_machine %u)", eh->e_machine);
+	if (eh->e_machine != EM_AARCH64 && eh->e_machine != EM_RISCV) {
+		elfio_error(rp->path, "repad handles arm64 and riscv64 objects only (e_machine %u)",
+			    eh->e_machine);
 		return -ENOTSUP;
 	}
 	if (!elfio_is_rel(rp->e)) {
@@ -753,8 +1128,14 @@ int repad_object(const char *in, const char *out, struct repad_report *rep)
 	ret = check_input(&rp);
 	if (ret)
 		goto out;
-	rp.arch = arch_by_machine(EM_AARCH64);
+	rp.riscv = elfio_ehdr(rp.e)->e_machine == EM_RISCV;
+	rp.min_insn = rp.riscv && !(elfio_ehdr(rp.e)->e_flags & EF_RISCV_RVC) ? 4 : 2;
+	rp.arch = arch_by_machine(elfio_ehdr(rp.e)->e_machine);
 	ret = open_input(&rp);
+	if (ret)
+		goto out;
+	if (rp.riscv)
+		ret = rv_scan_relax(&rp);
 	if (ret)
 		goto out;
 	ret = plan(&rp);
@@ -771,6 +1152,9 @@ out:
 		free(rp.g[i].points);
 		free(rp.g[i].sites);
 		free(rp.g[i].relocated);
+		free(rp.g[i].pads);
+		free(rp.g[i].cum);
+		free(rp.g[i].aligned);
 		free(rp.g[i].buf);
 	}
 	free(rp.g);
