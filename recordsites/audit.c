@@ -353,7 +353,7 @@ static const char *layout(struct record *r, char *buf, size_t len)
 
 int audit_print(struct record *r, const struct audit *a, bool json, FILE *o)
 {
-	char addr[256], fn[512], lay[128];
+	char addr[256], fn[512], lay[128], cu[512];
 
 	if (json) {
 		fprintf(o, "{\"machine\":\"%s\",\"sites\":%zu,\"layout\":", r->arch->name, r->nsites);
@@ -371,8 +371,10 @@ int audit_print(struct record *r, const struct audit *a, bool json, FILE *o)
 		for (size_t i = 0; i < a->n; i++) {
 			const struct finding *f = &a->v[i];
 			elfio_format_addr(r->e, f->addr, addr, sizeof(addr));
-			fprintf(o, "%s\n{\"kind\":\"%s\",\"address\":\"%s\",\"function\":",
-				i ? "," : "", kind_names[f->kind], addr);
+			fprintf(o, "%s\n{\"kind\":\"%s\",\"address\":", i ? "," : "",
+				kind_names[f->kind]);
+			record_json_string(o, addr);
+			fputs(",\"function\":", o);
 			record_json_string(o, f->func ? f->func->name : NULL);
 			if (f->func)
 				fprintf(o, ",\"offset\":%" PRId64, (int64_t)(f->addr - f->func->addr));
@@ -400,13 +402,17 @@ int audit_print(struct record *r, const struct audit *a, bool json, FILE *o)
 	fputc('\n', o);
 	for (size_t i = 0; i < a->n; i++) {
 		const struct finding *f = &a->v[i];
-		elfio_format_addr(r->e, f->addr, addr, sizeof(addr));
+		record_text_addr(r, f->addr, addr, sizeof(addr));
 		record_symbolize(r, f->addr, f->func, fn, sizeof(fn));
 		fprintf(o, "%s: %s %s: %s", kind_names[f->kind], addr, fn, f->msg);
 		if (f->cu || f->producer) {
-			fprintf(o, " [%s", f->cu ? f->cu : "?");
-			if (f->producer)
-				fprintf(o, ": %s", f->producer);
+			/* DWARF strings: spaces are normal there, control bytes are not */
+			record_text_str(cu, sizeof(cu), f->cu ? f->cu : "?");
+			fprintf(o, " [%s", cu);
+			if (f->producer) {
+				record_text_str(cu, sizeof(cu), f->producer);
+				fprintf(o, ": %s", cu);
+			}
 			fputc(']', o);
 		}
 		fputc('\n', o);

@@ -15,16 +15,74 @@
 
 #include "recordsites.h"
 
+/*
+ * Names for the line-oriented outputs (list --symbolize, audit's text): the
+ * image may name a symbol or section with spaces, newlines or terminal
+ * escapes, which would split a line or forge one.  A byte that is not
+ * printable ASCII, a space or a backslash is written as \xNN, so every
+ * record stays one line of whitespace-separated fields.  Always terminates
+ * buf; a name too long for it is cut at an escape boundary.
+ */
+static void text_escape(char *buf, size_t len, const char *s, bool keep_space)
+{
+	size_t n = 0;
+
+	if (!len)
+		return;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		bool plain = (*p > 0x20 || (keep_space && *p == ' ')) && *p < 0x7f && *p != '\\';
+		size_t need = plain ? 1 : 4;
+
+		if (n + need >= len)
+			break;
+		if (plain)
+			buf[n++] = (char)*p;
+		else
+			n += (size_t)snprintf(buf + n, len - n, "\\x%02x", *p);
+	}
+	buf[n] = '\0';
+}
+
+void record_text_name(char *buf, size_t len, const char *s)
+{
+	text_escape(buf, len, s, false);
+}
+
+/* The same for free text (a DWARF producer string): spaces stay. */
+void record_text_str(char *buf, size_t len, const char *s)
+{
+	text_escape(buf, len, s, true);
+}
+
 void record_symbolize(struct record *r, uint64_t addr, const struct elfio_symbol *f, char *buf,
 		      size_t len)
 {
+	char name[400];
+
 	(void)r;
-	if (!f)
+	if (!f) {
 		snprintf(buf, len, "?");
-	else if (addr >= f->addr)
-		snprintf(buf, len, "%s+0x%" PRIx64, f->name, addr - f->addr);
+		return;
+	}
+	record_text_name(name, sizeof(name), f->name);
+	if (addr >= f->addr)
+		snprintf(buf, len, "%s+0x%" PRIx64, name, addr - f->addr);
 	else
-		snprintf(buf, len, "%s-0x%" PRIx64, f->name, f->addr - addr);
+		snprintf(buf, len, "%s-0x%" PRIx64, name, f->addr - addr);
+}
+
+/* An address for the text outputs: section+offset in an object, escaped. */
+void record_text_addr(struct record *r, uint64_t addr, char *buf, size_t len)
+{
+	struct elfio_section *s = elfio_is_rel(r->e) ? elfio_addr_to_sec(r->e, addr) : NULL;
+	char name[200];
+
+	if (!s) {
+		snprintf(buf, len, "0x%" PRIx64, addr);
+		return;
+	}
+	record_text_name(name, sizeof(name), s->name);
+	snprintf(buf, len, "%s+0x%" PRIx64, name, addr - s->addr);
 }
 
 /* A JSON string (or null), escaped; names come from the image and may hold anything. */
@@ -90,7 +148,7 @@ static void emit_list(struct record *r, FILE *o, bool sym)
 	}
 	for (size_t i = 0; i < r->nsites; i++) {
 		const struct site *s = &r->sites[i];
-		elfio_format_addr(r->e, s->addr, a, sizeof(a));
+		record_text_addr(r, s->addr, a, sizeof(a));
 		if (!sym) {
 			fprintf(o, "%s\n", a);
 			continue;
@@ -120,7 +178,8 @@ static void emit_json(struct record *r, FILE *o)
 	for (size_t i = 0; i < r->nsites; i++) {
 		const struct site *s = &r->sites[i];
 		elfio_format_addr(r->e, s->addr, a, sizeof(a));
-		fprintf(o, "%s\n{\"address\":\"%s\"", i ? "," : "", a);
+		fprintf(o, "%s\n{\"address\":", i ? "," : "");
+		record_json_string(o, a);
 		if (elfio_is_rel(r->e)) {
 			struct elfio_section *sec = elfio_addr_to_sec(r->e, s->addr);
 			fputs(",\"section\":", o);

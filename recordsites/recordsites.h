@@ -116,6 +116,11 @@ enum out_format { OUT_LIST, OUT_SYMBOLIZE, OUT_JSON, OUT_ASM, OUT_ELF };
 int record_output(struct record *r, enum out_format fmt, const char *path);
 /* A JSON string (or null for NULL), escaped. */
 void record_json_string(FILE *o, const char *s);
+/* Escape a name from the image for a line of text output (\xNN). */
+void record_text_name(char *buf, size_t len, const char *s);
+void record_text_str(char *buf, size_t len, const char *s);	/* spaces kept */
+/* An address for text output: 0x... or, in an object, escaped section+0x... */
+void record_text_addr(struct record *r, uint64_t addr, char *buf, size_t len);
 /* "func+0xoff" or "?" */
 void record_symbolize(struct record *r, uint64_t addr, const struct elfio_symbol *f, char *buf,
 		      size_t len);

@@ -136,6 +136,51 @@ START_TEST(x86_fentry_scan)
 }
 END_TEST
 
+/* Names from the image cannot split or forge a line of text output. */
+START_TEST(text_names_escaped)
+{
+	char buf[64];
+
+	record_text_name(buf, sizeof(buf), "a b\n\x1b[31m\\x\xff");
+	ck_assert_str_eq(buf, "a\\x20b\\x0a\\x1b[31m\\x5cx\\xff");
+	record_text_str(buf, sizeof(buf), "GNU C17 -Os\n");
+	ck_assert_str_eq(buf, "GNU C17 -Os\\x0a");
+	/* cut at an escape boundary, always terminated */
+	record_text_name(buf, 6, "ab\ncd");
+	ck_assert_str_eq(buf, "ab");
+
+	char *p = make_x86_fentry(NULL, 0);
+	struct elfio *e;
+	struct record *r = scan(p, NULL, &e);
+	struct elfio_symbol evil = *r->sites[0].func;
+	char *out = eg_tmpname("symlist");
+	uint8_t *txt;
+	long n;
+
+	evil.name = "f1\nfake 0x1 forged";
+	r->sites[0].func = &evil;
+	ck_assert_int_eq(record_output(r, OUT_SYMBOLIZE, out), 0);
+	n = eg_slurp(out, &txt);
+	ck_assert_int_gt(n, 0);
+	size_t lines = 0;
+	for (long i = 0; i < n; i++)
+		lines += txt[i] == '\n';
+	ck_assert_uint_eq(lines, 2);
+	ck_assert_ptr_nonnull(memmem(txt, (size_t)n, "f1\\x0afake\\x200x1\\x20forged+0x4 fentry\n", 38));
+	free(txt);
+	ck_assert_int_eq(record_output(r, OUT_JSON, out), 0);
+	n = eg_slurp(out, &txt);
+	ck_assert_ptr_nonnull(memmem(txt, (size_t)n, "\"f1\\u000afake 0x1 forged\"", 25));
+	free(txt);
+	unlink(out);
+	free(out);
+	record_free(r);
+	elfio_close(e);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
 /* A stale table: leftover weak code, a NOP, a mid-function address, a zero. */
 START_TEST(x86_fentry_table_entries_verified)
 {
@@ -430,6 +475,7 @@ Suite *recordsites_suite(void)
 	TCase *tc = tcase_create("x86_64");
 
 	tcase_add_test(tc, x86_fentry_scan);
+	tcase_add_test(tc, text_names_escaped);
 	tcase_add_test(tc, x86_fentry_table_entries_verified);
 	tcase_add_test(tc, x86_nop_mcount_forced);
 	tcase_add_test(tc, x86_nop_mcount_from_table);
