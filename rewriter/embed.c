@@ -1,46 +1,68 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * embed.c - put the arm64 call-ops trampoline and a site table into a
- * linked program, and leave every CALL_OPS site in its disabled form.
+ * embed.c - add the arm64 call-ops trampoline and a site table to a linked
+ * program (ET_EXEC or PIE) in a new loadable segment, and leave every
+ * CALL_OPS site in its disabled form.
  *
- * Strategy: the program links libpatchsite-callops.a (runtime/), which
- * reserves the space we fill: `.patchsite.tramp` (allocated and executable,
- * in the text segment, so a BL from every site reaches it) and
- * `.patchsite.sites` (writable data: struct ps_site_table of
- * runtime/callops.h, whose header holds the address of the default no-op
- * ops).  Nothing moves and no segment is added, so the whole rewrite is an
- * elfio edit list (bytes replaced at file offsets) written atomically:
+ * Strategy: one mechanism for every image, whether or not it links the
+ * runtime: a new R+X PT_LOAD appended to the file.  The STYLE.md rules for
+ * files with program headers hold:
  *
- *  - the trampoline's code into .patchsite.tramp;
- *  - each aligned site's 8-byte literal (func - 8) := &ps_default_ops;
- *  - each site's two entry NOPs (after a BTI C if there is one) := the
- *    kernel's disabled form `MOV X9, X30; NOP`; the runtime later turns the
- *    NOP into `BL trampoline`;
- *  - the table: one entry per site (function, literal, the NOP), sorted by
- *    function address, the trampoline's address, and the "embedded" magic.
+ *  - nothing loaded moves: the original bytes keep their offsets; only the
+ *    sites' bytes, the ELF header and one program header entry change;
+ *  - the segment goes after the end of the file, at an address above every
+ *    PT_LOAD (rounded up to 64 KiB, the largest arm64 page), with offset and
+ *    address congruent modulo 64 KiB and p_align 64 KiB;
+ *  - its program header reuses the PT_NOTE entry (the notes stay in their
+ *    sections; nothing at run time reads the main program's PT_NOTE), moved
+ *    behind the last PT_LOAD if needed so that PT_LOADs stay sorted; PT_PHDR
+ *    and the table itself stay where they are, so AT_PHDR stays right;
+ *  - every added byte is covered by a section header: `.patchsite.sites`
+ *    (the header and table) and `.patchsite.tramp` (code), plus a grown
+ *    `.shstrtab` and the section header table, both written after the
+ *    segment (the old ones are left in place, unreferenced).
  *
- * Sites whose literal is not 8-byte aligned cannot have their ops swapped
- * with one store: they are reported and left untouched (untraceable).
+ * The segment (layout in runtime/callops.h) starts with struct
+ * ps_seg_header, which the runtime finds by walking the main program's
+ * PT_LOADs; then the sites, sorted by function (function, literal, the
+ * NOP); then the trampoline blob: an anchor word holding its own link-time
+ * address, the default no-op ops, a no-op function, and the trampoline.
+ *
+ * PIE: the literals hold (ops - load bias) and the trampoline adds the bias,
+ * computed PC-relatively as (ADR anchor) - [anchor].  The alternative,
+ * R_AARCH64_RELATIVE relocations for the literals, would be text
+ * relocations: every page of text made writable by the dynamic linker
+ * (DT_TEXTREL), refused under W^X policies and by ld.so's BTI/PAC hardening,
+ * plus a new .rela.dyn and DT_RELA* edits.  With the bias in the trampoline
+ * nothing is relocated: the segment and the text stay read-only, ET_EXEC and
+ * PIE are the same case (bias 0), and the disabled literal, the link-time
+ * address of the default ops, is valid in both.  The default ops are
+ * recognised by address in the trampoline and return at once, so their func
+ * field (link-time) is never called through a PIE bias.
  *
  * The trampoline (written from the ABI described in the CALL_OPS series,
  * not copied): it is entered by the BL at func+4 (func+8 after BTI C), with
  * x30 = the address after the BL and x9 = the caller's LR.  The literal is
  * at func-8 and 8-aligned, so x30 is literal+16 or literal+20: clearing the
- * low 3 bits gives literal+16 in both cases.  It saves x0-x8 (arguments and
- * the indirect-result register), x9, fp, the resume address and q0-q7
- * (user-space callbacks may use FP/SIMD, the kernel's do not), calls
+ * low 3 bits gives literal+16 in both cases.  An ops with direct_call set
+ * is entered by `BR X17` at once, with x9 and x30 as they are (the kernel's
+ * direct-call convention).  Otherwise it saves x0-x8 (arguments and the
+ * indirect-result register), x9, fp, the resume address and q0-q7
+ * (user-space callbacks may use FP/SIMD), calls
  * ops->func(func, parent_ip, ops, regs), restores everything and returns
  * with `RET x10` (RET is not subject to BTI) and x30 = the caller's LR, so
  * the function's own PAC/frame code sees its real return address.
  *
- * Only ET_EXEC is handled: the literals and the table hold absolute
- * addresses, which a PIE would need R_AARCH64_RELATIVE entries for.
+ * Sites whose literal is not 8-byte aligned cannot have their ops swapped
+ * with one store: they are reported and left untouched (untraceable).  A
+ * site out of BL range (128 MiB) of the trampoline is refused.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "elfio.h"
 #include "recordsites.h"
@@ -50,55 +72,98 @@
 #define A64_BTI_C	0xd503245fu
 #define A64_BTI_JC	0xd50324dfu
 #define A64_MOV_X9_LR	0xaa1e03e9u	/* ORR x9, xzr, x30 */
-#define A64_BL		0x94000000u
+
+#define SEG_ALIGN	0x10000u	/* 64 KiB: the largest arm64 page */
 
 /* Must match runtime/callops.h. */
-#define SITES_MAGIC_EMPTY	0x305345544953u
-#define SITES_MAGIC_FULL	0x315345544953u
-#define SITES_HDR		64	/* magic, count, capacity, default_ops, tramp, 3 spare */
-#define SITES_ENTRY		32	/* func, literal, call, spare */
+#define SEG_MAGIC	0x31504f534c4c4143ull	/* "CALLSOP1" */
+#define SEG_HDR		64	/* magic, self, count, sites, tramp, default_ops, 2 spare */
+#define SEG_ENTRY	32	/* func, literal, call, spare */
+
+/* The trampoline blob; offsets of its parts. */
+#define TB_ANCHOR	0x00	/* .8byte: link-time address of the anchor */
+#define TB_DOPS		0x08	/* default ops: func, priv, direct_call */
+#define TB_NOOP		0x20	/* the default ops' func */
+#define TB_ENTRY	0x30	/* the BL target */
 
 static const uint32_t tramp_code[] = {
-	0xd503245f,	/* bti	c				*/
-	0xd103c3ff,	/* sub	sp, sp, #240			*/
-	0xa90007e0,	/* stp	x0, x1, [sp]			*/
-	0xa9010fe2,	/* stp	x2, x3, [sp, #16]		*/
-	0xa90217e4,	/* stp	x4, x5, [sp, #32]		*/
-	0xa9031fe6,	/* stp	x6, x7, [sp, #48]		*/
-	0xa90427e8,	/* stp	x8, x9, [sp, #64]	x9: caller's LR */
-	0xa9057bfd,	/* stp	x29, x30, [sp, #80]	fp, resume pc */
-	0xad0307e0,	/* stp	q0, q1, [sp, #96]		*/
-	0xad040fe2,	/* stp	q2, q3, [sp, #128]		*/
-	0xad0517e4,	/* stp	q4, q5, [sp, #160]		*/
-	0xad061fe6,	/* stp	q6, q7, [sp, #192]		*/
-	0xa90e7bfd,	/* stp	x29, x30, [sp, #224]	frame record */
-	0x910383fd,	/* add	x29, sp, #224			*/
-	0x927df3ca,	/* and	x10, x30, #~7		literal + 16 */
-	0xf85f0142,	/* ldur	x2, [x10, #-16]		ops	*/
-	0xd1002140,	/* sub	x0, x10, #8		ip = func */
-	0xaa0903e1,	/* mov	x1, x9			parent_ip */
-	0x910003e3,	/* mov	x3, sp			regs	*/
-	0xf9400050,	/* ldr	x16, [x2]		ops->func */
-	0xd63f0200,	/* blr	x16				*/
-	0xad4307e0,	/* ldp	q0, q1, [sp, #96]		*/
-	0xad440fe2,	/* ldp	q2, q3, [sp, #128]		*/
-	0xad4517e4,	/* ldp	q4, q5, [sp, #160]		*/
-	0xad461fe6,	/* ldp	q6, q7, [sp, #192]		*/
-	0xa94007e0,	/* ldp	x0, x1, [sp]			*/
-	0xa9410fe2,	/* ldp	x2, x3, [sp, #16]		*/
-	0xa94217e4,	/* ldp	x4, x5, [sp, #32]		*/
-	0xa9431fe6,	/* ldp	x6, x7, [sp, #48]		*/
-	0xa94427e8,	/* ldp	x8, x9, [sp, #64]		*/
-	0xa9452bfd,	/* ldp	x29, x10, [sp, #80]	fp, resume pc */
-	0x9103c3ff,	/* add	sp, sp, #240			*/
-	0xaa0903fe,	/* mov	x30, x9			caller's LR back */
-	0xd65f0140,	/* ret	x10				*/
+	0, 0,		/* anchor (filled in)					*/
+	0, 0, 0, 0, 0, 0, /* default ops: func (filled in), priv, direct_call	*/
+	0xd503245f,	/* noop:  bti	c					*/
+	0xd65f03c0,	/*	ret						*/
+	0xd503201f,	/*	nop						*/
+	0xd503201f,	/*	nop						*/
+	0xd503245f,	/* entry: bti	c					*/
+	0x927df3ca,	/*	and	x10, x30, #~7		literal + 16	*/
+	0xf85f014b,	/*	ldur	x11, [x10, #-16]	ops - bias	*/
+	0x10fffe30,	/*	adr	x16, anchor				*/
+	0x58fffe11,	/*	ldr	x17, anchor		its link address */
+	0xcb110210,	/*	sub	x16, x16, x17		bias		*/
+	0x8b10016b,	/*	add	x11, x11, x16		ops		*/
+	0x10fffdf1,	/*	adr	x17, default_ops			*/
+	0xeb11017f,	/*	cmp	x11, x17				*/
+	0x54000460,	/*	b.eq	fast					*/
+	0xf9400971,	/*	ldr	x17, [x11, #16]		ops->direct_call */
+	0xb5000491,	/*	cbnz	x17, direct				*/
+	0xd103c3ff,	/*	sub	sp, sp, #240				*/
+	0xa90007e0,	/*	stp	x0, x1, [sp]				*/
+	0xa9010fe2,	/*	stp	x2, x3, [sp, #16]			*/
+	0xa90217e4,	/*	stp	x4, x5, [sp, #32]			*/
+	0xa9031fe6,	/*	stp	x6, x7, [sp, #48]			*/
+	0xa90427e8,	/*	stp	x8, x9, [sp, #64]	x9: caller's LR	*/
+	0xa9057bfd,	/*	stp	x29, x30, [sp, #80]	fp, resume pc	*/
+	0xad0307e0,	/*	stp	q0, q1, [sp, #96]			*/
+	0xad040fe2,	/*	stp	q2, q3, [sp, #128]			*/
+	0xad0517e4,	/*	stp	q4, q5, [sp, #160]			*/
+	0xad061fe6,	/*	stp	q6, q7, [sp, #192]			*/
+	0xa90e7bfd,	/*	stp	x29, x30, [sp, #224]	frame record	*/
+	0x910383fd,	/*	add	x29, sp, #224				*/
+	0xd1002140,	/*	sub	x0, x10, #8		ip = func	*/
+	0xaa0903e1,	/*	mov	x1, x9			parent_ip	*/
+	0xaa0b03e2,	/*	mov	x2, x11			ops		*/
+	0x910003e3,	/*	mov	x3, sp			regs		*/
+	0xf9400170,	/*	ldr	x16, [x11]		ops->func	*/
+	0xd63f0200,	/*	blr	x16					*/
+	0xad4307e0,	/*	ldp	q0, q1, [sp, #96]			*/
+	0xad440fe2,	/*	ldp	q2, q3, [sp, #128]			*/
+	0xad4517e4,	/*	ldp	q4, q5, [sp, #160]			*/
+	0xad461fe6,	/*	ldp	q6, q7, [sp, #192]			*/
+	0xa94007e0,	/*	ldp	x0, x1, [sp]				*/
+	0xa9410fe2,	/*	ldp	x2, x3, [sp, #16]			*/
+	0xa94217e4,	/*	ldp	x4, x5, [sp, #32]			*/
+	0xa9431fe6,	/*	ldp	x6, x7, [sp, #48]			*/
+	0xa94427e8,	/*	ldp	x8, x9, [sp, #64]			*/
+	0xa9452bfd,	/*	ldp	x29, x10, [sp, #80]	fp, resume pc	*/
+	0x9103c3ff,	/*	add	sp, sp, #240				*/
+	0xaa0903fe,	/*	mov	x30, x9			caller's LR back */
+	0xd65f0140,	/*	ret	x10					*/
+	0xaa1e03ea,	/* fast:  mov	x10, x30	default ops: nothing to do */
+	0xaa0903fe,	/*	mov	x30, x9					*/
+	0xd65f0140,	/*	ret	x10					*/
+	0xd61f0220,	/* direct: br	x17	lands on the target's BTI C	*/
 };
+#define TB_SIZE		((uint64_t)sizeof(tramp_code))
+
+static const char new_names[] = ".patchsite.sites\0.patchsite.tramp";
 
 static void put_le(uint8_t *p, uint64_t v, int n)
 {
 	for (int i = 0; i < n; i++)
 		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = n - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
 }
 
 static int read_u32(struct elfio *e, uint64_t addr, uint32_t *v)
@@ -108,43 +173,21 @@ static int read_u32(struct elfio *e, uint64_t addr, uint32_t *v)
 	if (!s || addr + 4 > s->addr + s->shdr.sh_size || elfio_section_data(e, s) ||
 	    !s->data || addr - s->addr + 4 > s->size)
 		return -ERANGE;
-	const uint8_t *p = s->data + (addr - s->addr);
-	*v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+	*v = (uint32_t)get_le(s->data + (addr - s->addr), 4);
 	return 0;
 }
 
-static int add_word(struct elfio_edits *ed, struct elfio *e, uint64_t addr, uint64_t v, int n)
+/* Write n bytes of v at address addr into the output image buf (len bytes of input). */
+static int put_addr(struct elfio *e, uint8_t *buf, uint64_t len, uint64_t addr, uint64_t v, int n)
 {
-	uint8_t b[8];
 	uint64_t off;
-	int err = elfio_addr_to_offset(e, addr, &off);
 
-	if (err) {
+	if (elfio_addr_to_offset(e, addr, &off) || off > len || len - off < (uint64_t)n) {
 		elfio_err(e, "address 0x%" PRIx64 " has no file bytes", addr);
-		return err;
+		return -ERANGE;
 	}
-	put_le(b, v, n);
-	return elfio_edits_add(ed, off, b, (size_t)n);
-}
-
-/* A reserved section of the runtime, checked for type, flags and size. */
-static struct elfio_section *reserved(struct elfio *e, const char *name, uint64_t flags,
-				      uint64_t min)
-{
-	struct elfio_section *s = elfio_find_section_by_name(e, name);
-
-	if (!s) {
-		elfio_err(e, "no %s section: link the program with libpatchsite-callops.a", name);
-		return NULL;
-	}
-	if (s->shdr.sh_type != SHT_PROGBITS || (s->shdr.sh_flags & flags) != flags ||
-	    (s->shdr.sh_flags & SHF_COMPRESSED) || s->shdr.sh_size < min) {
-		elfio_err(e, "section %s is not the reserved space of libpatchsite-callops.a "
-			  "(PROGBITS, flags 0x%" PRIx64 ", at least %" PRIu64 " bytes)", name, flags,
-			  min);
-		return NULL;
-	}
-	return s;
+	put_le(buf + off, v, n);
+	return 0;
 }
 
 static const char *func_name(const struct site *s)
@@ -152,64 +195,153 @@ static const char *func_name(const struct site *s)
 	return s->func && s->func->name ? s->func->name : "?";
 }
 
+/* Read the whole input file (elfio has validated it; we rewrite its bytes). */
+static int slurp(struct elfio *e, const char *path, uint8_t **buf, uint64_t *len, mode_t *mode)
+{
+	struct stat st;
+	FILE *f = fopen(path, "rb");
+	int err = 0;
+
+	*buf = NULL;
+	if (!f || fstat(fileno(f), &st)) {
+		err = -errno;
+		elfio_err(e, "cannot read: %s", strerror(errno));
+		goto out;
+	}
+	*mode = st.st_mode & 07777;
+	*len = (uint64_t)st.st_size;
+	if (*len != elfio_file_size(e) || !(*buf = malloc(*len ? *len : 1)) ||
+	    fread(*buf, 1, *len, f) != *len) {
+		err = -EIO;
+		elfio_err(e, "cannot read the file's %" PRIu64 " bytes", *len);
+		free(*buf);
+		*buf = NULL;
+	}
+out:
+	if (f)
+		fclose(f);
+	return err;
+}
+
+struct esite {
+	uint64_t func, lit, call;
+};
+
+/* Offsets of Elf64_Phdr fields in the file. */
+#define PH_TYPE		0
+#define PH_FLAGS	4
+#define PH_OFFSET	8
+#define PH_VADDR	16
+#define PH_PADDR	24
+#define PH_FILESZ	32
+#define PH_MEMSZ	40
+#define PH_ALIGN	48
+
 int embed_image(const char *in, const char *out, struct embed_report *rep)
 {
 	struct embed_report dummy;
-	struct elfio_edits ed;
 	struct record_options o;
 	struct record *r = NULL;
 	struct elfio *e;
-	struct elfio_section *tramp, *tab;
-	uint64_t magic, capacity, default_ops, tramp_addr, n = 0, total = 0;
+	struct esite *v = NULL;
+	uint8_t *buf = NULL, *ob = NULL, *p;
+	uint64_t len = 0, n = 0, total = 0, maxend = 0, phoff, shoff, olen;
+	uint64_t seg_off, seg_addr, seg_size, tb_off, tramp, dops, str_off, str_size, sh_off;
+	uint64_t old_str_off, old_str_size;
+	const GElf_Ehdr *eh;
+	size_t note = SIZE_MAX, last_load = 0, nloads = 0, shnum, shstrndx, phnum;
+	mode_t mode = 0644;
 	int err = -EINVAL;
 
 	if (!rep)
 		rep = &dummy;
 	memset(rep, 0, sizeof(*rep));
-	elfio_edits_init(&ed);
 	e = elfio_open(in, 0);
 	if (!e)
 		return errno ? -errno : -EINVAL;
+	eh = elfio_ehdr(e);
 
-	if (elfio_ehdr(e)->e_machine != EM_AARCH64) {
+	if (eh->e_machine != EM_AARCH64) {
 		elfio_err(e, "embed handles arm64 images only");
 		goto out;
 	}
-	if (elfio_ehdr(e)->e_type != ET_EXEC) {
-		elfio_err(e, "embed needs a non-PIE executable (ET_EXEC): link with -no-pie");
+	if (eh->e_type != ET_EXEC && eh->e_type != ET_DYN) {
+		elfio_err(e, "embed needs a linked program (ET_EXEC or PIE)");
 		goto out;
 	}
 	if (elfio_was_compressed(e)) {
 		elfio_err(e, "a compressed image cannot be embedded into");
 		goto out;
 	}
-	if (!(tramp = reserved(e, ".patchsite.tramp", SHF_ALLOC | SHF_EXECINSTR,
-			       sizeof(tramp_code))))
-		goto out;
-	if (!(tab = reserved(e, ".patchsite.sites", SHF_ALLOC | SHF_WRITE, SITES_HDR)))
-		goto out;
-	if ((err = elfio_read_u64(e, tab->addr, &magic)) ||
-	    (err = elfio_read_u64(e, tab->addr + 16, &capacity)) ||
-	    (err = elfio_read_u64(e, tab->addr + 24, &default_ops))) {
-		elfio_err(e, "cannot read the .patchsite.sites header");
+	if (elfio_find_section_by_name(e, ".patchsite.sites") ||
+	    elfio_find_section_by_name(e, ".patchsite.tramp")) {
+		elfio_err(e, "already embedded (it has a .patchsite.sites section)");
 		goto out;
 	}
+	if (eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phnum == 0 ||
+	    eh->e_phnum == PN_XNUM || eh->e_shentsize != sizeof(Elf64_Shdr) ||
+	    eh->e_shnum == 0 || eh->e_shstrndx == SHN_UNDEF || eh->e_shstrndx >= eh->e_shnum) {
+		elfio_err(e, "embed needs program headers, section headers and .shstrtab "
+			  "without extended numbering");
+		goto out;
+	}
+	if ((err = slurp(e, in, &buf, &len, &mode)))
+		goto out;
 	err = -EINVAL;
-	if (magic == SITES_MAGIC_FULL) {
-		elfio_err(e, "already embedded (.patchsite.sites is filled)");
-		goto out;
-	}
-	if (magic != SITES_MAGIC_EMPTY || capacity > (tab->shdr.sh_size - SITES_HDR) / SITES_ENTRY ||
-	    !default_ops || !elfio_addr_to_sec(e, default_ops)) {
-		elfio_err(e, ".patchsite.sites does not hold a libpatchsite-callops.a site table");
-		goto out;
-	}
-	tramp_addr = tramp->addr;
-	if (tramp_addr % 4) {
-		elfio_err(e, ".patchsite.tramp is not 4-byte aligned");
+	phoff = eh->e_phoff;
+	phnum = eh->e_phnum;
+	shoff = eh->e_shoff;
+	shnum = eh->e_shnum;
+	shstrndx = eh->e_shstrndx;
+	if (phoff > len || (len - phoff) / sizeof(Elf64_Phdr) < phnum ||
+	    shoff > len || (len - shoff) / sizeof(Elf64_Shdr) < shnum) {
+		elfio_err(e, "program or section header table is past the end of the file");
 		goto out;
 	}
 
+	/* Program headers: the end of the address space, a PT_NOTE to reuse. */
+	for (size_t i = 0; i < phnum; i++) {
+		p = buf + phoff + i * sizeof(Elf64_Phdr);
+		uint32_t type = (uint32_t)get_le(p + PH_TYPE, 4);
+
+		if (type == PT_LOAD) {
+			uint64_t va = get_le(p + PH_VADDR, 8), msz = get_le(p + PH_MEMSZ, 8);
+			uint64_t fo = get_le(p + PH_OFFSET, 8), fsz = get_le(p + PH_FILESZ, 8);
+
+			if (va + msz < va || va + msz > UINT64_MAX - 2 * SEG_ALIGN) {
+				elfio_err(e, "PT_LOAD %zu wraps around the address space", i);
+				goto out;
+			}
+			if (fsz >= 8 && fo <= len - 8 && get_le(buf + fo, 8) == SEG_MAGIC) {
+				elfio_err(e, "already embedded (a PT_LOAD holds a patchsite "
+					  "segment)");
+				goto out;
+			}
+			if (va + msz > maxend)
+				maxend = va + msz;
+			last_load = i;
+			nloads++;
+		} else if (type == PT_NOTE && note == SIZE_MAX) {
+			note = i;
+		}
+	}
+	if (!nloads) {
+		elfio_err(e, "no PT_LOAD program header");
+		goto out;
+	}
+	if (note == SIZE_MAX) {
+		elfio_err(e, "no PT_NOTE program header to turn into the new segment's PT_LOAD");
+		goto out;
+	}
+	p = buf + shoff + shstrndx * sizeof(Elf64_Shdr);
+	old_str_off = get_le(p + 24, 8);
+	old_str_size = get_le(p + 32, 8);
+	if (get_le(p + 4, 4) != SHT_STRTAB || old_str_off > len || old_str_size > len - old_str_off) {
+		elfio_err(e, "the section name table is not a string table inside the file");
+		goto out;
+	}
+
+	/* The sites. */
 	record_options_init(&o);
 	if ((err = record_scan(e, &o, &r)))
 		goto out;
@@ -221,12 +353,15 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 			  "-falign-functions=8");
 		goto out;
 	}
-
+	if (!(v = calloc(total, sizeof(*v)))) {
+		err = -ENOMEM;
+		elfio_err(e, "out of memory");
+		goto out;
+	}
 	for (size_t i = 0; i < r->nsites; i++) {
 		const struct site *s = &r->sites[i];
-		uint64_t lit = s->addr, func = lit + 8, call, ent;
+		uint64_t lit = s->addr, func = lit + 8, call;
 		uint32_t w0, w1, w2;
-		int64_t d;
 
 		if (s->flavour != FLAVOUR_CALL_OPS)
 			continue;
@@ -252,47 +387,134 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 				  "not a -fpatchable-function-entry=4,2 site", func_name(s), func);
 			goto out;
 		}
-		d = (int64_t)(tramp_addr - call);
-		if (d < -(1LL << 27) || d >= (1LL << 27)) {
-			elfio_err(e, "%s at 0x%" PRIx64 " is out of BL range (128 MiB) of the "
-				  "trampoline at 0x%" PRIx64, func_name(s), func, tramp_addr);
-			goto out;
-		}
-		if (n >= capacity) {
-			elfio_err(e, ".patchsite.sites has room for %" PRIu64 " sites, the image has "
-				  "more: rebuild the runtime with a larger PS_MAX_SITES", capacity);
-			goto out;
-		}
-		ent = tab->addr + SITES_HDR + n * SITES_ENTRY;
-		if ((err = add_word(&ed, e, lit, default_ops, 8)) ||
-		    (err = add_word(&ed, e, call - 4, A64_MOV_X9_LR, 4)) ||
-		    (err = add_word(&ed, e, call, A64_NOP, 4)) ||
-		    (err = add_word(&ed, e, ent, func, 8)) ||
-		    (err = add_word(&ed, e, ent + 8, lit, 8)) ||
-		    (err = add_word(&ed, e, ent + 16, call, 8)) ||
-		    (err = add_word(&ed, e, ent + 24, 0, 8)))
-			goto out;
-		err = -EINVAL;
-		n++;
+		v[n].func = func;
+		v[n].lit = lit;
+		v[n++].call = call;
+	}
+	if (!n) {
+		elfio_err(e, "every CALL_OPS site is misaligned: nothing can be traced");
+		goto out;
 	}
 
-	for (size_t i = 0; i < sizeof(tramp_code) / sizeof(tramp_code[0]); i++)
-		if ((err = add_word(&ed, e, tramp_addr + 4 * i, tramp_code[i], 4)))
+	/* Layout of the output: input | pad | segment | .shstrtab | section headers. */
+	seg_off = align_up(len, 16);
+	seg_addr = align_up(maxend, SEG_ALIGN) + seg_off % SEG_ALIGN;
+	tb_off = SEG_HDR + n * SEG_ENTRY;		/* a multiple of 16 */
+	seg_size = tb_off + TB_SIZE;
+	tramp = seg_addr + tb_off + TB_ENTRY;
+	dops = seg_addr + tb_off + TB_DOPS;
+	str_off = seg_off + seg_size;
+	str_size = old_str_size + sizeof(new_names);
+	sh_off = align_up(str_off + str_size, 8);
+	olen = sh_off + (shnum + 2) * sizeof(Elf64_Shdr);
+
+	for (size_t i = 0; i < n; i++) {
+		int64_t d = (int64_t)(tramp - v[i].call);
+
+		if (d < -(1LL << 27) || d >= (1LL << 27)) {
+			const struct elfio_symbol *f = elfio_function_at(e, v[i].func, 8);
+
+			elfio_err(e, "%s at 0x%" PRIx64 " is out of BL range (128 MiB) of the "
+				  "trampoline at 0x%" PRIx64 " (the new segment goes above the "
+				  "highest PT_LOAD)", f && f->name ? f->name : "?", v[i].func,
+				  tramp);
 			goto out;
-	if ((err = add_word(&ed, e, tab->addr + 8, n, 8)) ||
-	    (err = add_word(&ed, e, tab->addr + 32, tramp_addr, 8)) ||
-	    (err = add_word(&ed, e, tab->addr, SITES_MAGIC_FULL, 8)))
+		}
+	}
+
+	if (!(ob = calloc(1, olen))) {
+		err = -ENOMEM;
+		elfio_err(e, "out of memory");
 		goto out;
-	/* the record's symbols and names belong to e: report before closing it */
-	if ((err = elfio_write_edited(e, &ed, out)))
+	}
+	memcpy(ob, buf, len);
+
+	/* The sites: default ops in the literal, MOV X9, X30; NOP at the entry. */
+	for (size_t i = 0; i < n; i++)
+		if ((err = put_addr(e, ob, len, v[i].lit, dops, 8)) ||
+		    (err = put_addr(e, ob, len, v[i].call - 4, A64_MOV_X9_LR, 4)) ||
+		    (err = put_addr(e, ob, len, v[i].call, A64_NOP, 4)))
+			goto out;
+
+	/* The segment. */
+	p = ob + seg_off;
+	put_le(p + 0, SEG_MAGIC, 8);
+	put_le(p + 8, seg_addr, 8);
+	put_le(p + 16, n, 8);
+	put_le(p + 24, seg_addr + SEG_HDR, 8);
+	put_le(p + 32, tramp, 8);
+	put_le(p + 40, dops, 8);
+	for (size_t i = 0; i < n; i++) {
+		uint8_t *q = p + SEG_HDR + i * SEG_ENTRY;
+
+		put_le(q, v[i].func, 8);
+		put_le(q + 8, v[i].lit, 8);
+		put_le(q + 16, v[i].call, 8);
+	}
+	for (size_t i = 0; i < TB_SIZE / 4; i++)
+		put_le(p + tb_off + 4 * i, tramp_code[i], 4);
+	put_le(p + tb_off + TB_ANCHOR, seg_addr + tb_off + TB_ANCHOR, 8);
+	put_le(p + tb_off + TB_DOPS, seg_addr + tb_off + TB_NOOP, 8);
+
+	/* .shstrtab, grown, and the section headers. */
+	memcpy(ob + str_off, buf + old_str_off, old_str_size);
+	memcpy(ob + str_off + old_str_size, new_names, sizeof(new_names));
+	memcpy(ob + sh_off, buf + shoff, shnum * sizeof(Elf64_Shdr));
+	p = ob + sh_off + shstrndx * sizeof(Elf64_Shdr);
+	put_le(p + 24, str_off, 8);
+	put_le(p + 32, str_size, 8);
+	p = ob + sh_off + shnum * sizeof(Elf64_Shdr);
+	put_le(p + 0, old_str_size, 4);				/* .patchsite.sites */
+	put_le(p + 4, SHT_PROGBITS, 4);
+	put_le(p + 8, SHF_ALLOC, 8);
+	put_le(p + 16, seg_addr, 8);
+	put_le(p + 24, seg_off, 8);
+	put_le(p + 32, tb_off, 8);
+	put_le(p + 48, 8, 8);
+	p += sizeof(Elf64_Shdr);
+	put_le(p + 0, old_str_size + sizeof(".patchsite.sites"), 4);	/* .patchsite.tramp */
+	put_le(p + 4, SHT_PROGBITS, 4);
+	put_le(p + 8, SHF_ALLOC | SHF_EXECINSTR, 8);
+	put_le(p + 16, seg_addr + tb_off, 8);
+	put_le(p + 24, seg_off + tb_off, 8);
+	put_le(p + 32, TB_SIZE, 8);
+	put_le(p + 48, 16, 8);
+
+	/* The PT_NOTE entry becomes the PT_LOAD, kept behind the last PT_LOAD. */
+	if (note < last_load) {
+		memmove(ob + phoff + note * sizeof(Elf64_Phdr),
+			ob + phoff + (note + 1) * sizeof(Elf64_Phdr),
+			(last_load - note) * sizeof(Elf64_Phdr));
+		note = last_load;
+	}
+	p = ob + phoff + note * sizeof(Elf64_Phdr);
+	put_le(p + PH_TYPE, PT_LOAD, 4);
+	put_le(p + PH_FLAGS, PF_R | PF_X, 4);
+	put_le(p + PH_OFFSET, seg_off, 8);
+	put_le(p + PH_VADDR, seg_addr, 8);
+	put_le(p + PH_PADDR, seg_addr, 8);
+	put_le(p + PH_FILESZ, seg_size, 8);
+	put_le(p + PH_MEMSZ, seg_size, 8);
+	put_le(p + PH_ALIGN, SEG_ALIGN, 8);
+
+	/* ELF header: e_shoff (0x28), e_shnum (0x3c). */
+	put_le(ob + 0x28, sh_off, 8);
+	put_le(ob + 0x3c, shnum + 2, 2);
+
+	if ((err = elfio_write_file_atomic(out, ob, olen, mode)))
 		goto out;
 	rep->sites = n;
-	rep->tramp = tramp_addr;
-	rep->tramp_bytes = sizeof(tramp_code);
+	rep->tramp = tramp;
+	rep->tramp_bytes = TB_SIZE;
+	rep->seg_addr = seg_addr;
+	rep->seg_offset = seg_off;
+	rep->seg_size = seg_size;
 	err = 0;
 out:
+	free(ob);
+	free(buf);
+	free(v);
 	record_free(r);
-	elfio_edits_free(&ed);
 	elfio_close(e);
 	return err;
 }
