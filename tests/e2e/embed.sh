@@ -1,21 +1,27 @@
 #!/bin/sh
 # End-to-end test of `patchsite embed` (arm64 CALL_OPS trampoline, site table
 # and runtime) on the programs of fixtures/embed, checked with tools that are
-# not patchsite: eu-elflint, objdump/nm, and running under qemu-aarch64.
+# not patchsite: readelf, eu-elflint, nm, strip, and running under qemu-aarch64.
 #
 #   PATCHSITE=/path/to/patchsite sh tests/e2e/embed.sh
 #
 # EMBED, if set, is a command run as `$EMBED IN OUT` instead of
 # `$PATCHSITE embed IN -o OUT` (for testing embed_image() through a driver).
 #
-# Cases (for the static program `prog` and the dynamic `prog-dyn`, both -no-pie):
+# Cases, for the test program as static -no-pie `prog`, dynamic -no-pie
+# `prog-dyn` and PIE `prog-pie` (all linked with libpatchsite-callops.a):
 #   embed          embed succeeds and reports the misaligned site mis_seven
+#   segment        readelf -lW: one PT_LOAD more, the PT_NOTE gone, the new one
+#                  R E, align 0x10000, offset == vaddr mod 64 KiB, above every
+#                  other PT_LOAD, holding exactly .patchsite.sites and
+#                  .patchsite.tramp (readelf -SW)
 #   elflint        eu-elflint --gnu-ld finds nothing in the output it did not
-#                  find in the input (prog-dyn: no errors at all)
+#                  find in the input (dynamic ones: no findings at all)
 #   layout         every traced function starts with [BTI C] MOV X9, X30; NOP,
-#                  its literal holds &ps_default_ops, mis_seven is unchanged,
-#                  only bytes of those sites, .patchsite.tramp and
-#                  .patchsite.sites changed
+#                  its literal holds the segment's default ops, mis_seven is
+#                  unchanged; of the input's bytes only those sites, the ELF
+#                  header and the program header table changed; every byte
+#                  added behind them is in a section or the section header table
 #   run            the embedded program prints what the original prints
 #   count          ps_attach_all with a counting ops: counts equal calls;
 #                  ps_detach_all: counts stop; attach/detach of one function
@@ -26,11 +32,24 @@
 #   threads        3 threads call traced functions while main attaches and
 #                  detaches in a loop
 #   misaligned     the misaligned site is not attachable and still runs
+#   direct         an ops with a direct_call (fixtures/embed/direct.S) counts
+#                  every call, ops->func is not called, results pass through
+#   list           ps_attach_list/ps_detach_list: exact counts, a list with an
+#                  untraced function changes nothing, partial detach
+#   strip          after aarch64-linux-gnu-strip: same output, count and list pass
 #   not-embedded   the runtime refuses in the original program
+# For `plain` and `plain-pie`, which do not link the runtime:
+#   embed, segment, elflint, run, and
+#   preload        LD_PRELOAD=preload.so (libpatchsite-callops.so) attaches to
+#                  all and counts exactly add 10, mul 5, fib 25, at the
+#                  addresses nm gives plus one load bias (0 for -no-pie)
+#   preload-not-embedded  the preloaded runtime refuses the original (-ENODEV)
+# And:
 #   deterministic  two embeds are byte-identical; in place (-o IMAGE) too
-#   again          embedding an embedded image is refused
-#   bad-*          x86, no patchable entries, no reserved space, PIE: exit != 0,
-#                  one line `patchsite: FILE: ...`, no output file
+#   again          embedding an embedded image is refused (also with its
+#                  sections renamed: the segment's magic is found)
+#   bad-*          x86, no patchable entries, a site out of BL range (200 MiB
+#                  of bss): exit 2, one line `patchsite: FILE: ...`, no output
 # Prints `ok - NAME` / `not ok - NAME` and `N passed, M failed`.
 
 set -u
@@ -41,6 +60,8 @@ fix=$root/fixtures/embed
 PATCHSITE=${PATCHSITE:-$root/patchsite}
 OBJDUMP=${OBJDUMP:-aarch64-linux-gnu-objdump}
 NM=${NM:-aarch64-linux-gnu-nm}
+STRIP=${STRIP:-aarch64-linux-gnu-strip}
+READELF=${READELF:-aarch64-linux-gnu-readelf}
 QEMU=${QEMU:-qemu-aarch64}
 SYSROOT=${SYSROOT:-/usr/aarch64-linux-gnu}
 PY=/usr/bin/python3
@@ -59,7 +80,7 @@ embed() {
 	fi
 }
 
-for t in aarch64-linux-gnu-gcc "$OBJDUMP" "$NM" "$QEMU" eu-elflint "$PY" cc; do
+for t in aarch64-linux-gnu-gcc "$OBJDUMP" "$NM" "$STRIP" "$READELF" "$QEMU" eu-elflint "$PY" cc; do
 	command -v "$t" >/dev/null 2>&1 || notok "tool $t is installed"
 done
 
@@ -68,6 +89,61 @@ trap 'rm -rf "$work"' EXIT
 fx=$work/fx
 
 make -s -C "$fix" O="$fx" >"$work/make.log" 2>&1 || { cat "$work/make.log"; notok "build fixtures"; }
+
+run() { $QEMU -L "$SYSROOT" "$@"; }
+
+# segment ORIG EMB: readelf's view of the new PT_LOAD
+segment() {
+	$READELF -lW "$1" >"$work/seg.in" && $READELF -lW "$2" >"$work/seg.out" &&
+	$READELF -SW "$2" >"$work/sec.out" &&
+	$PY - "$work/seg.in" "$work/seg.out" "$work/sec.out" <<'PYEOF'
+import re, sys
+def phdrs(path):
+    out = []
+    for line in open(path):
+        f = line.split()
+        if f and re.match(r'^[A-Z_]+$', f[0]) and len(f) >= 8 and f[1].startswith('0x'):
+            align = int(f[-1], 16)
+            flags = ' '.join(f[6:-1])
+            out.append((f[0], int(f[1], 16), int(f[2], 16), int(f[4], 16), int(f[5], 16), flags, align))
+    return out
+a, b = phdrs(sys.argv[1]), phdrs(sys.argv[2])
+bad = []
+la = [p for p in a if p[0] == 'LOAD']
+lb = [p for p in b if p[0] == 'LOAD']
+if len(lb) != len(la) + 1 or len(b) != len(a):
+    bad.append('want one PT_LOAD more and as many program headers: %d/%d LOAD, %d/%d headers' % (len(la), len(lb), len(a), len(b)))
+if any(p[0] == 'NOTE' for p in b) or not any(p[0] == 'NOTE' for p in a):
+    bad.append('the PT_NOTE should have become the PT_LOAD')
+new = [p for p in lb if p not in la]
+if len(new) != 1:
+    bad.append('cannot tell the new PT_LOAD: %r' % new)
+else:
+    t, off, va, fsz, msz, flags, align = new[0]
+    if flags != 'R E': bad.append('flags %r, want R E' % flags)
+    if align != 0x10000: bad.append('align %#x, want 0x10000' % align)
+    if off % 0x10000 != va % 0x10000: bad.append('offset %#x and vaddr %#x not congruent mod 64 KiB' % (off, va))
+    if fsz != msz: bad.append('filesz != memsz')
+    if lb[-1] != new[0]: bad.append('the new PT_LOAD is not the last one')
+    if any(p[2] + p[4] > va for p in la): bad.append('the new PT_LOAD overlaps an old one')
+    if [p[2] for p in lb] != sorted(p[2] for p in lb): bad.append('PT_LOADs not sorted')
+    secs = {}
+    for line in open(sys.argv[3]):
+        m = re.match(r'\s*\[\s*\d+\]\s+(\S+)\s+(\S+)\s+([0-9a-f]+)\s+([0-9a-f]+)\s+([0-9a-f]+)\s+\S+\s+(\S*)\s', line)
+        if m:
+            secs[m.group(1)] = (int(m.group(3), 16), int(m.group(4), 16), int(m.group(5), 16), m.group(6))
+    s, t2 = secs.get('.patchsite.sites'), secs.get('.patchsite.tramp')
+    if not s or not t2:
+        bad.append('no .patchsite.sites/.patchsite.tramp section')
+    else:
+        if s[0] != va or s[1] != off or t2[0] != va + s[2] or t2[0] + t2[2] != va + fsz or t2[1] != off + s[2]:
+            bad.append('the two sections do not cover the segment exactly: %r %r' % (s, t2))
+        if s[3] != 'A' or t2[3] != 'AX':
+            bad.append('section flags %r %r, want A and AX' % (s[3], t2[3]))
+if bad:
+    print('\n'.join(bad)); sys.exit(1)
+PYEOF
+}
 
 # layout ORIG EMB: the sites as documented, nothing else changed (python, not patchsite)
 layout() {
@@ -79,15 +155,18 @@ for line in open(sys.argv[3]):
     f = line.split()
     if len(f) == 3:
         syms[f[2]] = int(f[0], 16)
-shoff, = struct.unpack_from('<Q', emb, 0x28)
-shentsize, shnum, shstrndx = struct.unpack_from('<HHH', emb, 0x3a)
-secs = []
-for i in range(shnum):
-    name, typ, flags, addr, off, size = struct.unpack_from('<IIQQQQ', emb, shoff + i * shentsize)
-    secs.append([name, typ, flags, addr, off, size])
-stro = secs[shstrndx][4]
-for s in secs:
-    s[0] = emb[stro + s[0]:emb.index(b'\0', stro + s[0])].decode()
+def sections(b):
+    shoff, = struct.unpack_from('<Q', b, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from('<HHH', b, 0x3a)
+    secs = []
+    for i in range(shnum):
+        name, typ, flags, addr, off, size = struct.unpack_from('<IIQQQQ', b, shoff + i * shentsize)
+        secs.append([name, typ, flags, addr, off, size])
+    stro = secs[shstrndx][4]
+    for s in secs:
+        s[0] = b[stro + s[0]:b.index(b'\0', stro + s[0])].decode()
+    return secs, shoff, shnum * shentsize
+secs, shoff, shsize = sections(emb)
 def off(a):
     for n, typ, flags, addr, o, size in secs:
         if flags & 2 and typ != 8 and addr <= a < addr + size:
@@ -96,83 +175,151 @@ def off(a):
 u32 = lambda b, a: struct.unpack_from('<I', b, off(a))[0]
 u64 = lambda b, a: struct.unpack_from('<Q', b, off(a))[0]
 NOP, BTI, MOV = 0xd503201f, 0xd503245f, 0xaa1e03e9
+bad = []
+# the segment header, found from the program headers as the runtime does
+phoff, = struct.unpack_from('<Q', emb, 0x20)
+phentsize, phnum = struct.unpack_from('<HH', emb, 0x36)
+hdr = None
+for i in range(phnum):
+    t, fl, o, va = struct.unpack_from('<IIQQ', emb, phoff + i * phentsize)
+    if t == 1 and emb[o:o + 8] == b'CALLSOP1':
+        hdr = struct.unpack_from('<QQQQQQ', emb, o)
+if not hdr:
+    raise SystemExit('no PT_LOAD starts with the segment magic')
+magic, self_, count, sites, tramp, dops = hdr
 traced = ['add', 'mul', 'sum8', 'make_big', 'fma3', 'call_add', 'fib', 'bti_add',
           'bti_sum8', 'bti_make_big', 'bti_call_add']
-allowed = []
-bad = []
+traced = [t for t in traced if t in syms]
+if count != len(traced):
+    bad.append('table has %d sites, want %d' % (count, len(traced)))
+table = [struct.unpack_from('<QQQ', emb, off(sites) + 32 * i) for i in range(count)]
+if [t[0] for t in table] != sorted(syms[t] for t in traced):
+    bad.append('table functions are not the traced functions, sorted')
+allowed = [(0, 64), (phoff, phoff + phnum * phentsize)]
 for fn in traced:
     f = syms[fn]
     e = f + 4 if u32(emb, f) == BTI else f
     if u32(emb, e) != MOV or u32(emb, e + 4) != NOP:
         bad.append('%s: entry is not MOV X9, X30; NOP' % fn)
-    if u64(emb, f - 8) != syms['ps_default_ops']:
-        bad.append('%s: literal %x is not ps_default_ops' % (fn, u64(emb, f - 8)))
+    if u64(emb, f - 8) != dops:
+        bad.append('%s: literal %x is not the default ops %x' % (fn, u64(emb, f - 8), dops))
+    if (f, f - 8, e + 4) not in table:
+        bad.append('%s: no table entry (func, literal, call)' % fn)
     allowed.append((off(f - 8), off(e + 8)))
-if not any(u32(emb, syms['bti_add']) == BTI for _ in [0]):
+if 'bti_add' in syms and u32(emb, syms['bti_add']) != BTI:
     bad.append('bti_add has no BTI C: the fixture does not cover the BTI layout')
-m = syms['mis_seven']
-if emb[off(m - 12):off(m + 8)] != orig[off(m - 12):off(m + 8)]:
-    bad.append('mis_seven changed')
-for n, typ, flags, addr, o, size in secs:
-    if n in ('.patchsite.tramp', '.patchsite.sites'):
-        allowed.append((o, o + size))
-if len(orig) != len(emb):
-    bad.append('file size changed')
-else:
-    i = 0
-    for i in range(len(orig)):
-        if orig[i] != emb[i] and not any(a <= i < b for a, b in allowed):
-            bad.append('byte at file offset 0x%x changed outside the sites and reserved sections' % i)
-            break
+if 'mis_seven' in syms:
+    m = syms['mis_seven']
+    if emb[off(m - 12):off(m + 8)] != orig[off(m - 12):off(m + 8)]:
+        bad.append('mis_seven changed')
+if len(emb) <= len(orig):
+    bad.append('file did not grow')
+for i in range(len(orig)):
+    if orig[i] != emb[i] and not any(a <= i < b for a, b in allowed):
+        bad.append('byte at file offset 0x%x changed outside the sites and headers' % i)
+        break
+cover = [(o, o + size) for n, typ, flags, addr, o, size in secs if typ != 8] + [(shoff, shoff + shsize)]
+for i in range(len(orig), len(emb)):
+    if emb[i] and not any(a <= i < b for a, b in cover):
+        bad.append('added byte at 0x%x is in no section' % i)
+        break
 if bad:
     print('\n'.join(bad))
     sys.exit(1)
 PYEOF
 }
 
-for p in prog prog-dyn; do
+lint() {	# lint NAME IN OUT: no new findings (static glibc has its own)
+	eu-elflint --gnu-ld "$2" >"$work/lint.in" 2>&1
+	eu-elflint --gnu-ld "$3" >"$work/lint.out" 2>&1
+	lrc=$?
+	case $1 in
+	prog)	# static glibc: IRELATIVE in .rela.plt, __ehdr_start
+		check "$1: elflint (no new findings)" cmp -s "$work/lint.in" "$work/lint.out" ;;
+	*)	check "$1: elflint" [ "$lrc" -eq 0 ] ;;
+	esac
+}
+
+for p in prog prog-dyn prog-pie plain plain-pie; do
 	in=$fx/$p out=$work/$p.emb
 	embed "$in" "$out" >"$work/$p.embed.out" 2>"$work/$p.embed.err"
-	check "$p: embed" sh -c "[ -e '$out' ] && [ ! -s '$work/$p.embed.err' ] &&
-		grep -q 'mis_seven' '$work/$p.embed.out'"
-	eu-elflint --gnu-ld "$in" >"$work/$p.lint.in" 2>&1
-	eu-elflint --gnu-ld "$out" >"$work/$p.lint.out" 2>&1
-	lrc=$?
-	if [ "$p" = prog-dyn ]; then
-		check "$p: elflint" [ "$lrc" -eq 0 ]
-	else
-		# static glibc has eu-elflint complaints of its own (IRELATIVE in
-		# .rela.plt, __ehdr_start): the output must add none
-		check "$p: elflint (no new findings)" cmp -s "$work/$p.lint.in" "$work/$p.lint.out"
-	fi
+	case $p in
+	prog*)	check "$p: embed" sh -c "[ -e '$out' ] && [ ! -s '$work/$p.embed.err' ] &&
+			grep -q 'mis_seven' '$work/$p.embed.out'" ;;
+	*)	check "$p: embed" sh -c "[ -e '$out' ] && [ ! -s '$work/$p.embed.err' ]" ;;
+	esac
+	check "$p: segment" segment "$in" "$out"
+	lint "$p" "$in" "$out"
 	check "$p: layout" layout "$in" "$out"
-	$QEMU -L "$SYSROOT" "$in" >"$work/$p.run.in" 2>&1
-	$QEMU -L "$SYSROOT" "$out" >"$work/$p.run.out" 2>&1
+	run "$in" >"$work/$p.run.in" 2>&1
+	run "$out" >"$work/$p.run.out" 2>&1
 	check "$p: run (same output)" sh -c "[ -s '$work/$p.run.in' ] && cmp -s '$work/$p.run.in' '$work/$p.run.out'"
-	for t in count two-ops parent passthrough threads misaligned; do
-		check "$p: $t" $QEMU -L "$SYSROOT" "$out" test "$t"
-	done
-	check "$p: not-embedded" $QEMU -L "$SYSROOT" "$in" test not-embedded
+	case $p in
+	prog*)
+		for t in count two-ops parent passthrough threads misaligned direct list; do
+			check "$p: $t" run "$out" test "$t"
+		done
+		check "$p: not-embedded" run "$in" test not-embedded
+		$STRIP -o "$work/$p.str" "$out"
+		run "$work/$p.str" >"$work/$p.run.str" 2>&1
+		check "$p: strip (same output, count, list)" sh -c "cmp -s '$work/$p.run.in' '$work/$p.run.str' &&
+			$QEMU -L '$SYSROOT' '$work/$p.str' test count &&
+			$QEMU -L '$SYSROOT' '$work/$p.str' test list"
+		;;
+	plain*)
+		run -E LD_PRELOAD="$fx/preload.so" "$out" >"$work/$p.pre.out" 2>"$work/$p.pre.err"
+		prc=$?
+		$NM "$in" >"$work/$p.nm"
+		check "$p: preload (exact counts)" sh -c "[ $prc -eq 0 ] &&
+			cmp -s '$work/$p.run.in' '$work/$p.pre.out' &&
+			$PY - '$work/$p.nm' '$work/$p.pre.err' '$p' <<'PYEOF'
+import sys
+syms = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) == 3: syms[f[2]] = int(f[0], 16)
+got = {}
+for line in open(sys.argv[2]):
+    f = line.split()
+    if f[0] != 'preload:': raise SystemExit('unexpected: ' + line)
+    got[int(f[1], 16)] = int(f[2])
+want = {'add': 10, 'mul': 5, 'fib': 25}
+biases = {a - syms[n] for n in want for a in got if got[a] == want[n]}
+if len(got) != 3 or len(biases) != 1:
+    raise SystemExit('counts %r' % got)
+bias = biases.pop()
+if sorted((a - bias, c) for a, c in got.items()) != sorted((syms[n], c) for n, c in want.items()):
+    raise SystemExit('counts %r' % got)
+if (bias == 0) != (sys.argv[3] == 'plain'):
+    raise SystemExit('bias %x' % bias)
+PYEOF"
+		run -E LD_PRELOAD="$fx/preload.so" "$in" >/dev/null 2>"$work/$p.pre.err"
+		check "$p: preload-not-embedded" sh -c "[ $? -eq 3 ] && grep -q 'cannot attach (-19)' '$work/$p.pre.err'"
+		;;
+	esac
 done
 
-embed "$fx/prog" "$work/again.emb" >/dev/null 2>&1
-cp "$fx/prog" "$work/inplace"
+embed "$fx/prog-pie" "$work/again.emb" >/dev/null 2>&1
+cp "$fx/prog-pie" "$work/inplace"
 embed "$work/inplace" "$work/inplace" >/dev/null 2>&1
-check "deterministic (and in place)" sh -c "cmp -s '$work/prog.emb' '$work/again.emb' &&
-	cmp -s '$work/prog.emb' '$work/inplace'"
-rm -f "$work/twice"
-embed "$work/prog.emb" "$work/twice" >/dev/null 2>"$work/twice.err"
-rc=$?
-check "again: embedded image refused" sh -c "[ $rc -ne 0 ] && [ ! -e '$work/twice' ] &&
-	[ \$(wc -l <'$work/twice.err') -eq 1 ]"
+check "deterministic (and in place)" sh -c "cmp -s '$work/prog-pie.emb' '$work/again.emb' &&
+	cmp -s '$work/prog-pie.emb' '$work/inplace'"
 
-for bad in x86 noentries noreserve pie; do
+refused() {	# refused NAME IN [PATTERN]
 	rm -f "$work/bad.out"
-	embed "$fx/$bad" "$work/bad.out" >"$work/bad.stdout" 2>"$work/bad.stderr"
+	embed "$2" "$work/bad.out" >"$work/bad.stdout" 2>"$work/bad.stderr"
 	rc=$?
-	check "bad-$bad: refused with one line" sh -c "[ $rc -ne 0 ] && [ ! -e '$work/bad.out' ] &&
-		[ \$(wc -l <'$work/bad.stderr') -eq 1 ] && grep -q '^patchsite: $fx/$bad: ' '$work/bad.stderr'"
-done
+	check "$1: refused with one line" sh -c "[ $rc -eq 2 ] && [ ! -e '$work/bad.out' ] &&
+		[ \$(wc -l <'$work/bad.stderr') -eq 1 ] && grep -q '^patchsite: $2: ${3:-}' '$work/bad.stderr'"
+}
+refused "again: embedded image" "$work/prog.emb" "already embedded"
+# the same with the sections renamed: the segment's magic still tells
+$PY -c 'import sys; b = open(sys.argv[1], "rb").read().replace(b".patchsite.", b".renamed..."); open(sys.argv[2], "wb").write(b)' \
+	"$work/prog-dyn.emb" "$work/nosec.emb"
+refused "again: embedded image, sections renamed" "$work/nosec.emb" "already embedded (a PT_LOAD"
+refused "bad-x86" "$fx/x86" "embed handles arm64"
+refused "bad-noentries" "$fx/noentries" "no CALL_OPS"
+refused "bad-far (out of BL range)" "$fx/far" ".*out of BL range"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
