@@ -940,17 +940,34 @@ static bool any_table_entry(const struct record *r)
 	return false;
 }
 
-/* NOP bytes immediately before addr, walking back in NOP units, up to limit. */
+/*
+ * NOP bytes immediately before addr, walking back one NOP at a time, up to
+ * limit.  Each step tries the architecture's NOP sizes largest first and
+ * takes one that decodes as a NOP of exactly that length: on riscv a 4-byte
+ * NOP's upper half (0x0000) is not an instruction, and two C.NOPs do not
+ * decode as a 4-byte instruction, so the walk is unambiguous even where a
+ * link mixes rv64g and rv64gc objects (whose e_flags then claim RVC for all).
+ */
 static unsigned int nops_before(struct record *r, uint64_t addr, unsigned int limit)
 {
-	unsigned int unit = r->priv->nop_unit, n = 0;
-	struct arch_insn in;
+	unsigned int sizes = r->arch->patch_nop_sizes, n = 0;
 
-	while (n + unit <= limit && addr >= n + unit &&
-	       decode_at(r, addr - n - unit, &in) == ARCH_DECODE_OK && in.kind == INSN_NOP &&
-	       in.len == unit)
-		n += unit;
-	return n;
+	for (;;) {
+		unsigned int step = 0;
+
+		for (unsigned int u = 16; u >= 1 && !step; u--) {
+			struct arch_insn in;
+
+			if (!(sizes & (1u << u)) || n + u > limit || addr < n + u)
+				continue;
+			if (decode_at(r, addr - n - u, &in) == ARCH_DECODE_OK && in.kind == INSN_NOP &&
+			    in.len == u)
+				step = u;
+		}
+		if (!step)
+			return n;
+		n += step;
+	}
 }
 
 /*

@@ -369,6 +369,55 @@ START_TEST(arm64_patchable_by_symbols)
 }
 END_TEST
 
+/*
+ * CALL_OPS layout inferred from symbols (no table) in a link whose e_flags
+ * claim RVC but whose functions were built without C: the 8-byte literal
+ * before each function is two 4-byte NOPs, which C.NOP units cannot see.
+ */
+START_TEST(riscv_callops_rvc_flag_4byte_nops)
+{
+	uint8_t text[0x60] = { 0 };
+	for (unsigned int f = 0; f < 3; f++) {
+		unsigned int b = f * 0x20;
+		for (unsigned int k = 0; k < 4; k++)	/* literal (2) + patch area (2) */
+			put32(text + b + 4 * k, 0x00000013);		/* nop */
+		put32(text + b + 16, 0x00008067);			/* ret */
+	}
+	struct eg_sec secs[] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0x10000, 8, text, sizeof(text) },
+	};
+	struct eg_sym syms[] = {
+		{ "f0", 0x10008, 12, 1, STT_FUNC, STB_GLOBAL },
+		{ "f1", 0x10028, 12, 1, STT_FUNC, STB_GLOBAL },
+		{ "f2", 0x10048, 12, 1, STT_FUNC, STB_GLOBAL },
+	};
+	char *p = eg_tmpname("rvrvc");
+	ck_assert_int_eq(eg_write(p, ET_EXEC, EM_RISCV, secs, 1, syms, 3), 0);
+	/* e_flags := EF_RISCV_RVC | EF_RISCV_FLOAT_ABI_DOUBLE, as a mixed link leaves it */
+	uint8_t *img;
+	long n = eg_slurp(p, &img);
+	ck_assert_int_gt(n, 64);
+	put32(img + 48, EF_RISCV_RVC | EF_RISCV_FLOAT_ABI_DOUBLE);
+	FILE *fp = fopen(p, "wb");
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_uint_eq(fwrite(img, 1, (size_t)n, fp), (size_t)n);
+	fclose(fp);
+	free(img);
+
+	struct elfio *e;
+	struct record *r = scan(p, NULL, &e);
+	ck_assert(r->patchable);
+	ck_assert_uint_eq(r->pre_bytes, 8);
+	ck_assert_uint_eq(r->post_bytes, 8);
+	const uint64_t want[] = { 0x10000, 0x10020, 0x10040 };
+	expect_sites(r, want, 3);
+	record_free(r);
+	elfio_close(e);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
 /* riscv64 -pg after relaxation: jal ra,_mcount inside the prologue. */
 static uint32_t rv_jal(uint32_t rd, int32_t off)
 {
@@ -490,6 +539,7 @@ Suite *recordsites_suite(void)
 
 	tc = tcase_create("riscv64");
 	tcase_add_test(tc, riscv_relaxed_jal);
+	tcase_add_test(tc, riscv_callops_rvc_flag_4byte_nops);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");
