@@ -596,6 +596,24 @@ static int rv_fix_pcrel(struct repad *rp, size_t i, const uint8_t *old, size_t s
 	size_t m = 0;
 	bool data = false;
 
+	/*
+	 * Without relaxation no R_RISCV_ALIGN tells the linker about a
+	 * `.balign` before data in the section: data (`$d`) must keep the
+	 * alignment (up to 8) that its offset had.
+	 */
+	for (size_t k = 0; k < nmap && !g->relax; k++) {
+		uint64_t x = maps[k] & ~1ULL, a = 8;
+
+		if (!(maps[k] & 1))
+			continue;
+		while (a > 1 && x % a)
+			a >>= 1;
+		if ((uint64_t)map_offset(g, (int64_t)x) % a) {
+			elfio_error(rp->path, "%s+%#" PRIx64 ": data in the section would lose its "
+				    "%" PRIu64 "-byte alignment", name, x, a);
+			return -ENOTSUP;
+		}
+	}
 	for (uint64_t off = 0, len; off + 2 <= size; off += len) {
 		const struct rv_pcrel *p = NULL;
 		uint32_t w, h;

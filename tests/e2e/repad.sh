@@ -1,5 +1,5 @@
 #!/bin/sh
-# End-to-end test of `patchsite repad` (arm64 CALL_OPS, issue 4) on the
+# End-to-end test of `patchsite repad` (CALL_OPS, issue 4) on the
 # objects of fixtures/repad, checked with tools that are not patchsite where
 # possible: eu-elflint, objdump, the linker, and running under qemu-user.
 #
@@ -22,6 +22,17 @@
 #   idempotent       repadding a padded object inserts nothing
 #   bad-*            x86 object, linked program, not ELF: exit != 0, one line
 #                    `patchsite: FILE: ...`, no output file
+# The same per-object and per-program cases run for arm64 (out/*.o) and for
+# each riscv64 variant (out/rv-VARIANT/*.o, see fixtures/repad/Makefile),
+# named `... rv-VARIANT/x.o`; the programs run under qemu-riscv64.  riscv64
+# adds:
+#   link-padded-norelax  the padded objects of a relaxed variant linked with
+#                    --no-relax: still no misaligned site, same output
+#   rv-range fits.o  a resolved c.beqz re-encoded to its limit, target kept
+#   bad-rv-*         refused with the reason: a resolved branch out of range
+#                    after padding, an auipc with neither relocation nor
+#                    %pcrel_lo use, a resolved branch across padding in a
+#                    relaxed section (ld -r of relaxed and -mno-relax code)
 # Prints `ok - NAME` / `not ok - NAME` and `N passed, M failed`.
 
 set -u
@@ -31,6 +42,10 @@ root=$(cd "$here/../.." && pwd)
 fix=$root/fixtures/repad
 PATCHSITE=${PATCHSITE:-$root/patchsite}
 CC_A64=${CC_A64:-aarch64-linux-gnu-gcc}
+CC_RV=${CC_RV:-riscv64-linux-gnu-gcc}
+OBJDUMP_RV=${OBJDUMP_RV:-riscv64-linux-gnu-objdump}
+QEMU_RV=${QEMU_RV:-qemu-riscv64}
+SYSROOT_RV=${SYSROOT_RV:-/usr/riscv64-linux-gnu}
 OBJDUMP=${OBJDUMP:-aarch64-linux-gnu-objdump}
 QEMU=${QEMU:-qemu-aarch64}
 SYSROOT=${SYSROOT:-/usr/aarch64-linux-gnu}
@@ -42,6 +57,9 @@ ok() { echo "ok - $1"; pass=$((pass + 1)); }
 notok() { echo "not ok - $1"; fail=$((fail + 1)); }
 check() { name=$1; shift; if "$@"; then ok "$name"; else notok "$name"; fi; }
 
+repad_cmd() { if [ -n "${REPAD:-}" ]; then echo "$REPAD"; else echo "'$PATCHSITE' repad"; fi; }
+repad_o() { [ -n "${REPAD:-}" ] || echo -o; }
+
 repad() {
 	if [ -n "${REPAD:-}" ]; then
 		$REPAD "$1" "$2"
@@ -50,7 +68,7 @@ repad() {
 	fi
 }
 
-for t in "$CC_A64" "$OBJDUMP" "$QEMU" eu-elflint "$PY" cc; do
+for t in "$CC_A64" "$OBJDUMP" "$QEMU" "$CC_RV" "$OBJDUMP_RV" "$QEMU_RV" clang eu-elflint "$PY" cc; do
 	command -v "$t" >/dev/null 2>&1 || notok "tool $t is installed"
 done
 
@@ -129,12 +147,152 @@ rc2=$?
 check "run: padded program prints what the original prints" \
 	sh -c "[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ -s '$work/out.orig' ] && cmp -s '$work/out.orig' '$work/out.pad'"
 
+# --- riscv64 -----------------------------------------------------------------
+# code check: same instruction stream; NOPs inserted only at the start of a
+# run of at least K NOPs (the literal and the entry NOPs), at most 3 of them
+# (6 bytes); branch and auipc-pair targets compared by symbol+offset.
+cat >"$work/rvcode.py" <<'PYEOF'
+import re, sys
+
+def load(path):
+    secs, cur, prev = {}, None, ''
+    for line in open(path):
+        m = re.match(r'Disassembly of section (\S+):', line)
+        if m:
+            cur = secs.setdefault(m.group(1), [])
+            continue
+        m = re.match(r'\s+[0-9a-f]+:\t(.*)$', line)
+        if m and cur is not None:
+            ins, _, comment = m.group(1).partition('#')
+            ins = re.sub(r'\s+', ' ', ins.strip())
+            sym = re.search(r'<[^>]+>', comment)
+            if sym and prev.startswith('auipc'):
+                # `jalr 56(ra) # 4c <c4>`: the target, not the immediate
+                ins = ins.split(' ')[0] + ' ' + sym.group(0)
+            prev = ins
+            ins = re.sub(r'^auipc (\w+),.*', r'auipc \1', ins)
+            ins = re.sub(r'\b[0-9a-f]+ (<[^>]+>)', r'\1', ins)
+            cur.append(ins)
+    return secs
+
+def run(v, k):
+    n = 0
+    while k + n < len(v) and v[k + n] == 'nop':
+        n += 1
+    return n
+
+orig, pad, K = load(sys.argv[1]), load(sys.argv[2]), int(sys.argv[3])
+if orig.keys() != pad.keys():
+    sys.exit('sections differ: %s %s' % (sorted(orig), sorted(pad)))
+inserted = 0
+for sec in orig:
+    a, b = orig[sec], pad[sec]
+    i = j = 0
+    while i < len(a) or j < len(b):
+        if j < len(b) and b[j] == 'nop' and (j == 0 or b[j - 1] != 'nop'):
+            ra, rb = run(a, i), run(b, j)
+            if rb != ra:
+                if rb < ra or rb - ra > 3 or ra < K:
+                    sys.exit('%s: %d NOPs at %d became %d at %d' % (sec, ra, i, rb, j))
+                i += ra; j += rb; inserted += 1
+                continue
+        if i < len(a) and j < len(b) and a[i] == b[j]:
+            i += 1; j += 1
+        else:
+            sys.exit('%s: differs at %d/%d: %r vs %r' % (sec, i, j,
+                     a[i] if i < len(a) else None, b[j] if j < len(b) else None))
+if len(sys.argv) > 4 and inserted != int(sys.argv[4]):
+    sys.exit('%d insertions, repad reported %s' % (inserted, sys.argv[4]))
+PYEOF
+
+rv_object_cases() { # VARIANT OBJ K: the per-object cases for out/rv-VARIANT/OBJ.o
+	in=$fix/out/rv-$1/$2.o
+	out=$work/rv-$1/$2.o
+	on=rv-$1/$2.o
+	mkdir -p "$work/rv-$1"
+	check "audit-unpadded $on" [ "$(misaligned "$in")" -gt 0 ]
+	check "repad $on" sh -c "$(repad_cmd) '$in' $(repad_o) '$out' >'$out.log'"
+	cat "$out.log"
+	check "elflint $on" eu-elflint --gnu-ld --quiet "$out"
+	check "audit-padded $on" [ "$(misaligned "$out")" -eq 0 ]
+	"$OBJDUMP_RV" -d --no-show-raw-insn "$in" >"$out.orig.dis"
+	"$OBJDUMP_RV" -d --no-show-raw-insn "$out" >"$out.pad.dis"
+	# as many NOP runs grew as repad says it padded functions
+	check "code $on" "$PY" "$work/rvcode.py" "$out.orig.dis" "$out.pad.dis" "$3" \
+		"$(sed -n 's/.*padded \([0-9]*\) functions.*/\1/p' "$out.log")"
+	rm -f "$out.again"
+	repad "$out" "$out.again" >"$out.again.log"
+	"$OBJDUMP_RV" -d "$out" | tail -n +3 >"$work/1"
+	"$OBJDUMP_RV" -d "$out.again" 2>&1 | tail -n +3 >"$work/2"
+	check "idempotent $on" sh -c "cmp -s '$work/1' '$work/2' &&
+		grep -q 'padded 0 functions, 0 bytes added' '$out.again.log'"
+}
+
+rv_run() { # PROG OUTFILE -> status
+	"$QEMU_RV" -L "$SYSROOT_RV" "$1" >"$2" 2>&1
+}
+
+for v in gc-relax gc-norelax g-relax g-norelax cl-gc cl-g; do
+	case $v in *gc*) k=8 ;; *) k=4 ;; esac	# NOP lines in literal + entry
+	for o in a b c d; do
+		rv_object_cases "$v" "$o" "$k"
+	done
+	"$CC_RV" -o "$work/rv-$v/prog.orig" $(for o in a b c d; do echo "$fix/out/rv-$v/$o.o"; done) \
+		2>"$work/ld1" || { cat "$work/ld1"; notok "link unpadded rv-$v"; }
+	"$CC_RV" -o "$work/rv-$v/prog.pad" $(for o in a b c d; do echo "$work/rv-$v/$o.o"; done) \
+		2>"$work/ld2" || { cat "$work/ld2"; notok "link padded rv-$v"; }
+	check "link-unpadded rv-$v has misaligned sites" [ "$(misaligned "$work/rv-$v/prog.orig")" -gt 0 ]
+	check "link-padded rv-$v has no misaligned site" [ "$(misaligned "$work/rv-$v/prog.pad")" -eq 0 ]
+	rv_run "$work/rv-$v/prog.orig" "$work/rv-$v/out.orig"
+	rc1=$?
+	rv_run "$work/rv-$v/prog.pad" "$work/rv-$v/out.pad"
+	rc2=$?
+	check "run rv-$v: padded program prints what the original prints" \
+		sh -c "[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && grep -q '^rv_sum=' '$work/rv-$v/out.orig' &&
+			cmp -s '$work/rv-$v/out.orig' '$work/rv-$v/out.pad'"
+	case $v in *-relax)
+		"$CC_RV" -Wl,--no-relax -o "$work/rv-$v/prog.norelax" \
+			$(for o in a b c d; do echo "$work/rv-$v/$o.o"; done) 2>"$work/ld3" ||
+			{ cat "$work/ld3"; notok "link padded --no-relax rv-$v"; }
+		rv_run "$work/rv-$v/prog.norelax" "$work/rv-$v/out.norelax"
+		rc3=$?
+		check "link-padded-norelax rv-$v: no misaligned site, same output" \
+			sh -c "[ \$('$PATCHSITE' audit '$work/rv-$v/prog.norelax' 2>/dev/null | grep -c '^misaligned:') -eq 0 ] &&
+				[ $rc3 -eq 0 ] && cmp -s '$work/rv-$v/out.orig' '$work/rv-$v/out.norelax'"
+	esac
+done
+# the programs differ between variants only in code, not in what they print
+check "run rv: all variants print the same" sh -c "for v in gc-norelax g-relax g-norelax cl-gc cl-g; do
+	cmp -s '$work/rv-gc-relax/out.orig' \"$work/rv-\$v/out.orig\" || exit 1; done"
+
+# A resolved c.beqz that reaches its limit (+254) after padding.
+mkdir -p "$work/rv-range"
+check "repad rv-range/fits.o" repad "$fix/out/rv-range/fits.o" "$work/rv-range/fits.o"
+"$OBJDUMP_RV" -d --no-show-raw-insn "$fix/out/rv-range/fits.o" >"$work/rv-range/fits.orig.dis"
+"$OBJDUMP_RV" -d --no-show-raw-insn "$work/rv-range/fits.o" >"$work/rv-range/fits.pad.dis"
+check "code rv-range/fits.o: c.beqz keeps its target" sh -c \
+	"'$PY' '$work/rvcode.py' '$work/rv-range/fits.orig.dis' '$work/rv-range/fits.pad.dis' 8 1 &&
+	 grep -q 'beqz.*a0,fe <g+0xe6>' '$work/rv-range/fits.pad.dis'"
+check "audit-padded rv-range/fits.o" [ "$(misaligned "$work/rv-range/fits.o")" -eq 0 ]
+
+# Refused with the reason: exit 2, one line, nothing written.
+rv_refused() { # NAME INPUT PATTERN
+	rm -f "$work/bad.out"
+	repad "$2" "$work/bad.out" >"$work/bad.stdout" 2>"$work/bad.stderr"
+	rc=$?
+	check "bad-rv-$1: refused with the reason" sh -c "[ $rc -eq 2 ] && [ ! -e '$work/bad.out' ] &&
+		[ \$(wc -l <'$work/bad.stderr') -eq 1 ] && grep -q '^patchsite: $2: .*$3' '$work/bad.stderr'"
+}
+rv_refused out-of-range "$fix/out/rv-range/overflow.o" 'c.beqz to .text+0xfa: displacement 256 no longer fits'
+rv_refused lone-auipc "$fix/out/rv-range/auipc.o" 'auipc without a relocation'
+rv_refused resolved-in-relaxed "$fix/out/rv-mixed.o" 'c.beqz .*crosses alignment padding that linker relaxation may shrink'
+
 # Bad input: one line `patchsite: FILE: ...`, nonzero status, nothing written.
 printf 'int f(int x) { return x + 1; }\n' >"$work/x86.c"
 cc -c -o "$work/x86.o" "$work/x86.c"
 printf 'not an ELF file\n' >"$work/junk.o"
-for bad in "$work/x86.o" "$work/prog.pad" "$work/junk.o"; do
-	name=$(basename "$bad")
+for bad in "$work/x86.o" "$work/prog.pad" "$work/junk.o" "$work/rv-gc-relax/prog.pad"; do
+	name=${bad#"$work"/}
 	rm -f "$work/bad.out"
 	repad "$bad" "$work/bad.out" >"$work/bad.stdout" 2>"$work/bad.stderr"
 	rc=$?
