@@ -72,7 +72,8 @@ e2e: san all fixtures
 	PATCHSITE=$(CURDIR)/build-san/patchsite PATCHSITE_PLAIN=$(CURDIR)/patchsite \
 		sh tests/e2e/hostile.sh
 
-# libFuzzer harnesses for every reader (make check replays their corpora)
+# libFuzzer harnesses for every reader (make check replays their corpora and
+# fuzzes each for 3 s with a fixed seed: tests/e2e/hostile.sh)
 fuzz: san fixtures
 	$(MAKE) -C fuzz fuzz
 
