@@ -371,10 +371,18 @@ static int plan(struct repad *rp)
 				 * past the first of them: only an R_RISCV_ALIGN that pads
 				 * up to the literal keeps it aligned.
 				 */
-				if (bsearch(&off, g->aligned, g->naligned, sizeof(off), cmp_u64))
+				if (g->naligned &&
+				    bsearch(&off, g->aligned, g->naligned, sizeof(off), cmp_u64))
 					continue;
 				if (!shift && off <= g->first_relax && !mis)
 					continue;
+				if (off % rp->min_insn) {
+					elfio_error(rp->path, "%s+%#" PRIx64 ": ops literal is not %u-byte "
+						    "aligned in an object without C", sec->name, off,
+						    rp->min_insn);
+					ret = -EINVAL;
+					goto out;
+				}
 				pad = REPAD_ALIGN - rp->min_insn;
 			} else {
 				if (mis % (rp->riscv ? rp->min_insn : REPAD_INSN)) {
@@ -485,7 +493,7 @@ struct rv_pcrel {
 	unsigned int len;	/* 2 or 4 */
 	uint32_t mask, value;
 	unsigned int width;	/* bits of the signed displacement */
-	struct rv_piece piece[8];
+	struct rv_piece piece[9];	/* ends with n = 0 */
 };
 
 static const struct rv_pcrel rv_pcrel[] = {
