@@ -36,6 +36,8 @@
 #                  every call, ops->func is not called, results pass through
 #   list           ps_attach_list/ps_detach_list: exact counts, a list with an
 #                  untraced function changes nothing, partial detach
+#   threads-list   the same batched calls in a loop while 3 threads call; then
+#                  3 threads x 1000 calls with the list attached: all counted
 #   strip          after aarch64-linux-gnu-strip: same output, count and list pass
 #   not-embedded   the runtime refuses in the original program
 # For `plain` and `plain-pie`, which do not link the runtime:
@@ -256,7 +258,7 @@ for p in prog prog-dyn prog-pie plain plain-pie; do
 	check "$p: run (same output)" sh -c "[ -s '$work/$p.run.in' ] && cmp -s '$work/$p.run.in' '$work/$p.run.out'"
 	case $p in
 	prog*)
-		for t in count two-ops parent passthrough threads misaligned direct list; do
+		for t in count two-ops parent passthrough threads threads-list misaligned direct list; do
 			check "$p: $t" run "$out" test "$t"
 		done
 		check "$p: not-embedded" run "$in" test not-embedded
