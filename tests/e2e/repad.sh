@@ -29,10 +29,13 @@
 #   link-padded-norelax  the padded objects of a relaxed variant linked with
 #                    --no-relax: still no misaligned site, same output
 #   rv-range fits.o  a resolved c.beqz re-encoded to its limit, target kept
+#   rv-secsym        a `.text + N` addend in .data moves with the code
+#                    (-mno-relax)
 #   bad-rv-*         refused with the reason: a resolved branch out of range
 #                    after padding, an auipc with neither relocation nor
 #                    %pcrel_lo use, a resolved branch across padding in a
-#                    relaxed section (ld -r of relaxed and -mno-relax code)
+#                    relaxed section (ld -r of relaxed and -mno-relax code),
+#                    a `.text + N` addend across padding in a relaxed section
 # Prints `ok - NAME` / `not ok - NAME` and `N passed, M failed`.
 
 set -u
@@ -44,6 +47,7 @@ PATCHSITE=${PATCHSITE:-$root/patchsite}
 CC_A64=${CC_A64:-aarch64-linux-gnu-gcc}
 CC_RV=${CC_RV:-riscv64-linux-gnu-gcc}
 OBJDUMP_RV=${OBJDUMP_RV:-riscv64-linux-gnu-objdump}
+READELF_RV=${READELF_RV:-riscv64-linux-gnu-readelf}
 QEMU_RV=${QEMU_RV:-qemu-riscv64}
 SYSROOT_RV=${SYSROOT_RV:-/usr/riscv64-linux-gnu}
 OBJDUMP=${OBJDUMP:-aarch64-linux-gnu-objdump}
@@ -68,7 +72,7 @@ repad() {
 	fi
 }
 
-for t in "$CC_A64" "$OBJDUMP" "$QEMU" "$CC_RV" "$OBJDUMP_RV" "$QEMU_RV" clang eu-elflint "$PY" cc; do
+for t in "$CC_A64" "$OBJDUMP" "$QEMU" "$CC_RV" "$OBJDUMP_RV" "$READELF_RV" "$QEMU_RV" clang eu-elflint "$PY" cc; do
 	command -v "$t" >/dev/null 2>&1 || notok "tool $t is installed"
 done
 
@@ -286,6 +290,14 @@ rv_refused() { # NAME INPUT PATTERN
 rv_refused out-of-range "$fix/out/rv-range/overflow.o" 'c.beqz to .text+0xfa: displacement 256 no longer fits'
 rv_refused lone-auipc "$fix/out/rv-range/auipc.o" 'auipc without a relocation'
 rv_refused resolved-in-relaxed "$fix/out/rv-mixed.o" 'c.beqz .*crosses alignment padding that linker relaxation may shrink'
+rv_refused section-addend-relaxed "$fix/out/rv-secsym/relax.o" "in ..rela.data. against .text+0x1a crosses alignment padding"
+
+# Without relaxation the same `.text + 0x1a` moves with the code (6 bytes).
+mkdir -p "$work/rv-secsym"
+check "repad rv-secsym/norelax.o" repad "$fix/out/rv-secsym/norelax.o" "$work/rv-secsym/norelax.o"
+check "rv-secsym/norelax.o: section-symbol addend moved" sh -c \
+	"'$READELF_RV' -rW '$fix/out/rv-secsym/norelax.o' | grep -q 'R_RISCV_64 .* \.text + 1a\$' &&
+	 '$READELF_RV' -rW '$work/rv-secsym/norelax.o' | grep -q 'R_RISCV_64 .* \.text + 20\$'"
 
 # Bad input: one line `patchsite: FILE: ...`, nonzero status, nothing written.
 printf 'int f(int x) { return x + 1; }\n' >"$work/x86.c"
