@@ -11,11 +11,19 @@
  *   3 record asm -o OUT   8 record --in-place -o OUT  13 record --in-place --keep-misaligned
  *   4 record elf -o OUT   9 record json -o OUT        14 record --nop-mcount json
  *
+ * and the rewriting commands, on the scratch copy:
+ *
+ *  15 pin IMAGE           17 repad IMAGE -o OUT       19 embed IMAGE -o OUT
+ *  16 pin --dry-run IMAGE 18 repad --in-place IMAGE
+ *
  * The contract of the command line is checked on every run:
  *  - exit 0 or 2 (audit: 0, 1 or 2);
  *  - exit 2: exactly one line on stderr, starting "patchsite: "; the image
  *    is byte-identical to the input; no OUT file;
- *  - exit 0: nothing on stderr, except the one summary line of --in-place;
+ *  - exit 0: nothing on stderr, except the one summary line of
+ *    record --in-place (pin, repad and embed report on stdout);
+ *  - the image is unchanged unless the command rewrites it in place and
+ *    succeeded;
  *  - never a .patchsite.* temporary left beside IMAGE or OUT.
  * stderr is caught in a memfd while main() runs; sanitizer reports are sent
  * to the real stderr so a crash is still seen.
@@ -42,6 +50,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 struct mode {
 	const char *argv[8];	/* IMAGE and OUT are filled in */
 	bool audit, in_place, out;
+	bool rewrites;		/* may change IMAGE on success, reports on stdout */
 };
 
 #define IMG "IMAGE"
@@ -62,6 +71,11 @@ static const struct mode modes[] = {
 	{ { "record", "--patchable=4,2", "--symbolize", IMG } },
 	{ { "record", "--in-place", "--keep-misaligned", IMG }, .in_place = true },
 	{ { "record", "--nop-mcount", "--format=json", IMG } },
+	{ { "pin", IMG }, .rewrites = true },
+	{ { "pin", "--dry-run", IMG } },
+	{ { "repad", IMG, "-o", OUT }, .out = true },
+	{ { "repad", "--in-place", IMG }, .rewrites = true },
+	{ { "embed", IMG, "-o", OUT }, .out = true },
 };
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
 
@@ -120,7 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		FUZZ_CHECK(lines == 0, "stderr on success: [%s]", err);
 	}
-	if (rc == 2 || !m->in_place || m->out) {
+	if (rc == 2 || !(m->in_place || m->rewrites) || m->out) {
 		size_t len;
 		uint8_t *now = fuzz_slurp(img, &len);
 		FUZZ_CHECK(now && len == size && !memcmp(now, data, size),

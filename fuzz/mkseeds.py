@@ -34,7 +34,15 @@ import zlib
 
 FILE_HARNESSES = ["elf", "record", "audit", "inplace", "zmodule"]
 ARCH_HARNESS = {62: "x86_64", 183: "arm64", 243: "riscv64"}
-NCLI_MODES = 15
+NCLI_MODES = 20
+# fuzz_cli modes of the rewriting commands, and the fixtures that suit them
+# (built by make -C fixtures/repad and tests/e2e/embed.sh; absent ones are
+# simply not seeds)
+CLI_REWRITE_SEEDS = [
+    ((15, 16), ["out/riscv64-mcount", "out/riscv64-callops-c", "out/riscv64-callops-noc"], 243, 1),
+    ((17, 18), ["repad/out"], None, 1),
+    ((19,), ["embed/out"], 183, 2),
+]
 MAX_SEED = 300 * 1024
 
 # ------------------------------------------------------------------ reading
@@ -119,6 +127,25 @@ def make_corpus(outdir, fixdir, tinydir):
     for d in small.values():
         for mode in range(NCLI_MODES):
             put(os.path.join(outdir, "cli"), bytes([mode]) + d)
+    # the rewriting commands on inputs they accept: pin on riscv64 objects,
+    # repad on the repad fixtures' objects, embed on the embed fixtures
+    for modes, dirs, mach, etype in CLI_REWRITE_SEEDS:
+        for sub in dirs:
+            top = os.path.join(fixdir, sub)
+            for dirpath, dirnames, files in os.walk(top):
+                dirnames.sort()
+                for f in sorted(files):
+                    p = os.path.join(dirpath, f)
+                    if os.path.getsize(p) > MAX_SEED:
+                        continue
+                    with open(p, "rb") as fh:
+                        d = fh.read()
+                    if d[:4] != b"\x7fELF" or len(d) < 20 or \
+                            struct.unpack_from("<H", d, 16)[0] != etype or \
+                            (mach is not None and machine(d) != mach):
+                        continue
+                    for mode in modes:
+                        put(os.path.join(outdir, "cli"), bytes([mode]) + d)
     # compressed modules for the reader harness
     for name, d in imgs:
         if name.endswith(".o") and "/" in name and name.count("/") == 2:
