@@ -38,6 +38,9 @@
 #                  untraced function changes nothing, partial detach
 #   threads-list   the same batched calls in a loop while 3 threads call; then
 #                  3 threads x 1000 calls with the list attached: all counted
+#   pages N        count, list and threads-list with qemu reporting a page
+#                  size of 16 or 64 KiB (AT_PAGESZ, so sysconf in the runtime;
+#                  qemu-user still protects 4 KiB pages underneath)
 #   strip          after aarch64-linux-gnu-strip: same output, count and list pass
 #   not-embedded   the runtime refuses in the original program
 # For `plain` and `plain-pie`, which do not link the runtime:
@@ -260,6 +263,12 @@ for p in prog prog-dyn prog-pie plain plain-pie; do
 	prog*)
 		for t in count two-ops parent passthrough threads threads-list misaligned direct list; do
 			check "$p: $t" run "$out" test "$t"
+		done
+		for ps in 16384 65536; do
+			check "$p: pages $ps (count, list, threads-list)" sh -c "
+				$QEMU -p $ps -L '$SYSROOT' '$out' test count &&
+				$QEMU -p $ps -L '$SYSROOT' '$out' test list &&
+				$QEMU -p $ps -L '$SYSROOT' '$out' test threads-list"
 		done
 		check "$p: not-embedded" run "$in" test not-embedded
 		$STRIP -o "$work/$p.str" "$out"
