@@ -137,6 +137,8 @@ struct grow {
 	uint64_t first_relax;	/* riscv: lowest offset of an R_RISCV_RELAX/ALIGN */
 	uint64_t *aligned;	/* riscv: offsets an R_RISCV_ALIGN pads up to (>= 8), sorted */
 	size_t naligned, capaligned;
+	uint64_t *maps;		/* mapping symbols, see mapping_symbols() */
+	size_t nmaps, capmaps;
 	uint64_t *sites;	/* old offsets of its CALL_OPS literals, increasing */
 	size_t nsites, capsites;
 	uint64_t *relocated;	/* old r_offsets of its own relocations, sorted */
@@ -444,37 +446,40 @@ static int load_relocated(struct repad *rp)
 }
 
 /*
- * Mapping symbols (AAELF64 `$x`, `$d`, optionally `.suffix`) of section
- * shndx, as old offsets with bit 0 set for `$d`, sorted; *v malloc'd.
+ * Mapping symbols (AAELF64 `$x`, `$d`, optionally `.suffix`; riscv `$x`
+ * with an ISA string) of every section that grows, as old offsets with
+ * bit 0 set for `$d`, sorted, in g->maps.  One pass over the symbols.
  */
-static int mapping_symbols(struct repad *rp, size_t shndx, uint64_t **v, size_t *n)
+static int mapping_symbols(struct repad *rp)
 {
-	size_t nsym = rp->symdata ? rp->symdata->d_size / sizeof(Elf64_Sym) : 0, cap = 0;
-	size_t strndx = elfio_section(rp->e, rp->symtab_index)->shdr.sh_link;
+	size_t nsym = rp->symdata ? rp->symdata->d_size / sizeof(Elf64_Sym) : 0;
+	size_t strndx = rp->symtab_index ?
+			elfio_section(rp->e, rp->symtab_index)->shdr.sh_link : 0;
 
-	*v = NULL;
-	*n = 0;
 	for (size_t i = 1; i < nsym; i++) {
 		GElf_Sym sym;
 		size_t sx;
 		const char *name;
+		struct grow *g;
 
 		if (get_sym(rp, i, &sym, &sx))
 			return -EINVAL;
-		if (sx != shndx || GELF_ST_TYPE(sym.st_info) != STT_NOTYPE)
+		if (!sx || !rp->g[sx].n || GELF_ST_TYPE(sym.st_info) != STT_NOTYPE)
 			continue;
+		g = &rp->g[sx];
 		name = elf_strptr(rp->in, strndx, sym.st_name);
 		/* riscv: `$x` may carry the ISA string, `$xrv64i2p1_c2p0` */
 		if (!name || name[0] != '$' || (name[1] != 'd' && name[1] != 'x') ||
 		    (name[2] && name[2] != '.' &&
 		     !(rp->riscv && name[1] == 'x' && !strncmp(name + 2, "rv", 2))))
 			continue;
-		/* values are 4-aligned in text, so bit 0 is free */
-		if (push(v, n, &cap, (sym.st_value & ~1ULL) | (name[1] == 'd')))
+		/* values are 2-aligned in text, so bit 0 is free */
+		if (push(&g->maps, &g->nmaps, &g->capmaps, (sym.st_value & ~1ULL) | (name[1] == 'd')))
 			return -ENOMEM;
 	}
-	if (*n)
-		qsort(*v, *n, sizeof(**v), cmp_u64);
+	for (size_t i = 0; i < rp->nsec; i++)
+		if (rp->g[i].nmaps)
+			qsort(rp->g[i].maps, rp->g[i].nmaps, sizeof(uint64_t), cmp_u64);
 	return 0;
 }
 
@@ -712,10 +717,9 @@ static int grow_text(struct repad *rp, size_t i, const uint8_t *old, size_t size
 {
 	struct grow *g = &rp->g[i];
 	const char *name = elfio_section(rp->e, i)->name;
-	size_t from = 0, to = 0, nmap = 0, m = 0;
-	uint64_t *maps = NULL;
+	size_t from = 0, to = 0, nmap = g->nmaps, m = 0;
+	const uint64_t *maps = g->maps;
 	bool data = false;
-	int ret = 0;
 
 	g->size = size + g->cum[g->n];
 	g->buf = malloc(g->size ? g->size : 1);
@@ -740,13 +744,8 @@ static int grow_text(struct repad *rp, size_t i, const uint8_t *old, size_t size
 		}
 	}
 
-	ret = mapping_symbols(rp, i, &maps, &nmap);
-	if (ret)
-		goto out;
-	if (rp->riscv) {
-		ret = rv_fix_pcrel(rp, i, old, size, maps, nmap);
-		goto out;
-	}
+	if (rp->riscv)
+		return rv_fix_pcrel(rp, i, old, size, maps, nmap);
 	for (uint64_t off = 0; off + 4 <= size; off += 4) {
 		const struct a64_pcrel *p;
 		uint32_t w;
@@ -760,8 +759,7 @@ static int grow_text(struct repad *rp, size_t i, const uint8_t *old, size_t size
 			continue;
 		if (p->refuse) {
 			elfio_error(rp->path, "%s+%#" PRIx64 ": adrp without a relocation", name, off);
-			ret = -ENOTSUP;
-			goto out;
+			return -ENOTSUP;
 		}
 		target = (int64_t)off + a64_pcrel_get(p, w);
 		d = map_offset(g, target) - map_offset(g, (int64_t)off);
@@ -771,15 +769,12 @@ static int grow_text(struct repad *rp, size_t i, const uint8_t *old, size_t size
 			elfio_error(rp->path, "%s+%#" PRIx64 ": %s to %s+%#" PRIx64
 				    ": displacement %" PRId64 " no longer fits", name, off, p->name,
 				    name, (uint64_t)target, d);
-			ret = -ERANGE;
-			goto out;
+			return -ERANGE;
 		}
 		memcpy(g->buf + map_offset(g, (int64_t)off), &w, 4);
 		rp->rep->branches++;
 	}
-out:
-	free(maps);
-	return ret;
+	return 0;
 }
 
 /* Copy a libelf buffer so that we may change it (ours, freed by the caller). */
@@ -1170,6 +1165,9 @@ int repad_object(const char *in, const char *out, struct repad_report *rep)
 	ret = load_relocated(&rp);
 	if (ret)
 		goto out;
+	ret = mapping_symbols(&rp);
+	if (ret)
+		goto out;
 	ret = write_output(&rp, out);
 	if (ret)
 		memset(rep, 0, sizeof(*rep));
@@ -1181,6 +1179,7 @@ out:
 		free(rp.g[i].pads);
 		free(rp.g[i].cum);
 		free(rp.g[i].aligned);
+		free(rp.g[i].maps);
 		free(rp.g[i].buf);
 	}
 	free(rp.g);
