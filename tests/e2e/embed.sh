@@ -41,6 +41,8 @@
 #   pages N        count, list and threads-list with qemu reporting a page
 #                  size of 16 or 64 KiB (AT_PAGESZ, so sysconf in the runtime;
 #                  qemu-user still protects 4 KiB pages underneath)
+#   ld.so          (dynamic ones) run through glibc's ld.so as a command, which
+#                  maps the segments itself: count and list pass
 #   strip          after aarch64-linux-gnu-strip: same output, count and list pass
 #   not-embedded   the runtime refuses in the original program
 # For `plain` and `plain-pie`, which do not link the runtime:
@@ -270,6 +272,13 @@ for p in prog prog-dyn prog-pie plain plain-pie; do
 				$QEMU -p $ps -L '$SYSROOT' '$out' test list &&
 				$QEMU -p $ps -L '$SYSROOT' '$out' test threads-list"
 		done
+		if [ "$p" != prog ]; then
+			# glibc's ld.so run as a command maps the program itself
+			# (_dl_map_segments), a second loader besides qemu's
+			check "$p: ld.so maps it (count, list)" sh -c "
+				$QEMU '$SYSROOT/lib/ld-linux-aarch64.so.1' --library-path '$SYSROOT/lib' '$out' test count &&
+				$QEMU '$SYSROOT/lib/ld-linux-aarch64.so.1' --library-path '$SYSROOT/lib' '$out' test list"
+		fi
 		check "$p: not-embedded" run "$in" test not-embedded
 		$STRIP -o "$work/$p.str" "$out"
 		run "$work/$p.str" >"$work/$p.run.str" 2>&1
