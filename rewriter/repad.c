@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * repad.c - give every arm64 CALL_OPS ops literal of an object its 8-byte
- * alignment before the final link.
+ * repad.c - give every arm64 and riscv64 CALL_OPS ops literal of an object
+ * its 8-byte alignment before the final link.
  *
  * Strategy: with -fpatchable-function-entry=4,2 the two NOPs before each
  * function are the ops literal, which must be 8-byte aligned.  GCC ignores
@@ -27,6 +27,28 @@
  * Words in data regions of a text section (AAELF64 `$d` mapping symbols)
  * are not decoded.
  *
+ * riscv64 (=8,4 with C: four c.nop; =4,2 without: two nop) differs in three
+ * ways.  The literal may sit at 2, 4 or 6 mod 8, so each point has its own
+ * pad size (g->pads, prefix sums in g->cum).  A section whose relocations
+ * hold an R_RISCV_RELAX or R_RISCV_ALIGN is relaxed by the linker, which
+ * deletes bytes there and so undoes any alignment made by padding alone;
+ * in such a section every literal behind the first of them gets what GNU as
+ * emits for `.balign 8`: 8 - (2 with RVC in e_flags, else 4) bytes of NOP
+ * and an R_RISCV_ALIGN (symbol 0, addend = that size) at their start, which
+ * the linker shrinks to what the alignment needs (also under --no-relax).
+ * A literal that an existing R_RISCV_ALIGN already pads up to is left
+ * alone, so a second run adds nothing; the new relocations are merged in
+ * offset order without splitting R_RISCV_RELAX pairs.  The linker moves
+ * symbols as it deletes bytes but not addends and not resolved
+ * instructions, so in a relaxed section we refuse an addend (`.text + N`)
+ * or a resolved branch that crosses our padding.  Without relaxation the
+ * padding is plain NOPs, as on arm64, and the resolved branch, jal, c.j,
+ * c.beqz/c.bnez and auipc + %pcrel_lo pairs (LLVM resolves them under
+ * -mno-relax; GNU as keeps relocations) are re-encoded or refused; data
+ * (`$d`) that would lose the alignment of its offset is refused too.
+ * R_RISCV_ADD/SUB/SET and PCREL_LO12 relocations name local labels, whose
+ * values move like any symbol's.
+ *
  * elfio's edit list only replaces bytes in place, and a grown section moves
  * everything after it in the file, so the output is rebuilt with libelf
  * (ELF_C_WRITE on a memfd; an ET_REL has no program headers, so libelf's own
@@ -36,7 +58,8 @@
  * inside a section (line-program address advances, location and range list
  * offset pairs, a CU's DW_AT_high_pc length).  For code behind an insertion
  * point they are off by the padding before it; debuggers see slightly wrong
- * line numbers there.  Only arm64 is handled; riscv64 is refused.
+ * line numbers there (riscv64 objects built with relaxation relocate those
+ * too, so only -mno-relax ones are affected).
  */
 #include <elf.h>
 #include <errno.h>

@@ -35,11 +35,11 @@ struct pin_report {
 int pin_objects(const char *const *paths, size_t n, const struct pin_options *o,
 		struct pin_report *rep);
 
-/* --- repad (arm64 CALL_OPS) ------------------------------------------------ */
+/* --- repad (arm64 and riscv64 CALL_OPS) ----------------------------------- */
 
 struct repad_report {
 	size_t sections;		/* text sections realigned or grown */
-	size_t functions;		/* functions given 4 bytes of NOP before their literal */
+	size_t functions;		/* functions given NOP padding before their literal */
 	size_t bytes;			/* bytes of NOP inserted */
 	size_t branches;		/* resolved PC-relative instructions re-encoded */
 	size_t relocs;			/* relocations whose offset or addend moved */
@@ -47,12 +47,14 @@ struct repad_report {
 };
 
 /*
- * Rewrite the arm64 relocatable object `in` into `out` (which may be `in`)
- * so that every CALL_OPS ops literal is 8-byte aligned after the final
- * link: text sections with sites get sh_addralign 8, a NOP is inserted
- * before each literal at 4 mod 8, and symbols, relocations and resolved
- * PC-relative instructions behind it are moved.  Atomic: on failure `out`
- * is untouched.  Returns 0 or negative errno (error printed once).
+ * Rewrite the arm64 or riscv64 relocatable object `in` into `out` (which
+ * may be `in`) so that every CALL_OPS ops literal is 8-byte aligned after
+ * the final link: text sections with sites get sh_addralign 8, NOP padding
+ * is inserted before each misaligned literal (riscv64 sections the linker
+ * relaxes: before each literal it could move, with an R_RISCV_ALIGN), and
+ * symbols, relocations and resolved PC-relative instructions behind it are
+ * moved.  Atomic: on failure `out` is untouched.  Returns 0 or negative
+ * errno (error printed once).
  */
 int repad_object(const char *in, const char *out, struct repad_report *rep);
 
