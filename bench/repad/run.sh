@@ -3,13 +3,15 @@
 # (issue 4: "seconds at most"), beside a baseline of comparable work: objcopy
 # and `ld -r` of the same object.  Also checks that the output is right.
 #
-#   sh bench/repad/run.sh            (PATCHSITE=..., FUNCS=40000, FILES=8, RUNS=5)
+#   sh bench/repad/run.sh   (PATCHSITE=..., FUNCS=40000, FILES=8, RUNS=5, SCALE=4)
 #
 # 1. gen.py writes FUNCS functions in FILES C files (plus main.c); each is
 #    compiled with aarch64-linux-gnu-gcc -Os -g -fpatchable-function-entry=4,2
 #    (2 at a time), and `aarch64-linux-gnu-ld -r` combines them into big.o,
 #    whose .text has every function, like vmlinux.o.  Cached in
 #    bench/out/repad/ while gen.py and the parameters are the same.
+#    SCALE renamed copies of big.o, combined with ld -r, give big4.o, a
+#    kernel-sized object (160,000 functions, 179 MB), measured the same way.
 # 2. RUNS rounds, each running, side by side:
 #      patchsite repad big.o -o padded.o
 #      aarch64-linux-gnu-objcopy big.o copy.o
@@ -17,11 +19,13 @@
 #      patchsite audit big.o
 #    under /usr/bin/time -f '%e %U %S %M'; reports the median wall and CPU
 #    time, the largest peak RSS, and the ratios to repad.
-# 3. Checks: eu-elflint --gnu-ld accepts padded.o; audit finds misaligned
-#    literals in big.o and none in padded.o; a static program linked from
-#    padded.o (and main.o, repadded too) has no misaligned site, as many sites as the one linked from
-#    big.o, and prints the same under qemu-aarch64 (its output is a checksum
-#    over every function).
+# 3. Checks, for each: eu-elflint --gnu-ld accepts padded.o; audit finds
+#    misaligned literals in big.o and none in padded.o; a static program
+#    linked from padded.o (and main.o, repadded too) has no misaligned site
+#    and as many sites as the one linked from big.o, and prints the same
+#    under qemu-aarch64.  Its output is a checksum over every function of
+#    copy 0 (main.o calls only those; the other copies are linked, audited
+#    and counted, but not run).
 # Prints `ok - NAME` / `not ok - NAME` for the checks and exits nonzero if one
 # fails.
 set -u
@@ -35,6 +39,7 @@ SYSROOT=${SYSROOT:-/usr/aarch64-linux-gnu}
 FUNCS=${FUNCS:-40000}
 FILES=${FILES:-8}
 RUNS=${RUNS:-5}
+SCALE=${SCALE:-4}
 CFLAGS_A64="-Os -g -fpatchable-function-entry=4,2"
 out=${OUT:-$root/bench/out/repad}
 TIME=/usr/bin/time
@@ -70,14 +75,23 @@ else
 	echo "# using cached $out/big.o"
 fi
 
-big=$out/big.o
-nfunc=$("$PATCHSITE" record "$big" | wc -l)
-size=$(wc -c <"$big")
-text=$(${CROSS}readelf -SW "$big" | awk '$2 == ".text" { print strtonum("0x" $6) }' 2>/dev/null)
-[ -n "$text" ] || text=$(${CROSS}size -A "$big" | awk '$1 == ".text" { print $2 }')
-nrela=$(${CROSS}readelf -rW "$big" | grep -c '^[0-9a-f]\{16\} ')
-nsym=$(${CROSS}readelf -sW "$big" | grep -c '^ *[0-9]*:')
-echo "# input: $big: $size bytes, .text $text bytes, $nfunc sites, $nsym symbols, $nrela relocations"
+# SCALE copies of big.o, renamed apart (cK_ before every fN and fK_tab/fK_n;
+# copy 0 keeps its names so that main.o links to it) and combined by ld -r:
+# a kernel-sized object without compiling SCALE times as much C.
+if [ "$SCALE" -gt 1 ] && { [ ! -f "$out/big$SCALE.o" ] || [ "$out/big$SCALE.o" -ot "$out/big.o" ]; }; then
+	echo "# building big$SCALE.o: $SCALE renamed copies of big.o, ld -r"
+	${CROSS}nm "$out/big.o" | awk '$3 ~ /^f[0-9]/ { print $3 }' | sort -u >"$out/names"
+	copies="$out/big.o"
+	k=1
+	while [ "$k" -lt "$SCALE" ]; do
+		awk -v p="c${k}_" '{ print $1, p $1 }' "$out/names" >"$out/names.$k"
+		${CROSS}objcopy --redefine-syms="$out/names.$k" "$out/big.o" "$out/copy$k.o" || exit 2
+		copies="$copies $out/copy$k.o"
+		k=$((k + 1))
+	done
+	${CROSS}ld -r -o "$out/big$SCALE.o" $copies || exit 2
+	rm -f $(echo "$copies" | sed "s|$out/big.o||")
+fi
 
 # One timed command: appends "wall user sys maxrss_kb" to $out/t.NAME.
 # Exit status 1 is allowed for audit (it means findings).
@@ -90,60 +104,74 @@ timed() {
 	fi
 	tail -n 1 "$out/t.one" >>"$out/t.$name"
 }
-
-rm -f "$out"/t.*
-i=0
-while [ "$i" -lt "$RUNS" ]; do
-	rm -f "$out/padded.o" "$out/copy.o" "$out/relinked.o"
-	timed repad "$PATCHSITE" repad "$big" -o "$out/padded.o"
-	timed objcopy ${CROSS}objcopy "$big" "$out/copy.o"
-	timed ldr ${CROSS}ld -r "$big" -o "$out/relinked.o"
-	timed audit "$PATCHSITE" audit "$big"
-	i=$((i + 1))
-done
-cat "$out/log.repad"
-
 # median of column $2 of file $1 (odd RUNS: the middle one)
 median() { sort -n -k"$2","$2" "$1" | awk -v c="$2" '{ v[NR] = $c } END { print v[int((NR + 1) / 2)] }'; }
 cpu() { awk '{ print $2 + $3 }' "$1" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 rss() { sort -n -k4,4 "$1" | tail -n 1 | awk '{ printf "%.1f", $4 / 1024 }'; }
-
-rw=$(median "$out/t.repad" 1); rc=$(cpu "$out/t.repad")
-echo
-echo "| command (on big.o, $RUNS runs) | median wall | median CPU | peak RSS | wall / repad | CPU / repad |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: |"
-for n in repad objcopy ldr audit; do
-	case $n in
-	repad) cmd="patchsite repad big.o -o padded.o" ;;
-	objcopy) cmd="${CROSS}objcopy big.o copy.o" ;;
-	ldr) cmd="${CROSS}ld -r big.o -o relinked.o" ;;
-	audit) cmd="patchsite audit big.o" ;;
-	esac
-	w=$(median "$out/t.$n" 1); c=$(cpu "$out/t.$n")
-	echo "| \`$cmd\` | $w s | $c s | $(rss "$out/t.$n") MiB | $(awk -v a="$w" -v b="$rw" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }') | $(awk -v a="$c" -v b="$rc" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }') |"
-done
-echo
-for n in repad objcopy ldr audit; do echo "# raw $n (wall user sys rss_kb): $(tr '\n' ';' <"$out/t.$n")"; done
-echo
-
-# ---------------------------------------------------------------- checks
-padded=$out/padded.o
 misaligned() { "$PATCHSITE" audit "$1" 2>/dev/null | grep -c '^misaligned:'; }
-m0=$(misaligned "$big")
-check "audit big.o: $m0 misaligned literals before repad (want > 0)" [ "$m0" -gt 0 ]
-check "eu-elflint --gnu-ld accepts padded.o" eu-elflint --gnu-ld --quiet "$padded"
-m1=$(misaligned "$padded")
-check "audit padded.o: $m1 misaligned" [ "$m1" -eq 0 ]
-${CROSS}gcc -static -o "$out/prog.orig" "$out/main.o" "$big" || notok "link big.o"
+
+# bench IN.o: time repad and the baselines on IN.o, then check the output.
+bench() {
+	in=$1
+	b=$(basename "$in" .o)
+	padded=$out/$b.padded.o
+	size=$(wc -c <"$in")
+	text=$(${CROSS}size -A "$in" | awk '$1 == ".text" { print $2 }')
+	nsite=$("$PATCHSITE" record "$in" | wc -l)
+	nrela=$(${CROSS}readelf -rW "$in" | grep -c '^[0-9a-f]\{16\} ')
+	nsym=$(${CROSS}readelf -sW "$in" | grep -c '^ *[0-9]*:')
+	echo
+	echo "## $b.o: $size bytes, .text $text bytes, $nsite sites, $nsym symbols, $nrela relocations"
+	rm -f "$out"/t.*
+	i=0
+	while [ "$i" -lt "$RUNS" ]; do
+		rm -f "$padded" "$out/copy.o" "$out/relinked.o"
+		timed repad "$PATCHSITE" repad "$in" -o "$padded"
+		timed objcopy ${CROSS}objcopy "$in" "$out/copy.o"
+		timed ldr ${CROSS}ld -r "$in" -o "$out/relinked.o"
+		timed audit "$PATCHSITE" audit "$in"
+		i=$((i + 1))
+	done
+	rm -f "$out/copy.o" "$out/relinked.o"
+	sed 's/^/# /' "$out/log.repad"
+	rw=$(median "$out/t.repad" 1); rc=$(cpu "$out/t.repad")
+	echo
+	echo "| command ($RUNS runs each, interleaved) | median wall | median CPU | peak RSS | wall / repad | CPU / repad |"
+	echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+	for n in repad objcopy ldr audit; do
+		case $n in
+		repad) cmd="patchsite repad $b.o -o $b.padded.o" ;;
+		objcopy) cmd="${CROSS}objcopy $b.o copy.o" ;;
+		ldr) cmd="${CROSS}ld -r $b.o -o relinked.o" ;;
+		audit) cmd="patchsite audit $b.o" ;;
+		esac
+		w=$(median "$out/t.$n" 1); c=$(cpu "$out/t.$n")
+		echo "| \`$cmd\` | $w s | $c s | $(rss "$out/t.$n") MiB | $(awk -v a="$w" -v b="$rw" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }') | $(awk -v a="$c" -v b="$rc" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }') |"
+	done
+	echo
+	for n in repad objcopy ldr audit; do echo "# raw $n (wall user sys rss_kb): $(tr '\n' ';' <"$out/t.$n")"; done
+	echo
+
+	m0=$(misaligned "$in")
+	check "$b.o: audit finds $m0 misaligned literals before repad (want > 0)" [ "$m0" -gt 0 ]
+	check "$b.o: eu-elflint --gnu-ld accepts the padded object" eu-elflint --gnu-ld --quiet "$padded"
+	m1=$(misaligned "$padded")
+	check "$b.o: audit of the padded object: $m1 misaligned" [ "$m1" -eq 0 ]
+	${CROSS}gcc -static -o "$out/$b.prog.orig" "$out/main.o" "$in" || notok "link $b.o"
+	${CROSS}gcc -static -o "$out/$b.prog.pad" "$out/main.pad.o" "$padded" || notok "link $b.padded.o"
+	m2=$(misaligned "$out/$b.prog.orig"); m3=$(misaligned "$out/$b.prog.pad")
+	check "$b.o: program linked from it: $m2 misaligned sites (want > 0)" [ "$m2" -gt 0 ]
+	check "$b.o: program linked from the padded object: $m3 misaligned sites" [ "$m3" -eq 0 ]
+	s2=$("$PATCHSITE" record "$out/$b.prog.orig" | wc -l); s3=$("$PATCHSITE" record "$out/$b.prog.pad" | wc -l)
+	check "$b.o: programs: $s3 sites padded, $s2 unpadded" [ "$s2" -eq "$s3" ]
+	"$QEMU" -L "$SYSROOT" "$out/$b.prog.orig" >"$out/$b.run.orig" 2>&1; r1=$?
+	"$QEMU" -L "$SYSROOT" "$out/$b.prog.pad" >"$out/$b.run.pad" 2>&1; r2=$?
+	check "$b.o: programs print the same under qemu-aarch64 ($(tail -n 1 "$out/$b.run.pad"))" \
+		sh -c "[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && grep -q '^$FUNCS functions' '$out/$b.run.pad' && cmp -s '$out/$b.run.orig' '$out/$b.run.pad'"
+	rm -f "$out/$b.prog.orig" "$out/$b.prog.pad"
+}
+
 "$PATCHSITE" repad "$out/main.o" -o "$out/main.pad.o" >/dev/null || notok "repad main.o"
-${CROSS}gcc -static -o "$out/prog.pad" "$out/main.pad.o" "$padded" || notok "link padded.o"
-m2=$(misaligned "$out/prog.orig"); m3=$(misaligned "$out/prog.pad")
-check "program from big.o: $m2 misaligned sites (want > 0)" [ "$m2" -gt 0 ]
-check "program from padded.o: $m3 misaligned sites" [ "$m3" -eq 0 ]
-s2=$("$PATCHSITE" record "$out/prog.orig" | wc -l); s3=$("$PATCHSITE" record "$out/prog.pad" | wc -l)
-check "programs: $s3 sites padded, $s2 unpadded" [ "$s2" -eq "$s3" ]
-"$QEMU" -L "$SYSROOT" "$out/prog.orig" >"$out/run.orig" 2>&1; r1=$?
-"$QEMU" -L "$SYSROOT" "$out/prog.pad" >"$out/run.pad" 2>&1; r2=$?
-check "programs print the same under qemu ($(tail -n 1 "$out/run.pad"))" \
-	sh -c "[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && grep -q '^$FUNCS functions' '$out/run.pad' && cmp -s '$out/run.orig' '$out/run.pad'"
+bench "$out/big.o"
+[ "$SCALE" -gt 1 ] && bench "$out/big$SCALE.o"
 [ "$fail" -eq 0 ]
