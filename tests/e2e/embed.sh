@@ -9,7 +9,8 @@
 # `$PATCHSITE embed IN -o OUT` (for testing embed_image() through a driver).
 #
 # Cases, for the test program as static -no-pie `prog`, dynamic -no-pie
-# `prog-dyn` and PIE `prog-pie` (all linked with libpatchsite-callops.a):
+# `prog-dyn`, PIE `prog-pie` and static PIE `prog-spie` (all linked with
+# libpatchsite-callops.a):
 #   embed          embed succeeds and reports the misaligned site mis_seven
 #   segment        readelf -lW: one PT_LOAD more, the PT_NOTE gone, the new one
 #                  R E, align 0x10000, offset == vaddr mod 64 KiB, above every
@@ -241,13 +242,13 @@ lint() {	# lint NAME IN OUT: no new findings (static glibc has its own)
 	eu-elflint --gnu-ld "$3" >"$work/lint.out" 2>&1
 	lrc=$?
 	case $1 in
-	prog)	# static glibc: IRELATIVE in .rela.plt, __ehdr_start
+	prog|prog-spie)	# static glibc: IRELATIVE in .rela.plt, __ehdr_start
 		check "$1: elflint (no new findings)" cmp -s "$work/lint.in" "$work/lint.out" ;;
 	*)	check "$1: elflint" [ "$lrc" -eq 0 ] ;;
 	esac
 }
 
-for p in prog prog-dyn prog-pie plain plain-pie; do
+for p in prog prog-dyn prog-pie prog-spie plain plain-pie; do
 	in=$fx/$p out=$work/$p.emb
 	embed "$in" "$out" >"$work/$p.embed.out" 2>"$work/$p.embed.err"
 	case $p in
@@ -272,7 +273,7 @@ for p in prog prog-dyn prog-pie plain plain-pie; do
 				$QEMU -p $ps -L '$SYSROOT' '$out' test list &&
 				$QEMU -p $ps -L '$SYSROOT' '$out' test threads-list"
 		done
-		if [ "$p" != prog ]; then
+		if [ "$p" = prog-dyn ] || [ "$p" = prog-pie ]; then
 			# glibc's ld.so run as a command maps the program itself
 			# (_dl_map_segments), a second loader besides qemu's
 			check "$p: ld.so maps it (count, list)" sh -c "
