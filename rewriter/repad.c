@@ -618,6 +618,69 @@ static uint32_t rv_lo_set(uint32_t v, int kind, int64_t lo)
 }
 
 /*
+ * Whether the instruction h/w (len 2 or 4) may read register r: every
+ * register field that could be a source is compared, so the answer errs
+ * towards yes.  *writes: a 32-bit instruction that sets r without reading it.
+ */
+static bool rv_may_read(uint32_t w, unsigned int len, uint32_t r, bool *writes)
+{
+	*writes = false;
+	if (len == 2) {
+		if ((w >> 7 & 0x1f) == r || (w >> 2 & 0x1f) == r)
+			return true;
+		return r >= 8 && r < 16 && ((w >> 7 & 7) == r - 8 || (w >> 2 & 7) == r - 8);
+	}
+	switch (w & 0x7f) {
+	case 0x37: case 0x17: case 0x6f:	/* lui, auipc, jal: no source */
+		*writes = (w >> 7 & 0x1f) == r;
+		return false;
+	case 0x13: case 0x1b: case 0x03: case 0x07: case 0x67:	/* I-type: rs1 */
+		if ((w >> 15 & 0x1f) == r)
+			return true;
+		*writes = (w >> 7 & 0x1f) == r;
+		return false;
+	default:				/* R, S, B and the rest: rs1, rs2 */
+		return (w >> 15 & 0x1f) == r || (w >> 20 & 0x1f) == r;
+	}
+}
+
+/*
+ * After `auipc r` and its %pcrel_lo use at p (not past end): true if a
+ * later instruction may still read r, the auipc's value, so that moving
+ * only the first use would be wrong.  The use itself may overwrite r; else
+ * up to 8 instructions are looked at, up to a write of r.
+ */
+static bool rv_auipc_reused(const uint8_t *p, const uint8_t *end, uint32_t r)
+{
+	uint32_t v = rv_get(p, 4);
+	bool writes;
+
+	if (rv_lo_use(v, r) == 1 && (v >> 7 & 0x1f) == r)
+		return false;
+	p += 4;
+	for (int k = 0; k < 8 && p + 2 <= end; k++) {
+		unsigned int len = (rv_get(p, 2) & 3) != 3 ? 2 : 4;
+		uint32_t w;
+
+		if (p + len > end)
+			return true;
+		w = rv_get(p, len);
+		if (rv_may_read(w, len, r, &writes))
+			return true;
+		if (writes)
+			return false;
+		if (len == 4 && ((w & 0x7f) == 0x63 || (w & 0x7f) == 0x6f || (w & 0x7f) == 0x67))
+			return true;	/* control leaves: r may be read there */
+		if (len == 2 && (w & 3) == 1 && (w >> 13) >= 5)
+			return true;	/* c.j, c.beqz, c.bnez */
+		if (len == 2 && (w & 0xe07f) == 0x8002 && (w >> 7 & 0x1f))
+			return true;	/* c.jr, c.jalr */
+		p += len;
+	}
+	return true;
+}
+
+/*
  * Re-encode the riscv64 PC-relative instructions of section i that carry no
  * relocation (branches, jal, c.j, c.beqz/c.bnez, auipc and its %pcrel_lo
  * use in the next instruction).  In a section the linker relaxes, one that
@@ -690,6 +753,13 @@ static int rv_fix_pcrel(struct repad *rp, size_t i, const uint8_t *old, size_t s
 			}
 			d = sign_extend(w & 0xfffff000u, 32) + rv_lo_get(v, use);
 			what = "auipc";
+			if (map_offset(g, (int64_t)off + d) - map_offset(g, (int64_t)off) != d &&
+			    rv_auipc_reused(old + off + 4, old + size, w >> 7 & 0x1f)) {
+				elfio_error(rp->path, "%s+%#" PRIx64 ": auipc without a relocation "
+					    "whose value may be used again after its %%pcrel_lo use",
+					    name, off);
+				return -ENOTSUP;
+			}
 		} else {
 			p = rv_pcrel_find(w, (unsigned int)len);
 			if (!p)

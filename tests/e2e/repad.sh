@@ -33,7 +33,7 @@
 #                    (-mno-relax)
 #   bad-rv-*         refused with the reason: a resolved branch out of range
 #                    after padding, an auipc with neither relocation nor
-#                    %pcrel_lo use, a resolved branch across padding in a
+#                    %pcrel_lo use, or read again after it, a resolved branch across padding in a
 #                    relaxed section (ld -r of relaxed and -mno-relax code),
 #                    a `.text + N` addend across padding in a relaxed section
 # Prints `ok - NAME` / `not ok - NAME` and `N passed, M failed`.
@@ -289,6 +289,7 @@ rv_refused() { # NAME INPUT PATTERN
 }
 rv_refused out-of-range "$fix/out/rv-range/overflow.o" 'c.beqz to .text+0xfa: displacement 256 no longer fits'
 rv_refused lone-auipc "$fix/out/rv-range/auipc.o" 'auipc without a relocation'
+rv_refused reused-auipc "$fix/out/rv-range/reused.o" 'auipc without a relocation whose value may be used again'
 rv_refused resolved-in-relaxed "$fix/out/rv-mixed.o" 'c.beqz .*crosses alignment padding that linker relaxation may shrink'
 rv_refused section-addend-relaxed "$fix/out/rv-secsym/relax.o" "in ..rela.data. against .text+0x1a crosses alignment padding"
 
