@@ -27,8 +27,8 @@
  * Words in data regions of a text section (AAELF64 `$d` mapping symbols)
  * are not decoded.
  *
- * riscv64 (=8,4 with C: four c.nop; =4,2 without: two nop) differs in three
- * ways.  The literal may sit at 2, 4 or 6 mod 8, so each point has its own
+ * riscv64 (=8,4 with C: four c.nop; =4,2 without: two nop) is different.
+ * The literal may sit at 2, 4 or 6 mod 8, so each point has its own
  * pad size (g->pads, prefix sums in g->cum).  A section whose relocations
  * hold an R_RISCV_RELAX or R_RISCV_ALIGN is relaxed by the linker, which
  * deletes bytes there and so undoes any alignment made by padding alone;
