@@ -458,8 +458,11 @@ static int load_relocated(struct repad *rp)
 		for (size_t i = 0; i < n; i++) {
 			GElf_Rela ra;
 
-			if (!gelf_getrela(d, (int)i, &ra))
+			if (!gelf_getrela(d, (int)i, &ra)) {
+				elfio_error(rp->path, "relocation %zu of section %zu: %s", i,
+					    elf_ndxscn(scn), elf_errmsg(-1));
 				return -EINVAL;
+			}
 			if (push(&g->relocated, &g->nrelocated, &g->caprelocated, ra.r_offset))
 				return -ENOMEM;
 		}
@@ -949,8 +952,11 @@ static int fix_relas(struct repad *rp, size_t idx, const GElf_Shdr *sh, Elf_Data
 		size_t sx, si;
 		bool changed = false;
 
-		if (!gelf_getrela(od, (int)i, &ra))
+		if (!gelf_getrela(od, (int)i, &ra)) {
+			elfio_error(rp->path, "relocation %zu of section %zu (entry size %" PRIu64
+				    "): %s", i, idx, (uint64_t)sh->sh_entsize, elf_errmsg(-1));
 			return -EINVAL;
+		}
 		if (gt && gt->n) {
 			int64_t no = map_offset(gt, (int64_t)ra.r_offset);
 
@@ -979,8 +985,11 @@ static int fix_relas(struct repad *rp, size_t idx, const GElf_Shdr *sh, Elf_Data
 			}
 		}
 		if (changed) {
-			if (!gelf_update_rela(od, (int)i, &ra))
+			if (!gelf_update_rela(od, (int)i, &ra)) {
+				elfio_error(rp->path, "relocation %zu of section %zu: %s", i, idx,
+					    elf_errmsg(-1));
 				return -EINVAL;
+			}
 			rp->rep->relocs++;
 		}
 	}
@@ -1011,8 +1020,10 @@ static int fix_symtab(struct repad *rp, Elf_Data *od)
 			continue;
 		sym.st_value = (uint64_t)nv;
 		sym.st_size = (uint64_t)(ne - nv);
-		if (!gelf_update_sym(od, (int)i, &sym))
+		if (!gelf_update_sym(od, (int)i, &sym)) {
+			elfio_error(rp->path, "symbol %zu: %s", i, elf_errmsg(-1));
 			return -EINVAL;
+		}
 		rp->rep->symbols++;
 	}
 	return 0;
