@@ -273,11 +273,6 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 		elfio_err(e, "a compressed image cannot be embedded into");
 		goto out;
 	}
-	if (elfio_find_section_by_name(e, ".patchsite.sites") ||
-	    elfio_find_section_by_name(e, ".patchsite.tramp")) {
-		elfio_err(e, "already embedded (it has a .patchsite.sites section)");
-		goto out;
-	}
 	if (eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phnum == 0 ||
 	    eh->e_phnum == PN_XNUM || eh->e_shentsize != sizeof(Elf64_Shdr) ||
 	    eh->e_shnum == 0 || eh->e_shstrndx == SHN_UNDEF || eh->e_shstrndx >= eh->e_shnum) {
@@ -325,6 +320,12 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 			note = i;
 		}
 	}
+	if (elfio_find_section_by_name(e, ".patchsite.sites") ||
+	    elfio_find_section_by_name(e, ".patchsite.tramp")) {
+		elfio_err(e, "already embedded (it has a .patchsite.sites or .patchsite.tramp section; "
+			  "an older libpatchsite-callops.a reserved them too: relink with this one)");
+		goto out;
+	}
 	if (!nloads) {
 		elfio_err(e, "no PT_LOAD program header");
 		goto out;
@@ -361,7 +362,7 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 	for (size_t i = 0; i < r->nsites; i++) {
 		const struct site *s = &r->sites[i];
 		uint64_t lit = s->addr, func = lit + 8, call;
-		uint32_t w0, w1, w2;
+		uint32_t w0, w1, w2, l0, l1;
 
 		if (s->flavour != FLAVOUR_CALL_OPS)
 			continue;
@@ -371,7 +372,8 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 			rep->misaligned++;
 			continue;
 		}
-		if (read_u32(e, func, &w0) || read_u32(e, func + 4, &w1) ||
+		if (read_u32(e, lit, &l0) || read_u32(e, lit + 4, &l1) ||
+		    read_u32(e, func, &w0) || read_u32(e, func + 4, &w1) ||
 		    read_u32(e, func + 8, &w2)) {
 			elfio_err(e, "cannot read the entry of %s at 0x%" PRIx64, func_name(s), func);
 			goto out;
@@ -382,9 +384,9 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 			w0 = w1;
 			w1 = w2;
 		}
-		if (w0 != A64_NOP || w1 != A64_NOP) {
-			elfio_err(e, "%s at 0x%" PRIx64 " does not start with two NOPs: "
-				  "not a -fpatchable-function-entry=4,2 site", func_name(s), func);
+		if (l0 != A64_NOP || l1 != A64_NOP || w0 != A64_NOP || w1 != A64_NOP) {
+			elfio_err(e, "%s at 0x%" PRIx64 " is not two NOPs before and two "
+				  "NOPs at its entry: not a -fpatchable-function-entry=4,2 site", func_name(s), func);
 			goto out;
 		}
 		v[n].func = func;
