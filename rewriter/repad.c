@@ -77,6 +77,7 @@
 #include "recordsites.h"
 #include "rewriter.h"
 
+#define REPAD_MAX_ALIGN	0x1000000	/* 16 MiB: larger section alignments are refused */
 #define REPAD_ALIGN	8	/* natural alignment of the 8-byte ops literal */
 #define REPAD_INSN	4	/* arm64: bytes inserted per misaligned literal, one NOP */
 
@@ -1143,6 +1144,22 @@ static int check_input(struct repad *rp)
 	if (elfio_was_compressed(rp->e)) {
 		elfio_error(rp->path, "compressed objects cannot be repadded; decompress it first");
 		return -ENOTSUP;
+	}
+	/*
+	 * The output is laid out anew by libelf, which honours each section's
+	 * alignment: a corrupt sh_addralign of 2^32 would make it write a
+	 * 4 GiB file.  ELF requires 0 or a power of two; no object needs more
+	 * than REPAD_MAX_ALIGN.
+	 */
+	for (size_t i = 1; i < elfio_nsections(rp->e); i++) {
+		const struct elfio_section *sec = elfio_section(rp->e, i);
+		uint64_t a = sec->shdr.sh_addralign;
+
+		if ((a & (a - 1)) || a > REPAD_MAX_ALIGN) {
+			elfio_error(rp->path, "section %zu ('%s') has alignment %#" PRIx64 " (must be a power "
+				    "of two up to %#x)", i, sec->name, a, REPAD_MAX_ALIGN);
+			return -EINVAL;
+		}
 	}
 	return 0;
 }
