@@ -2,7 +2,7 @@
 # End-to-end test of `patchsite repad` (arm64 CALL_OPS, issue 4) on a program
 # none of us wrote: Debian's own zlib source package.
 #
-#   PATCHSITE=/path/to/patchsite sh tests/e2e/repad-zlib.sh      (as root)
+#   PATCHSITE=/path/to/patchsite sh tests/e2e/repad-zlib.sh  (as root, or with sudo)
 #
 # Needs a Debian 12 machine with what scripts/install-deps.sh installs plus
 # dpkg-dev (apt-get source unpacks with dpkg-source).  The source is fetched
@@ -73,6 +73,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # ---------------------------------------------------------------- source
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo	# as scripts/install-deps.sh does
 # An enabled deb-src entry anywhere (other than ours)?  One-line format:
 # `deb-src ...`; deb822: a `Types:` field that lists deb-src.
 have_debsrc() {
@@ -102,10 +104,16 @@ add_debsrc() {
 		case $f in */patchsite-src.*) continue ;; esac
 		sed -n 's/^[[:space:]]*deb[[:space:]]/deb-src /p' "$f" >>"$work/src.list"
 	done
-	rm -f /etc/apt/sources.list.d/patchsite-src.sources /etc/apt/sources.list.d/patchsite-src.list
-	[ -s "$work/src.sources" ] && cp "$work/src.sources" /etc/apt/sources.list.d/patchsite-src.sources
-	[ -s "$work/src.list" ] && cp "$work/src.list" /etc/apt/sources.list.d/patchsite-src.list
-	[ -s "$work/src.sources" ] || [ -s "$work/src.list" ]
+	[ -s "$work/src.sources" ] || [ -s "$work/src.list" ] || return 1
+	$SUDO rm -f /etc/apt/sources.list.d/patchsite-src.sources /etc/apt/sources.list.d/patchsite-src.list || return 1
+	if [ -s "$work/src.sources" ]; then
+		$SUDO cp "$work/src.sources" /etc/apt/sources.list.d/patchsite-src.sources || return 1
+		$SUDO chmod 644 /etc/apt/sources.list.d/patchsite-src.sources || return 1
+	fi
+	if [ -s "$work/src.list" ]; then
+		$SUDO cp "$work/src.list" /etc/apt/sources.list.d/patchsite-src.list || return 1
+		$SUDO chmod 644 /etc/apt/sources.list.d/patchsite-src.list || return 1
+	fi
 }
 
 find_src() { # the unpacked source directory in the cache, if complete
@@ -122,7 +130,7 @@ fetch_src() {
 		echo "# added deb-src entries in /etc/apt/sources.list.d/patchsite-src.*"
 	fi
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq >"$work/apt.log" 2>&1 || { showlog "$work/apt.log"; return 1; }
+	$SUDO apt-get update -qq >"$work/apt.log" 2>&1 || { showlog "$work/apt.log"; return 1; }
 	rm -rf "$ZLIB_CACHE"
 	mkdir -p "$ZLIB_CACHE" || return 1
 	# apt drops to user _apt for downloads; let it write here.

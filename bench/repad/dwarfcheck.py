@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""How far is the DWARF of a repadded program off?  (issue 4, repad's limit)
+
+    dwarfcheck.py PROG.orig PROG.pad [--show N]
+
+PROG.orig is linked from the original objects, PROG.pad from the repadded
+ones.  Both are dumped with llvm-dwarfdump (line table rows, .debug_info with
+its resolved ranges and location lists, .debug_aranges, the .eh_frame FDEs), every address is
+written as symbol+offset from the program's own symbol table, and the dumps
+are compared line by line.  Wherever the padded program's DWARF is right,
+the two agree: the code behind the symbol is the same, only moved.
+
+Prints, per kind of value (a line-table row, DW_AT_high_pc, a location list
+entry, ...), how many differ and how many there are, and a few examples.
+Exits 0 when all agree, 1 when some differ.
+"""
+import bisect
+import collections
+import re
+import subprocess
+import sys
+
+DWARFDUMP = 'llvm-dwarfdump'
+NM = 'aarch64-linux-gnu-nm'
+
+
+def symbols(prog):
+    """[(address, size, name)], sorted; symbols without a size get 0."""
+    out = subprocess.run([NM, '-n', '-S', '--defined-only', prog], capture_output=True,
+                         text=True, check=True).stdout
+    tab = []
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 3:
+            f = [f[0], '0'] + f[1:]
+        if len(f) != 4 or f[2] in 'aAU' or f[3].startswith(('$', '.L')):
+            continue
+        tab.append((int(f[0], 16), int(f[1], 16), f[3]))
+    tab.sort()
+    return tab
+
+
+def dump(prog):
+    """[(kind, text)] from llvm-dwarfdump, addresses as symbol+offset."""
+    tab = symbols(prog)
+    addrs = [a for a, _, _ in tab]
+    lo = addrs[0] if addrs else 0
+
+    def name(m):
+        """Inside a symbol or at its end: sym+off.  In a gap between
+        symbols (alignment, padding, a CALL_OPS literal): next-off, so that
+        the start of an object's text names the function that follows."""
+        a = int(m.group(0), 16)
+        if a < lo:
+            return m.group(0)
+        i = bisect.bisect_right(addrs, a) - 1
+        v, size, sym = tab[i]
+        if a <= v + size or i + 1 == len(tab):
+            return '<%s+0x%x>' % (sym, a - v)
+        return '<%s-0x%x>' % (tab[i + 1][2], tab[i + 1][0] - a)
+
+    rows = []
+    for section in ('--debug-line', '--debug-info', '--debug-aranges', '--eh-frame'):
+        out = subprocess.run([DWARFDUMP, section, prog], capture_output=True, text=True,
+                             check=True).stdout
+        attr = None
+        for line in out.splitlines():
+            if section == '--debug-line':
+                # only the rows: address line column file ...
+                if not re.match(r'0x[0-9a-f]{16} ', line):
+                    continue
+                kind = 'line-table row'
+            elif section == '--eh-frame':
+                m = re.search(r' FDE .*pc=([0-9a-f]+)\.\.\.([0-9a-f]+)', line)
+                if not m:
+                    continue
+                line = 'FDE [0x%s, 0x%s)' % m.groups()
+                kind = 'eh_frame FDE'
+            elif section == '--debug-aranges':
+                if not line.startswith('['):
+                    continue
+                kind = 'aranges entry'
+            else:
+                m = re.match(r'\s+(DW_AT_\w+)', line)
+                if m:
+                    attr = m.group(1)
+                    kind = attr
+                elif re.match(r'\s+\[0x', line) and attr:
+                    kind = attr + ' list entry'
+                elif re.search(r'DW_TAG_\w+', line):
+                    attr = None
+                    continue
+                else:
+                    continue
+                if not re.search(r'0x[0-9a-f]{6,16}', line):
+                    continue
+            rows.append((kind, re.sub(r'0x[0-9a-f]{6,16}', name, line.strip())))
+    return rows
+
+
+def main():
+    args = sys.argv[1:]
+    show = 3
+    if '--show' in args:
+        k = args.index('--show')
+        show = int(args[k + 1])
+        del args[k:k + 2]
+    orig, pad = dump(args[0]), dump(args[1])
+    if len(orig) != len(pad):
+        print('the dumps differ in length: %d vs %d lines' % (len(orig), len(pad)))
+    total = collections.Counter(k for k, _ in orig)
+    bad = collections.Counter()
+    examples = collections.defaultdict(list)
+    for (k, a), (k2, b) in zip(orig, pad):
+        if a != b:
+            bad[k] += 1
+            if len(examples[k]) < show:
+                examples[k].append((a, b))
+    for k in sorted(total, key=lambda k: (-bad[k], k)):
+        print('%-34s %7d of %7d differ' % (k, bad[k], total[k]))
+        for a, b in examples[k]:
+            print('    orig: %s\n    pad:  %s' % (a, b))
+    return 1 if bad or len(orig) != len(pad) else 0
+
+
+sys.exit(main())
