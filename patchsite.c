@@ -55,22 +55,27 @@ static const char usage_text[] =
 	"      --no-mcount          leave -pg calls to _mcount relaxable\n"
 	"      --dry-run            report, write nothing\n"
 	"\n"
-	"  repad IN.o -o OUT.o | --in-place IN.o   arm64, before the final link: insert\n"
-	"                       NOP padding so that every CALL_OPS ops literal is 8-byte\n"
-	"                       aligned after any link; moves symbols, relocations and\n"
-	"                       resolved PC-relative branches behind each insertion\n"
+	"  repad IN.o -o OUT.o | --in-place IN.o   arm64, riscv64, before the final link:\n"
+	"                       insert NOP padding so that every CALL_OPS ops literal is\n"
+	"                       8-byte aligned after any link (R_RISCV_ALIGN where the linker\n"
+	"                       relaxes); moves symbols, relocations and resolved\n"
+	"                       PC-relative branches behind each insertion\n"
 	"\n"
-	"  embed IMAGE -o OUT   arm64 (-no-pie, linked with libpatchsite-callops.a): write\n"
-	"                       the CALL_OPS trampoline and site table into the space the\n"
-	"                       runtime reserved, point every literal at the default ops\n"
-	"                       and leave every site disabled (MOV X9, X30; NOP)\n"
+	"  embed IMAGE -o OUT   arm64 program (ET_EXEC or PIE, -fpatchable-function-entry=4,2):\n"
+	"                       add a PT_LOAD with the CALL_OPS trampoline, a no-op ops and\n"
+	"                       the site table, point every literal at the no-op ops and\n"
+	"                       leave every site disabled (MOV X9, X30; NOP); attach at run\n"
+	"                       time with libpatchsite-callops (linked or LD_PRELOADed)\n"
 	"\n"
 	"  --help, --version\n"
 	"\n"
 	"Exit status: 0 success, 1 findings (audit), 2 error.\n";
 
+static bool usage_said;
+
 static int usage_error(const char *fmt, const char *arg)
 {
+	usage_said = true;
 	fprintf(stderr, "patchsite: ");
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\ntry 'patchsite --help'\n");
@@ -408,12 +413,32 @@ static int cmd_embed(int argc, char **argv)
 	if (embed_image(argv[optind], out, &rep))
 		return EXIT_ERROR;
 	printf("%s: embedded %zu sites (%zu misaligned left out), trampoline at 0x%" PRIx64
-	       ", %zu bytes\n", out, rep.sites, rep.misaligned, rep.tramp, rep.tramp_bytes);
+	       "; new PT_LOAD R+X at 0x%" PRIx64 ", offset 0x%" PRIx64 ", %" PRIu64 " bytes\n",
+	       out, rep.sites, rep.misaligned, rep.tramp, rep.seg_addr, rep.seg_offset,
+	       rep.seg_size);
 	return fflush(stdout) ? EXIT_ERROR : 0;
+}
+
+/*
+ * Every exit 2 must say why, in one line.  The commands report through
+ * elfio_error()/elfio_err() or usage_error(); should a failure path forget
+ * to, say so here rather than exit silently (fuzz_cli treats this line as
+ * a bug).
+ */
+static int run(int (*cmd)(int, char **), int argc, char **argv)
+{
+	unsigned long before = elfio_errors_reported();
+	int rc = cmd(argc, argv);
+
+	if (rc == EXIT_ERROR && !usage_said && elfio_errors_reported() == before)
+		fprintf(stderr, "patchsite: %s: %s failed and gave no reason (a bug: please "
+			"report it)\n", argv[argc - 1], argv[0]);
+	return rc;
 }
 
 int main(int argc, char **argv)
 {
+	usage_said = false;	/* main() runs many times in fuzz_cli */
 	if (argc < 2)
 		return usage_error("%s", "no command given");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
@@ -425,14 +450,14 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "record"))
-		return cmd_record(argc - 1, argv + 1);
+		return run(cmd_record, argc - 1, argv + 1);
 	if (!strcmp(argv[1], "audit"))
-		return cmd_audit(argc - 1, argv + 1);
+		return run(cmd_audit, argc - 1, argv + 1);
 	if (!strcmp(argv[1], "pin"))
-		return cmd_pin(argc - 1, argv + 1);
+		return run(cmd_pin, argc - 1, argv + 1);
 	if (!strcmp(argv[1], "repad"))
-		return cmd_repad(argc - 1, argv + 1);
+		return run(cmd_repad, argc - 1, argv + 1);
 	if (!strcmp(argv[1], "embed"))
-		return cmd_embed(argc - 1, argv + 1);
+		return run(cmd_embed, argc - 1, argv + 1);
 	return usage_error("unknown command '%s'", argv[1]);
 }

@@ -78,10 +78,18 @@ static void put_escaped(const char *s)
 	}
 }
 
+static unsigned long reported;
+
+unsigned long elfio_errors_reported(void)
+{
+	return reported;
+}
+
 static void vreport(const char *path, const char *fmt, va_list ap)
 {
 	char *msg = NULL;
 
+	reported++;
 	fputs("patchsite: ", stderr);
 	put_escaped(path);
 	fputs(": ", stderr);

@@ -128,6 +128,8 @@ void elfio_format_addr(struct elfio *e, uint64_t addr, char *buf, size_t len);
 
 /* Print "patchsite: PATH: message" once (the git/objtool style). */
 void elfio_error(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* How many error lines elfio_error/elfio_err have printed so far. */
+unsigned long elfio_errors_reported(void);
 /* Same, but for the image e (honours ELFIO_QUIET). */
 void elfio_err(const struct elfio *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -127,6 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(lines == 1 && !strncmp(err, "patchsite: ", 11) &&
 				   err[strlen(err) - 1] == '\n',
 			   "stderr on error is not one 'patchsite: ' line: [%s]", err);
+		FUZZ_CHECK(!strstr(err, "gave no reason"), "a failure path printed no reason: [%s]", err);
 		FUZZ_CHECK(!m->out || access(out, F_OK) != 0, "failed, but %s was written", out);
 	} else if (m->in_place) {
 		FUZZ_CHECK(lines == 1 && !strncmp(err, "patchsite: ", 11),
