@@ -969,16 +969,26 @@ static int fix_relas(struct repad *rp, size_t idx, const GElf_Shdr *sh, Elf_Data
 			if (get_sym(rp, si, &sym, &sx))
 				return -EINVAL;
 			if (sx && rp->g[sx].n) {
-				int64_t v = (int64_t)sym.st_value;
-				int64_t na = map_offset(&rp->g[sx], v + ra.r_addend) -
-					     map_offset(&rp->g[sx], v);
+				int64_t v = (int64_t)sym.st_value, t;
+
+				/* the target may lie outside the section (an end
+				   pointer, a negative bias), but not absurdly far */
+				if (__builtin_add_overflow(v, ra.r_addend, &t) ||
+				    t > INT64_MAX / 2 || t < INT64_MIN / 2 ||
+				    v > INT64_MAX / 2 || v < 0) {
+					elfio_error(rp->path, "relocation %zu of section %zu: target "
+						    "%#" PRIx64 " %+" PRId64 " is out of range", i, idx,
+						    (uint64_t)sym.st_value, (int64_t)ra.r_addend);
+					return -EINVAL;
+				}
+				int64_t na = map_offset(&rp->g[sx], t) - map_offset(&rp->g[sx], v);
 
 				/* the linker moves symbols as it relaxes, never addends */
 				if (na != ra.r_addend && rp->g[sx].relax) {
 					elfio_error(rp->path, "relocation %zu in '%s' against %s+%#" PRIx64
 						    " crosses alignment padding that linker relaxation "
 						    "may shrink", i, elfio_section(rp->e, idx)->name,
-						    elfio_section(rp->e, sx)->name, (uint64_t)(v + ra.r_addend));
+						    elfio_section(rp->e, sx)->name, (uint64_t)t);
 					return -ENOTSUP;
 				}
 				changed |= na != ra.r_addend;
@@ -1014,6 +1024,14 @@ static int fix_symtab(struct repad *rp, Elf_Data *od)
 		if (!sx || !rp->g[sx].n || GELF_ST_TYPE(sym.st_info) == STT_SECTION)
 			continue;
 		g = &rp->g[sx];
+		uint64_t secsize = elfio_section(rp->e, sx)->shdr.sh_size;
+		if (sym.st_value > secsize || sym.st_size > secsize - sym.st_value) {
+			elfio_error(rp->path, "symbol %zu lies outside its section %zu ('%s'): value "
+				    "%#" PRIx64 ", size %#" PRIx64 ", section size %#" PRIx64, i, sx,
+				    elfio_section(rp->e, sx)->name, (uint64_t)sym.st_value,
+				    (uint64_t)sym.st_size, secsize);
+			return -EINVAL;
+		}
 		v = (int64_t)sym.st_value;
 		nv = map_offset(g, v);
 		ne = sym.st_size ? map_end(g, v + (int64_t)sym.st_size) : nv;
