@@ -162,7 +162,10 @@ if (cd "$work/orig" && CC=$CC_A64 AR=${CROSS}ar RANLIB=${CROSS}ranlib CFLAGS=$CF
 else
 	showlog "$work/configure.log"; notok "configure"; finish
 fi
-if nice make -C "$work/orig" -j2 libz.a example minigzip >"$work/make.log" 2>&1; then
+# Without the MAKEFLAGS of a calling make: its variable overrides (CFLAGS=...)
+# would otherwise replace zlib's own.
+if env -u MAKEFLAGS -u MFLAGS -u MAKEOVERRIDES -u MAKELEVEL nice make -C "$work/orig" -j2 \
+	libz.a example minigzip >"$work/make.log" 2>&1; then
 	ok "build: make libz.a example minigzip"
 else
 	showlog "$work/make.log"; notok "build"; finish
