@@ -26,6 +26,7 @@
 #   run            the embedded program prints what the original prints
 #   count          ps_attach_all with a counting ops: counts equal calls;
 #                  ps_detach_all: counts stop; attach/detach of one function
+#   count-each     the same, attaching with a loop of ps_attach
 #   two-ops        two ops on two functions each see only their own ip
 #   parent         parent_ip lies in the caller; regs->x[0] is the argument
 #   passthrough    8 register args, struct return, FP args with a callback
@@ -264,7 +265,7 @@ for p in prog prog-dyn prog-pie prog-spie plain plain-pie; do
 	check "$p: run (same output)" sh -c "[ -s '$work/$p.run.in' ] && cmp -s '$work/$p.run.in' '$work/$p.run.out'"
 	case $p in
 	prog*)
-		for t in count two-ops parent passthrough threads threads-list misaligned direct list; do
+		for t in count count-each two-ops parent passthrough threads threads-list misaligned direct list; do
 			check "$p: $t" run "$out" test "$t"
 		done
 		for ps in 16384 65536; do
