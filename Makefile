@@ -30,7 +30,7 @@ DEPS      := $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d)
 
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all clean check unit e2e deps demo install fixtures bench san kernel-check runtime fuzz
+.PHONY: all clean check unit e2e deps demo install fixtures bench bench-repad san kernel-check runtime fuzz
 all: patchsite
 
 patchsite: $(BUILD)/patchsite
@@ -68,6 +68,7 @@ e2e: san all fixtures
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/run.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/minikernel.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/repad.sh
+	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/repad-zlib.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/embed.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite PATCHSITE_PLAIN=$(CURDIR)/patchsite \
 		sh tests/e2e/hostile.sh
@@ -94,6 +95,11 @@ demo: deps all
 
 bench: all
 	sh bench/run.sh
+
+# repad on a 40,000-function `ld -r` object (and 160,000), beside objcopy and
+# ld -r (bench/repad/RESULTS.md; the first run compiles for ~5 minutes)
+bench-repad: all
+	sh bench/repad/run.sh
 
 # the arm64 runtime that `patchsite embed` fills in (cross-built)
 runtime:
