@@ -75,6 +75,7 @@
 #include "arch.h"
 #include "elfio.h"
 #include "recordsites.h"
+#include "repad_dwarf.h"
 #include "rewriter.h"
 
 #define REPAD_MAX_ALIGN	0x1000000	/* 16 MiB: larger section alignments are refused */
@@ -941,11 +942,38 @@ static int add_align_relocs(struct repad *rp, const struct grow *g, size_t n, El
 	return 0;
 }
 
+/* A non-SHF_ALLOC .debug_* section: what it says about code ends at a point too. */
+static bool is_debug_section(const struct repad *rp, size_t i)
+{
+	const struct elfio_section *sec = elfio_section(rp->e, i);
+
+	return sec && !(sec->shdr.sh_flags & SHF_ALLOC) && sec->name &&
+	       !strncmp(sec->name, ".debug_", 7);
+}
+
+/*
+ * New offset of a relocation's target t in section sx.  A padded text
+ * section moves what sits at an insertion point behind the padding: the
+ * literal and the function after it, which __patchable_function_entries,
+ * .eh_frame and code point to.  In DWARF a target at a point is as often
+ * the end of the previous function (the DW_AT_call_return_pc of a tail
+ * call, the end of a DWARF 4 range) as the start of the next one, and
+ * what starts there (the literal) has no DWARF of its own, so the debug
+ * sections map it as an end: the padding goes to the function before.
+ */
+static int64_t map_target(const struct repad *rp, size_t sx, int64_t t, bool debug)
+{
+	const struct grow *g = &rp->g[sx];
+
+	return debug && g->nsites ? map_end(g, t) : map_offset(g, t);
+}
+
 static int fix_relas(struct repad *rp, size_t idx, const GElf_Shdr *sh, Elf_Data *od,
 		     struct owned *owned)
 {
 	size_t n = sh->sh_entsize ? od->d_size / sh->sh_entsize : 0;
 	const struct grow *gt = sh->sh_info < rp->nsec ? &rp->g[sh->sh_info] : NULL;
+	bool debug = sh->sh_info < rp->nsec && is_debug_section(rp, sh->sh_info);
 
 	for (size_t i = 0; i < n; i++) {
 		GElf_Rela ra;
@@ -981,7 +1009,7 @@ static int fix_relas(struct repad *rp, size_t idx, const GElf_Shdr *sh, Elf_Data
 						    (uint64_t)sym.st_value, (int64_t)ra.r_addend);
 					return -EINVAL;
 				}
-				int64_t na = map_offset(&rp->g[sx], t) - map_offset(&rp->g[sx], v);
+				int64_t na = map_target(rp, sx, t, debug) - map_offset(&rp->g[sx], v);
 
 				/* the linker moves symbols as it relaxes, never addends */
 				if (na != ra.r_addend && rp->g[sx].relax) {
@@ -1087,7 +1115,7 @@ static int build(struct repad *rp, Elf *out, struct owned *owned)
 		}
 		if (g->realign)
 			sh.sh_addralign = REPAD_ALIGN;
-		if (g->realign || g->n)
+		if (g->realign || (g->n && g->nsites))
 			rp->rep->sections++;
 		od = elf_newdata(os);
 		if (!od)
@@ -1103,7 +1131,11 @@ static int build(struct repad *rp, Elf *out, struct owned *owned)
 		od->d_align = sh.sh_addralign ? sh.sh_addralign : 1;
 		od->d_off = 0;
 		od->d_version = EV_CURRENT;
-		if (g->n && id) {
+		if (g->buf && id) {
+			/* DWARF rewritten by dwarf_fixups() */
+			od->d_buf = g->buf;
+			od->d_size = g->size;
+		} else if (g->n && id) {
 			ret = grow_text(rp, i, id->d_buf, id->d_size);
 			if (ret)
 				return ret;
@@ -1275,6 +1307,180 @@ out:
 	return ret;
 }
 
+/* repad_dwarf.c's view of the sections. */
+static int64_t dw_map(const void *ctx, size_t sec, int64_t x, bool end)
+{
+	const struct repad *rp = ctx;
+
+	return end ? map_end(&rp->g[sec], x) : map_offset(&rp->g[sec], x);
+}
+
+static bool dw_grows(const void *ctx, size_t sec)
+{
+	const struct repad *rp = ctx;
+
+	return sec < rp->nsec && rp->g[sec].n && rp->g[sec].nsites;
+}
+
+static int cmp_dw_rel(const void *a, const void *b)
+{
+	const struct repad_dw_rel *x = a, *y = b;
+
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* The relocations of debug section idx, resolved as fix_relas() will, sorted. */
+static int dw_rels(struct repad *rp, size_t idx, struct repad_dw_rel **out, size_t *nout)
+{
+	Elf_Scn *scn = NULL;
+	struct repad_dw_rel *v = NULL;
+	size_t n = 0, cap = 0;
+
+	while ((scn = elf_nextscn(rp->in, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t nr;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || sh.sh_info != idx ||
+		    sh.sh_link != rp->symtab_index || !rp->symtab_index)
+			continue;
+		d = elf_getdata(scn, NULL);
+		nr = d && sh.sh_entsize ? d->d_size / sh.sh_entsize : 0;
+		for (size_t i = 0; i < nr; i++) {
+			GElf_Rela ra;
+			GElf_Sym sym;
+			size_t sx = 0, si;
+			struct repad_dw_rel r = { 0 };
+
+			if (!gelf_getrela(d, (int)i, &ra)) {
+				elfio_error(rp->path, "relocation %zu of section %zu: %s", i,
+					    elf_ndxscn(scn), elf_errmsg(-1));
+				goto bad;
+			}
+			si = GELF_R_SYM(ra.r_info);
+			if (si && get_sym(rp, si, &sym, &sx))
+				goto bad;
+			r.offset = ra.r_offset;
+			if (si && sx && sym.st_value <= INT64_MAX / 4 &&
+			    ra.r_addend <= INT64_MAX / 4 && ra.r_addend >= -(INT64_MAX / 4)) {
+				int64_t t = (int64_t)sym.st_value + ra.r_addend;
+
+				r.sec = sx;
+				r.old = t;
+				r.new = map_target(rp, sx, t, true);
+			}
+			if (n == cap) {
+				size_t nc = cap ? cap * 2 : 64;
+				struct repad_dw_rel *nv = realloc(v, nc * sizeof(*nv));
+
+				if (!nv) {
+					free(v);
+					return -ENOMEM;
+				}
+				v = nv;
+				cap = nc;
+			}
+			v[n++] = r;
+		}
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_dw_rel);
+	*out = v;
+	*nout = n;
+	return 0;
+bad:
+	free(v);
+	return -EINVAL;
+}
+
+/* Section index of the non-alloc, uncompressed PROGBITS section `name`; 0 if none. */
+static size_t dw_section(const struct repad *rp, const char *name)
+{
+	for (size_t i = 1; i < rp->nsec; i++) {
+		const struct elfio_section *sec = elfio_section(rp->e, i);
+
+		if (sec && sec->name && !strcmp(sec->name, name) &&
+		    sec->shdr.sh_type == SHT_PROGBITS &&
+		    !(sec->shdr.sh_flags & (SHF_ALLOC | SHF_COMPRESSED)))
+			return i;
+	}
+	return 0;
+}
+
+/*
+ * The DWARF that the assembler resolved without relocations
+ * (repad_dwarf.c): .debug_line grows (its own insertion points, like a
+ * text section's), .debug_info and .debug_aranges are patched in place.
+ * Their new contents go to g->buf, which build() takes as they are.
+ */
+static int dwarf_fixups(struct repad *rp)
+{
+	static const char *const names[] = { ".debug_line", ".debug_info", ".debug_aranges" };
+	size_t abbrev = dw_section(rp, ".debug_abbrev");
+	bool any = false;
+	int ret = 0;
+
+	for (size_t i = 1; i < rp->nsec; i++)
+		any |= dw_grows(rp, i);
+	if (!any)
+		return 0;
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]) && !ret; k++) {
+		size_t idx = dw_section(rp, names[k]);
+		struct repad_dw dw = { .path = rp->path, .name = names[k], .ctx = rp,
+				       .map = dw_map, .grows = dw_grows };
+		struct repad_dw_rel *rel = NULL;
+		struct repad_dw_out o = { 0 };
+		struct grow *g;
+		Elf_Data *id;
+		uint8_t *copy = NULL;
+
+		if (!idx)
+			continue;
+		g = &rp->g[idx];
+		id = elf_getdata(elf_getscn(rp->in, idx), NULL);
+		if (!id || !id->d_size || g->n || g->buf)
+			continue;
+		ret = dw_rels(rp, idx, &rel, &dw.nrel);
+		if (ret)
+			break;
+		dw.rel = rel;
+		if (k == 0) {
+			ret = repad_dwarf_line(&dw, id->d_buf, id->d_size, &o);
+			for (size_t j = 0; !ret && o.buf && j < o.n; j++)
+				ret = add_point(g, o.points[j], o.pads[j]);
+			if (!ret && o.buf)
+				ret = finish_points(g);
+			if (!ret && o.buf) {
+				g->buf = o.buf;
+				g->size = o.size;
+				o.buf = NULL;
+			}
+		} else {
+			copy = dup_buf(id);
+			if (!copy) {
+				ret = -ENOMEM;
+			} else if (k == 1) {
+				Elf_Data *ad = abbrev ? elf_getdata(elf_getscn(rp->in, abbrev), NULL) : NULL;
+
+				if (ad)
+					ret = repad_dwarf_info(&dw, copy, id->d_size, ad->d_buf,
+							       ad->d_size, abbrev);
+			} else {
+				ret = repad_dwarf_aranges(&dw, copy, id->d_size);
+			}
+			if (!ret && dw.fixed) {
+				g->buf = copy;
+				g->size = id->d_size;
+				copy = NULL;
+			}
+		}
+		free(copy);
+		free(rel);
+		repad_dw_out_free(&o);
+	}
+	return ret;
+}
+
 int repad_object(const char *in, const char *out, struct repad_report *rep)
 {
 	struct repad rp = { .path = in, .in_fd = -1, .rep = rep };
@@ -1299,6 +1505,9 @@ int repad_object(const char *in, const char *out, struct repad_report *rep)
 	if (ret)
 		goto out;
 	ret = plan(&rp);
+	if (ret)
+		goto out;
+	ret = dwarf_fixups(&rp);
 	if (ret)
 		goto out;
 	ret = load_relocated(&rp);

@@ -1,0 +1,752 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * repad_dwarf.c - the DWARF quantities that the assembler resolved inside an
+ * object without a relocation, corrected after repad's padding.
+ *
+ * Strategy: repad.c resolves the relocations of a debug section (target
+ * section, old and new offset) and hands them over with a mapping function;
+ * everything here is driven by those.
+ *  - .debug_line: gas emits one sequence per text section; only its
+ *    DW_LNE_set_address is relocated, every later row is reached by
+ *    resolved advances.  Each program is copied opcode by opcode, tracking
+ *    the old address; before each row (special opcode, DW_LNS_copy,
+ *    DW_LNE_end_sequence) the distance to the row's mapped address (the
+ *    end of the preceding range for the end of a sequence) is compared to
+ *    what the copied advances give, and the shortfall is added: into the
+ *    special opcode itself when it still fits in one byte, else as a
+ *    DW_LNS_advance_pc in front of the row.  Rows, files, lines, columns,
+ *    views and flags are untouched; a program whose sequences do not move
+ *    comes out byte for byte.  The section can only grow, at row opcodes,
+ *    which repad.c treats like its text insertion points (relocations in
+ *    .debug_line and DW_AT_stmt_list addends move with them).
+ *    A unit we do not understand (version other than 2-5, VLIW
+ *    maximum_operations_per_instruction, non-standard lengths of the
+ *    standard opcodes, relocations inside the program other than on
+ *    DW_LNE_set_address, which riscv64 relaxation uses for its advances)
+ *    is left as it is and counted in dw->untouched; a unit whose lengths
+ *    do not fit the section is refused.
+ *  - .debug_info: the DW_AT_high_pc of a unit DIE is a length
+ *    (`.Letext0 - .Ltext0`) in DW_FORM_data*; it is rewritten in place as
+ *    map_end(low + len) - new low.  Only the first DIE of each unit is
+ *    decoded, with its abbreviation from .debug_abbrev (whose offset, in
+ *    an object, is a relocation).
+ *  - .debug_aranges: each (address, length) tuple whose address is
+ *    relocated into a growing section gets the same treatment.
+ * Not handled: DW_LLE/DW_RLE offset pairs of single-text-section units.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elfio.h"
+#include "repad_dwarf.h"
+
+#define DW_LNS_copy		1
+#define DW_LNS_advance_pc	2
+#define DW_LNS_const_add_pc	8
+#define DW_LNS_fixed_advance_pc	9
+#define DW_LNE_end_sequence	1
+#define DW_LNE_set_address	2
+#define DW_AT_low_pc		0x11
+#define DW_AT_high_pc		0x12
+
+/* A bounded little-endian reader; `bad` sticks once a read runs past end. */
+struct cur {
+	const uint8_t *p, *end;
+	bool bad;
+};
+
+static uint64_t rd(struct cur *c, unsigned int n)
+{
+	uint64_t v = 0;
+
+	if (c->bad || (size_t)(c->end - c->p) < n) {
+		c->bad = true;
+		return 0;
+	}
+	for (unsigned int i = 0; i < n; i++)
+		v |= (uint64_t)c->p[i] << 8 * i;
+	c->p += n;
+	return v;
+}
+
+static uint64_t uleb(struct cur *c)
+{
+	uint64_t v = 0;
+	unsigned int s = 0;
+
+	while (!c->bad) {
+		uint8_t b;
+
+		if (c->p >= c->end || s > 63) {
+			c->bad = true;
+			return 0;
+		}
+		b = *c->p++;
+		v |= (uint64_t)(b & 0x7f) << s;
+		s += 7;
+		if (!(b & 0x80))
+			return v;
+	}
+	return 0;
+}
+
+static void skip(struct cur *c, uint64_t n)
+{
+	if (c->bad || (uint64_t)(c->end - c->p) < n)
+		c->bad = true;
+	else
+		c->p += n;
+}
+
+static const struct repad_dw_rel *find_rel(const struct repad_dw *dw, uint64_t off)
+{
+	size_t lo = 0, hi = dw->nrel;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (dw->rel[mid].offset < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < dw->nrel && dw->rel[lo].offset == off ? &dw->rel[lo] : NULL;
+}
+
+/* Number of relocations with offset in [a, b). */
+static size_t rels_in(const struct repad_dw *dw, uint64_t a, uint64_t b)
+{
+	size_t n = 0;
+
+	for (size_t lo = 0, hi = dw->nrel; ; ) {
+		if (lo >= hi) {
+			for (size_t i = lo; i < dw->nrel && dw->rel[i].offset < b; i++)
+				n++;
+			return n;
+		}
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (dw->rel[mid].offset < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+}
+
+/* A growing byte vector. */
+struct bytes {
+	uint8_t *v;
+	size_t n, cap;
+};
+
+static int put(struct bytes *b, const void *p, size_t n)
+{
+	if (b->cap - b->n < n) {
+		size_t nc = b->cap ? b->cap : 256;
+		uint8_t *nv;
+
+		while (nc - b->n < n)
+			nc *= 2;
+		nv = realloc(b->v, nc);
+		if (!nv)
+			return -ENOMEM;
+		b->v = nv;
+		b->cap = nc;
+	}
+	if (n)
+		memcpy(b->v + b->n, p, n);
+	b->n += n;
+	return 0;
+}
+
+static int put_uleb(struct bytes *b, uint64_t v)
+{
+	uint8_t t[10];
+	size_t n = 0;
+
+	do {
+		t[n] = v & 0x7f;
+		v >>= 7;
+		if (v)
+			t[n] |= 0x80;
+		n++;
+	} while (v);
+	return put(b, t, n);
+}
+
+static int push_point(struct repad_dw_out *o, uint64_t off, uint64_t pad)
+{
+	if (o->n == o->cap) {
+		size_t nc = o->cap ? o->cap * 2 : 16;
+		uint64_t *np = realloc(o->points, nc * sizeof(*np)), *nq;
+
+		if (!np)
+			return -ENOMEM;
+		o->points = np;
+		nq = realloc(o->pads, nc * sizeof(*nq));
+		if (!nq)
+			return -ENOMEM;
+		o->pads = nq;
+		o->cap = nc;
+	}
+	o->points[o->n] = off;
+	o->pads[o->n++] = pad;
+	return 0;
+}
+
+void repad_dw_out_free(struct repad_dw_out *o)
+{
+	free(o->buf);
+	free(o->points);
+	free(o->pads);
+	memset(o, 0, sizeof(*o));
+}
+
+/* Patch the n-byte little-endian value at p. */
+static void poke(uint8_t *p, unsigned int n, uint64_t v)
+{
+	for (unsigned int i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> 8 * i);
+}
+
+/* Line program header fields that the copy needs. */
+struct lnhdr {
+	unsigned int version, min_inst, max_ops, opcode_base, line_range;
+	const uint8_t *std_len;		/* opcode_base - 1 of them */
+	uint64_t prog;			/* section offset of the first opcode */
+};
+
+/* Standard opcodes 1..12 and their operand counts (DWARF 5, 6.2.5.2). */
+static const uint8_t std_len_std[12] = { 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1 };
+
+/*
+ * Parse the header of the unit [start, end) of d.  1: understood, 0: a
+ * version or layout we do not touch, negative: malformed.
+ */
+static int line_header(struct repad_dw *dw, const uint8_t *d, uint64_t start, uint64_t body,
+		       uint64_t end, unsigned int offsz, struct lnhdr *h)
+{
+	struct cur c = { d + body, d + end, false };
+	uint64_t hlen;
+
+	h->version = (unsigned int)rd(&c, 2);
+	if (c.bad)
+		goto bad;
+	if (h->version < 2 || h->version > 5)
+		return 0;
+	if (h->version >= 5)
+		skip(&c, 2);	/* address_size, segment_selector_size */
+	hlen = rd(&c, offsz);
+	if (c.bad || hlen > (uint64_t)(c.end - c.p))
+		goto bad;
+	h->prog = (uint64_t)(c.p - d) + hlen;
+	h->min_inst = (unsigned int)rd(&c, 1);
+	h->max_ops = h->version >= 4 ? (unsigned int)rd(&c, 1) : 1;
+	skip(&c, 2);		/* default_is_stmt, line_base */
+	h->line_range = (unsigned int)rd(&c, 1);
+	h->opcode_base = (unsigned int)rd(&c, 1);
+	h->std_len = c.p;
+	if (h->opcode_base)
+		skip(&c, h->opcode_base - 1);
+	if (c.bad || (uint64_t)(c.p - d) > h->prog)
+		goto bad;
+	if (!h->min_inst || h->max_ops != 1 || !h->line_range || !h->opcode_base)
+		return 0;
+	for (unsigned int k = 1; k < h->opcode_base && k <= 12; k++)
+		if (h->std_len[k - 1] != std_len_std[k - 1])
+			return 0;
+	return 1;
+bad:
+	elfio_error(dw->path, "%s: line program header at %#" PRIx64 " is truncated", dw->name,
+		    start);
+	return -EINVAL;
+}
+
+/*
+ * Copy the program of one unit into `o`, adding address advances where the
+ * mapped rows need them; inserted bytes are recorded in `pts`.  1: done,
+ * 0: leave the unit as it is, negative: malformed.
+ */
+static int line_program(struct repad_dw *dw, const uint8_t *d, const struct lnhdr *h,
+			uint64_t end, struct bytes *o, struct repad_dw_out *pts, size_t *rows)
+{
+	struct cur c = { d + h->prog, d + end, false };
+	size_t sec = 0, set_rels = 0;
+	uint64_t old = 0, cur = 0;	/* old address; new address the copy has reached */
+	int ret;
+
+	while (c.p < c.end) {
+		const uint8_t *op = c.p;
+		uint64_t at = (uint64_t)(op - d);
+		unsigned int code = (unsigned int)rd(&c, 1);
+		uint64_t adv = 0, target, extra;
+		bool row = false, end_seq = false;
+		uint8_t special = 0;
+
+		if (code >= h->opcode_base) {
+			unsigned int adj = code - h->opcode_base;
+
+			adv = (uint64_t)(adj / h->line_range) * h->min_inst;
+			row = true;
+			special = (uint8_t)code;
+		} else if (code == 0) {
+			uint64_t len = uleb(&c);
+			const uint8_t *sub = c.p;
+
+			skip(&c, len);
+			if (c.bad || !len)
+				goto bad;
+			if (*sub == DW_LNE_end_sequence) {
+				row = end_seq = true;
+			} else if (*sub == DW_LNE_set_address) {
+				const struct repad_dw_rel *r = find_rel(dw, (uint64_t)(sub + 1 - d));
+
+				if (len - 1 != 4 && len - 1 != 8)
+					goto bad;
+				sec = 0;
+				old = cur = 0;
+				if (r) {
+					set_rels++;
+					if (r->sec && dw->grows(dw->ctx, r->sec)) {
+						sec = r->sec;
+						old = (uint64_t)r->old;
+						cur = (uint64_t)r->new;
+					}
+				}
+			}
+		} else if (code == DW_LNS_copy) {
+			row = true;
+		} else if (code == DW_LNS_advance_pc) {
+			adv = uleb(&c) * h->min_inst;
+		} else if (code == DW_LNS_const_add_pc) {
+			adv = (uint64_t)((255 - h->opcode_base) / h->line_range) * h->min_inst;
+		} else if (code == DW_LNS_fixed_advance_pc) {
+			adv = rd(&c, 2);
+		} else {
+			for (unsigned int k = 0; k < h->std_len[code - 1]; k++)
+				uleb(&c);
+		}
+		if (c.bad)
+			goto bad;
+		old += adv;
+		cur += adv;
+		extra = 0;
+		if (row && sec) {
+			if (old > INT64_MAX / 4) {
+				elfio_error(dw->path, "%s+%#" PRIx64 ": line program address %#" PRIx64
+					    " is out of range", dw->name, at, old);
+				return -EINVAL;
+			}
+			target = (uint64_t)dw->map(dw->ctx, sec, (int64_t)old, end_seq);
+			if (target < cur) {
+				/* a row at an insertion point, then the end at the same address */
+				if (!end_seq)
+					return 0;
+				target = cur;
+			}
+			extra = target - cur;
+			if (extra % h->min_inst)
+				return 0;
+			cur = target;
+		}
+		if (extra) {
+			size_t before = o->n;
+			uint64_t units = extra / h->min_inst;
+			unsigned int adj = special - h->opcode_base;
+
+			(*rows)++;
+			if (special && units <= 255 &&
+			    adj % h->line_range + h->line_range * (adj / h->line_range + units) +
+			    h->opcode_base <= 255) {
+				uint8_t b = (uint8_t)(adj % h->line_range +
+						      h->line_range * (adj / h->line_range + units) +
+						      h->opcode_base);
+
+				ret = put(o, &b, 1);
+				if (ret)
+					return ret;
+				continue;
+			}
+			uint8_t b = DW_LNS_advance_pc;
+
+			ret = put(o, &b, 1);
+			if (!ret)
+				ret = put_uleb(o, units);
+			if (!ret)
+				ret = push_point(pts, at, o->n - before);
+			if (ret)
+				return ret;
+		}
+		ret = put(o, op, (size_t)(c.p - op));
+		if (ret)
+			return ret;
+		if (end_seq) {
+			sec = 0;
+			old = cur = 0;
+		}
+	}
+	/* relocated advances (riscv64 linker relaxation): the linker does it */
+	if (rels_in(dw, h->prog, end) != set_rels)
+		return 0;
+	return 1;
+bad:
+	elfio_error(dw->path, "%s: line program opcode past the end of its unit at %#" PRIx64,
+		    dw->name, (uint64_t)(c.p - d));
+	return -EINVAL;
+}
+
+int repad_dwarf_line(struct repad_dw *dw, const uint8_t *d, size_t size,
+		     struct repad_dw_out *out)
+{
+	struct bytes o = { 0 };
+	struct repad_dw_out pts = { 0 };
+	uint64_t off = 0;
+	bool changed = false;
+	int ret = 0;
+
+	while (off < size) {
+		struct cur c = { d + off, d + size, false };
+		uint64_t len = rd(&c, 4), body, end;
+		unsigned int offsz = 4;
+		size_t base = o.n, rows = 0;
+		struct lnhdr h;
+		int st, understood;
+
+		if (len == 0xffffffff) {
+			len = rd(&c, 8);
+			offsz = 8;
+		} else if (len >= 0xfffffff0) {
+			elfio_error(dw->path, "%s: unit at %#" PRIx64 " has reserved length %#" PRIx64,
+				    dw->name, off, len);
+			ret = -EINVAL;
+			goto out;
+		}
+		body = (uint64_t)(c.p - d);
+		if (c.bad || len > size - body) {
+			elfio_error(dw->path, "%s: unit at %#" PRIx64 " runs past the end of the section",
+				    dw->name, off);
+			ret = -EINVAL;
+			goto out;
+		}
+		end = body + len;
+		ret = put(&o, d + off, (size_t)(body - off));
+		if (ret)
+			goto out;
+		st = line_header(dw, d, off, body, end, offsz, &h);
+		if (st < 0) {
+			ret = st;
+			goto out;
+		}
+		understood = st;
+		if (st) {
+			ret = put(&o, d + body, (size_t)(h.prog - body));
+			if (ret)
+				goto out;
+			st = line_program(dw, d, &h, end, &o, &pts, &rows);
+			if (st < 0) {
+				ret = st;
+				goto out;
+			}
+		}
+		if (st && rows) {
+			uint64_t grown = 0;
+
+			for (size_t k = 0; k < pts.n; k++) {
+				grown += pts.pads[k];
+				ret = push_point(out, pts.points[k], pts.pads[k]);
+				if (ret)
+					goto out;
+			}
+			if (offsz == 4 && len + grown >= 0xfffffff0) {
+				elfio_error(dw->path, "%s: unit at %#" PRIx64 " would outgrow 32-bit DWARF",
+					    dw->name, off);
+				ret = -EFBIG;
+				goto out;
+			}
+			/* the new unit_length, same size */
+			poke(o.v + base + (offsz == 8 ? 4 : 0), offsz, len + grown);
+			changed = true;
+			dw->fixed += rows;
+		} else {
+			/* not understood, or nothing moves: the unit as it was */
+			if (!understood || (!st && rows))
+				dw->untouched++;
+			o.n = base;
+			ret = put(&o, d + off, (size_t)(end - off));
+			if (ret)
+				goto out;
+		}
+		pts.n = 0;
+		ret = 0;
+		off = end;
+	}
+	if (changed) {
+		out->buf = o.v;
+		out->size = o.n;
+		o.v = NULL;
+	} else {
+		out->n = 0;
+	}
+out:
+	free(o.v);
+	free(pts.points);
+	free(pts.pads);
+	return ret;
+}
+
+/*
+ * The new length of the range [old, old + len) of section sec that
+ * starts, after repad, at new.  false if it does not fit in n bytes.
+ */
+static bool new_length(struct repad_dw *dw, size_t sec, int64_t old, int64_t new, uint64_t len,
+		       unsigned int n, uint64_t *out)
+{
+	int64_t e;
+
+	if (len > INT64_MAX / 4 || old < 0 || old > INT64_MAX / 4)
+		return false;
+	e = dw->map(dw->ctx, sec, old + (int64_t)len, true);
+	if (e < new)
+		return false;
+	*out = (uint64_t)(e - new);
+	return n >= 8 || *out < 1ULL << 8 * n;
+}
+
+int repad_dwarf_aranges(struct repad_dw *dw, uint8_t *d, size_t size)
+{
+	uint64_t off = 0;
+
+	while (off < size) {
+		struct cur c = { d + off, d + size, false };
+		uint64_t len = rd(&c, 4), end;
+		unsigned int offsz = 4, asz, version;
+
+		if (len == 0xffffffff) {
+			len = rd(&c, 8);
+			offsz = 8;
+		}
+		if (c.bad || len > (uint64_t)(c.end - c.p)) {
+			elfio_error(dw->path, "%s: set at %#" PRIx64 " runs past the end of the section",
+				    dw->name, off);
+			return -EINVAL;
+		}
+		end = (uint64_t)(c.p - d) + len;
+		c.end = d + end;
+		version = (unsigned int)rd(&c, 2);
+		skip(&c, offsz);
+		asz = (unsigned int)rd(&c, 1);
+		if (version != 2 || (asz != 4 && asz != 8) || rd(&c, 1)) {
+			dw->untouched++;
+			off = end;
+			continue;
+		}
+		/* tuples start at a multiple of twice the address size from the set */
+		skip(&c, (2 * asz - (uint64_t)(c.p - (d + off)) % (2 * asz)) % (2 * asz));
+		while (!c.bad && (size_t)(c.end - c.p) >= 2 * asz) {
+			uint64_t at = (uint64_t)(c.p - d);
+			const struct repad_dw_rel *r = find_rel(dw, at);
+			uint64_t addr = rd(&c, asz), l = rd(&c, asz), nl;
+
+			if (!r && !addr && !l)
+				break;
+			if (!r || !r->sec || !dw->grows(dw->ctx, r->sec))
+				continue;
+			if (!new_length(dw, r->sec, r->old, r->new, l, asz, &nl)) {
+				elfio_error(dw->path, "%s+%#" PRIx64 ": range length %#" PRIx64
+					    " cannot be moved", dw->name, at + asz, l);
+				return -EINVAL;
+			}
+			if (nl != l) {
+				poke(d + at + asz, asz, nl);
+				dw->fixed++;
+			}
+		}
+		off = end;
+	}
+	return 0;
+}
+
+/* DW_FORM_* codes this walk knows how to step over. */
+enum {
+	F_addr = 0x01, F_block2 = 0x03, F_block4, F_data2, F_data4, F_data8, F_string, F_block,
+	F_block1, F_data1, F_flag, F_sdata, F_strp, F_udata, F_ref_addr, F_ref1, F_ref2, F_ref4,
+	F_ref8, F_ref_udata, F_indirect, F_sec_offset, F_exprloc, F_flag_present, F_strx,
+	F_addrx, F_ref_sup4, F_strp_sup, F_data16, F_line_strp, F_ref_sig8, F_implicit_const,
+	F_loclistx, F_rnglistx, F_ref_sup8, F_strx1, F_strx2, F_strx3, F_strx4, F_addrx1,
+	F_addrx2, F_addrx3, F_addrx4,
+};
+
+/* Step over one attribute value; false for a form we do not know. */
+static bool skip_form(struct cur *c, uint64_t form, unsigned int asz, unsigned int offsz)
+{
+	switch (form) {
+	case F_flag_present: case F_implicit_const:
+		return true;
+	case F_data1: case F_ref1: case F_flag: case F_strx1: case F_addrx1:
+		skip(c, 1); return true;
+	case F_data2: case F_ref2: case F_strx2: case F_addrx2:
+		skip(c, 2); return true;
+	case F_strx3: case F_addrx3:
+		skip(c, 3); return true;
+	case F_data4: case F_ref4: case F_ref_sup4: case F_strx4: case F_addrx4:
+		skip(c, 4); return true;
+	case F_data8: case F_ref8: case F_ref_sig8: case F_ref_sup8:
+		skip(c, 8); return true;
+	case F_data16:
+		skip(c, 16); return true;
+	case F_addr:
+		skip(c, asz); return true;
+	case F_strp: case F_line_strp: case F_sec_offset: case F_ref_addr: case F_strp_sup:
+		skip(c, offsz); return true;
+	case F_sdata: case F_udata: case F_ref_udata: case F_strx: case F_addrx:
+	case F_loclistx: case F_rnglistx:
+		uleb(c); return true;
+	case F_string:
+		while (!c->bad && rd(c, 1))
+			;
+		return true;
+	case F_block1:
+		skip(c, rd(c, 1)); return true;
+	case F_block2:
+		skip(c, rd(c, 2)); return true;
+	case F_block4:
+		skip(c, rd(c, 4)); return true;
+	case F_block: case F_exprloc:
+		skip(c, uleb(c)); return true;
+	default:
+		return false;
+	}
+}
+
+/* Find abbreviation `code` in the table at offset `at`; its attribute list in *a. */
+static bool find_abbrev(const uint8_t *abbrev, size_t size, uint64_t at, uint64_t code,
+			struct cur *a)
+{
+	struct cur c = { abbrev, abbrev + size, false };
+
+	if (at >= size)
+		return false;
+	c.p += at;
+	while (!c.bad && c.p < c.end) {
+		uint64_t k = uleb(&c);
+
+		if (!k || c.bad)
+			return false;
+		uleb(&c);		/* tag */
+		skip(&c, 1);		/* children */
+		if (k == code) {
+			*a = c;
+			return !c.bad;
+		}
+		for (;;) {
+			uint64_t name = uleb(&c), form = uleb(&c);
+
+			if (c.bad || (!name && !form))
+				break;
+			if (form == F_implicit_const)
+				uleb(&c);
+		}
+	}
+	return false;
+}
+
+int repad_dwarf_info(struct repad_dw *dw, uint8_t *d, size_t size, const uint8_t *abbrev,
+		     size_t abbrev_size, size_t abbrev_sec)
+{
+	uint64_t off = 0;
+
+	while (off < size) {
+		struct cur c = { d + off, d + size, false }, a;
+		uint64_t len = rd(&c, 4), end, aoff, code, at_abbrev;
+		unsigned int offsz = 4, asz, version;
+		const struct repad_dw_rel *low = NULL, *r;
+		uint64_t hi_at = 0, hi_len = 0, hi_size = 0;
+
+		if (len == 0xffffffff) {
+			len = rd(&c, 8);
+			offsz = 8;
+		}
+		if (c.bad || len > (uint64_t)(c.end - c.p)) {
+			elfio_error(dw->path, "%s: unit at %#" PRIx64 " runs past the end of the section",
+				    dw->name, off);
+			return -EINVAL;
+		}
+		end = (uint64_t)(c.p - d) + len;
+		c.end = d + end;
+		version = (unsigned int)rd(&c, 2);
+		if (version == 5) {
+			unsigned int type = (unsigned int)rd(&c, 1);
+
+			asz = (unsigned int)rd(&c, 1);
+			at_abbrev = (uint64_t)(c.p - d);
+			aoff = rd(&c, offsz);
+			if (type != 1 /* DW_UT_compile */ && type != 3 /* DW_UT_partial */) {
+				off = end;
+				continue;
+			}
+		} else if (version >= 2 && version <= 4) {
+			at_abbrev = (uint64_t)(c.p - d);
+			aoff = rd(&c, offsz);
+			asz = (unsigned int)rd(&c, 1);
+		} else {
+			dw->untouched++;
+			off = end;
+			continue;
+		}
+		/* in an object the abbreviation offset is a relocation */
+		r = find_rel(dw, at_abbrev);
+		if (r) {
+			if (r->sec != abbrev_sec || r->old < 0) {
+				off = end;
+				continue;
+			}
+			aoff = (uint64_t)r->old;
+		}
+		code = uleb(&c);
+		if (c.bad || !code || (asz != 4 && asz != 8) ||
+		    !find_abbrev(abbrev, abbrev_size, aoff, code, &a)) {
+			dw->untouched++;
+			off = end;
+			continue;
+		}
+		for (;;) {
+			uint64_t name = uleb(&a), form = uleb(&a), at = (uint64_t)(c.p - d);
+
+			if (a.bad || (!name && !form))
+				break;
+			if (form == F_implicit_const)
+				uleb(&a);
+			if (form == F_indirect || !skip_form(&c, form, asz, offsz) || c.bad)
+				break;
+			if (name == DW_AT_low_pc && form == F_addr)
+				low = find_rel(dw, at);
+			if (name == DW_AT_high_pc) {
+				hi_size = form == F_data1 ? 1 : form == F_data2 ? 2 :
+					  form == F_data4 ? 4 : form == F_data8 ? 8 : 0;
+				hi_at = at;
+				if (hi_size)
+					hi_len = rd(&(struct cur){ d + at, d + end, false },
+						    (unsigned int)hi_size);
+			}
+		}
+		if (low && hi_size && low->sec && dw->grows(dw->ctx, low->sec)) {
+			uint64_t nl;
+
+			if (!new_length(dw, low->sec, low->old, low->new, hi_len,
+					(unsigned int)hi_size, &nl)) {
+				elfio_error(dw->path, "%s+%#" PRIx64 ": DW_AT_high_pc %#" PRIx64
+					    " does not fit its form once padded", dw->name, hi_at,
+					    hi_len);
+				return -EINVAL;
+			}
+			if (nl != hi_len) {
+				poke(d + hi_at, (unsigned int)hi_size, nl);
+				dw->fixed++;
+			}
+		}
+		off = end;
+	}
+	return 0;
+}
