@@ -30,7 +30,7 @@ DEPS      := $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d)
 
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all clean check unit e2e deps demo install fixtures bench bench-repad san kernel-check runtime fuzz
+.PHONY: all clean check unit e2e deps demo install fixtures bench bench-repad boot-check-arm64 san kernel-check runtime fuzz
 all: patchsite
 
 patchsite: $(BUILD)/patchsite
@@ -95,11 +95,18 @@ demo: deps all
 
 bench: all
 	sh bench/run.sh
+	sh bench/attach/run.sh
 
 # repad on a 40,000-function `ld -r` object (and 160,000), beside objcopy and
 # ld -r (bench/repad/RESULTS.md; the first run compiles for ~5 minutes)
 bench-repad: all
 	sh bench/repad/run.sh
+
+# embedded programs booted under real arm64 kernels (4 and 64 KiB pages) in
+# qemu-system-aarch64; builds two kernels, about 20 minutes on 2 cores, so
+# it is not part of make check (fixtures/embed/boot-check.sh)
+boot-check-arm64: all
+	PATCHSITE=$(CURDIR)/patchsite sh fixtures/embed/boot-check.sh
 
 # the arm64 runtime that `patchsite embed` fills in (cross-built)
 runtime:
@@ -114,10 +121,14 @@ install: all runtime
 	install -m 0644 runtime/callops.h $(DESTDIR)$(PREFIX)/include/patchsite/callops.h
 	install -m 0644 build/runtime/libpatchsite-callops.a \
 		$(DESTDIR)$(PREFIX)/lib/patchsite/aarch64/libpatchsite-callops.a
+	install -m 0755 build/runtime/libpatchsite-callops.so \
+		$(DESTDIR)$(PREFIX)/lib/patchsite/aarch64/libpatchsite-callops.so
 
 clean:
 	rm -rf build build-san patchsite build-kernel
 	$(MAKE) -C fixtures clean
 	$(MAKE) -C fixtures/minikernel clean
 	$(MAKE) -C fixtures/repad clean
+	$(MAKE) -C fixtures/embed clean
+	$(MAKE) -C bench/attach clean
 	$(MAKE) -C fuzz clean
