@@ -63,6 +63,7 @@ fixtures: san
 	$(MAKE) -C fixtures
 	$(MAKE) -C fixtures/minikernel
 	$(MAKE) -C fixtures/repad
+	$(MAKE) -C fixtures/embed
 
 e2e: san all fixtures
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/run.sh

@@ -39,9 +39,9 @@ NCLI_MODES = 20
 # (built by make -C fixtures/repad and tests/e2e/embed.sh; absent ones are
 # simply not seeds)
 CLI_REWRITE_SEEDS = [
-    ((15, 16), ["out/riscv64-mcount", "out/riscv64-callops-c", "out/riscv64-callops-noc"], 243, 1),
-    ((17, 18), ["repad/out"], None, 1),
-    ((19,), ["embed/out"], 183, 2),
+    ((15, 16), ["out/riscv64-mcount", "out/riscv64-callops-c", "out/riscv64-callops-noc"], 243, (1,)),
+    ((17, 18), ["repad/out"], None, (1,)),
+    ((19,), ["embed/out"], 183, (2, 3)),
 ]
 MAX_SEED = 300 * 1024
 
@@ -141,7 +141,7 @@ def make_corpus(outdir, fixdir, tinydir):
                     with open(p, "rb") as fh:
                         d = fh.read()
                     if d[:4] != b"\x7fELF" or len(d) < 20 or \
-                            struct.unpack_from("<H", d, 16)[0] != etype or \
+                            struct.unpack_from("<H", d, 16)[0] not in etype or \
                             (mach is not None and machine(d) != mach):
                         continue
                     for mode in modes:
