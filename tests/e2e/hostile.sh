@@ -16,7 +16,7 @@
 #                timeout: exit 2 with one `patchsite: FILE...` line, or exit
 #                0/1 with a well-formed result; never a signal, a sanitizer
 #                report, a leak or a hang (tests/hostile/runcorpus.py)
-#   inject       every writing command with write/pwrite/fsync/rename/
+#   inject       every writing command (record, pin, repad, embed) with write/pwrite/fsync/rename/
 #                copy_file_range/fchmod/close/mkostemp failing (failshim.so):
 #                exit 2, target byte-identical, no .patchsite.* left
 #   diskfull     the same on a full tmpfs (mounted here; the shim's ENOSPC
@@ -194,13 +194,16 @@ if want inject || want diskfull; then
 		not_ok "failshim.so builds" "$tmp/msg"
 	fi
 fi
+# the rewriting commands' inputs (make fixtures builds them)
+rewrite_images="--pin-image $fix/riscv64-mcount/lib.o --repad-image $root/fixtures/repad/out/a.o
+	--embed-image $root/fixtures/embed/out/prog-dyn"
 if want inject && [ -f "$shim" ]; then
 	step "inject" $py "$hostile/writes.py" inject --patchsite "$PATCHSITE_PLAIN" \
-		--shim "$shim" --image "$img_inject"
+		--shim "$shim" --image "$img_inject" $rewrite_images
 fi
 if want diskfull; then
 	step "diskfull" $py "$hostile/writes.py" diskfull --patchsite "$PATCHSITE" \
-		--image "$img_inject" --shim "$shim" --plain "$PATCHSITE_PLAIN"
+		--image "$img_inject" --shim "$shim" --plain "$PATCHSITE_PLAIN" $rewrite_images
 fi
 if want kill; then
 	step "kill" $py "$hostile/writes.py" kill --patchsite "$PATCHSITE_PLAIN" \

@@ -8,7 +8,9 @@ target as it was and no temporary behind.
     writes.py kill     --patchsite PLAIN --image IMG [--pad-mb 200] [--kills 20]
 
 inject: every command that writes (record -o FILE in each format, record
-    --in-place, record --in-place -o OUT, OUT new or existing) is run with
+    --in-place, record --in-place -o OUT, OUT new or existing; pin, repad -o,
+    repad --in-place and embed -o on the --pin-image, --repad-image and
+    --embed-image given) is run with
     one of write/pwrite/fsync/rename/copy_file_range/fchmod/close/mkostemp
     failing (tests/hostile/failshim.c, LD_PRELOAD, with the plain build):
     exit 2, one `patchsite: ` line naming the target, the target
@@ -71,17 +73,30 @@ def snapshot(path):
     return digest(path) if os.path.exists(path) else None
 
 
-# The commands that write, as (name, argv builder, target, in_place).
-def commands(img, out):
-    return [
-        ("record -o list", ["record", "-o", out, img], out),
-        ("record --symbolize -o", ["record", "--symbolize", "-o", out, img], out),
-        ("record json -o", ["record", "--format=json", "-o", out, img], out),
-        ("record asm -o", ["record", "--format=asm", "-o", out, img], out),
-        ("record elf -o", ["record", "--format=elf", "-o", out, img], out),
-        ("record --in-place", ["record", "--in-place", img], img),
-        ("record --in-place -o", ["record", "--in-place", "-o", out, img], out),
+# The commands that write: (name, argv, target, source image, writer).
+# writer "copy": an edit list applied to a copy of the input
+# (copy_file_range, then pwrite of the edits); "whole": the output is
+# written whole (pwrite), as record -o, repad (rebuilt by libelf) and embed
+# (the image with its new segment) do.  --pin-image, --repad-image and
+# --embed-image add pin, repad and embed on images they accept.
+def commands(img, out, a):
+    cmds = [
+        ("record -o list", ["record", "-o", out, img], out, a.image, "whole"),
+        ("record --symbolize -o", ["record", "--symbolize", "-o", out, img], out, a.image, "whole"),
+        ("record json -o", ["record", "--format=json", "-o", out, img], out, a.image, "whole"),
+        ("record asm -o", ["record", "--format=asm", "-o", out, img], out, a.image, "whole"),
+        ("record elf -o", ["record", "--format=elf", "-o", out, img], out, a.image, "whole"),
+        ("record --in-place", ["record", "--in-place", img], img, a.image, "copy"),
+        ("record --in-place -o", ["record", "--in-place", "-o", out, img], out, a.image, "copy"),
     ]
+    if getattr(a, "pin_image", None):
+        cmds.append(("pin", ["pin", img], img, a.pin_image, "copy"))
+    if getattr(a, "repad_image", None):
+        cmds += [("repad -o", ["repad", img, "-o", out], out, a.repad_image, "whole"),
+                 ("repad --in-place", ["repad", "--in-place", img], img, a.repad_image, "whole")]
+    if getattr(a, "embed_image", None):
+        cmds.append(("embed -o", ["embed", img, "-o", out], out, a.embed_image, "whole"))
+    return cmds
 
 
 def check_failed_run(name, p, target, before, dirs, extra_checks=()):
@@ -120,15 +135,13 @@ def inject(a):
     shim = os.path.abspath(a.shim)
     work = tempfile.mkdtemp(prefix="patchsite-inject.")
     try:
-        src = os.path.join(work, "image.orig")
-        shutil.copyfile(a.image, src)
         img = os.path.join(work, "image")
         out = os.path.join(work, "out")
         log = os.path.join(work, "shim.log")
 
         # reference results, no shim
         ref = {}
-        for name, argv, target in commands(img, out):
+        for name, argv, target, src, writer in commands(img, out, a):
             shutil.copyfile(src, img)
             if os.path.exists(out):
                 os.unlink(out)
@@ -139,17 +152,16 @@ def inject(a):
             ref[name] = digest(target)
 
         calls = {
-            "-o": ["pwrite", "fchmod", "fsync", "close", "rename", "mkostemp"],
-            "in-place": ["copy_file_range", "pwrite", "fchmod", "fsync", "close", "rename",
-                         "mkostemp"],
+            "whole": ["pwrite", "fchmod", "fsync", "close", "rename", "mkostemp"],
+            "copy": ["copy_file_range", "pwrite", "fchmod", "fsync", "close", "rename",
+                     "mkostemp"],
         }
-        for name, argv, target in commands(img, out):
-            kind = "in-place" if "--in-place" in argv else "-o"
+        for name, argv, target, src, kind in commands(img, out, a):
             variants = [(c, {}) for c in calls[kind]]
             variants += [("pwrite", {"FAILSHIM_ERRNO": "ENOSPC", "FAILSHIM_SHORT": "1"}),
                          ("fsync", {"FAILSHIM_ERRNO": "EDQUOT"}),
                          ("rename", {"FAILSHIM_ERRNO": "EXDEV"})]
-            if kind == "in-place":
+            if kind == "copy":
                 variants += [("copy_file_range", {"FAILSHIM_ERRNO": "ENOSPC", "FAILSHIM_SHORT": "1"}),
                              ("pwrite", {"FAILSHIM_NTH": "5"}),
                              # the copy falls back to pread/pwrite, whose write fails
@@ -185,7 +197,7 @@ def inject(a):
 
             # errors to ride out: the result must be the normal one
             rideouts = [("pwrite", {"FAILSHIM_ERRNO": "EINTR"})]
-            if kind == "in-place":
+            if kind == "copy":
                 rideouts += [("copy_file_range", {"FAILSHIM_ERRNO": "EXDEV"}),
                              ("copy_file_range", {"FAILSHIM_ERRNO": "ENOSYS", "FAILSHIM_STICKY": "1"}),
                              ("copy_file_range", {"FAILSHIM_ERRNO": "EINTR"}),
@@ -243,8 +255,8 @@ def fill(d, leave):
 
 def diskfull(a):
     mnt = tempfile.mkdtemp(prefix="patchsite-full.")
-    image_size = os.path.getsize(a.image)
-    mb = max(4, (3 * image_size >> 20) + 2)
+    biggest = max(os.path.getsize(c[3]) for c in commands("i", "o", a))
+    mb = max(4, (3 * biggest >> 20) + 2)
     r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dm,mode=0755" % mb, "tmpfs", mnt],
                        capture_output=True)
     if r.returncode != 0:
@@ -256,16 +268,17 @@ def diskfull(a):
     try:
         img = os.path.join(mnt, "image")
         out = os.path.join(mnt, "out")
-        for name, argv, target in commands(img, out):
+        for name, argv, target, src, kind in commands(img, out, a):
+            image_size = os.path.getsize(src)
             for out_exists in ((False, True) if target == out else (False,)):
                 for f in os.listdir(mnt):
                     os.unlink(os.path.join(mnt, f))
-                shutil.copyfile(a.image, img)
+                shutil.copyfile(src, img)
                 if out_exists:
                     with open(out, "wb") as f:
                         f.write(b"the previous output\n")
-                # in place: room for part of the copy; -o: no room at all
-                leave = image_size // 2 if "--in-place" in argv else 0
+                # in place: room for part of the copy; otherwise no room at all
+                leave = image_size // 2 if target == img else 0
                 fill(mnt, leave)
                 before = {img: digest(img)}
                 if target == out:
@@ -289,16 +302,16 @@ def diskfull_shim(a):
     if not a.shim or not a.plain:
         not_ok("diskfull: no tmpfs and no --shim/--plain to stand in")
         return
-    a2 = argparse.Namespace(patchsite=a.plain, shim=a.shim, image=a.image)
+    a2 = argparse.Namespace(patchsite=a.plain, shim=a.shim)
     work = tempfile.mkdtemp(prefix="patchsite-enospc.")
     try:
         img = os.path.join(work, "image")
         out = os.path.join(work, "out")
-        for name, argv, target in commands(img, out):
-            shutil.copyfile(a.image, img)
+        for name, argv, target, src, kind in commands(img, out, a):
+            shutil.copyfile(src, img)
             if os.path.exists(out):
                 os.unlink(out)
-            call = "copy_file_range" if "--in-place" in argv else "pwrite"
+            call = "copy_file_range" if kind == "copy" else "pwrite"
             e = dict(os.environ, LD_PRELOAD=os.path.abspath(a2.shim), FAILSHIM_CALL=call,
                      FAILSHIM_ERRNO="ENOSPC", FAILSHIM_SHORT="1")
             before = {img: digest(img)}
@@ -402,6 +415,9 @@ def main():
     ap.add_argument("--patchsite", required=True)
     ap.add_argument("--image", required=True)
     ap.add_argument("--shim")
+    ap.add_argument("--pin-image", help="a riscv64 object for pin")
+    ap.add_argument("--repad-image", help="an arm64 or riscv64 object with misaligned literals")
+    ap.add_argument("--embed-image", help="an arm64 program for embed")
     ap.add_argument("--plain")
     ap.add_argument("--objcopy", default="objcopy")
     ap.add_argument("--pad-mb", type=int, default=200)
