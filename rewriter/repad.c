@@ -960,12 +960,15 @@ static bool is_debug_section(const struct repad *rp, size_t i)
  * call, the end of a DWARF 4 range) as the start of the next one, and
  * what starts there (the literal) has no DWARF of its own, so the debug
  * sections map it as an end: the padding goes to the function before.
+ * Not in a riscv64 section the linker relaxes: there the DWARF names
+ * local labels, which move with the symbols, and the linker owns the
+ * padding (R_RISCV_ALIGN).
  */
 static int64_t map_target(const struct repad *rp, size_t sx, int64_t t, bool debug)
 {
 	const struct grow *g = &rp->g[sx];
 
-	return debug && g->nsites ? map_end(g, t) : map_offset(g, t);
+	return debug && g->nsites && !g->relax ? map_end(g, t) : map_offset(g, t);
 }
 
 static int fix_relas(struct repad *rp, size_t idx, const GElf_Shdr *sh, Elf_Data *od,

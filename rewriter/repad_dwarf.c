@@ -10,8 +10,9 @@
  *    DW_LNE_set_address is relocated, every later row is reached by
  *    resolved advances.  Each program is copied opcode by opcode, tracking
  *    the old address; before each row (special opcode, DW_LNS_copy,
- *    DW_LNE_end_sequence) the distance to the row's mapped address (the
- *    end of the preceding range for the end of a sequence) is compared to
+ *    DW_LNE_end_sequence) the distance to the row's mapped address (as the
+ *    end of the preceding range: a row exactly at an insertion point
+ *    belongs to the function before the padding) is compared to
  *    what the copied advances give, and the shortfall is added: into the
  *    special opcode itself when it still fits in one byte, else as a
  *    DW_LNS_advance_pc in front of the row.  Rows, files, lines, columns,
@@ -339,7 +340,12 @@ static int line_program(struct repad_dw *dw, const uint8_t *d, const struct lnhd
 					    " is out of range", dw->name, at, old);
 				return -EINVAL;
 			}
-			target = (uint64_t)dw->map(dw->ctx, sec, (int64_t)old, end_seq);
+			/*
+			 * A row at an insertion point is the tail of the function
+			 * before it (gas puts the next function's first row at its
+			 * entry, behind the literal): it keeps the padding.
+			 */
+			target = (uint64_t)dw->map(dw->ctx, sec, (int64_t)old, true);
 			if (target < cur) {
 				/* a row at an insertion point, then the end at the same address */
 				if (!end_seq)
@@ -551,7 +557,7 @@ int repad_dwarf_aranges(struct repad_dw *dw, uint8_t *d, size_t size)
 
 			if (!r && !addr && !l)
 				break;
-			if (!r || !r->sec || !dw->grows(dw->ctx, r->sec))
+			if (!r || !r->sec || !dw->grows(dw->ctx, r->sec) || find_rel(dw, at + asz))
 				continue;
 			if (!new_length(dw, r->sec, r->old, r->new, l, asz, &nl)) {
 				elfio_error(dw->path, "%s+%#" PRIx64 ": range length %#" PRIx64
@@ -731,7 +737,9 @@ int repad_dwarf_info(struct repad_dw *dw, uint8_t *d, size_t size, const uint8_t
 						    (unsigned int)hi_size);
 			}
 		}
-		if (low && hi_size && low->sec && dw->grows(dw->ctx, low->sec)) {
+		/* riscv64 relaxation: a length made of R_RISCV_ADD/SUB is the linker's */
+		if (low && hi_size && low->sec && dw->grows(dw->ctx, low->sec) &&
+		    !find_rel(dw, hi_at)) {
 			uint64_t nl;
 
 			if (!new_length(dw, low->sec, low->old, low->new, hi_len,

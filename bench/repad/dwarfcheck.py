@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How far is the DWARF of a repadded program off?  (issue 4, repad's limit)
 
-    dwarfcheck.py PROG.orig PROG.pad [--show N]
+    dwarfcheck.py PROG.orig PROG.pad [--show N] [--only KIND,KIND...]
 
 PROG.orig is linked from the original objects, PROG.pad from the repadded
 ones.  Both are dumped with llvm-dwarfdump (line table rows, .debug_info with
@@ -12,16 +12,19 @@ the two agree: the code behind the symbol is the same, only moved.
 
 Prints, per kind of value (a line-table row, DW_AT_high_pc, a location list
 entry, ...), how many differ and how many there are, and a few examples.
-Exits 0 when all agree, 1 when some differ.
+Exits 0 when all agree, 1 when some differ.  With --only, only the named
+kinds count (e.g. 'line-table row,DW_AT_call_return_pc'); a named kind that
+does not occur at all is an error too (the check would prove nothing).
 
 Where one object's text ends and the next one's begins, the two links leave
 different gaps (the padded sections are 8-aligned), and an address there can
 name the end of the one or the start of the other: a few DW_AT_low_pc,
 DW_AT_high_pc, aranges and FDE differences at such places are not errors.
 Needs llvm-dwarfdump (package llvm-14, which clang pulls in) and
-aarch64-linux-gnu-nm.
+aarch64-linux-gnu-nm (or $NM: riscv64-linux-gnu-nm for riscv64 programs).
 """
 import bisect
+import os
 import collections
 import re
 import shutil
@@ -36,7 +39,7 @@ ADDR = r'0x[0-9a-f]{6,16}'
 # are compared as they are.
 ADDRESS_ATTRS = {'DW_AT_low_pc', 'DW_AT_high_pc', 'DW_AT_entry_pc', 'DW_AT_call_return_pc',
                  'DW_AT_call_pc'}
-NM = 'aarch64-linux-gnu-nm'
+NM = os.environ.get('NM', 'aarch64-linux-gnu-nm')
 
 
 def symbols(prog):
@@ -61,15 +64,27 @@ def dump(prog):
     addrs = [a for a, _, _ in tab]
     lo = addrs[0] if addrs else 0
 
-    def name(m):
+    def name(m, end=False, start=False):
         """Inside a symbol or at its end: sym+off.  In a gap between
         symbols (alignment, padding, a CALL_OPS literal): next-off, so that
-        the start of an object's text names the function that follows."""
+        the start of an object's text names the function that follows.
+        An end (end_sequence, high_pc, the end of a range) that is both the
+        end of one symbol and the start of the next names the one it ends:
+        where one object's text ends, the links differ in what follows.
+        A start (low_pc, the start of a range) at the end of one symbol
+        names the next symbol: where one object's text begins, the padded
+        link may leave an alignment gap."""
         a = int(m.group(0), 16)
         if a < lo:
             return m.group(0)
         i = bisect.bisect_right(addrs, a) - 1
+        if end:
+            j = bisect.bisect_left(addrs, a) - 1
+            if j >= 0 and tab[j][0] + tab[j][1] == a and tab[j][1]:
+                i = j
         v, size, sym = tab[i]
+        if start and a == v + size and size and i + 1 < len(tab):
+            return '<%s-0x%x>' % (tab[i + 1][2], tab[i + 1][0] - a)
         if a <= v + size or i + 1 == len(tab):
             return '<%s+0x%x>' % (sym, a - v)
         return '<%s-0x%x>' % (tab[i + 1][2], tab[i + 1][0] - a)
@@ -119,7 +134,19 @@ def dump(prog):
                     continue
                 else:
                     continue
-            rows.append((kind, re.sub(ADDR, name, line.strip())))
+            line = line.strip()
+            if kind == 'line-table row' and 'end_sequence' in line or kind == 'DW_AT_high_pc':
+                line = re.sub(ADDR, lambda m: name(m, True), line)
+            elif kind == 'DW_AT_low_pc':
+                line = re.sub(ADDR, lambda m: name(m, start=True), line)
+            else:
+                # [start, end): the second address is an end
+                line = re.sub(r'(\[)(%s)(, )(%s)(\))' % (ADDR, ADDR),
+                              lambda m: '[%s, %s)' % (name(re.match(ADDR, m.group(2)), start=True),
+                                                      name(re.match(ADDR, m.group(4)), True)),
+                              line)
+                line = re.sub(ADDR, name, line)
+            rows.append((kind, line))
     return rows
 
 
@@ -130,7 +157,15 @@ def main():
         k = args.index('--show')
         show = int(args[k + 1])
         del args[k:k + 2]
+    only = None
+    if '--only' in args:
+        k = args.index('--only')
+        only = set(args[k + 1].split(','))
+        del args[k:k + 2]
     orig, pad = dump(args[0]), dump(args[1])
+    if only is not None:
+        orig = [r for r in orig if r[0] in only]
+        pad = [r for r in pad if r[0] in only]
     if len(orig) != len(pad):
         print('the dumps differ in length: %d vs %d lines' % (len(orig), len(pad)))
     total = collections.Counter(k for k, _ in orig)
@@ -149,7 +184,10 @@ def main():
             print('    orig: %s\n    pad:  %s' % (a, b))
     same = [k for k in total if not bad[k]]
     print('%d other kinds of value agree (%d values)' % (len(same), sum(total[k] for k in same)))
-    return 1 if bad or len(orig) != len(pad) else 0
+    missing = sorted(only - set(total)) if only is not None else []
+    if missing:
+        print('no values of kind %s' % ', '.join(missing))
+    return 1 if bad or missing or len(orig) != len(pad) else 0
 
 
 sys.exit(main())
