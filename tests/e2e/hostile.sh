@@ -216,7 +216,8 @@ if want determinism; then
 	gzip -9 -n -c "$fix/x86_64-mcount/lib.o" >"$tmp/lib.o.gz"
 	step "determinism" $py "$hostile/determinism.py" --patchsite "$PATCHSITE" \
 		"$fix/x86_64-fentry/exec" "$img_inject" "$fix/riscv64-mcount/vmlinux.o" \
-		"$img_kill" "$tmp/lib.o.gz"
+		"$img_kill" "$tmp/lib.o.gz" "$root/fixtures/repad/out/a.o" \
+		"$root/fixtures/repad/out/rv-g-relax/a.o" "$root/fixtures/embed/out/prog-pie"
 fi
 
 # ---------------------------------------------------------------- scale

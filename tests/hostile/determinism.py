@@ -7,12 +7,15 @@ environment and wherever the image is.
 
 Each output form (record list, --symbolize, json, asm on stdout and -o,
 elf -o, audit text and json, record --in-place -o OUT, record --in-place
-on the image itself) is produced in three settings that differ in
+on the image itself, pin, repad -o, repad --in-place, embed -o) is
+produced in three settings that differ in
 everything but the image's bytes: the locale (LC_ALL=C, C.UTF-8, POSIX via
 LANG), TZ (UTC, Asia/Kolkata, America/St_Johns), the working directory,
 and the image's path (absolute; relative with spaces in the name; a long
 path), and the output files' names.  Exit status, stdout and every
-written file must be byte-identical across the three.
+written file must be byte-identical across the three (in stdout, the image
+and output paths themselves, which the rewriting commands' reports name,
+are replaced by @IMG and @OUT first).
 Prints `ok - determinism IMAGE FORM` / `not ok - ...`; exit 1 on a failure.
 """
 import argparse
@@ -33,6 +36,10 @@ FORMS = [
     ("audit json", ["audit", "--format=json"], None),
     ("in-place -o", ["record", "--in-place", "-o", "@OUT"], "@OUT"),
     ("in-place", ["record", "--in-place"], "@IMG"),
+    ("pin", ["pin"], "@IMG"),
+    ("repad -o", ["repad", "-o", "@OUT"], "@OUT"),
+    ("repad --in-place", ["repad", "--in-place"], "@IMG"),
+    ("embed -o", ["embed", "-o", "@OUT"], "@OUT"),
 ]
 
 
@@ -82,7 +89,8 @@ def main():
                     if outfile and p.returncode == 0:
                         with open(absout if outfile == "@OUT" else absimg, "rb") as f:
                             data = f.read()
-                    results.append((p.returncode, p.stdout, data, p.stderr))
+                    stdout = p.stdout.replace(out.encode(), b"@OUT").replace(img.encode(), b"@IMG")
+                    results.append((p.returncode, stdout, data, p.stderr))
                     os.unlink(absimg)
                     if os.path.exists(absout):
                         os.unlink(absout)
