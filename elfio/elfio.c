@@ -68,13 +68,25 @@ struct elfio {
  * sections, the path itself) may contain newlines or terminal escapes, so
  * control bytes are written as \xNN (UTF-8 passes through unchanged).
  */
-static void put_escaped(const char *s)
+/* Longest message part of an error line: a corrupt name can be megabytes. */
+#define ERR_MSG_MAX	1024
+
+static void put_escaped(const char *s, size_t max)
 {
+	size_t n = 0;
+
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p < 0x20 || *p == 0x7f)
+		if (n >= max) {
+			fputs("...", stderr);
+			return;
+		}
+		if (*p < 0x20 || *p == 0x7f) {
 			fprintf(stderr, "\\x%02x", *p);
-		else
+			n += 4;
+		} else {
 			fputc(*p, stderr);
+			n++;
+		}
 	}
 }
 
@@ -91,11 +103,11 @@ static void vreport(const char *path, const char *fmt, va_list ap)
 
 	reported++;
 	fputs("patchsite: ", stderr);
-	put_escaped(path);
+	put_escaped(path, SIZE_MAX);
 	fputs(": ", stderr);
 	if (vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
-	put_escaped(msg ? msg : fmt);
+	put_escaped(msg ? msg : fmt, ERR_MSG_MAX);
 	free(msg);
 	fputc('\n', stderr);
 }

@@ -114,7 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dup2(saved, STDERR_FILENO);
 	close(saved);
 
-	char err[2048] = "";
+	char err[8192] = "";
 	ssize_t n = pread(cap, err, sizeof(err) - 1, 0);
 	close(cap);
 	err[n > 0 ? n : 0] = 0;
