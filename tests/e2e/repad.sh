@@ -20,6 +20,13 @@
 #   link-padded      the program linked from the padded objects has none
 #   run              both programs print the same under qemu-aarch64
 #   idempotent       repadding a padded object inserts nothing
+#   dwarf            bench/repad/dwarfcheck.py (llvm-dwarfdump): the padded
+#                    program's line-table rows, DW_AT_call_return_pc, unit
+#                    DW_AT_high_pc and .debug_aranges name the same
+#                    symbol+offset as the original's (riscv64: rows and
+#                    high_pc)
+#   addr2line        the same file:line at every function entry of the
+#                    fixture objects, padded and unpadded
 #   bad-*            x86 object, linked program, not ELF: exit != 0, one line
 #                    `patchsite: FILE: ...`, no output file
 # The same per-object and per-program cases run for arm64 (out/*.o) and for
@@ -72,7 +79,12 @@ repad() {
 	fi
 }
 
-for t in "$CC_A64" "$OBJDUMP" "$QEMU" "$CC_RV" "$OBJDUMP_RV" "$READELF_RV" "$QEMU_RV" clang eu-elflint "$PY" cc; do
+# llvm-dwarfdump for dwarfcheck.py: an install step, never a skip
+if ! command -v llvm-dwarfdump >/dev/null 2>&1 && [ ! -x /usr/lib/llvm-14/bin/llvm-dwarfdump ]; then
+	apt-get install -y -q llvm-14 >/dev/null 2>&1 || notok "apt-get install llvm-14 (llvm-dwarfdump)"
+fi
+for t in "$CC_A64" "$OBJDUMP" "$QEMU" "$CC_RV" "$OBJDUMP_RV" "$READELF_RV" "$QEMU_RV" clang eu-elflint "$PY" cc \
+	aarch64-linux-gnu-nm aarch64-linux-gnu-addr2line riscv64-linux-gnu-nm riscv64-linux-gnu-addr2line; do
 	command -v "$t" >/dev/null 2>&1 || notok "tool $t is installed"
 done
 
@@ -150,6 +162,37 @@ rc1=$?
 rc2=$?
 check "run: padded program prints what the original prints" \
 	sh -c "[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ -s '$work/out.orig' ] && cmp -s '$work/out.orig' '$work/out.pad'"
+
+# DWARF: the padded program's debug information names the same code as the
+# original's (symbol+offset), for the values repad corrects.
+dwarf_same() { # NM KINDS ORIG PAD
+	NM=$1 "$PY" "$root/bench/repad/dwarfcheck.py" --only "$2" "$3" "$4" >"$work/dwarf.log" 2>&1 ||
+		{ cat "$work/dwarf.log"; return 1; }
+}
+# addr2line at the entry of every function of the fixture objects, and 8
+# bytes in, past the entry NOPs, where GCC's DW_AT_low_pc is (the entry
+# itself of a section's first function is in no unit's range: ??:?)
+entry_lines() { # CROSS PROG OBJ... -> "name file:line file:line" lines
+	cross=$1 prog=$2; shift 2
+	"${cross}nm" --defined-only "$@" | awk '$2 ~ /^[Tt]$/ && $3 !~ /^[$.]/ { print $3 }' | sort -u >"$work/funcs"
+	"${cross}nm" --defined-only "$prog" | awk 'NR == FNR { want[$1] = 1; next }
+		$2 ~ /^[Tt]$/ && ($3 in want) && !seen[$3]++ { print $1, $3 }' "$work/funcs" - |
+	while read -r addr name; do
+		echo "$name" $("${cross}addr2line" -e "$prog" "0x$addr" \
+			"$(printf '0x%x' $((0x$addr + 8)))" | sed 's/ (discriminator [0-9]*)//')
+	done | sort
+}
+same_entry_lines() { # CROSS ORIG PAD OBJ...
+	cross=$1 o=$2 p=$3; shift 3
+	entry_lines "$cross" "$o" "$@" >"$work/a2l.orig"
+	entry_lines "$cross" "$p" "$@" >"$work/a2l.pad"
+	grep -q ' [^ ?][^ ]*:[0-9][0-9]*$' "$work/a2l.orig" && diff "$work/a2l.orig" "$work/a2l.pad"
+}
+check "dwarf: line rows, call_return_pc, CU high_pc, aranges as in the original" \
+	dwarf_same aarch64-linux-gnu-nm 'line-table row,DW_AT_call_return_pc,DW_AT_high_pc,aranges entry' \
+	"$work/prog.orig" "$work/prog.pad"
+check "addr2line: same file:line at every function entry" \
+	same_entry_lines aarch64-linux-gnu- "$work/prog.orig" "$work/prog.pad" $(for o in $objs; do echo "$fix/out/$o.o"; done)
 
 # --- riscv64 -----------------------------------------------------------------
 # code check: same instruction stream; NOPs inserted only at the start of a
@@ -254,6 +297,17 @@ for v in gc-relax gc-norelax g-relax g-norelax cl-gc cl-g; do
 	check "run rv-$v: padded program prints what the original prints" \
 		sh -c "[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && grep -q '^rv_sum=' '$work/rv-$v/out.orig' &&
 			cmp -s '$work/rv-$v/out.orig' '$work/rv-$v/out.pad'"
+	# relaxed: the linker computes high_pc from label differences, and a
+	# function's end label at an insertion point moves with the padding
+	# (not repad_dwarf.c's business): rows only
+	case $v in *-relax) kinds='line-table row,DW_AT_call_return_pc' ;;
+		*) kinds='line-table row,DW_AT_call_return_pc,DW_AT_high_pc' ;; esac
+	check "dwarf rv-$v: $kinds as in the original" \
+		dwarf_same riscv64-linux-gnu-nm "$kinds" \
+		"$work/rv-$v/prog.orig" "$work/rv-$v/prog.pad"
+	check "addr2line rv-$v: same file:line at every function entry" \
+		same_entry_lines riscv64-linux-gnu- "$work/rv-$v/prog.orig" "$work/rv-$v/prog.pad" \
+		$(for o in a b c d; do echo "$fix/out/rv-$v/$o.o"; done)
 	case $v in *-relax)
 		"$CC_RV" -Wl,--no-relax -o "$work/rv-$v/prog.norelax" \
 			$(for o in a b c d; do echo "$work/rv-$v/$o.o"; done) 2>"$work/ld3" ||
