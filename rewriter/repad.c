@@ -54,12 +54,16 @@
  * (ELF_C_WRITE on a memfd; an ET_REL has no program headers, so libelf's own
  * layout is right) and handed to elfio_write_file_atomic().
  *
- * Not adjusted: DWARF quantities the assembler resolved as label differences
- * inside a section (line-program address advances, location and range list
- * offset pairs, a CU's DW_AT_high_pc length).  For code behind an insertion
- * point they are off by the padding before it; debuggers see slightly wrong
- * line numbers there (riscv64 objects built with relaxation relocate those
- * too, so only -mno-relax ones are affected).
+ * DWARF quantities that the assembler resolved as label differences inside
+ * a section are fixed by repad_dwarf.c (dwarf_fixups()): line-program
+ * address advances, a unit's DW_AT_high_pc length, .debug_aranges lengths
+ * and .debug_rnglists offset pairs.  Relocations from .debug_* sections to
+ * exactly an insertion point name the end of the function before it
+ * (map_target()).  Not adjusted: DW_LLE_offset_pair in .debug_loclists of
+ * a unit with a single text section (see repad_dwarf.c); for code behind
+ * an insertion point those location ranges are off by the padding before
+ * it.  riscv64 objects built with relaxation relocate all of these, and
+ * are left to the linker.
  */
 #include <elf.h>
 #include <errno.h>
@@ -1322,7 +1326,8 @@ static bool dw_grows(const void *ctx, size_t sec)
 {
 	const struct repad *rp = ctx;
 
-	return sec < rp->nsec && rp->g[sec].n && rp->g[sec].nsites;
+	/* riscv64 relaxed: the toolchain relocates its DWARF, see map_target() */
+	return sec < rp->nsec && rp->g[sec].n && rp->g[sec].nsites && !rp->g[sec].relax;
 }
 
 static int cmp_dw_rel(const void *a, const void *b)
@@ -1412,14 +1417,18 @@ static size_t dw_section(const struct repad *rp, const char *name)
 
 /*
  * The DWARF that the assembler resolved without relocations
- * (repad_dwarf.c): .debug_line grows (its own insertion points, like a
- * text section's), .debug_info and .debug_aranges are patched in place.
+ * (repad_dwarf.c): .debug_line and .debug_rnglists may grow (their own
+ * insertion points, like a text section's; relocations in them and
+ * DW_AT_stmt_list/DW_AT_ranges addends move with them), .debug_info and
+ * .debug_aranges are patched in place.
  * Their new contents go to g->buf, which build() takes as they are.
  */
 static int dwarf_fixups(struct repad *rp)
 {
-	static const char *const names[] = { ".debug_line", ".debug_info", ".debug_aranges" };
-	size_t abbrev = dw_section(rp, ".debug_abbrev");
+	static const char *const names[] = { ".debug_info", ".debug_line", ".debug_aranges",
+					     ".debug_rnglists" };
+	size_t abbrev = dw_section(rp, ".debug_abbrev"), units = 0;
+	struct repad_dw_rel cu_low = { 0 };
 	bool any = false;
 	int ret = 0;
 
@@ -1430,7 +1439,8 @@ static int dwarf_fixups(struct repad *rp)
 	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]) && !ret; k++) {
 		size_t idx = dw_section(rp, names[k]);
 		struct repad_dw dw = { .path = rp->path, .name = names[k], .ctx = rp,
-				       .map = dw_map, .grows = dw_grows };
+				       .map = dw_map, .grows = dw_grows, .units = units,
+				       .cu_low = cu_low };
 		struct repad_dw_rel *rel = NULL;
 		struct repad_dw_out o = { 0 };
 		struct grow *g;
@@ -1447,8 +1457,12 @@ static int dwarf_fixups(struct repad *rp)
 		if (ret)
 			break;
 		dw.rel = rel;
-		if (k == 0) {
-			ret = repad_dwarf_line(&dw, id->d_buf, id->d_size, &o);
+		if (k == 1 || k == 3) {
+			/* sections that may grow: their own insertion points */
+			if (k == 1)
+				ret = repad_dwarf_line(&dw, id->d_buf, id->d_size, &o);
+			else
+				ret = repad_dwarf_rnglists(&dw, id->d_buf, id->d_size, &o);
 			for (size_t j = 0; !ret && o.buf && j < o.n; j++)
 				ret = add_point(g, o.points[j], o.pads[j]);
 			if (!ret && o.buf)
@@ -1462,12 +1476,14 @@ static int dwarf_fixups(struct repad *rp)
 			copy = dup_buf(id);
 			if (!copy) {
 				ret = -ENOMEM;
-			} else if (k == 1) {
+			} else if (k == 0) {
 				Elf_Data *ad = abbrev ? elf_getdata(elf_getscn(rp->in, abbrev), NULL) : NULL;
 
 				if (ad)
 					ret = repad_dwarf_info(&dw, copy, id->d_size, ad->d_buf,
 							       ad->d_size, abbrev);
+				units = dw.units;
+				cu_low = dw.cu_low;
 			} else {
 				ret = repad_dwarf_aranges(&dw, copy, id->d_size);
 			}

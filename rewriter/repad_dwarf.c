@@ -33,7 +33,22 @@
  *    an object, is a relocation).
  *  - .debug_aranges: each (address, length) tuple whose address is
  *    relocated into a growing section gets the same treatment.
- * Not handled: DW_LLE/DW_RLE offset pairs of single-text-section units.
+ *  - .debug_rnglists (DWARF 5): DW_RLE_offset_pair entries are offsets from
+ *    a base: the unit's DW_AT_low_pc or the last relocated base_address
+ *    entry; those from a base in a growing section are mapped (start and
+ *    end as ends, like line rows), and so are the lengths of start_length
+ *    entries; the contribution is walked list after list.  A ULEB that needs more bytes grows
+ *    the section at that ULEB, as for .debug_line; a shorter one keeps its
+ *    size with redundant continuation bytes.  Only in an object with one
+ *    unit (which unit a contribution belongs to is otherwise not recorded
+ *    without DW_AT_loclists_base): `ld -r` objects keep their lists.
+ * Not handled: .debug_loclists.  GCC puts its location view lists
+ * (DW_AT_GNU_locviews: bare ULEB pairs, no entry kind) between the
+ * location lists, so that contribution can only be walked from the
+ * DW_AT_location values of every DIE, which this file does not decode;
+ * its DW_LLE_offset_pair entries stay off by the padding.  Nor DWARF 4
+ * .debug_loc/.debug_ranges (GCC relocates their addresses) or split DWARF
+ * (.debug_addr forms, refused per contribution).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -681,6 +696,8 @@ int repad_dwarf_info(struct repad_dw *dw, uint8_t *d, size_t size, const uint8_t
 		}
 		end = (uint64_t)(c.p - d) + len;
 		c.end = d + end;
+		dw->units++;
+		dw->cu_low = (struct repad_dw_rel){ 0 };
 		version = (unsigned int)rd(&c, 2);
 		if (version == 5) {
 			unsigned int type = (unsigned int)rd(&c, 1);
@@ -738,6 +755,7 @@ int repad_dwarf_info(struct repad_dw *dw, uint8_t *d, size_t size, const uint8_t
 			}
 		}
 		/* riscv64 relaxation: a length made of R_RISCV_ADD/SUB is the linker's */
+		dw->cu_low = low ? *low : (struct repad_dw_rel){ 0 };
 		if (low && hi_size && low->sec && dw->grows(dw->ctx, low->sec) &&
 		    !find_rel(dw, hi_at)) {
 			uint64_t nl;
@@ -757,4 +775,212 @@ int repad_dwarf_info(struct repad_dw *dw, uint8_t *d, size_t size, const uint8_t
 		off = end;
 	}
 	return 0;
+}
+
+/* A ULEB of v, padded with redundant continuation bytes to at least min bytes. */
+static int put_uleb_min(struct bytes *b, uint64_t v, size_t min)
+{
+	uint8_t t[16];
+	size_t n = 0;
+
+	do {
+		t[n] = v & 0x7f;
+		v >>= 7;
+		if (v || n + 1 < min)
+			t[n] |= 0x80;
+		n++;
+	} while (v || n < min);
+	return put(b, t, n);
+}
+
+/*
+ * One entry's ULEB at [p, c->p) rewritten as v: copy what lies before it,
+ * then v in at least as many bytes; growth recorded as a point at p.
+ */
+static int redo_uleb(struct bytes *o, const uint8_t *d, const uint8_t **copied, const uint8_t *p,
+		     const uint8_t *q, uint64_t v, struct repad_dw_out *pts)
+{
+	size_t before;
+	int ret = put(o, *copied, (size_t)(p - *copied));
+
+	if (ret)
+		return ret;
+	before = o->n;
+	ret = put_uleb_min(o, v, (size_t)(q - p));
+	if (ret)
+		return ret;
+	*copied = q;
+	if (o->n - before > (size_t)(q - p))
+		return push_point(pts, (uint64_t)(p - d), o->n - before - (size_t)(q - p));
+	return 0;
+}
+
+int repad_dwarf_rnglists(struct repad_dw *dw, const uint8_t *d, size_t size,
+			 struct repad_dw_out *out)
+{
+	struct bytes o = { 0 };
+	struct repad_dw_out pts = { 0 };
+	uint64_t off = 0;
+	bool changed = false;
+	int ret = 0;
+
+	while (off < size) {
+		struct cur c = { d + off, d + size, false };
+		uint64_t len = rd(&c, 4), end;
+		unsigned int offsz = 4, version, asz, seg, count;
+		size_t base_n = o.n, fixed = 0;
+		const uint8_t *copied = d + off;
+		struct repad_dw_rel base = dw->cu_low;
+		bool skip_unit = false;
+
+		if (len == 0xffffffff) {
+			len = rd(&c, 8);
+			offsz = 8;
+		} else if (len >= 0xfffffff0) {
+			c.bad = true;
+		}
+		if (c.bad || len > (uint64_t)(c.end - c.p)) {
+			elfio_error(dw->path, "%s: unit at %#" PRIx64 " runs past the end of the section",
+				    dw->name, off);
+			ret = -EINVAL;
+			goto out;
+		}
+		end = (uint64_t)(c.p - d) + len;
+		c.end = d + end;
+		version = (unsigned int)rd(&c, 2);
+		asz = (unsigned int)rd(&c, 1);
+		seg = (unsigned int)rd(&c, 1);
+		count = (unsigned int)rd(&c, 4);
+		/* one unit in the object: its DW_AT_low_pc is the lists' base */
+		skip_unit = c.bad || version != 5 || (asz != 4 && asz != 8) || seg || count ||
+			    dw->units != 1;
+		while (!skip_unit && c.p < c.end) {
+			unsigned int kind = (unsigned int)rd(&c, 1);
+			const uint8_t *pa, *qa, *pb, *qb;
+			uint64_t a, b;
+			const struct repad_dw_rel *r;
+
+			if (kind == 0) {
+				base = dw->cu_low;
+				continue;
+			}
+			if (kind == 4) {		/* DW_RLE_offset_pair */
+				pa = c.p;
+				a = uleb(&c);
+				qa = c.p;
+				pb = c.p;
+				b = uleb(&c);
+				qb = c.p;
+				if (c.bad)
+					break;
+				if (base.sec && dw->grows(dw->ctx, base.sec)) {
+					int64_t na, nb;
+
+					if (a > INT64_MAX / 4 || b > INT64_MAX / 4 || base.old < 0 ||
+					    base.old > INT64_MAX / 4) {
+						skip_unit = true;
+						break;
+					}
+					na = dw->map(dw->ctx, base.sec, base.old + (int64_t)a, true) - base.new;
+					nb = dw->map(dw->ctx, base.sec, base.old + (int64_t)b, true) - base.new;
+					if (na < 0 || nb < na) {
+						skip_unit = true;
+						break;
+					}
+					if ((uint64_t)na != a || (uint64_t)nb != b) {
+						ret = redo_uleb(&o, d, &copied, pa, qa, (uint64_t)na, &pts);
+						if (!ret)
+							ret = redo_uleb(&o, d, &copied, pb, qb, (uint64_t)nb, &pts);
+						if (ret)
+							goto out;
+						fixed++;
+					}
+				}
+			} else if (kind == 5) {		/* DW_RLE_base_address */
+				r = find_rel(dw, (uint64_t)(c.p - d));
+				skip(&c, asz);
+				base = r ? *r : (struct repad_dw_rel){ 0 };
+				continue;
+			} else if (kind == 6) {		/* DW_RLE_start_end */
+				skip(&c, 2 * asz);
+			} else if (kind == 7) {		/* DW_RLE_start_length */
+				uint64_t at = (uint64_t)(c.p - d), nl;
+
+				r = find_rel(dw, at);
+				skip(&c, asz);
+				pa = c.p;
+				a = uleb(&c);
+				qa = c.p;
+				if (c.bad)
+					break;
+				if (r && r->sec && dw->grows(dw->ctx, r->sec)) {
+					if (!new_length(dw, r->sec, r->old, r->new, a, 8, &nl)) {
+						skip_unit = true;
+						break;
+					}
+					if (nl != a) {
+						ret = redo_uleb(&o, d, &copied, pa, qa, nl, &pts);
+						if (ret)
+							goto out;
+						fixed++;
+					}
+				}
+			} else {
+				/* base_addressx, startx_*: through .debug_addr (split DWARF) */
+				skip_unit = true;
+				break;
+			}
+			if (c.bad)
+				break;
+		}
+		if (c.bad && !skip_unit) {
+			elfio_error(dw->path, "%s: list entry past the end of its unit at %#" PRIx64,
+				    dw->name, off);
+			ret = -EINVAL;
+			goto out;
+		}
+		if (!skip_unit && fixed) {
+			uint64_t grown = 0;
+
+			ret = put(&o, copied, (size_t)(d + end - copied));
+			if (ret)
+				goto out;
+			for (size_t k = 0; k < pts.n; k++) {
+				grown += pts.pads[k];
+				ret = push_point(out, pts.points[k], pts.pads[k]);
+				if (ret)
+					goto out;
+			}
+			if (offsz == 4 && len + grown >= 0xfffffff0) {
+				elfio_error(dw->path, "%s: unit at %#" PRIx64 " would outgrow 32-bit DWARF",
+					    dw->name, off);
+				ret = -EFBIG;
+				goto out;
+			}
+			poke(o.v + base_n + (offsz == 8 ? 4 : 0), offsz, len + grown);
+			changed = true;
+			dw->fixed += fixed;
+		} else {
+			if (skip_unit && dw->units)
+				dw->untouched++;
+			o.n = base_n;
+			ret = put(&o, d + off, (size_t)(end - off));
+			if (ret)
+				goto out;
+		}
+		pts.n = 0;
+		off = end;
+	}
+	if (changed) {
+		out->buf = o.v;
+		out->size = o.n;
+		o.v = NULL;
+	} else {
+		out->n = 0;
+	}
+out:
+	free(o.v);
+	free(pts.points);
+	free(pts.pads);
+	return ret;
 }

@@ -29,6 +29,8 @@ struct repad_dw {
 	int64_t (*map)(const void *ctx, size_t sec, int64_t x, bool end);
 	/* whether section sec grows (has insertion points) */
 	bool (*grows)(const void *ctx, size_t sec);
+	size_t units;				/* .debug_info units (repad_dwarf_info) */
+	struct repad_dw_rel cu_low;		/* the last one's DW_AT_low_pc relocation */
 	size_t untouched;			/* out: units left as they were, see .c */
 	size_t fixed;				/* out: values or rows corrected */
 };
@@ -62,5 +64,15 @@ int repad_dwarf_info(struct repad_dw *dw, uint8_t *d, size_t size, const uint8_t
 
 /* .debug_aranges: the lengths of address ranges in sections that grow, in place. */
 int repad_dwarf_aranges(struct repad_dw *dw, uint8_t *d, size_t size);
+
+/*
+ * .debug_rnglists: DW_RLE_offset_pair from a relocated base (the unit's
+ * DW_AT_low_pc, or a base_address entry) in a section that grows, and
+ * start_length lengths.  Only for an object
+ * with one unit (dw->units, dw->cu_low from repad_dwarf_info()); ULEBs
+ * that need more bytes grow the section (out->points/pads).
+ */
+int repad_dwarf_rnglists(struct repad_dw *dw, const uint8_t *d, size_t size,
+			 struct repad_dw_out *out);
 
 #endif

@@ -22,11 +22,13 @@
 #   idempotent       repadding a padded object inserts nothing
 #   dwarf            bench/repad/dwarfcheck.py (llvm-dwarfdump): the padded
 #                    program's line-table rows, DW_AT_call_return_pc, unit
-#                    DW_AT_high_pc and .debug_aranges name the same
-#                    symbol+offset as the original's (riscv64: rows and
-#                    high_pc)
+#                    DW_AT_high_pc, .debug_aranges and range lists name the
+#                    same symbol+offset as the original's (riscv64: what
+#                    each variant's toolchain leaves to repad, see below)
 #   addr2line        the same file:line at every function entry of the
 #                    fixture objects, padded and unpadded
+#   bad-debug-line   a .debug_line unit longer than its section: exit 2,
+#                    one line naming it, nothing written
 #   bad-*            x86 object, linked program, not ELF: exit != 0, one line
 #                    `patchsite: FILE: ...`, no output file
 # The same per-object and per-program cases run for arm64 (out/*.o) and for
@@ -188,8 +190,8 @@ same_entry_lines() { # CROSS ORIG PAD OBJ...
 	entry_lines "$cross" "$p" "$@" >"$work/a2l.pad"
 	grep -q ' [^ ?][^ ]*:[0-9][0-9]*$' "$work/a2l.orig" && diff "$work/a2l.orig" "$work/a2l.pad"
 }
-check "dwarf: line rows, call_return_pc, CU high_pc, aranges as in the original" \
-	dwarf_same aarch64-linux-gnu-nm 'line-table row,DW_AT_call_return_pc,DW_AT_high_pc,aranges entry' \
+check "dwarf: line rows, call_return_pc, CU high_pc, aranges, range lists as in the original" \
+	dwarf_same aarch64-linux-gnu-nm 'line-table row,DW_AT_call_return_pc,DW_AT_high_pc,aranges entry,DW_AT_ranges list entry' \
 	"$work/prog.orig" "$work/prog.pad"
 check "addr2line: same file:line at every function entry" \
 	same_entry_lines aarch64-linux-gnu- "$work/prog.orig" "$work/prog.pad" $(for o in $objs; do echo "$fix/out/$o.o"; done)
@@ -299,9 +301,11 @@ for v in gc-relax gc-norelax g-relax g-norelax cl-gc cl-g; do
 			cmp -s '$work/rv-$v/out.orig' '$work/rv-$v/out.pad'"
 	# relaxed: the linker computes high_pc from label differences, and a
 	# function's end label at an insertion point moves with the padding
-	# (not repad_dwarf.c's business): rows only
+	# (not repad_dwarf.c's business): rows only.  LLVM's range lists go
+	# through .debug_addr (DW_RLE_startx_length), which repad leaves alone.
 	case $v in *-relax) kinds='line-table row,DW_AT_call_return_pc' ;;
-		*) kinds='line-table row,DW_AT_call_return_pc,DW_AT_high_pc' ;; esac
+		cl-*) kinds='line-table row,DW_AT_call_return_pc,DW_AT_high_pc' ;;
+		*) kinds='line-table row,DW_AT_call_return_pc,DW_AT_high_pc,DW_AT_ranges list entry' ;; esac
 	check "dwarf rv-$v: $kinds as in the original" \
 		dwarf_same riscv64-linux-gnu-nm "$kinds" \
 		"$work/rv-$v/prog.orig" "$work/rv-$v/prog.pad"
@@ -353,6 +357,28 @@ check "repad rv-secsym/norelax.o" repad "$fix/out/rv-secsym/norelax.o" "$work/rv
 check "rv-secsym/norelax.o: section-symbol addend moved" sh -c \
 	"'$READELF_RV' -rW '$fix/out/rv-secsym/norelax.o' | grep -q 'R_RISCV_64 .* \.text + 1a\$' &&
 	 '$READELF_RV' -rW '$work/rv-secsym/norelax.o' | grep -q 'R_RISCV_64 .* \.text + 20\$'"
+
+# A line program whose unit_length runs past .debug_line: refused, never
+# rewritten into a corrupt table.
+"$PY" - "$fix/out/a.o" "$work/badline.o" <<'PYEOF'
+import struct, sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+shoff, = struct.unpack_from('<Q', d, 0x28)
+shentsize, shnum, shstrndx = struct.unpack_from('<HHH', d, 0x3a)
+sh = lambda i: struct.unpack_from('<IIQQQQIIQQ', d, shoff + i * shentsize)
+stro = sh(shstrndx)[4]
+for i in range(shnum):
+    s = sh(i)
+    if d[stro + s[0]:d.index(b'\0', stro + s[0])] == b'.debug_line':
+        struct.pack_into('<I', d, s[4], s[5] + 100)
+open(sys.argv[2], 'wb').write(d)
+PYEOF
+rm -f "$work/bad.out"
+repad "$work/badline.o" "$work/bad.out" >"$work/bad.stdout" 2>"$work/bad.stderr"
+rc=$?
+check "bad-debug-line: unit past the section refused with the reason" sh -c "[ $rc -eq 2 ] &&
+	[ ! -e '$work/bad.out' ] && [ \$(wc -l <'$work/bad.stderr') -eq 1 ] &&
+	grep -q '^patchsite: $work/badline.o: .debug_line: unit at 0 runs past the end' '$work/bad.stderr'"
 
 # Bad input: one line `patchsite: FILE: ...`, nonzero status, nothing written.
 printf 'int f(int x) { return x + 1; }\n' >"$work/x86.c"
