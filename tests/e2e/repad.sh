@@ -27,6 +27,9 @@
 #                    each variant's toolchain leaves to repad, see below)
 #   addr2line        the same file:line at every function entry of the
 #                    fixture objects, padded and unpadded
+#   dwarf-grow       grow.o: .debug_line grows where an advance no longer
+#                    fits a special opcode, the relocation behind it moves,
+#                    rows agree, llvm-dwarfdump reads it cleanly
 #   bad-debug-line   a .debug_line unit longer than its section: exit 2,
 #                    one line naming it, nothing written
 #   bad-*            x86 object, linked program, not ELF: exit != 0, one line
@@ -57,6 +60,7 @@ CC_A64=${CC_A64:-aarch64-linux-gnu-gcc}
 CC_RV=${CC_RV:-riscv64-linux-gnu-gcc}
 OBJDUMP_RV=${OBJDUMP_RV:-riscv64-linux-gnu-objdump}
 READELF_RV=${READELF_RV:-riscv64-linux-gnu-readelf}
+READELF_A64=${READELF_A64:-aarch64-linux-gnu-readelf}
 QEMU_RV=${QEMU_RV:-qemu-riscv64}
 SYSROOT_RV=${SYSROOT_RV:-/usr/riscv64-linux-gnu}
 OBJDUMP=${OBJDUMP:-aarch64-linux-gnu-objdump}
@@ -85,7 +89,8 @@ repad() {
 if ! command -v llvm-dwarfdump >/dev/null 2>&1 && [ ! -x /usr/lib/llvm-14/bin/llvm-dwarfdump ]; then
 	apt-get install -y -q llvm-14 >/dev/null 2>&1 || notok "apt-get install llvm-14 (llvm-dwarfdump)"
 fi
-for t in "$CC_A64" "$OBJDUMP" "$QEMU" "$CC_RV" "$OBJDUMP_RV" "$READELF_RV" "$QEMU_RV" clang eu-elflint "$PY" cc \
+DWARFDUMP=$(command -v llvm-dwarfdump || echo /usr/lib/llvm-14/bin/llvm-dwarfdump)
+for t in "$CC_A64" "$OBJDUMP" "$READELF_A64" aarch64-linux-gnu-ld "$QEMU" "$CC_RV" "$OBJDUMP_RV" "$READELF_RV" "$QEMU_RV" clang eu-elflint "$PY" cc \
 	aarch64-linux-gnu-nm aarch64-linux-gnu-addr2line riscv64-linux-gnu-nm riscv64-linux-gnu-addr2line; do
 	command -v "$t" >/dev/null 2>&1 || notok "tool $t is installed"
 done
@@ -195,6 +200,26 @@ check "dwarf: line rows, call_return_pc, CU high_pc, aranges, range lists as in 
 	"$work/prog.orig" "$work/prog.pad"
 check "addr2line: same file:line at every function entry" \
 	same_entry_lines aarch64-linux-gnu- "$work/prog.orig" "$work/prog.pad" $(for o in $objs; do echo "$fix/out/$o.o"; done)
+
+# .debug_line that must grow (fixtures/repad/grow.S): the advance to gb's
+# first row no longer fits a special opcode; the section grows, the
+# .text.hot sequence's DW_LNE_set_address relocation moves behind it, and
+# the rows of the linked programs agree.
+g_in=$fix/out/grow.o g_out=$work/grow.o
+check "repad grow.o" sh -c "$(repad_cmd) '$g_in' $(repad_o) '$g_out' >/dev/null"
+check "elflint grow.o" eu-elflint --gnu-ld --quiet "$g_out"
+lsize() { "$READELF_A64" -SW "$1" | awk '$2 == ".debug_line" { print $6 }'; }
+lrel() { "$READELF_A64" -rW "$1" | sed -n '/.rela.debug_line/,/^$/p' | awk '/\.text\.hot/ { print $1 }'; }
+check "dwarf-grow: .debug_line grew, the set_address behind it moved as much" sh -c \
+	"[ \$((0x$(lsize "$g_out") - 0x$(lsize "$g_in"))) -gt 0 ] &&
+	 [ \$((0x$(lrel "$g_out") - 0x$(lrel "$g_in"))) -eq \$((0x$(lsize "$g_out") - 0x$(lsize "$g_in"))) ]"
+aarch64-linux-gnu-ld -e _start -o "$work/grow.orig" "$g_in" 2>"$work/ld.grow" &&
+	aarch64-linux-gnu-ld -e _start -o "$work/grow.pad" "$g_out" 2>>"$work/ld.grow" ||
+	{ cat "$work/ld.grow"; notok "link grow"; }
+check "dwarf-grow: line rows as in the original" \
+	dwarf_same aarch64-linux-gnu-nm 'line-table row' "$work/grow.orig" "$work/grow.pad"
+check "dwarf-grow: llvm-dwarfdump reads the padded line table without complaint" sh -c \
+	"'$DWARFDUMP' --debug-line '$g_out' 2>&1 >/dev/null | grep -q . && exit 1; exit 0"
 
 # --- riscv64 -----------------------------------------------------------------
 # code check: same instruction stream; NOPs inserted only at the start of a
