@@ -1426,9 +1426,10 @@ static size_t dw_section(const struct repad *rp, const char *name)
 static int dwarf_fixups(struct repad *rp)
 {
 	static const char *const names[] = { ".debug_info", ".debug_line", ".debug_aranges",
-					     ".debug_rnglists" };
+					     ".debug_rnglists", ".debug_loclists" };
 	size_t abbrev = dw_section(rp, ".debug_abbrev"), units = 0;
 	struct repad_dw_rel cu_low = { 0 };
+	struct repad_dw info = { 0 };	/* what .debug_info said about the location lists */
 	bool any = false;
 	int ret = 0;
 
@@ -1440,7 +1441,9 @@ static int dwarf_fixups(struct repad *rp)
 		size_t idx = dw_section(rp, names[k]);
 		struct repad_dw dw = { .path = rp->path, .name = names[k], .ctx = rp,
 				       .map = dw_map, .grows = dw_grows, .units = units,
-				       .cu_low = cu_low };
+				       .cu_low = cu_low, .loc_sec = info.loc_sec,
+				       .loc_starts = info.loc_starts,
+				       .nloc_starts = info.nloc_starts, .loc_bad = info.loc_bad };
 		struct repad_dw_rel *rel = NULL;
 		struct repad_dw_out o = { 0 };
 		struct grow *g;
@@ -1457,12 +1460,14 @@ static int dwarf_fixups(struct repad *rp)
 		if (ret)
 			break;
 		dw.rel = rel;
-		if (k == 1 || k == 3) {
+		if (k == 1 || k == 3 || k == 4) {
 			/* sections that may grow: their own insertion points */
 			if (k == 1)
 				ret = repad_dwarf_line(&dw, id->d_buf, id->d_size, &o);
-			else
+			else if (k == 3)
 				ret = repad_dwarf_rnglists(&dw, id->d_buf, id->d_size, &o);
+			else
+				ret = repad_dwarf_loclists(&dw, id->d_buf, id->d_size, &o);
 			for (size_t j = 0; !ret && o.buf && j < o.n; j++)
 				ret = add_point(g, o.points[j], o.pads[j]);
 			if (!ret && o.buf)
@@ -1479,11 +1484,13 @@ static int dwarf_fixups(struct repad *rp)
 			} else if (k == 0) {
 				Elf_Data *ad = abbrev ? elf_getdata(elf_getscn(rp->in, abbrev), NULL) : NULL;
 
+				dw.loc_sec = dw_section(rp, ".debug_loclists");
 				if (ad)
 					ret = repad_dwarf_info(&dw, copy, id->d_size, ad->d_buf,
 							       ad->d_size, abbrev);
 				units = dw.units;
 				cu_low = dw.cu_low;
+				info = dw;	/* takes dw.loc_starts */
 			} else {
 				ret = repad_dwarf_aranges(&dw, copy, id->d_size);
 			}
@@ -1497,6 +1504,7 @@ static int dwarf_fixups(struct repad *rp)
 		free(rel);
 		repad_dw_out_free(&o);
 	}
+	free(info.loc_starts);
 	return ret;
 }
 

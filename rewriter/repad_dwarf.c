@@ -673,14 +673,93 @@ static bool find_abbrev(const uint8_t *abbrev, size_t size, uint64_t at, uint64_
 	return false;
 }
 
+#define DW_AT_GNU_locviews	0x2137
+
+static int push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		uint64_t *nv = realloc(*v, nc * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = nc;
+	}
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
+/*
+ * The rest of a unit's DIEs, from c: every DW_FORM_sec_offset attribute
+ * (but DW_AT_GNU_locviews, which names GCC's view lists) whose relocation
+ * points into .debug_loclists names a location list.  Anything not
+ * understood sets dw->loc_bad: the lists are then left alone.
+ */
+static int walk_dies(struct repad_dw *dw, struct cur *c, const uint8_t *d, const uint8_t *abbrev,
+		     size_t abbrev_size, uint64_t aoff, unsigned int asz, unsigned int offsz)
+{
+	while (c->p < c->end) {
+		uint64_t code = uleb(c);
+		struct cur a;
+
+		if (c->bad)
+			goto bad;
+		if (!code)
+			continue;
+		if (!find_abbrev(abbrev, abbrev_size, aoff, code, &a))
+			goto bad;
+		for (;;) {
+			uint64_t name = uleb(&a), form = uleb(&a), at = (uint64_t)(c->p - d);
+			const struct repad_dw_rel *r;
+
+			if (a.bad)
+				goto bad;
+			if (!name && !form)
+				break;
+			if (form == F_implicit_const)
+				uleb(&a);
+			if (form == F_loclistx || form == F_indirect ||
+			    !skip_form(c, form, asz, offsz) || c->bad)
+				goto bad;
+			if (form != F_sec_offset || name == DW_AT_GNU_locviews)
+				continue;
+			r = find_rel(dw, at);
+			if (r && r->sec == dw->loc_sec && r->old >= 0 &&
+			    push_u64(&dw->loc_starts, &dw->nloc_starts, &dw->caploc_starts,
+				     (uint64_t)r->old))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+bad:
+	dw->loc_bad = true;
+	return 0;
+}
+
 int repad_dwarf_info(struct repad_dw *dw, uint8_t *d, size_t size, const uint8_t *abbrev,
 		     size_t abbrev_size, size_t abbrev_sec)
 {
 	uint64_t off = 0;
+	size_t nunits = 0;
 
+	/* location lists are only followed in an object with one unit */
+	for (uint64_t o = 0; o < size && nunits < 2; nunits++) {
+		struct cur c = { d + o, d + size, false };
+		uint64_t len = rd(&c, 4);
+
+		if (len == 0xffffffff)
+			len = rd(&c, 8);
+		if (c.bad || len > (uint64_t)(c.end - c.p))
+			break;
+		o = (uint64_t)(c.p - d) + len;
+	}
+	if (nunits != 1)
+		dw->loc_bad = true;
 	while (off < size) {
 		struct cur c = { d + off, d + size, false }, a;
 		uint64_t len = rd(&c, 4), end, aoff, code, at_abbrev;
+		bool die_ok = false;
 		unsigned int offsz = 4, asz, version;
 		const struct repad_dw_rel *low = NULL, *r;
 		uint64_t hi_at = 0, hi_len = 0, hi_size = 0;
@@ -706,6 +785,7 @@ int repad_dwarf_info(struct repad_dw *dw, uint8_t *d, size_t size, const uint8_t
 			at_abbrev = (uint64_t)(c.p - d);
 			aoff = rd(&c, offsz);
 			if (type != 1 /* DW_UT_compile */ && type != 3 /* DW_UT_partial */) {
+				dw->loc_bad = true;
 				off = end;
 				continue;
 			}
@@ -715,6 +795,7 @@ int repad_dwarf_info(struct repad_dw *dw, uint8_t *d, size_t size, const uint8_t
 			asz = (unsigned int)rd(&c, 1);
 		} else {
 			dw->untouched++;
+			dw->loc_bad = true;
 			off = end;
 			continue;
 		}
@@ -722,6 +803,7 @@ int repad_dwarf_info(struct repad_dw *dw, uint8_t *d, size_t size, const uint8_t
 		r = find_rel(dw, at_abbrev);
 		if (r) {
 			if (r->sec != abbrev_sec || r->old < 0) {
+				dw->loc_bad = true;
 				off = end;
 				continue;
 			}
@@ -731,14 +813,19 @@ int repad_dwarf_info(struct repad_dw *dw, uint8_t *d, size_t size, const uint8_t
 		if (c.bad || !code || (asz != 4 && asz != 8) ||
 		    !find_abbrev(abbrev, abbrev_size, aoff, code, &a)) {
 			dw->untouched++;
+			dw->loc_bad = true;
 			off = end;
 			continue;
 		}
 		for (;;) {
 			uint64_t name = uleb(&a), form = uleb(&a), at = (uint64_t)(c.p - d);
 
-			if (a.bad || (!name && !form))
+			if (a.bad)
 				break;
+			if (!name && !form) {
+				die_ok = true;
+				break;
+			}
 			if (form == F_implicit_const)
 				uleb(&a);
 			if (form == F_indirect || !skip_form(&c, form, asz, offsz) || c.bad)
@@ -772,9 +859,24 @@ int repad_dwarf_info(struct repad_dw *dw, uint8_t *d, size_t size, const uint8_t
 				dw->fixed++;
 			}
 		}
+		if (dw->loc_sec && !dw->loc_bad) {
+			int ret;
+
+			if (!die_ok)
+				dw->loc_bad = true;
+			else if ((ret = walk_dies(dw, &c, d, abbrev, abbrev_size, aoff, asz, offsz)))
+				return ret;
+		}
 		off = end;
 	}
 	return 0;
+}
+
+static int cmp_u64_dw(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 /* A ULEB of v, padded with redundant continuation bytes to at least min bytes. */
@@ -982,5 +1084,165 @@ out:
 	free(o.v);
 	free(pts.points);
 	free(pts.pads);
+	return ret;
+}
+
+int repad_dwarf_loclists(struct repad_dw *dw, const uint8_t *d, size_t size,
+			 struct repad_dw_out *out)
+{
+	struct bytes o = { 0 };
+	struct cur c = { d, d + size, false };
+	uint64_t len, end, done;
+	unsigned int offsz = 4, version, asz, seg, count;
+	const uint8_t *copied = d;
+	size_t fixed = 0;
+	int ret = 0;
+
+	if (dw->loc_bad || dw->units != 1 || !dw->nloc_starts) {
+		if (dw->nloc_starts || dw->loc_bad)
+			dw->untouched++;
+		return 0;
+	}
+	len = rd(&c, 4);
+	if (len == 0xffffffff) {
+		len = rd(&c, 8);
+		offsz = 8;
+	} else if (len >= 0xfffffff0) {
+		c.bad = true;
+	}
+	if (c.bad || len > (uint64_t)(c.end - c.p)) {
+		elfio_error(dw->path, "%s: unit at 0 runs past the end of the section", dw->name);
+		return -EINVAL;
+	}
+	end = (uint64_t)(c.p - d) + len;
+	c.end = d + end;
+	version = (unsigned int)rd(&c, 2);
+	asz = (unsigned int)rd(&c, 1);
+	seg = (unsigned int)rd(&c, 1);
+	count = (unsigned int)rd(&c, 4);
+	/* one contribution, no offset table */
+	if (c.bad || version != 5 || (asz != 4 && asz != 8) || seg || count || end != size) {
+		dw->untouched++;
+		return 0;
+	}
+	qsort(dw->loc_starts, dw->nloc_starts, sizeof(uint64_t), cmp_u64_dw);
+	done = (uint64_t)(c.p - d);
+	for (size_t k = 0; k < dw->nloc_starts; k++) {
+		struct repad_dw_rel base = dw->cu_low;
+		uint64_t start = dw->loc_starts[k];
+
+		if (k && start == dw->loc_starts[k - 1])
+			continue;
+		if (start < done || start >= end)
+			goto skip;	/* overlapping lists, or not in the contribution */
+		c.p = d + start;
+		for (;;) {
+			unsigned int kind = (unsigned int)rd(&c, 1);
+			const uint8_t *pa, *qa, *pb, *qb;
+			const struct repad_dw_rel *r;
+			uint64_t a, b;
+
+			if (c.bad)
+				goto bad;
+			if (kind == 0)		/* DW_LLE_end_of_list */
+				break;
+			if (kind == 4) {	/* DW_LLE_offset_pair */
+				pa = c.p;
+				a = uleb(&c);
+				qa = c.p;
+				pb = c.p;
+				b = uleb(&c);
+				qb = c.p;
+				if (c.bad)
+					goto bad;
+				if (base.sec && dw->grows(dw->ctx, base.sec)) {
+					int64_t na, nb;
+
+					if (a > INT64_MAX / 4 || b > INT64_MAX / 4 || base.old < 0 ||
+					    base.old > INT64_MAX / 4)
+						goto skip;
+					na = dw->map(dw->ctx, base.sec, base.old + (int64_t)a, true) - base.new;
+					nb = dw->map(dw->ctx, base.sec, base.old + (int64_t)b, true) - base.new;
+					if (na < 0 || nb < na)
+						goto skip;
+					if ((uint64_t)na != a || (uint64_t)nb != b) {
+						ret = redo_uleb(&o, d, &copied, pa, qa, (uint64_t)na, &out[0]);
+						if (!ret)
+							ret = redo_uleb(&o, d, &copied, pb, qb, (uint64_t)nb,
+									&out[0]);
+						if (ret)
+							goto out;
+						fixed++;
+					}
+				}
+			} else if (kind == 6) {	/* DW_LLE_base_address */
+				r = find_rel(dw, (uint64_t)(c.p - d));
+				skip(&c, asz);
+				base = r ? *r : (struct repad_dw_rel){ 0 };
+				continue;
+			} else if (kind == 7) {	/* DW_LLE_start_end */
+				skip(&c, 2 * asz);
+			} else if (kind == 8) {	/* DW_LLE_start_length */
+				uint64_t at = (uint64_t)(c.p - d), nl;
+
+				r = find_rel(dw, at);
+				skip(&c, asz);
+				pa = c.p;
+				a = uleb(&c);
+				qa = c.p;
+				if (c.bad)
+					goto bad;
+				if (r && r->sec && dw->grows(dw->ctx, r->sec)) {
+					if (!new_length(dw, r->sec, r->old, r->new, a, 8, &nl))
+						goto skip;
+					if (nl != a) {
+						ret = redo_uleb(&o, d, &copied, pa, qa, nl, &out[0]);
+						if (ret)
+							goto out;
+						fixed++;
+					}
+				}
+			} else if (kind != 5) {	/* not DW_LLE_default_location: .debug_addr forms */
+				goto skip;
+			}
+			skip(&c, uleb(&c));	/* the counted location description */
+			if (c.bad)
+				goto bad;
+		}
+		done = (uint64_t)(c.p - d);
+	}
+	if (!fixed)
+		goto out;
+	ret = put(&o, copied, (size_t)(d + size - copied));
+	if (ret)
+		goto out;
+	{
+		uint64_t grown = 0;
+
+		for (size_t k = 0; k < out->n; k++)
+			grown += out->pads[k];
+		if (offsz == 4 && len + grown >= 0xfffffff0) {
+			elfio_error(dw->path, "%s: unit at 0 would outgrow 32-bit DWARF", dw->name);
+			ret = -EFBIG;
+			goto out;
+		}
+		poke(o.v + (offsz == 8 ? 4 : 0), offsz, len + grown);
+	}
+	dw->fixed += fixed;
+	out->buf = o.v;
+	out->size = o.n;
+	o.v = NULL;
+	goto out;
+bad:
+	elfio_error(dw->path, "%s: location list entry past the end of the section", dw->name);
+	ret = -EINVAL;
+	goto out;
+skip:
+	dw->untouched++;
+	out->n = 0;
+out:
+	if (ret || !out->buf)
+		out->n = 0;
+	free(o.v);
 	return ret;
 }

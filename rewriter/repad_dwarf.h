@@ -31,6 +31,10 @@ struct repad_dw {
 	bool (*grows)(const void *ctx, size_t sec);
 	size_t units;				/* .debug_info units (repad_dwarf_info) */
 	struct repad_dw_rel cu_low;		/* the last one's DW_AT_low_pc relocation */
+	size_t loc_sec;				/* .debug_loclists' index, 0: none */
+	uint64_t *loc_starts;			/* out: its lists named by DIEs (malloc'd) */
+	size_t nloc_starts, caploc_starts;
+	bool loc_bad;				/* out: DIEs not understood, lists unknown */
 	size_t untouched;			/* out: units left as they were, see .c */
 	size_t fixed;				/* out: values or rows corrected */
 };
@@ -73,6 +77,14 @@ int repad_dwarf_aranges(struct repad_dw *dw, uint8_t *d, size_t size);
  * that need more bytes grow the section (out->points/pads).
  */
 int repad_dwarf_rnglists(struct repad_dw *dw, const uint8_t *d, size_t size,
+			 struct repad_dw_out *out);
+
+/*
+ * .debug_loclists: DW_LLE_offset_pair and DW_LLE_start_length of the lists
+ * that the DIEs name (dw->loc_starts, from repad_dwarf_info() with
+ * dw->loc_sec set), in an object with one unit.
+ */
+int repad_dwarf_loclists(struct repad_dw *dw, const uint8_t *d, size_t size,
 			 struct repad_dw_out *out);
 
 #endif
