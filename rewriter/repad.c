@@ -57,13 +57,11 @@
  * DWARF quantities that the assembler resolved as label differences inside
  * a section are fixed by repad_dwarf.c (dwarf_fixups()): line-program
  * address advances, a unit's DW_AT_high_pc length, .debug_aranges lengths
- * and .debug_rnglists offset pairs.  Relocations from .debug_* sections to
- * exactly an insertion point name the end of the function before it
- * (map_target()).  Not adjusted: DW_LLE_offset_pair in .debug_loclists of
- * a unit with a single text section (see repad_dwarf.c); for code behind
- * an insertion point those location ranges are off by the padding before
- * it.  riscv64 objects built with relaxation relocate all of these, and
- * are left to the linker.
+ * and the offset pairs of .debug_rnglists and .debug_loclists (objects with
+ * one unit).  Relocations from .debug_* sections to exactly an insertion
+ * point name the end of the function before it (map_target()).  riscv64
+ * objects built with relaxation relocate all of these, and are left to the
+ * linker.
  */
 #include <elf.h>
 #include <errno.h>
@@ -1417,10 +1415,10 @@ static size_t dw_section(const struct repad *rp, const char *name)
 
 /*
  * The DWARF that the assembler resolved without relocations
- * (repad_dwarf.c): .debug_line and .debug_rnglists may grow (their own
- * insertion points, like a text section's; relocations in them and
- * DW_AT_stmt_list/DW_AT_ranges addends move with them), .debug_info and
- * .debug_aranges are patched in place.
+ * (repad_dwarf.c): .debug_line, .debug_rnglists and .debug_loclists may
+ * grow (their own insertion points, like a text section's; relocations in
+ * them and DW_AT_stmt_list/DW_AT_ranges/DW_AT_location addends move with
+ * them), .debug_info and .debug_aranges are patched in place.
  * Their new contents go to g->buf, which build() takes as they are.
  */
 static int dwarf_fixups(struct repad *rp)

@@ -41,14 +41,17 @@
  *    the section at that ULEB, as for .debug_line; a shorter one keeps its
  *    size with redundant continuation bytes.  Only in an object with one
  *    unit (which unit a contribution belongs to is otherwise not recorded
- *    without DW_AT_loclists_base): `ld -r` objects keep their lists.
- * Not handled: .debug_loclists.  GCC puts its location view lists
- * (DW_AT_GNU_locviews: bare ULEB pairs, no entry kind) between the
- * location lists, so that contribution can only be walked from the
- * DW_AT_location values of every DIE, which this file does not decode;
- * its DW_LLE_offset_pair entries stay off by the padding.  Nor DWARF 4
- * .debug_loc/.debug_ranges (GCC relocates their addresses) or split DWARF
- * (.debug_addr forms, refused per contribution).
+ *    without DW_AT_rnglists_base): `ld -r` objects keep their lists.
+ *  - .debug_loclists (DWARF 5): the same for DW_LLE_offset_pair and
+ *    DW_LLE_start_length.  GCC puts its location view lists
+ *    (DW_AT_GNU_locviews: bare ULEB pairs, no entry kind) between the
+ *    location lists, so the contribution is not walked in order: the
+ *    lists are those that the DIEs name (every DW_FORM_sec_offset
+ *    attribute relocated into .debug_loclists, but DW_AT_GNU_locviews),
+ *    found by walking all DIEs of the unit.
+ * Not handled: DWARF 4 .debug_loc/.debug_ranges (GCC relocates their
+ * addresses), .debug_addr forms (LLVM's DW_RLE_startx_length, split
+ * DWARF: that contribution is left as it is), objects with several units.
  */
 #include <errno.h>
 #include <inttypes.h>
