@@ -22,7 +22,7 @@
 #   idempotent       repadding a padded object inserts nothing
 #   dwarf            bench/repad/dwarfcheck.py (llvm-dwarfdump): the padded
 #                    program's line-table rows, DW_AT_call_return_pc, unit
-#                    DW_AT_high_pc, .debug_aranges and range lists name the
+#                    DW_AT_high_pc, .debug_aranges, range and location lists name the
 #                    same symbol+offset as the original's (riscv64: what
 #                    each variant's toolchain leaves to repad, see below)
 #   addr2line        the same file:line at every function entry of the
@@ -195,8 +195,8 @@ same_entry_lines() { # CROSS ORIG PAD OBJ...
 	entry_lines "$cross" "$p" "$@" >"$work/a2l.pad"
 	grep -q ' [^ ?][^ ]*:[0-9][0-9]*$' "$work/a2l.orig" && diff "$work/a2l.orig" "$work/a2l.pad"
 }
-check "dwarf: line rows, call_return_pc, CU high_pc, aranges, range lists as in the original" \
-	dwarf_same aarch64-linux-gnu-nm 'line-table row,DW_AT_call_return_pc,DW_AT_high_pc,aranges entry,DW_AT_ranges list entry' \
+check "dwarf: line rows, call_return_pc, CU high_pc, aranges, range and location lists as in the original" \
+	dwarf_same aarch64-linux-gnu-nm 'line-table row,DW_AT_call_return_pc,DW_AT_high_pc,aranges entry,DW_AT_ranges list entry,DW_AT_location list entry' \
 	"$work/prog.orig" "$work/prog.pad"
 check "addr2line: same file:line at every function entry" \
 	same_entry_lines aarch64-linux-gnu- "$work/prog.orig" "$work/prog.pad" $(for o in $objs; do echo "$fix/out/$o.o"; done)
@@ -327,10 +327,11 @@ for v in gc-relax gc-norelax g-relax g-norelax cl-gc cl-g; do
 	# relaxed: the linker computes high_pc from label differences, and a
 	# function's end label at an insertion point moves with the padding
 	# (not repad_dwarf.c's business): rows only.  LLVM's range lists go
-	# through .debug_addr (DW_RLE_startx_length), which repad leaves alone.
+	# and location lists go through .debug_addr (DW_RLE_startx_length), which
+	# repad leaves alone.
 	case $v in *-relax) kinds='line-table row,DW_AT_call_return_pc' ;;
 		cl-*) kinds='line-table row,DW_AT_call_return_pc,DW_AT_high_pc' ;;
-		*) kinds='line-table row,DW_AT_call_return_pc,DW_AT_high_pc,DW_AT_ranges list entry' ;; esac
+		*) kinds='line-table row,DW_AT_call_return_pc,DW_AT_high_pc,DW_AT_ranges list entry,DW_AT_location list entry' ;; esac
 	check "dwarf rv-$v: $kinds as in the original" \
 		dwarf_same riscv64-linux-gnu-nm "$kinds" \
 		"$work/rv-$v/prog.orig" "$work/rv-$v/prog.pad"
