@@ -1452,7 +1452,8 @@ static int dwarf_fixups(struct repad *rp)
 			continue;
 		g = &rp->g[idx];
 		id = elf_getdata(elf_getscn(rp->in, idx), NULL);
-		if (!id || !id->d_size || g->n || g->buf)
+		/* d_buf is NULL for an empty or SHT_NOBITS section: nothing to read */
+		if (!id || !id->d_size || !id->d_buf || g->n || g->buf)
 			continue;
 		ret = dw_rels(rp, idx, &rel, &dw.nrel);
 		if (ret)
@@ -1483,7 +1484,7 @@ static int dwarf_fixups(struct repad *rp)
 				Elf_Data *ad = abbrev ? elf_getdata(elf_getscn(rp->in, abbrev), NULL) : NULL;
 
 				dw.loc_sec = dw_section(rp, ".debug_loclists");
-				if (ad)
+				if (ad && ad->d_buf && ad->d_size)
 					ret = repad_dwarf_info(&dw, copy, id->d_size, ad->d_buf,
 							       ad->d_size, abbrev);
 				units = dw.units;

@@ -6,7 +6,7 @@ pkgs="make gcc pkg-config libelf-dev libdw-dev zlib1g-dev liblzma-dev libzstd-de
       gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu libc6-dev-arm64-cross libc6-dev-riscv64-cross
       binutils binutils-aarch64-linux-gnu binutils-riscv64-linux-gnu
       qemu-user elfutils python3 gzip xz-utils zstd clang libclang-rt-14-dev time
-      dpkg-dev"
+      dpkg-dev llvm-14"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
