@@ -920,6 +920,107 @@ static int redo_uleb(struct bytes *o, const uint8_t *d, const uint8_t **copied, 
 	return 0;
 }
 
+/*
+ * The list entries .debug_rnglists and .debug_loclists share, by their
+ * kind codes in each table (DWARF 5, 7.25 and 7.29).
+ */
+struct list_kinds {
+	unsigned int offset_pair, base_address, start_end, start_length;
+};
+
+static const struct list_kinds rle_kinds = { 4, 5, 6, 7 };	/* DW_RLE_* */
+static const struct list_kinds lle_kinds = { 4, 6, 7, 8 };	/* DW_LLE_* */
+
+enum list_entry_result {
+	ENTRY_DONE,		/* read (and fixed where needed) */
+	ENTRY_BASE,		/* a base address: *base changed, nothing follows it */
+	ENTRY_SKIP,		/* cannot be fixed safely: leave the unit as it is */
+	ENTRY_BAD,		/* runs past the end */
+	ENTRY_OTHER,		/* a kind not shared by both tables: the caller's */
+	ENTRY_ERROR,		/* *err set */
+};
+
+/*
+ * Read one entry of kind `kind` (its kind byte already read) at c; for an
+ * offset pair against the unit's base, or a start/length whose start is
+ * relocated against a grown section, re-encode the ULEB128s in o with the
+ * mapped values (new insertion points in pts).
+ */
+static enum list_entry_result list_entry(struct repad_dw *dw, const struct list_kinds *k,
+					 unsigned int kind, struct cur *c, const uint8_t *d,
+					 unsigned int asz, struct repad_dw_rel *base,
+					 struct bytes *o, const uint8_t **copied,
+					 struct repad_dw_out *pts, size_t *fixed, int *err)
+{
+	const uint8_t *pa, *qa, *pb, *qb;
+	const struct repad_dw_rel *r;
+	uint64_t a, b;
+
+	if (kind == k->offset_pair) {
+		pa = c->p;
+		a = uleb(c);
+		qa = c->p;
+		pb = c->p;
+		b = uleb(c);
+		qb = c->p;
+		if (c->bad)
+			return ENTRY_BAD;
+		if (base->sec && dw->grows(dw->ctx, base->sec)) {
+			int64_t na, nb;
+
+			if (a > INT64_MAX / 4 || b > INT64_MAX / 4 || base->old < 0 ||
+			    base->old > INT64_MAX / 4)
+				return ENTRY_SKIP;
+			na = dw->map(dw->ctx, base->sec, base->old + (int64_t)a, true) - base->new;
+			nb = dw->map(dw->ctx, base->sec, base->old + (int64_t)b, true) - base->new;
+			if (na < 0 || nb < na)
+				return ENTRY_SKIP;
+			if ((uint64_t)na != a || (uint64_t)nb != b) {
+				*err = redo_uleb(o, d, copied, pa, qa, (uint64_t)na, pts);
+				if (!*err)
+					*err = redo_uleb(o, d, copied, pb, qb, (uint64_t)nb, pts);
+				if (*err)
+					return ENTRY_ERROR;
+				(*fixed)++;
+			}
+		}
+		return ENTRY_DONE;
+	}
+	if (kind == k->base_address) {
+		r = find_rel(dw, (uint64_t)(c->p - d));
+		skip(c, asz);
+		*base = r ? *r : (struct repad_dw_rel){ 0 };
+		return c->bad ? ENTRY_BAD : ENTRY_BASE;
+	}
+	if (kind == k->start_end) {
+		skip(c, 2 * asz);
+		return c->bad ? ENTRY_BAD : ENTRY_DONE;
+	}
+	if (kind == k->start_length) {
+		uint64_t nl;
+
+		r = find_rel(dw, (uint64_t)(c->p - d));
+		skip(c, asz);
+		pa = c->p;
+		a = uleb(c);
+		qa = c->p;
+		if (c->bad)
+			return ENTRY_BAD;
+		if (r && r->sec && dw->grows(dw->ctx, r->sec)) {
+			if (!new_length(dw, r->sec, r->old, r->new, a, 8, &nl))
+				return ENTRY_SKIP;
+			if (nl != a) {
+				*err = redo_uleb(o, d, copied, pa, qa, nl, pts);
+				if (*err)
+					return ENTRY_ERROR;
+				(*fixed)++;
+			}
+		}
+		return ENTRY_DONE;
+	}
+	return ENTRY_OTHER;
+}
+
 int repad_dwarf_rnglists(struct repad_dw *dw, const uint8_t *d, size_t size,
 			 struct repad_dw_out *out)
 {
@@ -961,82 +1062,21 @@ int repad_dwarf_rnglists(struct repad_dw *dw, const uint8_t *d, size_t size,
 			    dw->units != 1;
 		while (!skip_unit && c.p < c.end) {
 			unsigned int kind = (unsigned int)rd(&c, 1);
-			const uint8_t *pa, *qa, *pb, *qb;
-			uint64_t a, b;
-			const struct repad_dw_rel *r;
+			enum list_entry_result e;
 
-			if (kind == 0) {
+			if (kind == 0) {		/* DW_RLE_end_of_list */
 				base = dw->cu_low;
 				continue;
 			}
-			if (kind == 4) {		/* DW_RLE_offset_pair */
-				pa = c.p;
-				a = uleb(&c);
-				qa = c.p;
-				pb = c.p;
-				b = uleb(&c);
-				qb = c.p;
-				if (c.bad)
-					break;
-				if (base.sec && dw->grows(dw->ctx, base.sec)) {
-					int64_t na, nb;
-
-					if (a > INT64_MAX / 4 || b > INT64_MAX / 4 || base.old < 0 ||
-					    base.old > INT64_MAX / 4) {
-						skip_unit = true;
-						break;
-					}
-					na = dw->map(dw->ctx, base.sec, base.old + (int64_t)a, true) - base.new;
-					nb = dw->map(dw->ctx, base.sec, base.old + (int64_t)b, true) - base.new;
-					if (na < 0 || nb < na) {
-						skip_unit = true;
-						break;
-					}
-					if ((uint64_t)na != a || (uint64_t)nb != b) {
-						ret = redo_uleb(&o, d, &copied, pa, qa, (uint64_t)na, &pts);
-						if (!ret)
-							ret = redo_uleb(&o, d, &copied, pb, qb, (uint64_t)nb, &pts);
-						if (ret)
-							goto out;
-						fixed++;
-					}
-				}
-			} else if (kind == 5) {		/* DW_RLE_base_address */
-				r = find_rel(dw, (uint64_t)(c.p - d));
-				skip(&c, asz);
-				base = r ? *r : (struct repad_dw_rel){ 0 };
-				continue;
-			} else if (kind == 6) {		/* DW_RLE_start_end */
-				skip(&c, 2 * asz);
-			} else if (kind == 7) {		/* DW_RLE_start_length */
-				uint64_t at = (uint64_t)(c.p - d), nl;
-
-				r = find_rel(dw, at);
-				skip(&c, asz);
-				pa = c.p;
-				a = uleb(&c);
-				qa = c.p;
-				if (c.bad)
-					break;
-				if (r && r->sec && dw->grows(dw->ctx, r->sec)) {
-					if (!new_length(dw, r->sec, r->old, r->new, a, 8, &nl)) {
-						skip_unit = true;
-						break;
-					}
-					if (nl != a) {
-						ret = redo_uleb(&o, d, &copied, pa, qa, nl, &pts);
-						if (ret)
-							goto out;
-						fixed++;
-					}
-				}
-			} else {
-				/* base_addressx, startx_*: through .debug_addr (split DWARF) */
+			e = list_entry(dw, &rle_kinds, kind, &c, d, asz, &base, &o, &copied, &pts,
+				       &fixed, &ret);
+			if (e == ENTRY_ERROR)
+				goto out;
+			if (e == ENTRY_BAD || c.bad)
+				break;
+			/* other kinds (base_addressx, startx_*) go through .debug_addr */
+			if (e == ENTRY_SKIP || e == ENTRY_OTHER)
 				skip_unit = true;
-				break;
-			}
-			if (c.bad)
-				break;
 		}
 		if (c.bad && !skip_unit) {
 			elfio_error(dw->path, "%s: list entry past the end of its unit at %#" PRIx64,
@@ -1141,73 +1181,25 @@ int repad_dwarf_loclists(struct repad_dw *dw, const uint8_t *d, size_t size,
 		c.p = d + start;
 		for (;;) {
 			unsigned int kind = (unsigned int)rd(&c, 1);
-			const uint8_t *pa, *qa, *pb, *qb;
-			const struct repad_dw_rel *r;
-			uint64_t a, b;
+			enum list_entry_result e;
 
 			if (c.bad)
 				goto bad;
 			if (kind == 0)		/* DW_LLE_end_of_list */
 				break;
-			if (kind == 4) {	/* DW_LLE_offset_pair */
-				pa = c.p;
-				a = uleb(&c);
-				qa = c.p;
-				pb = c.p;
-				b = uleb(&c);
-				qb = c.p;
-				if (c.bad)
-					goto bad;
-				if (base.sec && dw->grows(dw->ctx, base.sec)) {
-					int64_t na, nb;
-
-					if (a > INT64_MAX / 4 || b > INT64_MAX / 4 || base.old < 0 ||
-					    base.old > INT64_MAX / 4)
-						goto skip;
-					na = dw->map(dw->ctx, base.sec, base.old + (int64_t)a, true) - base.new;
-					nb = dw->map(dw->ctx, base.sec, base.old + (int64_t)b, true) - base.new;
-					if (na < 0 || nb < na)
-						goto skip;
-					if ((uint64_t)na != a || (uint64_t)nb != b) {
-						ret = redo_uleb(&o, d, &copied, pa, qa, (uint64_t)na, &out[0]);
-						if (!ret)
-							ret = redo_uleb(&o, d, &copied, pb, qb, (uint64_t)nb,
-									&out[0]);
-						if (ret)
-							goto out;
-						fixed++;
-					}
-				}
-			} else if (kind == 6) {	/* DW_LLE_base_address */
-				r = find_rel(dw, (uint64_t)(c.p - d));
-				skip(&c, asz);
-				base = r ? *r : (struct repad_dw_rel){ 0 };
-				continue;
-			} else if (kind == 7) {	/* DW_LLE_start_end */
-				skip(&c, 2 * asz);
-			} else if (kind == 8) {	/* DW_LLE_start_length */
-				uint64_t at = (uint64_t)(c.p - d), nl;
-
-				r = find_rel(dw, at);
-				skip(&c, asz);
-				pa = c.p;
-				a = uleb(&c);
-				qa = c.p;
-				if (c.bad)
-					goto bad;
-				if (r && r->sec && dw->grows(dw->ctx, r->sec)) {
-					if (!new_length(dw, r->sec, r->old, r->new, a, 8, &nl))
-						goto skip;
-					if (nl != a) {
-						ret = redo_uleb(&o, d, &copied, pa, qa, nl, &out[0]);
-						if (ret)
-							goto out;
-						fixed++;
-					}
-				}
-			} else if (kind != 5) {	/* not DW_LLE_default_location: .debug_addr forms */
+			e = list_entry(dw, &lle_kinds, kind, &c, d, asz, &base, &o, &copied, &out[0],
+				       &fixed, &ret);
+			if (e == ENTRY_ERROR)
+				goto out;
+			if (e == ENTRY_BAD)
+				goto bad;
+			if (e == ENTRY_SKIP)
 				goto skip;
-			}
+			if (e == ENTRY_BASE)
+				continue;
+			/* not DW_LLE_default_location (5): the .debug_addr forms */
+			if (e == ENTRY_OTHER && kind != 5)
+				goto skip;
 			skip(&c, uleb(&c));	/* the counted location description */
 			if (c.bad)
 				goto bad;
