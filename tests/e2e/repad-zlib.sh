@@ -306,6 +306,16 @@ check "example: padded prints what unpadded prints, both exit 0" \
 	sh -c "[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && grep -q 'large_inflate(): OK' '$work/ex2.out' && cmp -s '$work/ex1.out' '$work/ex2.out'"
 [ "$rc2" -eq 0 ] || showlog "$work/ex2.out"
 
+# DWARF: the padded programs' line rows, location and range lists,
+# DW_AT_call_return_pc, unit DW_AT_high_pc and aranges name the same
+# symbol+offset as the unpadded ones' (bench/repad/dwarfcheck.py, with
+# llvm-dwarfdump; before repad_dwarf.c 84% of the line rows were off)
+for p in example minigzip; do
+	check "dwarf: $p's line rows, location/range lists, call_return_pc, high_pc, aranges agree" \
+		"$PY" "$root/bench/repad/dwarfcheck.py" "$work/orig/$p" "$work/pad/$p" --show 3 \
+		--only 'line-table row,DW_AT_location list entry,DW_AT_ranges list entry,DW_AT_call_return_pc,DW_AT_high_pc,aranges entry'
+done
+
 # Test data: empty, small text, zlib's own sources, a binary, and 16 MiB of
 # text, binary and random bytes mixed.
 d=$work/data
