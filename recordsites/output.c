@@ -71,18 +71,13 @@ void record_symbolize(struct record *r, uint64_t addr, const struct elfio_symbol
 		snprintf(buf, len, "%s-0x%" PRIx64, name, f->addr - addr);
 }
 
-/* An address for the text outputs: section+offset in an object, escaped. */
+/* An address for the text outputs: elfio's form, with a section name escaped. */
 void record_text_addr(struct record *r, uint64_t addr, char *buf, size_t len)
 {
-	struct elfio_section *s = elfio_is_rel(r->e) ? elfio_addr_to_sec(r->e, addr) : NULL;
-	char name[200];
+	char raw[256];
 
-	if (!s) {
-		snprintf(buf, len, "0x%" PRIx64, addr);
-		return;
-	}
-	record_text_name(name, sizeof(name), s->name);
-	snprintf(buf, len, "%s+0x%" PRIx64, name, addr - s->addr);
+	elfio_format_addr(r->e, addr, raw, sizeof(raw));
+	record_text_name(buf, len, raw);
 }
 
 /* A JSON string (or null), escaped; names come from the image and may hold anything. */

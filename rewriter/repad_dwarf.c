@@ -230,6 +230,37 @@ static void poke(uint8_t *p, unsigned int n, uint64_t v)
 		p[i] = (uint8_t)(v >> 8 * i);
 }
 
+/*
+ * A unit whose contents moved: its insertion points `pts` (those of this
+ * unit only) join `out` unless they are already there (pts == out), and
+ * its unit_length, written at `at` in o as the input had it (offsz 4 or
+ * 8), grows by their padding.  The unit starts at `off` in the section.
+ */
+static int grow_unit(struct repad_dw *dw, struct repad_dw_out *out,
+		     const struct repad_dw_out *pts, struct bytes *o, size_t at,
+		     unsigned int offsz, uint64_t len, uint64_t off)
+{
+	uint64_t grown = 0;
+
+	for (size_t k = 0; k < pts->n; k++) {
+		grown += pts->pads[k];
+		if (pts != out) {
+			int ret = push_point(out, pts->points[k], pts->pads[k]);
+
+			if (ret)
+				return ret;
+		}
+	}
+	if (offsz == 4 && len + grown >= 0xfffffff0) {
+		elfio_error(dw->path, "%s: unit at %#" PRIx64 " would outgrow 32-bit DWARF",
+			    dw->name, off);
+		return -EFBIG;
+	}
+	/* the new unit_length, same size */
+	poke(o->v + at + (offsz == 8 ? 4 : 0), offsz, len + grown);
+	return 0;
+}
+
 /* Line program header fields that the copy needs. */
 struct lnhdr {
 	unsigned int version, min_inst, max_ops, opcode_base, line_range;
@@ -475,22 +506,9 @@ int repad_dwarf_line(struct repad_dw *dw, const uint8_t *d, size_t size,
 			}
 		}
 		if (st && rows) {
-			uint64_t grown = 0;
-
-			for (size_t k = 0; k < pts.n; k++) {
-				grown += pts.pads[k];
-				ret = push_point(out, pts.points[k], pts.pads[k]);
-				if (ret)
-					goto out;
-			}
-			if (offsz == 4 && len + grown >= 0xfffffff0) {
-				elfio_error(dw->path, "%s: unit at %#" PRIx64 " would outgrow 32-bit DWARF",
-					    dw->name, off);
-				ret = -EFBIG;
+			ret = grow_unit(dw, out, &pts, &o, base, offsz, len, off);
+			if (ret)
 				goto out;
-			}
-			/* the new unit_length, same size */
-			poke(o.v + base + (offsz == 8 ? 4 : 0), offsz, len + grown);
 			changed = true;
 			dw->fixed += rows;
 		} else {
@@ -1085,24 +1103,11 @@ int repad_dwarf_rnglists(struct repad_dw *dw, const uint8_t *d, size_t size,
 			goto out;
 		}
 		if (!skip_unit && fixed) {
-			uint64_t grown = 0;
-
 			ret = put(&o, copied, (size_t)(d + end - copied));
+			if (!ret)
+				ret = grow_unit(dw, out, &pts, &o, base_n, offsz, len, off);
 			if (ret)
 				goto out;
-			for (size_t k = 0; k < pts.n; k++) {
-				grown += pts.pads[k];
-				ret = push_point(out, pts.points[k], pts.pads[k]);
-				if (ret)
-					goto out;
-			}
-			if (offsz == 4 && len + grown >= 0xfffffff0) {
-				elfio_error(dw->path, "%s: unit at %#" PRIx64 " would outgrow 32-bit DWARF",
-					    dw->name, off);
-				ret = -EFBIG;
-				goto out;
-			}
-			poke(o.v + base_n + (offsz == 8 ? 4 : 0), offsz, len + grown);
 			changed = true;
 			dw->fixed += fixed;
 		} else {
@@ -1209,20 +1214,10 @@ int repad_dwarf_loclists(struct repad_dw *dw, const uint8_t *d, size_t size,
 	if (!fixed)
 		goto out;
 	ret = put(&o, copied, (size_t)(d + size - copied));
+	if (!ret)	/* the one contribution, at 0; its points are already in out */
+		ret = grow_unit(dw, out, out, &o, 0, offsz, len, 0);
 	if (ret)
 		goto out;
-	{
-		uint64_t grown = 0;
-
-		for (size_t k = 0; k < out->n; k++)
-			grown += out->pads[k];
-		if (offsz == 4 && len + grown >= 0xfffffff0) {
-			elfio_error(dw->path, "%s: unit at 0 would outgrow 32-bit DWARF", dw->name);
-			ret = -EFBIG;
-			goto out;
-		}
-		poke(o.v + (offsz == 8 ? 4 : 0), offsz, len + grown);
-	}
 	dw->fixed += fixed;
 	out->buf = o.v;
 	out->size = o.n;
