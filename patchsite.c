@@ -268,6 +268,12 @@ static int cmd_record(int argc, char **argv)
 	if (!e)
 		return EXIT_ERROR;
 	ret = record_scan(e, &ro, &r);
+	if (!ret) {
+		/* how the layout was established, and whether the table agrees */
+		char what[1024];
+		record_describe(r, what, sizeof(what));
+		fprintf(stderr, "patchsite: %s: %s\n", argv[optind], what);
+	}
 	if (!ret && in_place) {
 		struct inplace_report rep;
 		ret = record_write_in_place(r, &io, out ? out : argv[optind], &rep);

@@ -46,8 +46,15 @@ struct arch_insn {
 #define ARCH_DECODE_BAD		(-1)	/* not a valid instruction */
 #define ARCH_DECODE_TRUNC	(-2)	/* instruction runs past the end of the buffer */
 
+/* Flavour policy bits (arch_ops.policy) */
+#define ARCH_POLICY_NOP_MCOUNT		0x1	/* a call_len-byte NOP at entry can be a site
+						   (x86 -mnop-mcount, objtool --mnop) */
+#define ARCH_POLICY_PFE_IS_PADDING	0x2	/* beside entry calls, __patchable_function_entries
+						   is call padding, not ftrace's (x86 kernels) */
+
 struct arch_ops {
 	const char *name;		/* "x86_64", "arm64", "riscv64" */
+	unsigned int policy;		/* ARCH_POLICY_* */
 	unsigned int machine;		/* EM_X86_64, EM_AARCH64, EM_RISCV */
 	unsigned int insn_align;	/* minimum instruction alignment: 1, 4, 2 */
 	unsigned int call_len;		/* length of the entry call that ftrace patches:

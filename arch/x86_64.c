@@ -660,6 +660,7 @@ static int x86_encode_call(uint8_t *buf, uint64_t from, uint64_t to)
 const struct arch_ops arch_x86_64 = {
 	.name = "x86_64",
 	.machine = EM_X86_64,
+	.policy = ARCH_POLICY_NOP_MCOUNT | ARCH_POLICY_PFE_IS_PADDING,
 	.insn_align = 1,
 	.call_len = 5,
 	.literal_size = 0,

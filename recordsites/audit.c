@@ -9,7 +9,11 @@
  *  - every non-zero table entry that does not verify as a site (zero entries
  *    were cleared by the build, as sorttable does for weak leftovers);
  *  - every site that no table lists, when the image has a table at all;
- *  - every entry listed twice in a table.
+ *  - every entry listed twice in a table;
+ *  - once per table, a table whose entries are consistently off from the
+ *    sites by the same distance: a table recorded for another patch-area
+ *    layout (or with one applied to the wrong configuration), which the
+ *    per-entry findings show only as many unrelated stale and missing ones.
  * Each finding names the function and, with DWARF, the CU and its
  * DW_AT_producer, so "why is this one misaligned" has an answer.
  */
@@ -26,6 +30,7 @@ static const char *const kind_names[FIND_COUNT] = {
 	[FIND_DUPLICATE] = "duplicate",
 	[FIND_SHORT] = "short",
 	[FIND_UNSORTED] = "unsorted",
+	[FIND_SHIFTED] = "shifted",
 };
 
 const char *finding_kind_name(enum finding_kind k)
@@ -108,6 +113,65 @@ static void describe_stale(struct record *r, uint64_t v, struct finding *fd)
 		snprintf(fd->msg, sizeof(fd->msg),
 			 "table entry is not a patch site; the function has none");
 	}
+}
+
+/* The site nearest to v (within 64 bytes), or NULL. */
+static const struct site *nearest_site(const struct record *r, uint64_t v)
+{
+	size_t lo = 0, hi = r->nsites;
+	const struct site *best = NULL;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r->sites[mid].addr < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo ? lo - 1 : 0; i < r->nsites && i <= lo; i++) {
+		uint64_t d = r->sites[i].addr > v ? r->sites[i].addr - v : v - r->sites[i].addr;
+		if (d <= 64 && (!best || d < (best->addr > v ? best->addr - v : v - best->addr)))
+			best = &r->sites[i];
+	}
+	return best;
+}
+
+/*
+ * One finding for a table whose entries are off from the sites by the same
+ * distance: at least half of its non-zero entries, and at least two.  0, or
+ * -ENOMEM.
+ */
+static int check_shift(struct record *r, struct audit *a, const struct site_table *tb,
+		       size_t nonzero)
+{
+	size_t hist[129] = { 0 }, best = 64;
+	struct finding *fd;
+
+	for (size_t i = 0; i < tb->count; i++) {
+		uint64_t v = tb->entries[i].value;
+		const struct site *s;
+		if (!v || record_find(r, v) >= 0 || !(s = nearest_site(r, v)))
+			continue;
+		hist[64 + (int64_t)(v - s->addr)]++;
+	}
+	for (size_t d = 0; d < 129; d++)
+		if (d != 64 && hist[d] > hist[best])
+			best = d;
+	if (best == 64 || hist[best] < 2 || hist[best] * 2 < nonzero)
+		return 0;
+	int64_t delta = (int64_t)best - 64;
+	fd = add(a, FIND_SHIFTED, tb->start, NULL);
+	if (!fd)
+		return -ENOMEM;
+	fd->table = tb->name;
+	snprintf(fd->msg, sizeof(fd->msg),
+		 "%zu of the %zu entries of table '%s' are %" PRId64 " bytes %s the sites they "
+		 "belong to: the table was recorded for another patch-area layout than the "
+		 "code has (%s)", hist[best], nonzero, tb->name, delta < 0 ? -delta : delta,
+		 delta < 0 ? "before" : "after", r->ev.main.kind == LAYOUT_AREA ?
+		 (r->pre_bytes ? "the sites are the first NOPs before the symbol" :
+		  "the sites are the first NOPs at entry") : "the sites are the calls");
+	return 0;
 }
 
 /* Order of findings: address, kind, then position found (ctx: the array). */
@@ -198,6 +262,13 @@ int audit_run(struct record *r, struct audit *a)
 				 "table '%s' is not sorted (%zu descents, the first at slot %zu); a "
 				 "kernel built with CONFIG_BUILDTIME_MCOUNT_SORT binary-searches it "
 				 "without sorting it again", tb->name, descents, first);
+		}
+		size_t nonzero = 0;
+		for (size_t i = 0; i < tb->count; i++)
+			nonzero += tb->entries[i].value != 0;
+		if (check_shift(r, a, tb, nonzero)) {
+			free(vals);
+			goto out;
 		}
 		for (size_t i = 0; i < tb->count; i++) {
 			uint64_t v = tb->entries[i].value;
@@ -338,26 +409,17 @@ void audit_free(struct audit *a)
 }
 
 
-static const char *layout(struct record *r, char *buf, size_t len)
-{
-	if (r->patchable && r->post_known)
-		snprintf(buf, len, "patch area %u bytes before the symbol, %u after", r->pre_bytes,
-			 r->post_bytes);
-	else if (r->patchable)
-		snprintf(buf, len, "patch area %u bytes before the symbol", r->pre_bytes);
-	else
-		snprintf(buf, len, "%s", r->has_calls ? "calls to mcount/fentry" :
-			 r->nop_mcount ? "5-byte NOPs at entry" : "no patch sites found");
-	return buf;
-}
-
 int audit_print(struct record *r, const struct audit *a, bool json, FILE *o)
 {
-	char addr[256], fn[512], lay[128], cu[512];
+	char addr[256], fn[512], lay[1024], cu[512];
 
 	if (json) {
 		fprintf(o, "{\"machine\":\"%s\",\"sites\":%zu,\"layout\":", r->arch->name, r->nsites);
-		record_json_string(o, layout(r, lay, sizeof(lay)));
+		record_describe_layout(r, &r->ev.main, lay, sizeof(lay));
+		record_json_string(o, lay);
+		fputs(",\"evidence\":", o);
+		record_describe(r, lay, sizeof(lay));
+		record_json_string(o, lay);
 		fputs(",\"tables\":[", o);
 		for (size_t t = 0; t < r->ntables; t++) {
 			fprintf(o, "%s{\"name\":", t ? "," : "");
@@ -394,12 +456,8 @@ int audit_print(struct record *r, const struct audit *a, bool json, FILE *o)
 		return 0;
 	}
 
-	fprintf(o, "%s %s: %zu patch sites (%s)", r->arch->name,
-		elfio_is_rel(r->e) ? "object" : "image", r->nsites, layout(r, lay, sizeof(lay)));
-	for (size_t t = 0; t < r->ntables; t++)
-		fprintf(o, "%s%s: %zu entries", t ? ", " : "; ", r->tables[t].name,
-			r->tables[t].count);
-	fputc('\n', o);
+	record_describe(r, lay, sizeof(lay));
+	fprintf(o, "%s\n", lay);
 	for (size_t i = 0; i < a->n; i++) {
 		const struct finding *f = &a->v[i];
 		record_text_addr(r, f->addr, addr, sizeof(addr));

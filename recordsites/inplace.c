@@ -33,17 +33,6 @@ struct covered {
 	struct elfio_rela cur;
 };
 
-static const struct site_table *choose_table(struct record *r)
-{
-	static const enum table_kind order[] = { TABLE_REGION, TABLE_MCOUNT_LOC, TABLE_PFE };
-
-	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++)
-		for (size_t t = 0; t < r->ntables; t++)
-			if (r->tables[t].kind == order[k])
-				return &r->tables[t];
-	return NULL;
-}
-
 static void le64(uint8_t *p, uint64_t v)
 {
 	for (int i = 0; i < 8; i++)
@@ -100,7 +89,7 @@ int record_write_in_place(struct record *r, const struct inplace_options *o, con
 			  "--format=elf and link the table object with it");
 		return -EINVAL;
 	}
-	tb = choose_table(r);
+	tb = record_table_under_test(r);
 	if (!tb) {
 		elfio_err(r->e, "has no reserved table (no __start_mcount_loc/__stop_mcount_loc "
 			  "region, no __mcount_loc or __patchable_function_entries section)");

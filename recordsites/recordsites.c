@@ -16,17 +16,20 @@
  *     R_*_RELATIVE relocation that covers it (arm64 kernels linked with
  *     --no-apply-dynamic-relocs keep zeros in place); in ET_REL it is the
  *     relocation's symbol + addend.
- *  3. Work out the flavours from what the entries decode as, not from names:
- *     calls to a target, x86 5-byte NOPs at entry (-mnop-mcount), or NOP
- *     areas around a symbol (-fpatchable-function-entry), whose size before
- *     and after the symbol is the most common one the table shows.
- *  4. Candidates: table entries, calls found by decoding functions (or whole
- *     text sections when there are no symbols), and function entries for the
- *     flavours that have no call to find.  Each one is verified by decoding
- *     the bytes at its address as its flavour; with a symbol table it must
- *     also lie inside a sized function (counting the area before the symbol
- *     for pre-entry NOPs), which is the kernel's sorttable rule and drops the
- *     leftovers of overridden weak functions.
+ *  3. Establish the layout.  In a linked image it comes from evidence that
+ *     is independent of the table under test (evidence.c): what the user
+ *     stated, the DWARF units' producer flags, a vote of the functions'
+ *     shapes, a second table; the calls found by a sweep of the functions
+ *     take part in the vote.  In a relocatable object the compiler's own
+ *     relocations and tables are the evidence: the flavours are what their
+ *     entries decode as (rs_detect_from_tables).
+ *  4. Candidates: the calls the sweep found, the entry of every function
+ *     whose layout gives it a NOP-shaped site, and the table entries.  Each
+ *     one is verified by decoding the bytes at its address as the layout of
+ *     its function says; with a symbol table it must also lie inside a sized
+ *     function (counting the area before the symbol for pre-entry NOPs),
+ *     which is the kernel's sorttable rule and drops the leftovers of
+ *     overridden weak functions.
  */
 #include <elf.h>
 #include <errno.h>
@@ -35,32 +38,8 @@
 
 #include <elfutils/libdwelf.h>
 
-#include "recordsites.h"
+#include "record_priv.h"
 
-struct target {
-	uint64_t addr;
-	bool entry;		/* __fentry__: must be at function entry */
-};
-
-struct record_priv {
-	struct target *targets;		/* sorted by addr */
-	size_t ntargets;
-	struct target *slots;		/* GOT slots holding a target, sorted */
-	size_t nslots;
-	struct target *relsites;	/* ET_REL: call insns with an mcount reloc, sorted */
-	size_t nrelsites;
-	struct target *alignpts;	/* ET_REL: addresses an R_*_ALIGN pads up to, with
-					   .entry = alignment >= the literal's */
-	size_t nalignpts;
-	struct elfio_rela *dynrel;	/* linked: SHF_ALLOC relocations, sorted by offset */
-	size_t ndynrel;
-	struct elfio_section *cache;	/* last text section touched */
-	struct table_key *tset;		/* (start, end) of every table: a hash set */
-	size_t tset_cap;		/* its slots, a power of two (0: none yet) */
-	size_t tables_cap;		/* room in record.tables */
-	bool entry_only;		/* every target is an entry target */
-	unsigned int nop_unit;
-};
 
 static const char *const flavour_names[FLAVOUR_COUNT] = {
 	[FLAVOUR_FENTRY] = "fentry",
@@ -104,7 +83,7 @@ static int cmp_target(const void *a, const void *b)
 	return (int)x->entry - (int)y->entry;
 }
 
-static const struct target *find_target(const struct target *v, size_t n, uint64_t addr)
+const struct target *rs_find_target(const struct target *v, size_t n, uint64_t addr)
 {
 	size_t lo = 0, hi = n;
 
@@ -118,7 +97,7 @@ static const struct target *find_target(const struct target *v, size_t n, uint64
 	return lo < n && v[lo].addr == addr ? &v[lo] : NULL;
 }
 
-static int push_target(struct target **v, size_t *n, uint64_t addr, bool entry)
+int rs_push_target(struct target **v, size_t *n, uint64_t addr, bool entry)
 {
 	struct target *nv = *v;
 
@@ -169,7 +148,7 @@ static const uint8_t *text_at(struct record *r, uint64_t addr, size_t *avail)
 	return s->data + off;
 }
 
-static int decode_at(struct record *r, uint64_t addr, struct arch_insn *insn)
+int rs_decode_at(struct record *r, uint64_t addr, struct arch_insn *insn)
 {
 	size_t avail;
 	const uint8_t *b = text_at(r, addr, &avail);
@@ -181,17 +160,17 @@ static int decode_at(struct record *r, uint64_t addr, struct arch_insn *insn)
 }
 
 /* Length of a landing pad (ENDBR64, BTI C) at addr, else 0. */
-static unsigned int landing_len(struct record *r, uint64_t addr)
+unsigned int rs_landing_len(struct record *r, uint64_t addr)
 {
 	struct arch_insn in;
 
-	if (decode_at(r, addr, &in) == ARCH_DECODE_OK && in.kind == INSN_LANDING)
+	if (rs_decode_at(r, addr, &in) == ARCH_DECODE_OK && in.kind == INSN_LANDING)
 		return in.len;
 	return 0;
 }
 
 /* Is the decoded call at addr a call to an mcount target?  *entry tells which kind. */
-static bool is_mcount_call(struct record *r, uint64_t addr, const struct arch_insn *in, bool *entry)
+bool rs_is_mcount_call(struct record *r, uint64_t addr, const struct arch_insn *in, bool *entry)
 {
 	struct record_priv *p = r->priv;
 	const struct target *t;
@@ -200,21 +179,21 @@ static bool is_mcount_call(struct record *r, uint64_t addr, const struct arch_in
 		return false;
 	if (elfio_is_rel(r->e)) {
 		/* The displacement must be the one the mcount relocation fills. */
-		t = find_target(p->relsites, p->nrelsites, addr);
+		t = rs_find_target(p->relsites, p->nrelsites, addr);
 		if (!t)
 			return false;
 		*entry = t->entry;
 		return true;
 	}
 	if (in->kind == INSN_CALL) {
-		t = find_target(p->targets, p->ntargets, in->target);
+		t = rs_find_target(p->targets, p->ntargets, in->target);
 	} else {
-		t = find_target(p->slots, p->nslots, in->target);
+		t = rs_find_target(p->slots, p->nslots, in->target);
 		if (!t) {
 			uint64_t v;
 			/* a GOT slot the static linker filled with the target itself */
 			if (elfio_read_u64(r->e, in->target, &v) == 0)
-				t = find_target(p->targets, p->ntargets, v);
+				t = rs_find_target(p->targets, p->ntargets, v);
 		}
 	}
 	if (!t)
@@ -226,28 +205,35 @@ static bool is_mcount_call(struct record *r, uint64_t addr, const struct arch_in
 /* Function entry: the symbol, or just after its landing pad. */
 static bool at_entry(struct record *r, const struct elfio_symbol *f, uint64_t addr)
 {
-	return addr == f->addr || (addr > f->addr && addr == f->addr + landing_len(r, f->addr));
+	return addr == f->addr || (addr > f->addr && addr == f->addr + rs_landing_len(r, f->addr));
 }
 
-static bool is_patch_nop(const struct record *r, const struct arch_insn *in)
+bool rs_is_patch_nop(const struct record *r, const struct arch_insn *in)
 {
 	return in->kind == INSN_NOP && in->len < 32 && (r->arch->patch_nop_sizes & (1u << in->len));
+}
+
+/* A NOP of exactly `unit` bytes, or any patch unit when unit is 0. */
+static bool is_unit_nop(const struct record *r, const struct arch_insn *in, unsigned int unit)
+{
+	return rs_is_patch_nop(r, in) && (!unit || in->len == unit);
 }
 
 /*
  * Decode NOPs from *addr covering exactly `bytes`; advance *addr.  The
  * compiler fills a patch area with NOP units (x86 0x90, arm64 NOP, riscv
  * c.nop or nop): a multi-byte x86 NOP of the same size is a different
- * instruction, not a patch area, so each NOP must be a unit (the arch's
- * patch_nop_sizes; riscv objects with and without C mix in one image).
+ * instruction, not a patch area, and a riscv image built with C has c.nop
+ * areas while its static keys and alternatives are 4-byte nops, so each
+ * NOP must be the layout's unit (unit 0: any of the arch's patch units).
  */
-static bool nops_exactly(struct record *r, uint64_t *addr, unsigned int bytes)
+static bool nops_exactly(struct record *r, uint64_t *addr, unsigned int bytes, unsigned int unit)
 {
 	struct arch_insn in;
 	uint64_t a = *addr, end = *addr + bytes;
 
 	while (a < end) {
-		if (decode_at(r, a, &in) != ARCH_DECODE_OK || !is_patch_nop(r, &in))
+		if (rs_decode_at(r, a, &in) != ARCH_DECODE_OK || !is_unit_nop(r, &in, unit))
 			return false;
 		a += in.len;
 	}
@@ -257,15 +243,63 @@ static bool nops_exactly(struct record *r, uint64_t *addr, unsigned int bytes)
 	return true;
 }
 
-/* Count bytes of NOP units from addr, up to limit. */
-static unsigned int nop_run(struct record *r, uint64_t addr, unsigned int limit)
+unsigned int rs_nop_run(struct record *r, uint64_t addr, unsigned int unit, unsigned int limit)
 {
 	struct arch_insn in;
 	unsigned int n = 0;
 
-	while (n < limit && decode_at(r, addr + n, &in) == ARCH_DECODE_OK && is_patch_nop(r, &in))
+	while (n < limit && rs_decode_at(r, addr + n, &in) == ARCH_DECODE_OK &&
+	       is_unit_nop(r, &in, unit))
 		n += in.len;
 	return n;
+}
+
+/*
+ * NOP bytes just before addr, walking back one NOP at a time, not below lo,
+ * up to limit.  With unit 0 each step tries the architecture's NOP sizes
+ * largest first and takes one that decodes as a NOP of exactly that length:
+ * on riscv a 4-byte NOP's upper half (0x0000) is not an instruction, and
+ * two C.NOPs do not decode as a 4-byte instruction, so the walk is
+ * unambiguous even where a link mixes rv64g and rv64gc objects.
+ */
+unsigned int rs_nops_before(struct record *r, uint64_t addr, uint64_t lo, unsigned int unit,
+			    unsigned int limit)
+{
+	unsigned int sizes = unit ? 1u << unit : r->arch->patch_nop_sizes, n = 0;
+
+	for (;;) {
+		unsigned int step = 0;
+
+		for (unsigned int u = 16; u >= 1 && !step; u--) {
+			struct arch_insn in;
+
+			if (!(sizes & (1u << u)) || n + u > limit || addr < n + u ||
+			    addr - n - u < lo)
+				continue;
+			if (rs_decode_at(r, addr - n - u, &in) == ARCH_DECODE_OK &&
+			    in.kind == INSN_NOP && in.len == u)
+				step = u;
+		}
+		if (!step)
+			return n;
+		n += step;
+	}
+}
+
+/* The function starting exactly at addr (the first of its aliases), or NULL. */
+static const struct elfio_symbol *function_starting(struct record *r, uint64_t addr)
+{
+	const struct elfio_symbol *f = elfio_function_at(r->e, addr, 0);
+
+	return f && f->addr == addr ? f : NULL;
+}
+
+/* Does the layout of function f (linked images) allow this kind of site? */
+static bool layout_is(struct record *r, const struct elfio_symbol *f, enum layout_kind k)
+{
+	if (elfio_is_rel(r->e))
+		return true;	/* objects: the flavours the compiler's tables show */
+	return record_layout_at(r, f ? f->addr : 0)->kind == k;
 }
 
 static bool verify_call(struct record *r, uint64_t addr, struct site *s)
@@ -273,7 +307,7 @@ static bool verify_call(struct record *r, uint64_t addr, struct site *s)
 	struct arch_insn in;
 	bool entry = false;
 
-	if (decode_at(r, addr, &in) != ARCH_DECODE_OK || !is_mcount_call(r, addr, &in, &entry))
+	if (rs_decode_at(r, addr, &in) != ARCH_DECODE_OK || !rs_is_mcount_call(r, addr, &in, &entry))
 		return false;
 	s->flavour = entry ? FLAVOUR_FENTRY : FLAVOUR_MCOUNT;
 	if (r->has_symbols) {
@@ -283,14 +317,14 @@ static bool verify_call(struct record *r, uint64_t addr, struct site *s)
 		if (entry && !at_entry(r, s->func, addr))
 			return false;
 	}
-	return true;
+	return layout_is(r, s->func, LAYOUT_CALLS);
 }
 
 static bool verify_nop_mcount(struct record *r, uint64_t addr, struct site *s)
 {
 	struct arch_insn in;
 
-	if (decode_at(r, addr, &in) != ARCH_DECODE_OK || in.kind != INSN_NOP ||
+	if (rs_decode_at(r, addr, &in) != ARCH_DECODE_OK || in.kind != INSN_NOP ||
 	    in.len != r->arch->call_len)
 		return false;
 	s->flavour = FLAVOUR_FENTRY_NOP;
@@ -299,51 +333,42 @@ static bool verify_nop_mcount(struct record *r, uint64_t addr, struct site *s)
 		if (!s->func || !at_entry(r, s->func, addr))
 			return false;
 	}
-	return true;
+	return layout_is(r, s->func, LAYOUT_NOP5);
 }
 
-static bool verify_patchable(struct record *r, uint64_t addr, struct site *s)
+/*
+ * The area of layout l at addr: l->pre bytes of NOP units, the symbol (of
+ * f, when the image has symbols), a landing pad, l->post bytes of NOP
+ * units (post 0: at least one unit).
+ */
+static bool verify_area_at(struct record *r, uint64_t addr, const struct layout *l,
+			   const struct elfio_symbol *f, struct site *s)
 {
 	uint64_t a = addr;
 
-	if (r->has_symbols) {
-		const struct elfio_symbol *f;
-
-		if (r->pre_bytes) {
-			f = elfio_function_at(r->e, addr + r->pre_bytes, 0);
-			if (!f || f->addr != addr + r->pre_bytes)
-				return false;
-			if (!nops_exactly(r, &a, r->pre_bytes))
-				return false;
-			a += landing_len(r, a);
-		} else {
-			f = elfio_function_at(r->e, addr, 0);
-			if (!f || !at_entry(r, f, addr))
-				return false;
-		}
-		s->func = f;
-	} else {
-		if (r->pre_bytes) {
-			if (!nops_exactly(r, &a, r->pre_bytes))
-				return false;
-			a += landing_len(r, a);
-		}
-	}
-	if (r->post_known) {
-		if (!nops_exactly(r, &a, r->post_bytes))
+	if (l->pre) {
+		if (!nops_exactly(r, &a, l->pre, l->unit))
 			return false;
-	} else if (!nop_run(r, a, 1)) {
+		a += rs_landing_len(r, a);
+	} else if (f && !at_entry(r, f, addr)) {
 		return false;
 	}
-	if (r->arch->literal_size && r->pre_bytes == r->arch->literal_size) {
+	if (l->post) {
+		if (!nops_exactly(r, &a, l->post, l->unit))
+			return false;
+	} else if (!rs_nop_run(r, a, l->unit, 1)) {
+		return false;
+	}
+	s->func = f;
+	if (r->arch->literal_size && l->pre == r->arch->literal_size) {
 		s->flavour = FLAVOUR_CALL_OPS;
 		s->misaligned = (addr % r->align) != 0;
 		if (elfio_is_rel(r->e)) {
 			/* in an object, alignment is the offset's and the section's, or
 			   what an alignment relocation will make of it at link time */
 			struct elfio_section *sec = elfio_addr_to_sec(r->e, addr);
-			const struct target *ap = find_target(r->priv->alignpts,
-							      r->priv->nalignpts, addr);
+			const struct target *ap = rs_find_target(r->priv->alignpts,
+								 r->priv->nalignpts, addr);
 			if (ap)
 				s->misaligned = !ap->entry;
 			else
@@ -354,6 +379,37 @@ static bool verify_patchable(struct record *r, uint64_t addr, struct site *s)
 		s->flavour = FLAVOUR_PATCHABLE;
 	}
 	return true;
+}
+
+/* The layout objects and symbol-less images verify areas with (from the table path). */
+static struct layout table_layout(const struct record *r)
+{
+	return (struct layout){ LAYOUT_AREA, 0, r->pre_bytes, r->post_known ? r->post_bytes : 0 };
+}
+
+static bool verify_patchable(struct record *r, uint64_t addr, struct site *s)
+{
+	const struct elfio_symbol *f;
+
+	if (elfio_is_rel(r->e)) {
+		struct layout l = table_layout(r);
+		if (!r->has_symbols)
+			return verify_area_at(r, addr, &l, NULL, s);
+		f = l.pre ? function_starting(r, addr + l.pre) : elfio_function_at(r->e, addr, 0);
+		return f && verify_area_at(r, addr, &l, f, s);
+	}
+	if (!r->has_symbols)
+		return verify_area_at(r, addr, &r->priv->layouts[0], NULL, s);
+	/* each layout with an area: the function it would belong to must have it */
+	for (size_t i = 0; i < r->priv->nlayouts; i++) {
+		const struct layout *l = &r->priv->layouts[i];
+		if (l->kind != LAYOUT_AREA)
+			continue;
+		f = l->pre ? function_starting(r, addr + l->pre) : elfio_function_at(r->e, addr, 0);
+		if (f && record_layout_at(r, f->addr) == l && verify_area_at(r, addr, l, f, s))
+			return true;
+	}
+	return false;
 }
 
 bool record_verify(struct record *r, uint64_t addr, struct site *s)
@@ -394,7 +450,7 @@ static int collect_targets_linked(struct record *r)
 			const struct elfio_symbol *y = &t->syms[i];
 			if (y->shndx == SHN_UNDEF || !y->addr || !arch_is_mcount_name(y->name))
 				continue;
-			ret = push_target(&p->targets, &p->ntargets, y->addr,
+			ret = rs_push_target(&p->targets, &p->ntargets, y->addr,
 					  arch_mcount_is_entry(y->name));
 			if (ret)
 				return ret;
@@ -424,7 +480,7 @@ static int collect_targets_linked(struct record *r)
 					 (r->arch->glob_dat_reloc && v[i].type == r->arch->glob_dat_reloc) ||
 					 v[i].type == r->arch->abs64_reloc;
 			if (slot_type && arch_is_mcount_name(name))
-				ret = push_target(&p->slots, &p->nslots, v[i].offset,
+				ret = rs_push_target(&p->slots, &p->nslots, v[i].offset,
 						  arch_mcount_is_entry(name));
 		}
 		free(v);
@@ -449,9 +505,9 @@ static int collect_targets_linked(struct record *r)
 
 			if (r->arch->plt_slot(s->data + off, s->size - off, s->addr + off, &slot))
 				continue;
-			t = find_target(p->slots, p->nslots, slot);
+			t = rs_find_target(p->slots, p->nslots, slot);
 			if (t) {
-				ret = push_target(&p->targets, &p->ntargets, s->addr + off, t->entry);
+				ret = rs_push_target(&p->targets, &p->ntargets, s->addr + off, t->entry);
 				if (ret)
 					return ret;
 			}
@@ -496,7 +552,7 @@ static int collect_targets_rel(struct record *r)
 				uint64_t al = 2;
 				while (al <= (uint64_t)v[i].addend)
 					al <<= 1;
-				ret = push_target(&p->alignpts, &p->nalignpts,
+				ret = rs_push_target(&p->alignpts, &p->nalignpts,
 						  text->addr + v[i].offset + (uint64_t)v[i].addend,
 						  al >= r->align && text->shdr.sh_addralign >= r->align);
 				continue;
@@ -511,11 +567,11 @@ static int collect_targets_rel(struct record *r)
 			uint64_t at = text->addr + v[i].offset - (uint64_t)back;
 			struct arch_insn in;
 			/* keep only relocations that sit in a call's displacement */
-			if (decode_at(r, at, &in) != ARCH_DECODE_OK ||
+			if (rs_decode_at(r, at, &in) != ARCH_DECODE_OK ||
 			    (in.kind != INSN_CALL && in.kind != INSN_CALL_MEM) ||
 			    at + in.disp_off != text->addr + v[i].offset)
 				continue;
-			ret = push_target(&p->relsites, &p->nrelsites, at, arch_mcount_is_entry(name));
+			ret = rs_push_target(&p->relsites, &p->nrelsites, at, arch_mcount_is_entry(name));
 		}
 		free(v);
 		if (ret)
@@ -868,31 +924,32 @@ static unsigned int nop_unit(struct record *r)
 	return r->arch->machine == EM_X86_64 ? 1 : 4;
 }
 
+/* Tables the table-driven inference reads: `only`, or all of them. */
+#define for_each_table(r, only, t)						\
+	for (size_t __t = 0; __t < (r)->ntables && ((t) = (only) ? (only) : &(r)->tables[__t]);	\
+	     __t = (only) ? (r)->ntables : __t + 1)
+
 /*
  * Infer the patch area from the table entries that look like one: the
  * distance from entry to the symbol (pre) is the most common one seen; the
  * NOPs after the symbol (post) the smallest run seen, since a function body
- * may itself begin with a NOP but the area is never shorter than N.
+ * may itself begin with a NOP but the area is never shorter than N.  Only
+ * where the table is the compiler's own word (an object) or the only thing
+ * there is (no symbols), or a second table.
  */
-static void infer_patchable(struct record *r, const struct record_options *o)
+static void infer_patchable(struct record *r, const struct site_table *only)
 {
+	const struct site_table *tb;
 	unsigned int hist[65] = { 0 };
 	unsigned int best = 0, post = ~0u;
 
-	if (o->patchable_n >= 0) {
-		unsigned int u = r->priv->nop_unit;
-		r->pre_bytes = (unsigned int)o->patchable_m * u;
-		r->post_bytes = (unsigned int)(o->patchable_n - o->patchable_m) * u;
-		r->post_known = true;
-		return;
-	}
 	if (!r->has_symbols)
 		return;		/* pre 0, post unknown: only "starts with a NOP" is checked */
-	for (size_t t = 0; t < r->ntables; t++) {
-		for (size_t i = 0; i < r->tables[t].count; i++) {
-			uint64_t v = r->tables[t].entries[i].value;
+	for_each_table(r, only, tb) {
+		for (size_t i = 0; i < tb->count; i++) {
+			uint64_t v = tb->entries[i].value;
 			const struct elfio_symbol *f;
-			if (!v || !nop_run(r, v, 1))
+			if (!v || !rs_nop_run(r, v, 0, 1))
 				continue;
 			f = elfio_function_at(r->e, v, 64);
 			if (!f)
@@ -907,9 +964,9 @@ static void infer_patchable(struct record *r, const struct record_options *o)
 		if (hist[i] > hist[best])
 			best = i;
 	r->pre_bytes = best;
-	for (size_t t = 0; t < r->ntables; t++) {
-		for (size_t i = 0; i < r->tables[t].count; i++) {
-			uint64_t v = r->tables[t].entries[i].value;
+	for_each_table(r, only, tb) {
+		for (size_t i = 0; i < tb->count; i++) {
+			uint64_t v = tb->entries[i].value;
 			const struct elfio_symbol *f;
 			uint64_t a;
 			if (!v)
@@ -919,8 +976,8 @@ static void infer_patchable(struct record *r, const struct record_options *o)
 				continue;
 			if (best ? f->addr != v + best : !at_entry(r, f, v))
 				continue;
-			a = best ? f->addr + landing_len(r, f->addr) : v;
-			unsigned int run = nop_run(r, a, 64);
+			a = best ? f->addr + rs_landing_len(r, f->addr) : v;
+			unsigned int run = rs_nop_run(r, a, 0, 64);
 			if (run && run < post)
 				post = run;
 		}
@@ -940,123 +997,65 @@ static bool any_table_entry(const struct record *r)
 	return false;
 }
 
-/*
- * NOP bytes immediately before addr, walking back one NOP at a time, up to
- * limit.  Each step tries the architecture's NOP sizes largest first and
- * takes one that decodes as a NOP of exactly that length: on riscv a 4-byte
- * NOP's upper half (0x0000) is not an instruction, and two C.NOPs do not
- * decode as a 4-byte instruction, so the walk is unambiguous even where a
- * link mixes rv64g and rv64gc objects (whose e_flags then claim RVC for all).
- */
-static unsigned int nops_before(struct record *r, uint64_t addr, unsigned int limit)
+/* x86 kernels get __patchable_function_entries from call padding, not from ftrace. */
+static void drop_call_padding(struct record *r)
 {
-	unsigned int sizes = r->arch->patch_nop_sizes, n = 0;
-
-	for (;;) {
-		unsigned int step = 0;
-
-		for (unsigned int u = 16; u >= 1 && !step; u--) {
-			struct arch_insn in;
-
-			if (!(sizes & (1u << u)) || n + u > limit || addr < n + u)
-				continue;
-			if (decode_at(r, addr - n - u, &in) == ARCH_DECODE_OK && in.kind == INSN_NOP &&
-			    in.len == u)
-				step = u;
+	for (size_t t = 0; t < r->ntables; t++) {
+		if (r->tables[t].kind == TABLE_PFE) {
+			free(r->tables[t].entries);
+			memmove(&r->tables[t], &r->tables[t + 1],
+				(r->ntables - t - 1) * sizeof(r->tables[0]));
+			r->ntables--;
+			t--;
 		}
-		if (!step)
-			return n;
-		n += step;
 	}
 }
 
 /*
- * No table shows the layout (none, or all entries zeroed) and no call to a
- * target exists: let the functions show it.  Ordinary code does not begin
- * functions with NOPs, so when most sized functions do, the image was built
- * with -fpatchable-function-entry.  After the symbol: the shortest NOP run
- * seen.  Before it: the CALL_OPS literal if every such function has one,
- * else nothing (alignment padding may be NOPs too, so "some NOPs before"
- * proves nothing; all of them having 8 bytes of NOPs does).
+ * The flavours a table shows: the entries that decode as calls to a target,
+ * x86 5-byte NOPs at entry (-mnop-mcount), or NOP areas around a symbol.
+ * The evidence of an object (whose tables and relocations are the
+ * compiler's own), of an image without symbols, and of a second table.
  */
-static void infer_patchable_from_symbols(struct record *r)
-{
-	const struct elfio_symbol *const *f;
-	size_t nf, funcs = 0, with = 0;
-	unsigned int post = ~0u;
-	bool all_pre = true;
-
-	if (elfio_functions(r->e, &f, &nf))
-		return;
-	for (size_t i = 0; i < nf; i++) {
-		if (i && f[i]->addr == f[i - 1]->addr)
-			continue;
-		funcs++;
-		uint64_t a = f[i]->addr + landing_len(r, f[i]->addr);
-		unsigned int run = nop_run(r, a, 64);
-		if (!run)
-			continue;
-		with++;
-		if (run < post)
-			post = run;
-		if (!r->arch->literal_size ||
-		    nops_before(r, f[i]->addr, r->arch->literal_size) < r->arch->literal_size)
-			all_pre = false;
-	}
-	if (with < 2 || with * 2 < funcs)
-		return;
-	r->patchable = true;
-	r->post_bytes = post;
-	r->post_known = true;
-	r->pre_bytes = all_pre ? r->arch->literal_size : 0;
-}
-
-static void detect_flavours(struct record *r, const struct record_options *o)
+void rs_detect_from_tables(struct record *r, const struct record_options *o,
+			   const struct site_table *only)
 {
 	struct record_priv *p = r->priv;
+	const struct site_table *tb;
 	bool pfe = false, other = false;
 
 	r->has_calls = p->ntargets || p->nslots || p->nrelsites;
-	p->entry_only = true;
-	for (size_t i = 0; i < p->ntargets; i++)
-		p->entry_only &= p->targets[i].entry;
-	for (size_t i = 0; i < p->nslots; i++)
-		p->entry_only &= p->slots[i].entry;
-
-	for (size_t t = 0; t < r->ntables; t++) {
-		if (r->tables[t].kind == TABLE_PFE)
+	r->patchable = r->nop_mcount = r->post_known = false;
+	r->pre_bytes = r->post_bytes = 0;
+	for_each_table(r, only, tb) {
+		if (tb->kind == TABLE_PFE)
 			pfe = true;
 		else
 			other = true;
 	}
-	/*
-	 * x86 kernels get __patchable_function_entries from call padding, not
-	 * from ftrace: with calls to __fentry__ present, it is not a site table.
-	 */
-	if (pfe && r->arch->machine == EM_X86_64 && r->has_calls) {
-		for (size_t t = 0; t < r->ntables; t++) {
-			if (r->tables[t].kind == TABLE_PFE) {
-				free(r->tables[t].entries);
-				memmove(&r->tables[t], &r->tables[t + 1],
-					(r->ntables - t - 1) * sizeof(r->tables[0]));
-				r->ntables--;
-				t--;
-			}
-		}
+	if (pfe && (r->arch->policy & ARCH_POLICY_PFE_IS_PADDING) && r->has_calls) {
+		if (!only)
+			drop_call_padding(r);
 		pfe = false;
+		if (only)
+			return;
 	}
 	r->nop_mcount = o->force_nop_mcount;
 
 	/* Entries of __mcount_loc-style tables that are neither calls nor
-	   decodable areas tell us about -mnop-mcount and kernel regions. */
-	if (other && !r->nop_mcount && r->arch->machine == EM_X86_64) {
+	   decodable areas tell us about -mnop-mcount */
+	if (other && !r->nop_mcount && (r->arch->policy & ARCH_POLICY_NOP_MCOUNT)) {
 		/* a table is one flavour: its first entries tell */
-		for (size_t t = 0; t < r->ntables && !r->nop_mcount; t++) {
-			for (size_t i = 0, seen = 0; i < r->tables[t].count && seen < 64; i++) {
-				struct site s = { 0 };
-				uint64_t v = r->tables[t].entries[i].value;
+		for_each_table(r, only, tb) {
+			if (r->nop_mcount)
+				break;
+			for (size_t i = 0, seen = 0; i < tb->count && seen < 64; i++) {
+				struct arch_insn in;
+				uint64_t v = tb->entries[i].value;
 				seen += v != 0;
-				if (v && verify_nop_mcount(r, v, &s)) {
+				if (v && rs_decode_at(r, v, &in) == ARCH_DECODE_OK &&
+				    in.kind == INSN_NOP && in.len == r->arch->call_len &&
+				    !rs_is_patch_nop(r, &in)) {
 					r->nop_mcount = true;
 					break;
 				}
@@ -1067,40 +1066,61 @@ static void detect_flavours(struct record *r, const struct record_options *o)
 	if (!r->patchable && other && r->arch->machine != EM_X86_64) {
 		/* arm64/riscv kernels link __patchable_function_entries into the
 		   region: entries that land on NOPs mean a patchable layout */
-		for (size_t t = 0; t < r->ntables && !r->patchable; t++)
-			for (size_t i = 0; i < r->tables[t].count; i++) {
-				uint64_t v = r->tables[t].entries[i].value;
+		for_each_table(r, only, tb) {
+			for (size_t i = 0; i < tb->count && !r->patchable; i++) {
+				uint64_t v = tb->entries[i].value;
 				struct arch_insn in;
-				if (v && decode_at(r, v, &in) == ARCH_DECODE_OK && in.kind == INSN_NOP) {
+				if (v && rs_decode_at(r, v, &in) == ARCH_DECODE_OK &&
+				    in.kind == INSN_NOP)
 					r->patchable = true;
-					break;
-				}
 			}
+		}
 	}
 	if (r->patchable)
-		infer_patchable(r, o);
-	else if (!r->has_calls && !r->nop_mcount && r->has_symbols)
-		infer_patchable_from_symbols(r);
+		infer_patchable(r, only);
+}
 
+/* An object's flavours: the compiler's tables and relocations, or what was stated. */
+static void detect_object(struct record *r, const struct record_options *o)
+{
+	struct record_priv *p = r->priv;
+
+	rs_detect_from_tables(r, o, NULL);
+	if (o->patchable_n >= 0) {
+		unsigned int u = p->nop_unit;
+		r->pre_bytes = (unsigned int)o->patchable_m * u;
+		r->post_bytes = (unsigned int)(o->patchable_n - o->patchable_m) * u;
+		r->post_known = true;
+	}
 	/*
-	 * A patchable image may still define _mcount: the riscv and arm64
-	 * kernels keep it as an alias of ftrace_stub, and the trampoline calls
-	 * ftrace_stub.  When the table's entries are patch areas and not one
-	 * of them is a call to a target, calls to it are not sites.
+	 * A patchable object may still call _mcount: the riscv and arm64
+	 * kernels' trampolines call ftrace_stub, an alias of _mcount.  When the
+	 * table's entries are patch areas and not one of them is a call, calls
+	 * are not sites.
 	 */
-	if (r->patchable && r->has_calls && !elfio_is_rel(r->e) && any_table_entry(r)) {
+	if (r->patchable && r->has_calls && any_table_entry(r)) {
 		bool call_entry = false;
 		for (size_t t = 0; t < r->ntables && !call_entry; t++)
 			for (size_t i = 0; i < r->tables[t].count && !call_entry; i++) {
-				struct site s;
+				struct arch_insn in;
+				bool entry;
 				uint64_t v = r->tables[t].entries[i].value;
-				call_entry = v && verify_call(r, v, &s);
+				call_entry = v && rs_decode_at(r, v, &in) == ARCH_DECODE_OK &&
+					     rs_is_mcount_call(r, v, &in, &entry);
 			}
-		if (!call_entry) {
+		if (!call_entry)
 			r->has_calls = false;
-			p->ntargets = p->nslots = 0;
-		}
 	}
+	memset(&r->ev, 0, sizeof(r->ev));
+	r->ev.source = o->patchable_n >= 0 || o->force_nop_mcount ? EVIDENCE_STATED
+		       : (r->has_calls || r->patchable || r->nop_mcount) ? EVIDENCE_OBJECT
+		       : EVIDENCE_NOTHING;
+	r->ev.main = r->patchable ? table_layout(r)
+		     : r->nop_mcount ? (struct layout){ LAYOUT_NOP5, 0, 0, 0 }
+		     : r->has_calls ? (struct layout){ LAYOUT_CALLS, 0, 0, 0 }
+		     : (struct layout){ LAYOUT_NONE, 0, 0, 0 };
+	r->ev.nlayouts = (size_t)r->has_calls + r->patchable + r->nop_mcount;
+	p->layouts[0] = r->ev.main;
 }
 
 /* --- Step 4: candidates -------------------------------------------------- */
@@ -1133,15 +1153,16 @@ static int cand_push(struct cand *c, uint64_t a)
 	return 0;
 }
 
-/* Linear decode of [start, end), pushing every call to a target. */
-static int sweep(struct record *r, uint64_t start, uint64_t end, struct cand *c, uint64_t *stop)
+/* Linear decode of [start, end), keeping every call to a target in p->calls. */
+static int sweep(struct record *r, uint64_t start, uint64_t end, uint64_t *stop)
 {
+	struct record_priv *p = r->priv;
 	uint64_t a = start;
 
 	while (a < end) {
 		struct arch_insn in;
 		bool entry;
-		int d = decode_at(r, a, &in);
+		int d = rs_decode_at(r, a, &in);
 
 		if (d == ARCH_DECODE_TRUNC)
 			break;
@@ -1149,8 +1170,8 @@ static int sweep(struct record *r, uint64_t start, uint64_t end, struct cand *c,
 			a += r->arch->insn_align;	/* data in text: resynchronise */
 			continue;
 		}
-		if (is_mcount_call(r, a, &in, &entry)) {
-			int ret = cand_push(c, a);
+		if (rs_is_mcount_call(r, a, &in, &entry)) {
+			int ret = rs_push_target(&p->calls, &p->ncalls, a, entry);
 			if (ret)
 				return ret;
 		}
@@ -1161,6 +1182,52 @@ static int sweep(struct record *r, uint64_t start, uint64_t end, struct cand *c,
 	return 0;
 }
 
+/* The calls to a target in a linked image, function by function (or section by section). */
+static int sweep_calls(struct record *r)
+{
+	struct record_priv *p = r->priv;
+	const struct elfio_symbol *const *f;
+	size_t nf;
+	int ret;
+
+	if (!p->ntargets && !p->nslots)
+		return 0;
+	ret = elfio_functions(r->e, &f, &nf);
+	if (ret)
+		return ret;
+	if (nf) {
+		/*
+		 * Functions come sorted by address; bytes the previous sweeps
+		 * decoded are not decoded again, so overlapping or nested
+		 * symbols (corrupt sizes) cost no more than the text itself.
+		 */
+		uint64_t swept = 0;
+		for (size_t i = 0; i < nf; i++) {
+			if (i && f[i]->addr == f[i - 1]->addr)
+				continue;	/* alias */
+			uint64_t end = f[i]->addr + f[i]->size;
+			if (p->entry_only) {
+				uint64_t a = f[i]->addr + rs_landing_len(r, f[i]->addr);
+				ret = sweep(r, a, a + 1, NULL);	/* the instruction at entry */
+			} else if (end > swept) {
+				uint64_t from = f[i]->addr > swept ? f[i]->addr : swept;
+				ret = sweep(r, from, end, &swept);
+			}
+			if (ret)
+				return ret;
+		}
+	} else {
+		struct elfio_section *s;
+		for_each_section(r->e, s) {
+			if (!is_text_section(s) || !strncmp(s->name, ".plt", 4))
+				continue;
+			ret = sweep(r, s->addr, s->addr + s->shdr.sh_size, NULL);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
 
 static int gather(struct record *r, const struct record_options *o, struct cand *c)
 {
@@ -1177,61 +1244,41 @@ static int gather(struct record *r, const struct record_options *o, struct cand 
 			    (ret = cand_push(c, r->tables[t].entries[i].value)))
 				return ret;
 
-	/* relocations mark every call in an object */
+	/* relocations mark every call in an object; the sweep found them in images */
 	c->src = SRC_SCAN;
 	for (size_t i = 0; i < p->nrelsites; i++)
 		if ((ret = cand_push(c, p->relsites[i].addr)))
+			return ret;
+	for (size_t i = 0; i < p->ncalls; i++)
+		if ((ret = cand_push(c, p->calls[i].addr)))
 			return ret;
 
 	ret = elfio_functions(r->e, &f, &nf);
 	if (ret)
 		return ret;
 
-	/* a scan for calls in linked images */
-	if (p->ntargets || p->nslots) {
-		if (nf) {
-			/*
-			 * Functions come sorted by address; bytes the previous sweeps
-			 * decoded are not decoded again, so overlapping or nested
-			 * symbols (corrupt sizes) cost no more than the text itself.
-			 */
-			uint64_t swept = 0;
-			for (size_t i = 0; i < nf; i++) {
-				if (i && f[i]->addr == f[i - 1]->addr)
-					continue;	/* alias */
-				uint64_t end = f[i]->addr + f[i]->size;
-				if (p->entry_only) {
-					uint64_t a = f[i]->addr + landing_len(r, f[i]->addr);
-					end = a + 1;	/* just the instruction at entry */
-					ret = sweep(r, a, end, c, NULL);
-				} else if (end > swept) {
-					uint64_t from = f[i]->addr > swept ? f[i]->addr : swept;
-					ret = sweep(r, from, end, c, &swept);
-				}
-				if (ret)
-					return ret;
-			}
-		} else {
-			struct elfio_section *s;
-			for_each_section(r->e, s) {
-				if (!is_text_section(s) || !strncmp(s->name, ".plt", 4))
-					continue;
-				ret = sweep(r, s->addr, s->addr + s->shdr.sh_size, c, NULL);
-				if (ret)
-					return ret;
-			}
-		}
-	}
-
 	/* entries of functions, for flavours with no call to find */
 	c->src = SRC_SYMBOL;
+	if (!elfio_is_rel(r->e)) {
+		/* each function, as the layout established for it says */
+		for (size_t i = 0; i < nf; i++) {
+			if (i && f[i]->addr == f[i - 1]->addr)
+				continue;	/* alias */
+			const struct layout *l = record_layout_at(r, f[i]->addr);
+			uint64_t a = f[i]->addr;
+			if (l->kind == LAYOUT_NOP5 || (l->kind == LAYOUT_AREA && !l->pre))
+				ret = cand_push(c, a + rs_landing_len(r, a));
+			else if (l->kind == LAYOUT_AREA && a >= l->pre)
+				ret = cand_push(c, a - l->pre);
+			if (ret)
+				return ret;
+		}
+		return 0;
+	}
 	/*
-	 * NOP-shaped sites have no call to find, and a function may begin
-	 * with exactly such NOPs without being a site (hand-written assembly,
-	 * a notrace function's own NOPs): where the image has a table with
-	 * entries, that table is the compiler's word and symbols add nothing.
-	 * Symbols are the candidates only when the user stated the layout, or
-	 * when no table entry exists at all (a cleared or missing table).
+	 * In an object the compiler's table names the NOP-shaped sites; symbols
+	 * are the candidates only when the user stated the layout, or when no
+	 * table entry exists at all.
 	 */
 	bool stated = o->patchable_n >= 0 || o->force_nop_mcount;
 	bool by_symbol = (stated || !any_table_entry(r)) &&
@@ -1239,9 +1286,9 @@ static int gather(struct record *r, const struct record_options *o, struct cand 
 	for (size_t i = 0; by_symbol && i < nf; i++) {
 		uint64_t a = f[i]->addr;
 		if (r->nop_mcount)
-			ret = cand_push(c, a + landing_len(r, a));
+			ret = cand_push(c, a + rs_landing_len(r, a));
 		if (!ret && r->patchable)
-			ret = cand_push(c, r->pre_bytes ? a - r->pre_bytes : a + landing_len(r, a));
+			ret = cand_push(c, r->pre_bytes ? a - r->pre_bytes : a + rs_landing_len(r, a));
 		if (ret)
 			return ret;
 	}
@@ -1312,11 +1359,11 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 	*out = NULL;
 	r = calloc(1, sizeof(*r));
 	if (!r)
-		return -ENOMEM;
+		goto oom;
 	r->priv = calloc(1, sizeof(*r->priv));
 	if (!r->priv) {
 		free(r);
-		return -ENOMEM;
+		goto oom;
 	}
 	r->e = e;
 	r->arch = arch_by_machine(elfio_ehdr(e)->e_machine);
@@ -1341,20 +1388,39 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 	ret = collect_tables(r);
 	if (ret)
 		goto err;
-	detect_flavours(r, o);
+	r->priv->entry_only = true;
+	for (size_t i = 0; i < r->priv->ntargets; i++)
+		r->priv->entry_only &= r->priv->targets[i].entry;
+	for (size_t i = 0; i < r->priv->nslots; i++)
+		r->priv->entry_only &= r->priv->slots[i].entry;
+
+	if (elfio_is_rel(e)) {
+		r->priv->layouts = calloc(1, sizeof(*r->priv->layouts));
+		if (!r->priv->layouts)
+			goto oom_err;
+		r->priv->nlayouts = 1;
+		detect_object(r, o);
+	} else {
+		ret = sweep_calls(r);
+		if (ret)
+			goto oom_err;
+		ret = rs_establish_layout(r, o);
+		if (ret)
+			goto err;
+		if (r->has_calls && (r->arch->policy & ARCH_POLICY_PFE_IS_PADDING))
+			drop_call_padding(r);
+	}
 
 	ret = gather(r, o, &c);
 	if (ret)
-		goto err;
+		goto oom_err;
 	ret = sort_cands(&c);
 	if (ret)
-		goto err;
+		goto oom_err;
 
 	r->sites = calloc(c.n ? c.n : 1, sizeof(*r->sites));
-	if (!r->sites) {
-		ret = -ENOMEM;
-		goto err;
-	}
+	if (!r->sites)
+		goto oom_err;
 	for (size_t i = 0, j; i < c.n; i = j) {
 		struct site s;
 		unsigned int src = 0;
@@ -1368,10 +1434,29 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 	free(c.v);
 	*out = r;
 	return 0;
+oom_err:
+	if (ret == -ENOMEM || !ret) {
+		elfio_err(e, "out of memory while recording patch sites");
+		ret = -ENOMEM;
+	}
 err:
 	free(c.v);
 	record_free(r);
 	return ret;
+oom:
+	elfio_err(e, "out of memory while recording patch sites");
+	return -ENOMEM;
+}
+
+const struct site_table *record_table_under_test(const struct record *r)
+{
+	static const enum table_kind order[] = { TABLE_REGION, TABLE_MCOUNT_LOC, TABLE_PFE };
+
+	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++)
+		for (size_t t = 0; t < r->ntables; t++)
+			if (r->tables[t].kind == order[k])
+				return &r->tables[t];
+	return NULL;
 }
 
 long record_find(const struct record *r, uint64_t addr)
@@ -1399,6 +1484,9 @@ void record_free(struct record *r)
 		free(r->priv->alignpts);
 		free(r->priv->dynrel);
 		free(r->priv->tset);
+		free(r->priv->calls);
+		free(r->priv->layouts);
+		free(r->priv->regions);
 		free(r->priv);
 	}
 	for (size_t i = 0; i < r->ntables; i++)

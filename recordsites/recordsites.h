@@ -66,6 +66,47 @@ struct site_table {
 	size_t count;
 };
 
+/*
+ * What the sites look like in a part of the image.  The layout comes from
+ * evidence that is independent of the table under test (evidence.c).
+ */
+enum layout_kind {
+	LAYOUT_NONE,		/* no sites */
+	LAYOUT_CALLS,		/* calls to mcount/_mcount/__fentry__ (-pg, -mfentry) */
+	LAYOUT_NOP5,		/* x86 5-byte NOP at entry (-mnop-mcount) */
+	LAYOUT_AREA,		/* -fpatchable-function-entry NOP area */
+};
+
+struct layout {
+	enum layout_kind kind;
+	unsigned int unit;	/* AREA: bytes of one NOP (x86 1, arm64 4, riscv 2 or 4) */
+	unsigned int pre;	/* AREA: NOP bytes before the symbol (the M of N,M) */
+	unsigned int post;	/* AREA: NOP bytes after the symbol and its landing pad */
+};
+
+/* Where the main layout was established. */
+enum evidence_source {
+	EVIDENCE_NOTHING,	/* no function has a site's shape, no call to a target */
+	EVIDENCE_STATED,	/* --patchable / --nop-mcount */
+	EVIDENCE_DWARF,		/* the units' DW_AT_producer flags */
+	EVIDENCE_CODE,		/* a vote of the functions' shapes */
+	EVIDENCE_OBJECT,	/* ET_REL: the compiler's own relocations and tables */
+	EVIDENCE_TABLE,		/* a table that is not the one under test */
+	EVIDENCE_UNDER_TEST,	/* nothing independent (no symbols): the table itself */
+};
+
+struct evidence {
+	enum evidence_source source;
+	struct layout main;		/* the layout of most sites */
+	size_t functions;		/* code vote: the functions that voted */
+	size_t carriers;		/* ... that carry the main layout's shape */
+	size_t pre_agree;		/* ... and of those, with the NOPs before the symbol */
+	size_t units_stated;		/* DWARF: units whose producer names their flags */
+	size_t units_main;		/* ... that name the main layout */
+	size_t nlayouts;		/* distinct layouts with sites (> 1: mixed) */
+	const char *table;		/* EVIDENCE_TABLE/_OBJECT: the table used */
+};
+
 struct record_options {
 	int patchable_n, patchable_m;	/* -1: infer from the image */
 	bool force_nop_mcount;		/* x86 -mnop-mcount without a table to show it */
@@ -77,8 +118,9 @@ struct record {
 	const struct arch_ops *arch;
 	bool has_symbols;
 
-	/* What the image shows */
-	bool has_calls;			/* calls to an mcount/fentry target exist */
+	/* What the image shows: how, and the main layout in short */
+	struct evidence ev;
+	bool has_calls;			/* calls to an mcount/fentry target are sites */
 	bool patchable;			/* -fpatchable-function-entry layout in use */
 	unsigned int pre_bytes, post_bytes;	/* patch area around the symbol */
 	bool post_known;
@@ -107,6 +149,18 @@ void record_free(struct record *r);
 bool record_verify(struct record *r, uint64_t addr, struct site *s);
 /* Index of site at addr, or -1. */
 long record_find(const struct record *r, uint64_t addr);
+/* The table a kernel reads and `record --in-place` writes, or NULL. */
+const struct site_table *record_table_under_test(const struct record *r);
+/* The layout that applies to the function at func_addr. */
+const struct layout *record_layout_at(const struct record *r, uint64_t func_addr);
+/* "call-ops, 8 bytes before the symbol and 8 after" and the like. */
+void record_describe_layout(const struct record *r, const struct layout *l, char *buf,
+			    size_t len);
+/*
+ * One line for people: how the layout was established, and whether the
+ * table under test agrees with the sites (no trailing newline).
+ */
+void record_describe(struct record *r, char *buf, size_t len);
 
 /* --- Output ------------------------------------------------------------- */
 
@@ -135,6 +189,8 @@ enum finding_kind {
 	FIND_SHORT,		/* a trampoline patch point the link made shorter than
 				   what ftrace writes there (riscv relaxed jal) */
 	FIND_UNSORTED,		/* a table the kernel would binary-search is not sorted */
+	FIND_SHIFTED,		/* a table whose entries are consistently off from the sites
+				   (recorded for another patch-area layout) */
 	FIND_COUNT
 };
 

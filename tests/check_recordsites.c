@@ -209,20 +209,24 @@ START_TEST(x86_fentry_table_entries_verified)
 }
 END_TEST
 
-/* A table entry on a 5-byte NOP at an entry shows -mnop-mcount (objtool --mnop). */
-START_TEST(x86_nop_mcount_from_table)
+/*
+ * A table entry on a 5-byte NOP at an entry is not evidence of -mnop-mcount:
+ * the table is what is tested, never its own witness.  The image's calls to
+ * __fentry__ say what its sites are, and the entry is not one.
+ */
+START_TEST(x86_nop_mcount_table_is_no_evidence)
 {
 	const uint64_t table[] = { 0x401020 };
 	char *p = make_x86_fentry(table, 1);
 	struct elfio *e;
 	struct record *r = scan(p, NULL, &e);
-	const uint64_t want[] = { 0x401004, 0x401010, 0x401020 };
+	const uint64_t want[] = { 0x401004, 0x401010 };
 
-	ck_assert(r->nop_mcount);
-	expect_sites(r, want, 3);
-	ck_assert_int_eq(r->sites[2].flavour, FLAVOUR_FENTRY_NOP);
-	/* a table with entries is the compiler's word: symbols add no candidate */
-	ck_assert_uint_eq(r->sites[2].sources, SRC_TABLE);
+	ck_assert(!r->nop_mcount);
+	ck_assert(r->has_calls);
+	ck_assert_int_eq(r->ev.source, EVIDENCE_CODE);
+	expect_sites(r, want, 2);
+	ck_assert_int_eq(record_find(r, 0x401020), -1);
 	record_free(r);
 	elfio_close(e);
 	unlink(p);
@@ -230,7 +234,7 @@ START_TEST(x86_nop_mcount_from_table)
 }
 END_TEST
 
-/* -mnop-mcount: the same image read as NOP sites when asked. */
+/* -mnop-mcount stated: the sites are the 5-byte NOPs at entry, and only they. */
 START_TEST(x86_nop_mcount_forced)
 {
 	char *p = make_x86_fentry(NULL, 0);
@@ -240,9 +244,10 @@ START_TEST(x86_nop_mcount_forced)
 	record_options_init(&o);
 	o.force_nop_mcount = true;
 	struct record *r = scan(p, &o, &e);
-	const uint64_t want[] = { 0x401004, 0x401010, 0x401020 };
-	expect_sites(r, want, 3);
-	ck_assert_int_eq(r->sites[2].flavour, FLAVOUR_FENTRY_NOP);
+	const uint64_t want[] = { 0x401020 };
+	expect_sites(r, want, 1);
+	ck_assert_int_eq(r->ev.source, EVIDENCE_STATED);
+	ck_assert_int_eq(r->sites[0].flavour, FLAVOUR_FENTRY_NOP);
 	record_free(r);
 	elfio_close(e);
 	unlink(p);
@@ -284,7 +289,223 @@ START_TEST(x86_mcount_prologue)
 END_TEST
 
 /*
- * arm64 CALL_OPS (-fpatchable-function-entry=4,2) with a linker table:
+ * Bigger arm64 images, word by word, as GCC lays them out: a64_func()
+ * emits one function of the given kind at the next `align` boundary (NOP
+ * padding, as GNU as fills code alignment on arm64).
+ */
+#define A64_NOP		0xd503201fu
+#define A64_BTIC	0xd503245fu
+#define A64_RET		0xd65f03c0u
+#define A64_ADD		0x91000400u	/* add x0, x0, #1 */
+
+enum a64_kind {
+	A64_CALLOPS,		/* NOP NOP | f: [BTI C] NOP NOP body RET */
+	A64_CALLOPS_MIS,	/* the same with its literal at 4 mod 8 (no alignment) */
+	A64_PFE2,		/* f: [BTI C] NOP NOP body RET (=2) */
+	A64_ASM_ALT,		/* hand-written: f: BTI C; NOP; NOP (an alternative); RET */
+	A64_NOTRACE_KEY,	/* notrace: f: NOP (a static key); body RET */
+	A64_ATTR_1_0,		/* patchable_function_entry(1,0): f: NOP body RET */
+	A64_PLAIN,		/* f: body RET */
+};
+
+struct a64img {
+	uint32_t w[2048];
+	size_t n;
+	struct eg_sym syms[128];
+	size_t nsyms;
+	char names[128][16];
+	uint64_t base;
+};
+
+static uint64_t a64_here(const struct a64img *g)
+{
+	return g->base + 4 * g->n;
+}
+
+/* Emit one function; returns its site address (0: none). */
+static uint64_t a64_func(struct a64img *g, enum a64_kind k, unsigned int align, bool bti,
+			 unsigned int body)
+{
+	uint64_t site = 0;
+
+	if (k == A64_CALLOPS_MIS) {
+		while (a64_here(g) % 8 != 4)
+			g->w[g->n++] = A64_ADD;		/* the end of a previous body */
+	} else {
+		while (a64_here(g) % align)
+			g->w[g->n++] = A64_NOP;
+	}
+	if (k == A64_CALLOPS || k == A64_CALLOPS_MIS) {
+		site = a64_here(g);
+		g->w[g->n++] = A64_NOP;
+		g->w[g->n++] = A64_NOP;
+	}
+	uint64_t start = a64_here(g);
+	if (bti || k == A64_ASM_ALT)
+		g->w[g->n++] = A64_BTIC;
+	if (k == A64_PFE2)
+		site = a64_here(g) - (bti ? 4 : 0);
+	if (k == A64_CALLOPS || k == A64_CALLOPS_MIS || k == A64_PFE2 || k == A64_ASM_ALT) {
+		g->w[g->n++] = A64_NOP;
+		g->w[g->n++] = A64_NOP;
+	} else if (k == A64_NOTRACE_KEY || k == A64_ATTR_1_0) {
+		g->w[g->n++] = A64_NOP;
+	}
+	for (unsigned int i = 0; i < body; i++)
+		g->w[g->n++] = A64_ADD;
+	g->w[g->n++] = A64_RET;
+	snprintf(g->names[g->nsyms], sizeof(g->names[0]), "f%zu", g->nsyms);
+	g->syms[g->nsyms] = (struct eg_sym){ g->names[g->nsyms], start, a64_here(g) - start, 1,
+					     STT_FUNC, STB_GLOBAL };
+	g->nsyms++;
+	return site;
+}
+
+static char *a64_write(struct a64img *g, const char *tag, const uint64_t *table, size_t ntable)
+{
+	uint8_t *text = malloc(4 * g->n), *tab = calloc(ntable ? ntable : 1, 8);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_ptr_nonnull(tab);
+	for (size_t i = 0; i < g->n; i++)
+		put32(text + 4 * i, g->w[i]);
+	for (size_t i = 0; i < ntable; i++)
+		put64(tab + 8 * i, table[i]);
+	struct eg_sec secs[] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, g->base, 64, text, 4 * g->n },
+		{ "__patchable_function_entries", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, 0x800000, 8,
+		  tab, 8 * ntable },
+	};
+	char *p = eg_tmpname(tag);
+	ck_assert_int_eq(eg_write(p, ET_EXEC, EM_AARCH64, secs, ntable ? 2 : 1, g->syms,
+				  g->nsyms), 0);
+	free(text);
+	free(tab);
+	return p;
+}
+
+/*
+ * CALL_OPS (=4,2, aligned to 8) with every near miss of a real kernel: the
+ * layout comes from the functions, and the table under test, which lists
+ * every function at +0 (a table recorded for the =2 layout), is not its
+ * evidence: record gives the real sites, at func-8.
+ */
+START_TEST(arm64_call_ops_layout)
+{
+	struct a64img *g = calloc(1, sizeof(*g));
+	uint64_t want[32], table[32];
+	size_t nw = 0, nt = 0;
+
+	g->base = 0x400000;
+	for (unsigned int i = 0; i < 14; i++) {
+		uint64_t s = a64_func(g, A64_CALLOPS, 8, i % 3 == 0, i % 4);
+		want[nw++] = s;
+		table[nt++] = s + 8;
+	}
+	uint64_t mis = a64_func(g, A64_CALLOPS_MIS, 8, false, 1);
+	want[nw++] = mis;
+	uint64_t asm_alt = a64_func(g, A64_ASM_ALT, 8, true, 2);
+	uint64_t notrace = g->syms[g->nsyms].value;
+	a64_func(g, A64_NOTRACE_KEY, 8, false, 3);
+	notrace = g->syms[g->nsyms - 1].value;
+	a64_func(g, A64_ATTR_1_0, 8, false, 2);
+	uint64_t attr = g->syms[g->nsyms - 1].value;
+	a64_func(g, A64_PLAIN, 8, false, 5);
+	char *p = a64_write(g, "a64ops", table, nt);
+	struct elfio *e;
+	struct record *r = scan(p, NULL, &e);
+
+	ck_assert_int_eq(r->ev.source, EVIDENCE_CODE);
+	ck_assert(r->patchable);
+	ck_assert_uint_eq(r->pre_bytes, 8);
+	ck_assert_uint_eq(r->post_bytes, 8);
+	expect_sites(r, want, nw);
+	for (size_t i = 0; i < nw; i++) {
+		ck_assert_int_eq(r->sites[i].flavour, FLAVOUR_CALL_OPS);
+		ck_assert(r->sites[i].misaligned == (want[i] == mis));
+	}
+	/* near misses: not sites, whatever NOPs they begin with */
+	struct site s;
+	ck_assert(!record_verify(r, asm_alt - 8, &s));
+	ck_assert(!record_verify(r, asm_alt + 4, &s));
+	ck_assert(!record_verify(r, notrace, &s));
+	ck_assert(!record_verify(r, attr, &s));
+	/* the table's entries (func+0) are not sites */
+	ck_assert(!record_verify(r, table[0], &s));
+	record_free(r);
+	elfio_close(e);
+	unlink(p);
+	free(p);
+	free(g);
+}
+END_TEST
+
+/*
+ * -fpatchable-function-entry=2 with functions aligned to 64: padding puts 8
+ * or more bytes of NOPs before most functions, which is not a CALL_OPS
+ * literal (the functions share the residue 0 mod 64, so an area before the
+ * symbol would have to be 64 bytes long).
+ */
+START_TEST(arm64_pfe2_padding_is_not_a_literal)
+{
+	struct a64img *g = calloc(1, sizeof(*g));
+	uint64_t want[32];
+	size_t nw = 0, before8 = 0;
+
+	g->base = 0x400000;
+	for (unsigned int i = 0; i < 16; i++) {
+		want[nw++] = a64_func(g, A64_PFE2, 64, false, (i * 5) % 13);
+		before8 += i && (g->syms[i].value - (g->syms[i - 1].value + g->syms[i - 1].size)) >= 8;
+	}
+	ck_assert_uint_ge(before8, 8);	/* the trap is real */
+	char *p = a64_write(g, "a64pad", NULL, 0);
+	struct elfio *e;
+	struct record *r = scan(p, NULL, &e);
+	ck_assert_uint_eq(r->pre_bytes, 0);
+	ck_assert_uint_eq(r->post_bytes, 8);
+	expect_sites(r, want, nw);
+	ck_assert_int_eq(r->sites[0].flavour, FLAVOUR_PATCHABLE);
+	record_free(r);
+	elfio_close(e);
+	unlink(p);
+	free(p);
+	free(g);
+}
+END_TEST
+
+/* Three functions are too few for a vote: refused, with the way out named. */
+START_TEST(arm64_too_small_for_a_vote)
+{
+	struct a64img *g = calloc(1, sizeof(*g));
+	struct record_options o;
+	struct record *r = NULL;
+
+	g->base = 0x400000;
+	for (unsigned int i = 0; i < 3; i++)
+		a64_func(g, A64_CALLOPS, 8, false, i);
+	char *p = a64_write(g, "a64small", NULL, 0);
+	struct elfio *e = elfio_open(p, ELFIO_QUIET);
+	ck_assert_ptr_nonnull(e);
+	record_options_init(&o);
+	ck_assert_int_eq(record_scan(e, &o, &r), -EINVAL);
+	ck_assert_ptr_null(r);
+	elfio_close(e);
+	/* stated, the same image records */
+	o.patchable_n = 4;
+	o.patchable_m = 2;
+	e = elfio_open(p, 0);
+	ck_assert_int_eq(record_scan(e, &o, &r), 0);
+	ck_assert_uint_eq(r->nsites, 3);
+	record_free(r);
+	elfio_close(e);
+	unlink(p);
+	free(p);
+	free(g);
+}
+END_TEST
+
+/*
+ * The old three-function CALL_OPS image, with a table: used where the
+ * layout is stated.
  *   0x00 NOP NOP | 0x08 a: BTI C; NOP; NOP; RET       site 0x00, aligned
  *   0x1c NOP NOP | 0x24 b: NOP; NOP; RET              site 0x1c, misaligned
  *   0x30 c (notrace): NOP; NOP; RET, no entry         not a site
@@ -312,37 +533,10 @@ static char *make_arm64_callops(void)
 		{ "b", 0x400024, 0xc, 1, STT_FUNC, STB_GLOBAL },
 		{ "c", 0x400030, 0xc, 1, STT_FUNC, STB_GLOBAL },
 	};
-	char *p = eg_tmpname("a64ops");
+	char *p = eg_tmpname("a64ops3");
 	ck_assert_int_eq(eg_write(p, ET_EXEC, EM_AARCH64, secs, 2, syms, 3), 0);
 	return p;
 }
-
-START_TEST(arm64_call_ops_layout)
-{
-	char *p = make_arm64_callops();
-	struct elfio *e;
-	struct record *r = scan(p, NULL, &e);
-	const uint64_t want[] = { 0x400000, 0x40001c };
-
-	expect_sites(r, want, 2);
-	ck_assert(r->patchable);
-	ck_assert_uint_eq(r->pre_bytes, 8);
-	ck_assert(r->post_known);
-	ck_assert_uint_eq(r->post_bytes, 8);
-	ck_assert_int_eq(r->sites[0].flavour, FLAVOUR_CALL_OPS);
-	ck_assert(!r->sites[0].misaligned);
-	ck_assert(r->sites[1].misaligned);
-	ck_assert_str_eq(r->sites[1].func->name, "b");
-	/* c starts with two NOPs and has NOPs before it, but no table entry names it */
-	struct site s;
-	ck_assert(record_verify(r, 0x400028, &s) == false || s.func != NULL);
-	ck_assert_int_eq(record_find(r, 0x400028), -1);
-	record_free(r);
-	elfio_close(e);
-	unlink(p);
-	free(p);
-}
-END_TEST
 
 /* The same layout forced by --patchable=4,2 finds sites from symbols. */
 START_TEST(arm64_patchable_by_symbols)
@@ -370,29 +564,30 @@ START_TEST(arm64_patchable_by_symbols)
 END_TEST
 
 /*
- * CALL_OPS layout inferred from symbols (no table) in a link whose e_flags
+ * CALL_OPS layout voted by the functions (no table) in a link whose e_flags
  * claim RVC but whose functions were built without C: the 8-byte literal
  * before each function is two 4-byte NOPs, which C.NOP units cannot see.
  */
 START_TEST(riscv_callops_rvc_flag_4byte_nops)
 {
-	uint8_t text[0x60] = { 0 };
-	for (unsigned int f = 0; f < 3; f++) {
+	uint8_t text[0x20 * 10] = { 0 };
+	struct eg_sym syms[10];
+	char names[10][8];
+	uint64_t want[10];
+	for (unsigned int f = 0; f < 10; f++) {
 		unsigned int b = f * 0x20;
 		for (unsigned int k = 0; k < 4; k++)	/* literal (2) + patch area (2) */
 			put32(text + b + 4 * k, 0x00000013);		/* nop */
 		put32(text + b + 16, 0x00008067);			/* ret */
+		snprintf(names[f], sizeof(names[f]), "f%u", f);
+		syms[f] = (struct eg_sym){ names[f], 0x10008 + b, 12, 1, STT_FUNC, STB_GLOBAL };
+		want[f] = 0x10000 + b;
 	}
 	struct eg_sec secs[] = {
 		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0x10000, 8, text, sizeof(text) },
 	};
-	struct eg_sym syms[] = {
-		{ "f0", 0x10008, 12, 1, STT_FUNC, STB_GLOBAL },
-		{ "f1", 0x10028, 12, 1, STT_FUNC, STB_GLOBAL },
-		{ "f2", 0x10048, 12, 1, STT_FUNC, STB_GLOBAL },
-	};
 	char *p = eg_tmpname("rvrvc");
-	ck_assert_int_eq(eg_write(p, ET_EXEC, EM_RISCV, secs, 1, syms, 3), 0);
+	ck_assert_int_eq(eg_write(p, ET_EXEC, EM_RISCV, secs, 1, syms, 10), 0);
 	/* e_flags := EF_RISCV_RVC | EF_RISCV_FLOAT_ABI_DOUBLE, as a mixed link leaves it */
 	uint8_t *img;
 	long n = eg_slurp(p, &img);
@@ -409,8 +604,7 @@ START_TEST(riscv_callops_rvc_flag_4byte_nops)
 	ck_assert(r->patchable);
 	ck_assert_uint_eq(r->pre_bytes, 8);
 	ck_assert_uint_eq(r->post_bytes, 8);
-	const uint64_t want[] = { 0x10000, 0x10020, 0x10040 };
-	expect_sites(r, want, 3);
+	expect_sites(r, want, 10);
 	record_free(r);
 	elfio_close(e);
 	unlink(p);
@@ -527,13 +721,15 @@ Suite *recordsites_suite(void)
 	tcase_add_test(tc, text_names_escaped);
 	tcase_add_test(tc, x86_fentry_table_entries_verified);
 	tcase_add_test(tc, x86_nop_mcount_forced);
-	tcase_add_test(tc, x86_nop_mcount_from_table);
+	tcase_add_test(tc, x86_nop_mcount_table_is_no_evidence);
 	tcase_add_test(tc, x86_mcount_prologue);
 	tcase_add_test(tc, x86_rel_by_relocation);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("arm64");
 	tcase_add_test(tc, arm64_call_ops_layout);
+	tcase_add_test(tc, arm64_pfe2_padding_is_not_a_literal);
+	tcase_add_test(tc, arm64_too_small_for_a_vote);
 	tcase_add_test(tc, arm64_patchable_by_symbols);
 	suite_add_tcase(s, tc);
 

@@ -1,0 +1,1132 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * evidence.c - what the patch sites of a linked image look like, learned
+ * from evidence that is independent of the table under test.
+ *
+ * Strategy: kernels have shipped with tables zeroed by the build, recorded
+ * for the wrong patch-area layout, or full of leftovers of overridden weak
+ * functions.  A layout learned from such a table calls it clean or writes
+ * it back wrong, so the table is never asked.  Instead, in this order:
+ *
+ *  1. what the user stated (--patchable=N,M, --nop-mcount);
+ *  2. DWARF: each unit's DW_AT_producer names the flags it was built with
+ *     (GCC's -grecord-gcc-switches, on by default), and its ranges say
+ *     where they apply.  A unit built without any patch-site flag (a
+ *     notrace file) has no sites; a unit the assembler made has no NOP
+ *     areas (hand-written code: the kernel's alternatives begin with BTI C
+ *     and NOPs), and has calls only where the image's sites are calls.  A
+ *     producer that names no flags (clang, -gno-record-gcc-switches) says
+ *     nothing;
+ *  3. the code: the functions DWARF says nothing about vote with their
+ *     shape.  Each sized function shows the NOP unit at its entry (after a
+ *     landing pad), the bytes of that unit's NOPs there, the bytes of the
+ *     same NOPs just before the symbol (never below the previous function's
+ *     end), whether it begins with x86's 5-byte NOP, and whether it calls an
+ *     mcount target.  Ordinary code does not begin with NOPs, so the most
+ *     common (unit, run) among the functions that do is the area after the
+ *     symbol, if it has a clear majority and enough voters.  The bytes
+ *     before the symbol are the largest count that 97% of those functions
+ *     have: alignment padding adds NOPs to some of them, never takes any
+ *     away.  Where the padding varies, the functions share an address
+ *     residue (GCC aligns the start of the area, so func = pre mod align),
+ *     and the count must agree with it: a -fpatchable-function-entry=2
+ *     image aligned to 64 is not taken for CALL_OPS because most functions
+ *     happen to have 8 bytes of padding NOPs before them;
+ *  4. where the image-wide vote has no clear majority: one vote per text
+ *     section;
+ *  5. a table that is not the one under test (a program's
+ *     __patchable_function_entries when the kernel-style table is tested).
+ *
+ * If none of these is decisive, the image is refused with one line that
+ * says what is ambiguous and how to state the layout.  Relocatable objects
+ * (the compiler's own relocations and tables are its evidence there) and
+ * images without symbols (no vote is possible) take the table-driven path
+ * in recordsites.c; for the latter the evidence is named as the table under
+ * test, and `record --in-place` will not write on it.
+ */
+#include <dwarf.h>
+#include <elf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <elfutils/libdw.h>
+
+#include "record_priv.h"
+#include "elfio_priv.h"
+
+/* A vote needs this many functions that carry the shape. */
+#define MIN_VOTE	8
+/* NOP bytes looked at around a symbol. */
+#define SHAPE_MAX	64
+
+struct fshape {
+	uint64_t addr;		/* the function's symbol */
+	uint64_t size;		/* its st_size */
+	uint8_t land;		/* landing pad bytes (BTI C, ENDBR64) */
+	uint8_t unit;		/* bytes of the patch-unit NOP at entry, 0: none */
+	uint8_t post;		/* bytes of that unit's NOPs from entry */
+	uint8_t pre;		/* bytes of that unit's NOPs just before the symbol */
+	bool nop5;		/* begins with the call-sized NOP (x86 -mnop-mcount) */
+	bool call;		/* holds a call to an mcount target */
+	int stmt;		/* DWARF statement index, -1: none */
+};
+
+/* What a unit's producer says. */
+enum stmt_kind {
+	STMT_LAYOUT,		/* the flags name a layout (or none: a notrace unit) */
+	STMT_ASSEMBLER,		/* the assembler made it: no NOP areas, calls as the image */
+};
+
+struct stmt {
+	enum stmt_kind kind;
+	struct layout layout;
+	const char *flag;	/* the flag that decided, for the description */
+	size_t units;		/* units that state it */
+};
+
+struct stmts {
+	struct stmt *v;
+	size_t n;
+	struct region *ranges;	/* [lo, hi) -> v[layout], sorted */
+	size_t nranges, cap;
+	size_t units;		/* units whose producer names flags, or the assembler */
+};
+
+struct vote {
+	enum { VOTE_NONE, VOTE_DECIDED, VOTE_AMBIGUOUS } result;
+	struct layout layout;
+	size_t functions, carriers, pre_agree;
+	char why[240];
+};
+
+/* --- Function shapes -------------------------------------------------------- */
+
+static unsigned int unit_index(unsigned int u)
+{
+	return u == 1 ? 0 : u == 2 ? 1 : 2;
+}
+
+static void shape_of(struct record *r, const struct elfio_symbol *f, uint64_t lo,
+		     struct fshape *s)
+{
+	struct arch_insn in;
+	uint64_t a;
+
+	memset(s, 0, sizeof(*s));
+	s->addr = f->addr;
+	s->size = f->size;
+	s->stmt = -1;
+	s->land = (uint8_t)rs_landing_len(r, f->addr);
+	a = f->addr + s->land;
+	if (rs_decode_at(r, a, &in) != ARCH_DECODE_OK || in.kind != INSN_NOP)
+		return;
+	if (rs_is_patch_nop(r, &in)) {
+		uint64_t end = f->addr + f->size;
+		unsigned int lim = end > a && end - a < SHAPE_MAX ? (unsigned int)(end - a) : SHAPE_MAX;
+		s->unit = (uint8_t)in.len;
+		s->post = (uint8_t)rs_nop_run(r, a, in.len, lim);
+		s->pre = (uint8_t)rs_nops_before(r, f->addr, lo, in.len, SHAPE_MAX);
+	} else if ((r->arch->policy & ARCH_POLICY_NOP_MCOUNT) && in.len == r->arch->call_len) {
+		s->nop5 = true;
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Index of the shape at exactly addr, or -1. */
+static long shape_find(const struct fshape *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].addr == addr ? (long)lo : -1;
+}
+
+/*
+ * One shape per function address (aliases share one).  lo for the NOPs
+ * before a symbol: the furthest end of the functions before it, so that a
+ * function's own NOPs are never taken for the next one's, and a symbol
+ * nested in another (an inner entry point) has none.
+ */
+static int compute_shapes(struct record *r, const struct elfio_symbol *const *f, size_t nf,
+			  struct fshape **out, size_t *nout)
+{
+	struct fshape *v = malloc((nf ? nf : 1) * sizeof(*v));
+	size_t n = 0;
+	uint64_t maxend = 0;
+
+	if (!v) {
+		elfio_err(r->e, "out of memory for %zu function shapes", nf);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nf; i++) {
+		if (i && f[i]->addr == f[i - 1]->addr) {
+			if (f[i]->addr + f[i]->size > maxend)
+				maxend = f[i]->addr + f[i]->size;
+			continue;
+		}
+		struct elfio_section *sec = elfio_addr_to_sec(r->e, f[i]->addr);
+		uint64_t lo = maxend;
+		if (sec && sec->addr > lo)
+			lo = sec->addr;
+		if (lo > f[i]->addr)
+			lo = f[i]->addr;	/* nested: no NOPs before it are its own */
+		shape_of(r, f[i], lo, &v[n++]);
+		if (f[i]->addr + f[i]->size > maxend)
+			maxend = f[i]->addr + f[i]->size;
+	}
+	/* the functions that hold a call to a target (found by the sweep) */
+	for (size_t i = 0; i < r->priv->ncalls; i++) {
+		const struct elfio_symbol *g = elfio_function_at(r->e, r->priv->calls[i].addr, 0);
+		long k = g ? shape_find(v, n, g->addr) : -1;
+		if (k >= 0)
+			v[k].call = true;
+	}
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+/* --- DWARF: the flags each unit was built with ------------------------------ */
+
+/* The NOP unit of a riscv unit: its -march names the C extension or not. */
+static unsigned int riscv_unit_from_march(const char *march, unsigned int dflt)
+{
+	const char *p = march;
+
+	if (strncmp(p, "rv32", 4) && strncmp(p, "rv64", 4))
+		return dflt;
+	for (p += 4; *p && *p != '_' && *p != ' '; p++)
+		if (*p == 'c')
+			return 2;
+	return 4;
+}
+
+/* Is the token t[0..len) exactly this flag? */
+static bool is_flag(const char *t, size_t len, const char *flag)
+{
+	return len == strlen(flag) && !strncmp(t, flag, len);
+}
+
+/*
+ * Parse a producer.  Returns 1 and fills *st when it states something, 0
+ * when it names no flags at all.  The last occurrence of a flag wins, as on
+ * the command line.
+ */
+static int parse_producer(struct record *r, const char *prod, struct stmt *st)
+{
+	int n = -1, m = 0;
+	bool pg = false, fentry = false, nopmcount = false, any_flag = false;
+	unsigned int unit = r->priv->nop_unit;
+	const char *pfe_flag = NULL;
+
+	memset(st, 0, sizeof(*st));
+	if (!strncmp(prod, "GNU AS", 6) || !strncmp(prod, "AS ", 3) ||
+	    strstr(prod, "assembler")) {
+		st->kind = STMT_ASSEMBLER;
+		st->flag = "the assembler";
+		return 1;
+	}
+	for (const char *p = prod; (p = strstr(p, " -")); p++) {
+		const char *t = p + 1;
+		size_t len = strcspn(t, " ");
+
+		any_flag = true;
+		if (!strncmp(t, "-fpatchable-function-entry=", 27)) {
+			char *end;
+			long a = strtol(t + 27, &end, 10), b = 0;
+			if (*end == ',')
+				b = strtol(end + 1, &end, 10);
+			if (a >= 0 && a <= 64 && b >= 0 && b <= a) {
+				n = (int)a;
+				m = (int)b;
+				pfe_flag = "-fpatchable-function-entry";
+			}
+		} else if (is_flag(t, len, "-p") || is_flag(t, len, "-pg")) {
+			pg = true;
+		} else if (is_flag(t, len, "-mfentry")) {
+			fentry = true;
+		} else if (is_flag(t, len, "-mnop-mcount")) {
+			nopmcount = true;
+		} else if (r->arch->machine == EM_RISCV && !strncmp(t, "-march=", 7)) {
+			unit = riscv_unit_from_march(t + 7, unit);
+		}
+	}
+	if (!any_flag)
+		return 0;
+	st->kind = STMT_LAYOUT;
+	st->layout.kind = LAYOUT_NONE;
+	st->flag = "no patch-site flag";
+	/* x86 kernels' -fpatchable-function-entry is call padding next to -mfentry */
+	bool calls = pg || fentry;
+	bool area = n > 0;
+	if (area && calls && (r->arch->policy & ARCH_POLICY_PFE_IS_PADDING))
+		area = false;
+	if (area) {
+		st->layout = (struct layout){ LAYOUT_AREA, unit, (unsigned int)m * unit,
+					      (unsigned int)(n - m) * unit };
+		st->flag = pfe_flag;
+	} else if (calls && nopmcount && (r->arch->policy & ARCH_POLICY_NOP_MCOUNT)) {
+		st->layout.kind = LAYOUT_NOP5;
+		st->flag = "-mnop-mcount";
+	} else if (calls) {
+		st->layout.kind = LAYOUT_CALLS;
+		st->flag = fentry ? "-mfentry" : "-pg";
+	}
+	return 1;
+}
+
+static bool same_layout(const struct layout *a, const struct layout *b)
+{
+	if (a->kind != b->kind)
+		return false;
+	return a->kind != LAYOUT_AREA ||
+	       (a->unit == b->unit && a->pre == b->pre && a->post == b->post);
+}
+
+static int stmt_index(struct stmts *ss, const struct stmt *st)
+{
+	for (size_t i = 0; i < ss->n; i++)
+		if (ss->v[i].kind == st->kind && same_layout(&ss->v[i].layout, &st->layout))
+			return (int)i;
+	struct stmt *nv = realloc(ss->v, (ss->n + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	ss->v = nv;
+	ss->v[ss->n] = *st;
+	return (int)ss->n++;
+}
+
+static int add_range(struct stmts *ss, uint64_t lo, uint64_t hi, int k)
+{
+	if (ss->nranges == ss->cap) {
+		size_t cap = ss->cap ? 2 * ss->cap : 256;
+		struct region *nv = realloc(ss->ranges, cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		ss->ranges = nv;
+		ss->cap = cap;
+	}
+	ss->ranges[ss->nranges++] = (struct region){ lo, hi, (unsigned int)k };
+	return 0;
+}
+
+static int cmp_region(const void *a, const void *b)
+{
+	const struct region *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->hi < y->hi ? -1 : x->hi > y->hi;
+}
+
+static void stmts_free(struct stmts *ss)
+{
+	free(ss->v);
+	free(ss->ranges);
+	memset(ss, 0, sizeof(*ss));
+}
+
+/*
+ * Every unit's statement, with its address ranges.  An image without
+ * .debug_info costs nothing; libdw reads only the unit headers, the first
+ * DIE of each and its ranges.
+ */
+static int read_statements(struct record *r, struct stmts *ss)
+{
+	Dwarf *dw;
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	int ret = 0;
+
+	memset(ss, 0, sizeof(*ss));
+	if (!elfio_find_section_by_name(r->e, ".debug_info"))
+		return 0;
+	dw = dwarf_begin_elf(elfio_elf(r->e), DWARF_C_READ, NULL);
+	if (!dw)
+		return 0;	/* unreadable DWARF: it states nothing */
+	while (!ret && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		Dwarf_Attribute at;
+		struct stmt st;
+		const char *prod;
+
+		if (!dwarf_offdie(dw, off + hsize, &cu))
+			goto next_unit;
+		prod = dwarf_formstring(dwarf_attr(&cu, DW_AT_producer, &at));
+		if (!prod || !parse_producer(r, prod, &st))
+			goto next_unit;
+		int k = stmt_index(ss, &st);
+		if (k < 0) {
+			ret = k;
+			break;
+		}
+		ss->units++;
+		ss->v[k].units++;
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t ro = 0;
+		while ((ro = dwarf_ranges(&cu, ro, &base, &lo, &hi)) > 0)
+			if (hi > lo && (ret = add_range(ss, lo, hi, k)))
+				break;
+next_unit:
+		off = next;
+	}
+	dwarf_end(dw);
+	if (ret) {
+		elfio_err(r->e, "out of memory for the DWARF units' ranges");
+		stmts_free(ss);
+		return ret;
+	}
+	if (ss->nranges)
+		qsort(ss->ranges, ss->nranges, sizeof(*ss->ranges), cmp_region);
+	return 0;
+}
+
+/* The statement whose range holds addr, or -1 (ranges are sorted by lo). */
+static int stmt_at(const struct stmts *ss, uint64_t addr)
+{
+	size_t lo = 0, hi = ss->nranges;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ss->ranges[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* ranges of different units do not overlap; look at the last few */
+	for (size_t i = lo; i > 0 && lo - i < 8; i--)
+		if (ss->ranges[i - 1].lo <= addr && addr < ss->ranges[i - 1].hi)
+			return (int)ss->ranges[i - 1].layout;
+	return -1;
+}
+
+/*
+ * The statement for a function.  GCC's DW_AT_low_pc of a function with a
+ * patch area is after its NOPs (and the unit's range with it), so look at
+ * the first instruction of the body first, then the symbol, then its end.
+ */
+static int stmt_of(const struct stmts *ss, const struct fshape *s)
+{
+	int k = stmt_at(ss, s->addr + s->land + s->post);
+
+	if (k < 0)
+		k = stmt_at(ss, s->addr);
+	if (k < 0 && s->size)
+		k = stmt_at(ss, s->addr + s->size - 1);
+	return k;
+}
+
+/* --- The vote ------------------------------------------------------------- */
+
+static const char *unit_name(const struct record *r, unsigned int u)
+{
+	if (r->arch->machine == EM_RISCV)
+		return u == 2 ? "c.nop" : "nop";
+	if (r->arch->machine == EM_X86_64)
+		return u == 1 ? "0x90" : "NOP";
+	return "NOP";
+}
+
+/*
+ * The bytes before the symbol, among the functions that carry the area
+ * after it (c[] their indexes).  0 when decided (fills v->layout.pre and
+ * v->pre_agree), -1 when ambiguous (v->why says why).
+ *
+ *  1. Where almost every function (97%) has exactly the same NOPs before
+ *     it, nothing pads them: that is the area (-Os, where GCC aligns
+ *     nothing, CALL_OPS literals at 4 mod 8 included).
+ *  2. Where padding varies, there is alignment, and GCC aligns the start of
+ *     the area: 90% of the functions share func mod A for the largest such
+ *     A of 8..64, and the area is r + k*A bytes.  Padding is less than A,
+ *     so the next candidate is never reached by padding alone: the largest
+ *     candidate two thirds of the functions reach wins, if at most a third
+ *     reach the one after it.
+ *  3. No shared alignment: the most common exact count, by two thirds.
+ */
+static int vote_pre(const struct fshape *sh, const uint32_t *c, size_t t, unsigned int u,
+		    struct vote *v)
+{
+	size_t hist[SHAPE_MAX + 1] = { 0 }, atleast[SHAPE_MAX + 2] = { 0 };
+	static const unsigned int aligns[] = { 64, 32, 16, 8 };
+	unsigned int A = 0, res = 0, mode = 0;
+
+	for (size_t i = 0; i < t; i++)
+		hist[sh[c[i]].pre]++;
+	for (int q = SHAPE_MAX; q >= 0; q--)
+		atleast[q] = atleast[q + 1] + hist[q];
+	for (unsigned int q = 1; q <= SHAPE_MAX; q++)
+		if (hist[q] > hist[mode])
+			mode = q;
+	if (hist[mode] * 100 >= t * 97)
+		goto decided;
+
+	for (size_t k = 0; k < sizeof(aligns) / sizeof(aligns[0]) && !A; k++) {
+		unsigned int al = aligns[k];
+		size_t cnt[64] = { 0 }, best = 0;
+		for (size_t i = 0; i < t; i++)
+			cnt[sh[c[i]].addr & (al - 1)]++;
+		for (unsigned int x = 1; x < al; x++)
+			if (cnt[x] > cnt[best])
+				best = x;
+		if (cnt[best] * 10 >= t * 9) {
+			A = al;
+			res = (unsigned int)best;
+		}
+	}
+	if (A) {
+		int q_best = -1;
+		for (unsigned int q = res % A; q <= SHAPE_MAX; q += A)
+			if (atleast[q] * 3 >= t * 2)
+				q_best = (int)q;
+		if (q_best < 0) {
+			snprintf(v->why, sizeof(v->why), "the NOPs before the symbol: the functions "
+				 "are aligned to %u (+%u), but only %zu of %zu have %u bytes of NOPs "
+				 "before them", A, res, atleast[res % A], t, res % A);
+			return -1;
+		}
+		unsigned int next = (unsigned int)q_best + A;
+		if (next <= SHAPE_MAX && atleast[next] * 3 > t) {
+			snprintf(v->why, sizeof(v->why), "the NOPs before the symbol: %zu of %zu "
+				 "functions have %d bytes or more, %zu have %u or more", atleast[q_best],
+				 t, q_best, atleast[next], next);
+			return -1;
+		}
+		mode = (unsigned int)q_best;
+		goto decided;
+	}
+	if (hist[mode] * 3 >= t * 2)
+		goto decided;
+	snprintf(v->why, sizeof(v->why), "the NOPs before the symbol agree on no count: %zu of "
+		 "%zu functions have %u bytes, %zu have none", hist[mode], t, mode, hist[0]);
+	return -1;
+decided:
+	if (mode % u) {
+		snprintf(v->why, sizeof(v->why), "the NOPs before the symbol (%u bytes) are not a "
+			 "whole number of %u-byte NOPs", mode, u);
+		return -1;
+	}
+	v->layout.pre = mode;
+	v->pre_agree = atleast[mode];
+	return 0;
+}
+
+/* Vote over the functions idx[0..n) of sh.  Fills *v. */
+static int vote(const struct fshape *sh, const uint32_t *idx, size_t n,
+		struct vote *v)
+{
+	size_t hist[3][SHAPE_MAX + 1];
+	size_t calls = 0, nop5 = 0, nopstart = 0;
+	unsigned int bu = 0, bk = 0;
+
+	memset(v, 0, sizeof(*v));
+	memset(hist, 0, sizeof(hist));
+	v->functions = n;
+	for (size_t i = 0; i < n; i++) {
+		const struct fshape *s = &sh[idx[i]];
+		calls += s->call;
+		if (s->nop5) {
+			nop5++;
+			nopstart++;
+		} else if (s->unit) {
+			nopstart++;
+			hist[unit_index(s->unit)][s->post / s->unit]++;
+		}
+	}
+	/* the most common (unit, run); the shorter run on a tie */
+	static const unsigned int units[3] = { 1, 2, 4 };
+	size_t bcount = 0;
+	for (unsigned int ui = 0; ui < 3; ui++)
+		for (unsigned int k = 1; k <= SHAPE_MAX; k++)
+			if (hist[ui][k] > bcount) {
+				bcount = hist[ui][k];
+				bu = units[ui];
+				bk = k;
+			}
+	size_t area = 0;
+	if (bu)
+		for (unsigned int k = bk; k <= SHAPE_MAX / bu; k++)
+			area += hist[unit_index(bu)][k];
+
+	/* calls, 5-byte NOPs or areas: one of them, by a wide margin */
+	size_t best = calls, second = 0;
+	enum layout_kind kind = LAYOUT_CALLS;
+	const size_t cand[2] = { nop5, area };
+	const enum layout_kind kinds[2] = { LAYOUT_NOP5, LAYOUT_AREA };
+	for (int i = 0; i < 2; i++) {
+		if (cand[i] > best) {
+			second = best;
+			best = cand[i];
+			kind = kinds[i];
+		} else if (cand[i] > second) {
+			second = cand[i];
+		}
+	}
+	if (best == 0) {
+		v->result = VOTE_NONE;
+		return 0;
+	}
+	if (second >= MIN_VOTE && second * 10 > best) {
+		snprintf(v->why, sizeof(v->why), "the functions mix flavours: %zu call an mcount "
+			 "target, %zu begin with a 5-byte NOP, %zu with a NOP area", calls, nop5, area);
+		v->result = VOTE_AMBIGUOUS;
+		return 0;
+	}
+	if (kind == LAYOUT_CALLS) {
+		v->result = VOTE_DECIDED;
+		v->layout.kind = LAYOUT_CALLS;
+		v->carriers = calls;
+		return 0;
+	}
+	/*
+	 * Ordinary code has its NOP-starters too (glibc's arm64 assembly
+	 * begins with a NOP where BTI C would be): under a tenth of the
+	 * functions is not a layout.
+	 */
+	if (best * 10 < n) {
+		v->result = VOTE_NONE;
+		return 0;
+	}
+	if (best < MIN_VOTE && best * 2 >= n) {
+		snprintf(v->why, sizeof(v->why), "%zu of %zu functions begin with %s; too few "
+			 "for a vote (%d are needed)", best, n, kind == LAYOUT_NOP5 ?
+			 "a 5-byte NOP" : "a NOP area", MIN_VOTE);
+		v->result = VOTE_AMBIGUOUS;
+		return 0;
+	}
+	if (best * 2 < n) {
+		snprintf(v->why, sizeof(v->why), "%zu of %zu functions begin with %s: no clear "
+			 "majority either way", best, n, kind == LAYOUT_NOP5 ? "a 5-byte NOP" :
+			 "a NOP area");
+		v->carriers = best;
+		v->result = VOTE_AMBIGUOUS;
+		return 0;
+	}
+	if (best * 3 < nopstart * 2) {
+		snprintf(v->why, sizeof(v->why), "no clear majority among the %zu functions that "
+			 "begin with a NOP: %zu have the most common shape", nopstart, best);
+		v->result = VOTE_AMBIGUOUS;
+		return 0;
+	}
+	v->carriers = best;
+	if (kind == LAYOUT_NOP5) {
+		v->result = VOTE_DECIDED;
+		v->layout.kind = LAYOUT_NOP5;
+		return 0;
+	}
+	uint32_t *c = malloc(area * sizeof(*c));
+	size_t t = 0;
+	if (!c)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct fshape *s = &sh[idx[i]];
+		if (s->unit == bu && !s->nop5 && s->post >= bk * bu)
+			c[t++] = idx[i];
+	}
+	v->layout = (struct layout){ LAYOUT_AREA, bu, 0, bk * bu };
+	v->result = vote_pre(sh, c, t, bu, v) ? VOTE_AMBIGUOUS : VOTE_DECIDED;
+	free(c);
+	return 0;
+}
+
+/* --- Layouts and regions ------------------------------------------------------ */
+
+static int add_layout(struct record *r, const struct layout *l)
+{
+	struct record_priv *p = r->priv;
+
+	for (size_t i = 0; i < p->nlayouts; i++)
+		if (same_layout(&p->layouts[i], l))
+			return (int)i;
+	struct layout *nv = realloc(p->layouts, (p->nlayouts + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	p->layouts = nv;
+	p->layouts[p->nlayouts] = *l;
+	return (int)p->nlayouts++;
+}
+
+const struct layout *record_layout_at(const struct record *r, uint64_t addr)
+{
+	const struct record_priv *p = r->priv;
+	size_t lo = 0, hi = p->nregions;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->regions[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr < p->regions[lo - 1].hi)
+		return &p->layouts[p->regions[lo - 1].layout];
+	return &p->layouts[0];
+}
+
+/*
+ * Regions from the layout of each function (fk[i] for shape i): the most
+ * common layout becomes the default (index 0), every run of functions with
+ * another one a region from the first symbol to past the last.  Lookups
+ * are made at function symbols only.
+ */
+static int build_regions(struct record *r, const struct fshape *sh, int *fk, size_t n)
+{
+	struct record_priv *p = r->priv;
+	size_t *cnt = calloc(p->nlayouts, sizeof(*cnt)), cap = 0;
+	unsigned int d = 0;
+
+	if (!cnt)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		cnt[fk[i]]++;
+	for (unsigned int k = 1; k < p->nlayouts; k++)
+		if (cnt[k] > cnt[d])
+			d = k;
+	free(cnt);
+	if (d) {
+		struct layout t = p->layouts[0];
+		p->layouts[0] = p->layouts[d];
+		p->layouts[d] = t;
+		for (size_t i = 0; i < n; i++)
+			fk[i] = fk[i] == (int)d ? 0 : fk[i] == 0 ? (int)d : fk[i];
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!fk[i])
+			continue;
+		if (i && fk[i - 1] == fk[i]) {
+			p->regions[p->nregions - 1].hi = sh[i].addr + 1;
+			continue;
+		}
+		if (p->nregions == cap) {
+			size_t ncap = cap ? 2 * cap : 64;
+			struct region *nv = realloc(p->regions, ncap * sizeof(*nv));
+			if (!nv)
+				return -ENOMEM;
+			p->regions = nv;
+			cap = ncap;
+		}
+		p->regions[p->nregions++] = (struct region){ sh[i].addr, sh[i].addr + 1,
+							     (unsigned int)fk[i] };
+	}
+	return 0;
+}
+
+/* The summary fields the rest of the tree reads, from the main layout. */
+static void summarise(struct record *r)
+{
+	const struct layout *m = &r->ev.main;
+	struct record_priv *p = r->priv;
+
+	r->has_calls = r->patchable = r->nop_mcount = r->post_known = false;
+	r->pre_bytes = r->post_bytes = 0;
+	r->ev.nlayouts = 0;
+	for (size_t i = 0; i < p->nlayouts; i++) {
+		r->has_calls |= p->layouts[i].kind == LAYOUT_CALLS;
+		r->nop_mcount |= p->layouts[i].kind == LAYOUT_NOP5;
+		r->patchable |= p->layouts[i].kind == LAYOUT_AREA;
+		r->ev.nlayouts += p->layouts[i].kind != LAYOUT_NONE;
+	}
+	if (m->kind == LAYOUT_AREA) {
+		r->pre_bytes = m->pre;
+		r->post_bytes = m->post;
+		r->post_known = true;
+	}
+}
+
+static int ambiguous(struct record *r, const char *why)
+{
+	elfio_err(r->e, "the patch-site layout is ambiguous: %s; state it with --patchable=N,M "
+		  "(or --nop-mcount)", why);
+	return -EINVAL;
+}
+
+/* A table that is not the one under test and has entries, else NULL. */
+static const struct site_table *second_table(const struct record *r)
+{
+	const struct site_table *t = record_table_under_test(r);
+
+	for (size_t i = 0; i < r->ntables; i++) {
+		const struct site_table *o = &r->tables[i];
+		if (o == t || (t && o->start < t->end && t->start < o->end))
+			continue;
+		for (size_t k = 0; k < o->count; k++)
+			if (o->entries[k].value)
+				return o;
+	}
+	return NULL;
+}
+
+/*
+ * One vote per text section, for the functions of pool[] whose vote as a
+ * whole had no clear majority.  Fills fk[] for them and *best with the
+ * section vote that carried most functions.  0 when every section is
+ * decided, 1 with why[] when one is not, or -ENOMEM.
+ */
+static int vote_by_section(struct record *r, const struct fshape *sh, const uint32_t *pool,
+			   size_t n, int *fk, struct vote *best, char *why, size_t whylen)
+{
+	struct elfio_section *s;
+	uint32_t *sub = malloc((n ? n : 1) * sizeof(*sub));
+	int ret = 0;
+
+	if (!sub)
+		return -ENOMEM;
+	memset(best, 0, sizeof(*best));
+	for_each_section(r->e, s) {
+		size_t m = 0;
+		struct vote v;
+		int k = 0;
+
+		if (!is_text_section(s))
+			continue;
+		for (size_t i = 0; i < n; i++)
+			if (sh[pool[i]].addr >= s->addr && sh[pool[i]].addr - s->addr < s->shdr.sh_size)
+				sub[m++] = pool[i];
+		if (!m)
+			continue;
+		if ((ret = vote(sh, sub, m, &v)))
+			break;
+		if (v.result == VOTE_AMBIGUOUS) {
+			snprintf(why, whylen, "in section '%s': %s", s->name, v.why);
+			ret = 1;
+			break;
+		}
+		if (v.result == VOTE_DECIDED && (k = add_layout(r, &v.layout)) < 0) {
+			ret = k;
+			break;
+		}
+		for (size_t i = 0; i < m; i++)
+			fk[sub[i]] = k;
+		if (v.result == VOTE_DECIDED && v.carriers > best->carriers)
+			*best = v;
+	}
+	free(sub);
+	return ret;
+}
+
+int rs_establish_layout(struct record *r, const struct record_options *o)
+{
+	struct record_priv *p = r->priv;
+	const struct elfio_symbol *const *f;
+	struct fshape *sh = NULL;
+	struct stmts ss = { 0 };
+	uint32_t *pool = NULL;
+	int *fk = NULL, *lk = NULL;
+	size_t *per = NULL;
+	size_t nf, nsh = 0, npool = 0;
+	const struct layout none = { LAYOUT_NONE, 0, 0, 0 };
+	struct vote v;
+	char why[320];
+	int ret;
+
+	memset(&r->ev, 0, sizeof(r->ev));
+	if ((ret = elfio_functions(r->e, &f, &nf)))
+		return ret;
+	if (add_layout(r, &none) < 0)
+		goto oom;
+
+	/* 1. stated */
+	if (o->patchable_n >= 0 || o->force_nop_mcount) {
+		struct layout l = none;
+		unsigned int u = p->nop_unit;
+		if (o->patchable_n >= 0)
+			l = (struct layout){ LAYOUT_AREA, u, (unsigned int)o->patchable_m * u,
+					     (unsigned int)(o->patchable_n - o->patchable_m) * u };
+		else
+			l.kind = LAYOUT_NOP5;
+		p->layouts[0] = l;
+		r->ev.source = EVIDENCE_STATED;
+		r->ev.main = l;
+		summarise(r);
+		return 0;
+	}
+
+	/* no symbols, so no vote: calls found by decoding, else the table itself */
+	if (!nf) {
+		if (p->ncalls) {
+			p->layouts[0].kind = LAYOUT_CALLS;
+			r->ev.source = EVIDENCE_CODE;
+			r->ev.carriers = p->ncalls;
+		} else {
+			rs_detect_from_tables(r, o, NULL);
+			if (r->patchable || r->nop_mcount) {
+				p->layouts[0] = r->patchable
+					? (struct layout){ LAYOUT_AREA, 0, r->pre_bytes,
+							   r->post_known ? r->post_bytes : 0 }
+					: (struct layout){ LAYOUT_NOP5, 0, 0, 0 };
+				r->ev.source = EVIDENCE_UNDER_TEST;
+			}
+		}
+		r->ev.main = p->layouts[0];
+		summarise(r);
+		return 0;
+	}
+
+	if ((ret = compute_shapes(r, f, nf, &sh, &nsh)))
+		return ret;
+	if ((ret = read_statements(r, &ss)))
+		goto out;
+	pool = malloc((nsh ? nsh : 1) * sizeof(*pool));
+	fk = calloc(nsh ? nsh : 1, sizeof(*fk));
+	per = calloc(ss.n ? ss.n : 1, sizeof(*per));
+	lk = calloc(ss.n ? ss.n : 1, sizeof(*lk));
+	if (!pool || !fk || !per || !lk)
+		goto oom;
+
+	/* 2. DWARF: which functions a unit speaks for, and the layout most of them name */
+	struct layout stated_main = none;
+	size_t stated_best = 0;
+	for (size_t i = 0; i < nsh; i++) {
+		sh[i].stmt = ss.nranges ? stmt_of(&ss, &sh[i]) : -1;
+		if (sh[i].stmt < 0)
+			pool[npool++] = (uint32_t)i;
+		else
+			per[sh[i].stmt]++;
+	}
+	for (size_t k = 0; k < ss.n; k++) {
+		if (ss.v[k].kind == STMT_LAYOUT && ss.v[k].layout.kind != LAYOUT_NONE &&
+		    per[k] > stated_best) {
+			stated_best = per[k];
+			stated_main = ss.v[k].layout;
+		}
+	}
+
+	/* 3. the code: the functions no unit speaks for vote */
+	if ((ret = vote(sh, pool, npool, &v)))
+		goto oom;
+	snprintf(why, sizeof(why), "%s", v.why);
+	/*
+	 * Where DWARF names the layout, the code it does not cover (the C
+	 * library, start files) has its own NOP-starters; unless they vote for
+	 * a layout of their own, they have none.
+	 */
+	if (v.result == VOTE_AMBIGUOUS && stated_best)
+		v.result = VOTE_NONE;
+	if (v.result == VOTE_DECIDED) {
+		int k = add_layout(r, &v.layout);
+		if (k < 0)
+			goto oom;
+		for (size_t i = 0; i < npool; i++)
+			fk[pool[i]] = k;
+		r->ev.source = EVIDENCE_CODE;
+	} else if (v.result == VOTE_AMBIGUOUS) {
+		/* 4. one vote per section */
+		struct vote best;
+		char swhy[320];
+		size_t functions = v.functions;
+		ret = vote_by_section(r, sh, pool, npool, fk, &best, swhy, sizeof(swhy));
+		if (ret < 0)
+			goto oom;
+		if (ret == 0) {
+			v = best;
+			v.functions = functions;
+			v.result = best.carriers ? VOTE_DECIDED : VOTE_NONE;
+			r->ev.source = EVIDENCE_CODE;
+		} else {
+			/* 5. a table that is not the one under test */
+			const struct site_table *t2 = second_table(r);
+			struct layout l;
+			if (t2) {
+				rs_detect_from_tables(r, o, t2);
+				l = r->patchable ? (struct layout){ LAYOUT_AREA, 0, r->pre_bytes,
+								    r->post_known ? r->post_bytes : 0 }
+						 : (struct layout){ LAYOUT_NOP5, 0, 0, 0 };
+			}
+			if (!t2 || (!r->patchable && !r->nop_mcount)) {
+				ret = ambiguous(r, why);
+				goto out;
+			}
+			int k = add_layout(r, &l);
+			if (k < 0)
+				goto oom;
+			for (size_t i = 0; i < npool; i++)
+				fk[pool[i]] = k;
+			r->ev.source = EVIDENCE_TABLE;
+			r->ev.table = t2->name;
+			v.layout = l;
+			v.result = VOTE_DECIDED;
+			ret = 0;
+		}
+	}
+	r->ev.functions = v.functions;
+	r->ev.carriers = v.carriers;
+	r->ev.pre_agree = v.pre_agree;
+	r->ev.main = v.result == VOTE_DECIDED ? v.layout : none;
+
+	/*
+	 * The units' own layouts.  An assembler's unit has no NOP areas; its
+	 * calls to a target are sites where the image's sites are calls (the
+	 * riscv trampoline calls ftrace_stub, alias _mcount, in an image of
+	 * NOP areas).
+	 */
+	if (ss.n) {
+		bool calls_image = stated_best ? stated_main.kind == LAYOUT_CALLS
+					       : r->ev.main.kind == LAYOUT_CALLS;
+		for (size_t k = 0; k < ss.n; k++) {
+			struct layout l = ss.v[k].layout;
+			if (ss.v[k].kind == STMT_ASSEMBLER)
+				l = calls_image ? (struct layout){ LAYOUT_CALLS, 0, 0, 0 } : none;
+			if ((lk[k] = add_layout(r, &l)) < 0)
+				goto oom;
+		}
+		for (size_t i = 0; i < nsh; i++)
+			if (sh[i].stmt >= 0)
+				fk[i] = lk[sh[i].stmt];
+		r->ev.units_stated = ss.units;
+		if (stated_best) {
+			r->ev.source = EVIDENCE_DWARF;
+			if (v.result != VOTE_DECIDED || stated_best >= v.carriers)
+				r->ev.main = stated_main;
+			for (size_t k = 0; k < ss.n; k++)
+				if (ss.v[k].kind == STMT_LAYOUT &&
+				    same_layout(&ss.v[k].layout, &stated_main))
+					r->ev.units_main += ss.v[k].units;
+		}
+	}
+	if (build_regions(r, sh, fk, nsh))
+		goto oom;
+	summarise(r);
+	ret = 0;
+	goto out;
+oom:
+	elfio_err(r->e, "out of memory while establishing the patch-site layout");
+	ret = -ENOMEM;
+out:
+	free(pool);
+	free(fk);
+	free(lk);
+	free(per);
+	free(sh);
+	stmts_free(&ss);
+	return ret;
+}
+
+/* --- Describing it ------------------------------------------------------------ */
+
+void record_describe_layout(const struct record *r, const struct layout *l, char *buf, size_t len)
+{
+	switch (l->kind) {
+	case LAYOUT_NONE:
+		snprintf(buf, len, "no patch sites");
+		break;
+	case LAYOUT_CALLS:
+		snprintf(buf, len, "calls to %s", r->priv->entry_only ? "__fentry__" :
+			 "mcount/_mcount/__fentry__");
+		break;
+	case LAYOUT_NOP5:
+		snprintf(buf, len, "5-byte NOPs at entry (-mnop-mcount)");
+		break;
+	case LAYOUT_AREA: {
+		const char *name = r->arch->literal_size && l->pre == r->arch->literal_size
+				   ? "call-ops" : "patchable";
+		if (l->unit)
+			snprintf(buf, len, "%s, %u bytes of %s before the symbol and %u after "
+				 "(-fpatchable-function-entry=%u,%u)", name, l->pre, unit_name(r, l->unit),
+				 l->post, (l->pre + l->post) / l->unit, l->pre / l->unit);
+		else
+			snprintf(buf, len, "%s, %u bytes before the symbol and %u after", name, l->pre,
+				 l->post);
+		break;
+	}
+	}
+}
+
+static void describe_evidence(const struct record *r, char *buf, size_t len)
+{
+	const struct evidence *ev = &r->ev;
+
+	switch (ev->source) {
+	case EVIDENCE_NOTHING:
+		snprintf(buf, len, "no function has a site's shape and nothing calls an mcount "
+			 "target");
+		break;
+	case EVIDENCE_STATED:
+		snprintf(buf, len, "as stated on the command line");
+		break;
+	case EVIDENCE_DWARF:
+		snprintf(buf, len, "from DWARF: %zu of %zu units name it in DW_AT_producer",
+			 ev->units_main, ev->units_stated);
+		break;
+	case EVIDENCE_CODE:
+		if (ev->main.kind == LAYOUT_CALLS)
+			snprintf(buf, len, "from the code: %zu functions call the target",
+				 ev->carriers);
+		else if (ev->main.kind == LAYOUT_AREA)
+			snprintf(buf, len, "from the code: %zu of %zu functions carry the area, %zu of "
+				 "them with the bytes before the symbol", ev->carriers, ev->functions,
+				 ev->pre_agree);
+		else
+			snprintf(buf, len, "from the code: %zu of %zu functions carry it",
+				 ev->carriers, ev->functions);
+		break;
+	case EVIDENCE_OBJECT:
+		snprintf(buf, len, "from the compiler's relocations and tables in the object");
+		break;
+	case EVIDENCE_TABLE:
+		snprintf(buf, len, "from table '%s', which is not the one under test", ev->table);
+		break;
+	case EVIDENCE_UNDER_TEST:
+		snprintf(buf, len, "from the table under test itself: the image has no symbols to "
+			 "vote and no DWARF (state it with --patchable=N,M to check the table)");
+		break;
+	}
+}
+
+void record_describe(struct record *r, char *buf, size_t len)
+{
+	char lay[192], ev[256], tab[256] = "";
+	const struct site_table *t = record_table_under_test(r);
+
+	record_describe_layout(r, &r->ev.main, lay, sizeof(lay));
+	describe_evidence(r, ev, sizeof(ev));
+	if (t) {
+		size_t nonzero = 0, listed = 0, stale = 0;
+		uint64_t *vals = malloc((t->count ? t->count : 1) * sizeof(*vals));
+		bool counted = vals != NULL;
+		for (size_t i = 0; i < t->count; i++) {
+			uint64_t val = t->entries[i].value;
+			if (!val)
+				continue;
+			if (vals)
+				vals[nonzero] = val;
+			nonzero++;
+			if (record_find(r, val) < 0)
+				stale++;
+		}
+		if (vals) {
+			qsort(vals, nonzero, sizeof(*vals), cmp_u64);
+			for (size_t i = 0; i < r->nsites; i++)
+				listed += bsearch(&r->sites[i].addr, vals, nonzero, sizeof(*vals),
+						  cmp_u64) != NULL;
+			free(vals);
+		}
+		if (!nonzero)
+			snprintf(tab, sizeof(tab), "; table '%s': all %zu slots are zero", t->name,
+				 t->count);
+		else if (!counted)
+			snprintf(tab, sizeof(tab), "; table '%s': %zu of %zu entries are not sites",
+				 t->name, stale, nonzero);
+		else if (!stale && listed == r->nsites)
+			snprintf(tab, sizeof(tab), "; table '%s' agrees (%zu entries)", t->name,
+				 nonzero);
+		else
+			snprintf(tab, sizeof(tab), "; table '%s' disagrees: %zu of %zu entries are not "
+				 "sites, %zu of %zu sites are not in it", t->name, stale, nonzero,
+				 r->nsites - listed, r->nsites);
+	}
+	snprintf(buf, len, "%s %s: %zu sites: %s%s, %s%s", r->arch->name,
+		 elfio_is_rel(r->e) ? "object" : "image", r->nsites, lay,
+		 r->ev.nlayouts > 1 ? " (other layouts in some units or sections)" : "", ev, tab);
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * record_priv.h - shared between the files of recordsites/, not a public
+ * interface: the private state of a record and the decoding helpers that
+ * recordsites.c (candidates, verification) and evidence.c (the layout)
+ * both use.
+ */
+#ifndef PATCHSITE_RECORD_PRIV_H
+#define PATCHSITE_RECORD_PRIV_H
+
+#include "recordsites.h"
+
+struct target {
+	uint64_t addr;
+	bool entry;		/* __fentry__: must be at function entry */
+};
+
+/* A part of the image with its own layout: [lo, hi) -> record_priv.layouts[layout]. */
+struct region {
+	uint64_t lo, hi;
+	unsigned int layout;
+};
+
+struct record_priv {
+	struct target *targets;		/* sorted by addr */
+	size_t ntargets;
+	struct target *slots;		/* GOT slots holding a target, sorted */
+	size_t nslots;
+	struct target *relsites;	/* ET_REL: call insns with an mcount reloc, sorted */
+	size_t nrelsites;
+	struct target *alignpts;	/* ET_REL: addresses an R_*_ALIGN pads up to, with
+					   .entry = alignment >= the literal's */
+	size_t nalignpts;
+	struct elfio_rela *dynrel;	/* linked: SHF_ALLOC relocations, sorted by offset */
+	size_t ndynrel;
+	struct elfio_section *cache;	/* last text section touched */
+	struct table_key *tset;		/* (start, end) of every table: a hash set */
+	size_t tset_cap;		/* its slots, a power of two (0: none yet) */
+	size_t tables_cap;		/* room in record.tables */
+	bool entry_only;		/* every target is an entry target */
+	unsigned int nop_unit;		/* the NOP unit the ELF flags name */
+
+	/* calls to a target found by the sweep (linked images), sorted, with
+	   the index of the function (in elfio_functions order) holding each */
+	struct target *calls;
+	size_t ncalls;
+
+	/* the layouts (index 0: the default, for addresses in no region) */
+	struct layout *layouts;
+	size_t nlayouts;
+	struct region *regions;		/* sorted by lo, disjoint */
+	size_t nregions;
+};
+
+/* Bytes and decoding (recordsites.c) */
+int rs_decode_at(struct record *r, uint64_t addr, struct arch_insn *insn);
+unsigned int rs_landing_len(struct record *r, uint64_t addr);
+bool rs_is_patch_nop(const struct record *r, const struct arch_insn *in);
+bool rs_is_mcount_call(struct record *r, uint64_t addr, const struct arch_insn *in, bool *entry);
+/* NOP bytes from addr in NOPs of exactly `unit` bytes (any patch unit: 0), up to limit. */
+unsigned int rs_nop_run(struct record *r, uint64_t addr, unsigned int unit, unsigned int limit);
+/* NOP bytes of exactly `unit` bytes each just before addr, not below lo, up to limit. */
+unsigned int rs_nops_before(struct record *r, uint64_t addr, uint64_t lo, unsigned int unit,
+			    unsigned int limit);
+int rs_push_target(struct target **v, size_t *n, uint64_t addr, bool entry);
+const struct target *rs_find_target(const struct target *v, size_t n, uint64_t addr);
+
+/*
+ * The layout (evidence.c): fills r->ev, the layouts and regions, and the
+ * summary fields (has_calls, patchable, pre_bytes, ...).  Returns 0, or
+ * -EINVAL with the error printed when the evidence is not decisive.
+ */
+int rs_establish_layout(struct record *r, const struct record_options *o);
+
+/* The old table-driven inference, for objects and symbol-less images (recordsites.c). */
+void rs_detect_from_tables(struct record *r, const struct record_options *o,
+			   const struct site_table *only);
+
+#endif /* PATCHSITE_RECORD_PRIV_H */
