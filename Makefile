@@ -11,12 +11,15 @@ PREFIX    ?= /usr/local
 BINDIR    ?= $(PREFIX)/bin
 MANDIR    ?= $(PREFIX)/share/man
 CC        ?= cc
-PKGS      := libelf libdw zlib liblzma libzstd
 CFLAGS    ?= -O2 -g
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
              -Wno-missing-field-initializers
 CPPFLAGS  += -D_GNU_SOURCE -DPATCHSITE_VERSION='"$(VERSION)"' -I. -Iarch -Ielfio -Irecordsites -Irewriter -Itests
-LIBS      := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lelf -ldw -lz)
+# Nothing here may run a tool that `make deps` installs: make parses this file
+# before deps runs (a fresh machine has no pkg-config).  These are the
+# libraries patchsite calls directly; Debian's pkg-config files add nothing.
+LIBS      := -ldw -lelf -lz -llzma -lzstd
+CHECK_LIBS := -lcheck -lsubunit -lm -lrt -lpthread
 
 LIB_SRCS  := $(sort $(wildcard arch/*.c elfio/*.c recordsites/*.c rewriter/*.c))
 CLI_SRCS  := patchsite.c
@@ -40,7 +43,7 @@ $(BUILD)/patchsite: $(CLI_OBJS) $(LIB_OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/check_main: $(TEST_OBJS) $(LIB_OBJS)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS) $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS) $(CHECK_LIBS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -90,7 +93,10 @@ check: deps
 	$(MAKE) all
 	$(MAKE) kernel-check
 
-demo: deps all
+# deps, then the build in a make of its own: nothing of the build is read
+# before the dependencies are there
+demo: deps
+	$(MAKE) all
 	$(MAKE) -C fixtures demo
 	sh scripts/demo.sh
 

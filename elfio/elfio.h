@@ -161,6 +161,19 @@ int elfio_edits_add(struct elfio_edits *ed, uint64_t off, const void *bytes, siz
 int elfio_write_edited(struct elfio *e, const struct elfio_edits *ed, const char *out_path);
 
 /*
+ * The same, reading the written file back before it replaces anything:
+ * check(tmp_path, ctx) runs on the complete, fsync'd temporary file and
+ * returns 0 to go on, or a negative errno (having printed why) to throw it
+ * away and leave out_path untouched.
+ */
+struct elfio_write_check {
+	int (*check)(const char *tmp_path, void *ctx);
+	void *ctx;
+};
+int elfio_write_edited_check(struct elfio *e, const struct elfio_edits *ed, const char *out_path,
+			     const struct elfio_write_check *chk);
+
+/*
  * Generic atomic write of a buffer produced by the caller: same rules.
  * mode is used when out_path does not exist yet.
  */

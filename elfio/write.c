@@ -130,9 +130,10 @@ static mode_t output_mode(const char *out_path, mode_t mode)
 	return mode & ~um;
 }
 
-static int finish(int fd, char *tmp, const char *out_path, mode_t mode)
+static int finish(int fd, char *tmp, const char *out_path, mode_t mode,
+		  const struct elfio_write_check *chk)
 {
-	int ret = 0;
+	int ret = 0, bad = 0;
 
 	if (fchmod(fd, mode) < 0)
 		ret = -errno;
@@ -140,11 +141,15 @@ static int finish(int fd, char *tmp, const char *out_path, mode_t mode)
 		ret = -errno;
 	if (close(fd) < 0 && !ret)
 		ret = -errno;
+	/* the caller reads what was written back, before it replaces anything */
+	if (!ret && chk && (bad = chk->check(tmp, chk->ctx)))
+		ret = bad;
 	if (!ret && rename(tmp, out_path) < 0)
 		ret = -errno;
 	if (ret) {
 		unlink(tmp);
-		elfio_error(out_path, "cannot write: %s", strerror(-ret));
+		if (!bad)	/* the check printed its own reason */
+			elfio_error(out_path, "cannot write: %s", strerror(-ret));
 	} else {
 		sync_dir(out_path);
 	}
@@ -170,7 +175,7 @@ int elfio_write_file_atomic(const char *out_path, const void *buf, size_t len, m
 		free(tmp);
 		return ret;
 	}
-	return finish(fd, tmp, out_path, output_mode(out_path, mode));
+	return finish(fd, tmp, out_path, output_mode(out_path, mode), NULL);
 }
 
 static int copy_fd(int in, int out, uint64_t size)
@@ -215,6 +220,12 @@ fallback:
 }
 
 int elfio_write_edited(struct elfio *e, const struct elfio_edits *ed, const char *out_path)
+{
+	return elfio_write_edited_check(e, ed, out_path, NULL);
+}
+
+int elfio_write_edited_check(struct elfio *e, const struct elfio_edits *ed, const char *out_path,
+			     const struct elfio_write_check *chk)
 {
 	char *tmp = NULL;
 	struct stat st;
@@ -263,5 +274,5 @@ int elfio_write_edited(struct elfio *e, const struct elfio_edits *ed, const char
 	/* in place: keep the input's mode; to a new file: the input's mode too */
 	struct stat ost;
 	mode_t mode = stat(out_path, &ost) == 0 ? (ost.st_mode & 07777) : (st.st_mode & 07777);
-	return finish(fd, tmp, out_path, mode);
+	return finish(fd, tmp, out_path, mode, chk);
 }

@@ -18,7 +18,15 @@
  * held its value in place, all do.
  *
  * Every byte goes through the edit list and the atomic writer; if the image
- * already holds exactly this table, nothing is written (idempotent).
+ * already holds exactly this table, nothing is written (idempotent).  The
+ * written file is scanned again before it replaces anything: its table must
+ * hold exactly the values written, each one a site verified by decoding, and
+ * its sites must be the input's.  A table that does not read back as
+ * written is never renamed into place.
+ *
+ * The layout of the table's entries must come from evidence independent of
+ * that table: an image without symbols and DWARF, whose layout only the
+ * table itself shows, is refused (state it with --patchable=N,M).
  */
 #include <elf.h>
 #include <errno.h>
@@ -74,11 +82,64 @@ static int find_covering(struct record *r, const struct site_table *tb, struct c
 	return 0;
 }
 
+struct readback {
+	struct record *r;		/* the scan of the input */
+	const struct site_table *tb;	/* the table written */
+	const uint64_t *want;		/* what each slot should hold now */
+};
+
+static int read_back(const char *tmp, void *ctx)
+{
+	const struct readback *rb = ctx;
+	struct record *r = rb->r, *r2 = NULL;
+	struct elfio *e = elfio_open(tmp, 0);
+	int ret = -EIO;
+
+	if (!e)
+		return -EIO;
+	if (record_scan(e, &r->opts, &r2))
+		goto out;
+	const struct site_table *t2 = record_table_under_test(r2);
+	if (!t2 || t2->start != rb->tb->start || t2->count != rb->tb->count) {
+		elfio_err(r->e, "the written file does not read back with table '%s' where it was "
+			  "written; nothing replaced", rb->tb->name);
+		goto out;
+	}
+	for (size_t i = 0; i < t2->count; i++) {
+		uint64_t v = t2->entries[i].value;
+		if (v != rb->want[i] || (v && record_find(r2, v) < 0)) {
+			elfio_err(r->e, "table '%s' read back from the written file: slot %zu holds "
+				  "0x%" PRIx64 ", expected 0x%" PRIx64 "%s; nothing replaced", t2->name, i,
+				  v, rb->want[i], v == rb->want[i] ? " (not a site there)" : "");
+			goto out;
+		}
+	}
+	if (r2->nsites != r->nsites) {
+		elfio_err(r->e, "the written file has %zu sites, the input %zu; nothing replaced",
+			  r2->nsites, r->nsites);
+		goto out;
+	}
+	for (size_t i = 0; i < r->nsites; i++) {
+		if (r2->sites[i].addr != r->sites[i].addr) {
+			elfio_err(r->e, "the written file's site %zu is 0x%" PRIx64 ", the input's "
+				  "0x%" PRIx64 "; nothing replaced", i, r2->sites[i].addr,
+				  r->sites[i].addr);
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	record_free(r2);
+	elfio_close(e);
+	return ret;
+}
+
 int record_write_in_place(struct record *r, const struct inplace_options *o, const char *out_path,
 			  struct inplace_report *rep)
 {
 	const struct site_table *tb;
 	struct covered *cov = NULL;
+	uint64_t *want = NULL;
 	struct elfio_edits ed;
 	int ret;
 
@@ -87,6 +148,11 @@ int record_write_in_place(struct record *r, const struct inplace_options *o, con
 	if (elfio_is_rel(r->e)) {
 		elfio_err(r->e, "a relocatable object has no final table to fill; use "
 			  "--format=elf and link the table object with it");
+		return -EINVAL;
+	}
+	if (r->ev.source == EVIDENCE_UNDER_TEST) {
+		elfio_err(r->e, "the patch-area layout shows only in the table to be written (the "
+			  "image has no symbols to vote and no DWARF); state it with --patchable=N,M");
 		return -EINVAL;
 	}
 	tb = record_table_under_test(r);
@@ -112,8 +178,13 @@ int record_write_in_place(struct record *r, const struct inplace_options *o, con
 	}
 
 	cov = calloc(tb->count ? tb->count : 1, sizeof(*cov));
-	if (!cov)
+	want = calloc(tb->count ? tb->count : 1, sizeof(*want));
+	if (!cov || !want) {
+		free(cov);
+		free(want);
+		elfio_err(r->e, "out of memory for a table of %zu slots", tb->count);
 		return -ENOMEM;
+	}
 	ret = find_covering(r, tb, cov);
 	if (ret)
 		goto out;
@@ -139,6 +210,7 @@ int record_write_in_place(struct record *r, const struct inplace_options *o, con
 			v = r->sites[si++].addr;
 			rep->used++;
 		}
+		want[i] = v;
 		uint64_t content = cov[i].has && !applied ? 0 : v;
 		if (elfio_addr_to_offset(r->e, tb->start + 8 * i, &off)) {
 			elfio_err(r->e, "table '%s': slot 0x%" PRIx64 " has no bytes in the file",
@@ -174,9 +246,12 @@ int record_write_in_place(struct record *r, const struct inplace_options *o, con
 	rep->changed = ed.n > 0;
 	if (!rep->changed && !strcmp(out_path, elfio_path(r->e)))
 		goto out;	/* already holds this table: leave the file alone */
-	ret = elfio_write_edited(r->e, &ed, out_path);
+	struct readback rb = { r, tb, want };
+	struct elfio_write_check chk = { read_back, &rb };
+	ret = elfio_write_edited_check(r->e, &ed, out_path, &chk);
 out:
 	elfio_edits_free(&ed);
 	free(cov);
+	free(want);
 	return ret;
 }

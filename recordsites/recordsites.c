@@ -1366,6 +1366,7 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 		goto oom;
 	}
 	r->e = e;
+	r->opts = *o;
 	r->arch = arch_by_machine(elfio_ehdr(e)->e_machine);
 	if (!r->arch) {
 		const char *m = dwelf_elf_e_machine_string(elfio_ehdr(e)->e_machine);

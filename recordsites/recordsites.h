@@ -115,6 +115,7 @@ struct record_options {
 
 struct record {
 	struct elfio *e;
+	struct record_options opts;	/* as scanned (a read-back scans the same way) */
 	const struct arch_ops *arch;
 	bool has_symbols;
 
