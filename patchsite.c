@@ -268,12 +268,13 @@ static int cmd_record(int argc, char **argv)
 	if (!e)
 		return EXIT_ERROR;
 	ret = record_scan(e, &ro, &r);
-	if (!ret) {
-		/* how the layout was established, and whether the table agrees */
-		char what[1024];
+	/*
+	 * One line on stderr, after the work succeeded: what was written, and
+	 * how the layout was established and whether the table agreed.
+	 */
+	char what[1024];
+	if (!ret)
 		record_describe(r, what, sizeof(what));
-		fprintf(stderr, "patchsite: %s: %s\n", argv[optind], what);
-	}
 	if (!ret && in_place) {
 		struct inplace_report rep;
 		ret = record_write_in_place(r, &io, out ? out : argv[optind], &rep);
@@ -283,10 +284,12 @@ static int cmd_record(int argc, char **argv)
 				rep.slots, rep.relocs, rep.changed ? "" : ", already up to date");
 			if (rep.left_out)
 				fprintf(stderr, ", %zu misaligned sites left out", rep.left_out);
-			fputc('\n', stderr);
+			fprintf(stderr, "; before: %s\n", what);
 		}
 	} else if (!ret) {
 		ret = record_output(r, fmt, out);
+		if (!ret)
+			fprintf(stderr, "patchsite: %s: %s\n", argv[optind], what);
 	}
 	record_free(r);
 	elfio_close(e);

@@ -523,12 +523,24 @@ decided:
 	return 0;
 }
 
-/* Vote over the functions idx[0..n) of sh.  Fills *v. */
-static int vote(const struct fshape *sh, const uint32_t *idx, size_t n,
-		struct vote *v)
+/*
+ * Vote over the functions idx[0..n) of sh.  Fills *v.
+ *
+ * Ordinary code has NOP-starters of its own, but one NOP: glibc's arm64
+ * assembly begins with a NOP where BTI C would be (55 of 922 functions of a
+ * static program), static branches leave one.  Two or more NOP units at an
+ * entry, or x86's 5-byte NOP, are a compiler's doing: 1 of ~900 functions
+ * in the static arm64, riscv64 and x86_64 C libraries.  So a shape of two
+ * or more units needs a clear majority only among the functions that begin
+ * with such a shape (a static program with a dozen traced functions among
+ * a C library has its layout), while a single NOP needs to be the shape of
+ * most functions.
+ */
+static int vote(const struct fshape *sh, const uint32_t *idx, size_t n, struct vote *v)
 {
+	static const unsigned int units[3] = { 1, 2, 4 };
 	size_t hist[3][SHAPE_MAX + 1];
-	size_t calls = 0, nop5 = 0, nopstart = 0;
+	size_t calls = 0, nop5 = 0, strong = 0;
 	unsigned int bu = 0, bk = 0;
 
 	memset(v, 0, sizeof(*v));
@@ -539,26 +551,29 @@ static int vote(const struct fshape *sh, const uint32_t *idx, size_t n,
 		calls += s->call;
 		if (s->nop5) {
 			nop5++;
-			nopstart++;
+			strong++;
 		} else if (s->unit) {
-			nopstart++;
 			hist[unit_index(s->unit)][s->post / s->unit]++;
+			strong += s->post >= 2 * s->unit;
 		}
 	}
-	/* the most common (unit, run); the shorter run on a tie */
-	static const unsigned int units[3] = { 1, 2, 4 };
-	size_t bcount = 0;
-	for (unsigned int ui = 0; ui < 3; ui++)
-		for (unsigned int k = 1; k <= SHAPE_MAX; k++)
-			if (hist[ui][k] > bcount) {
-				bcount = hist[ui][k];
-				bu = units[ui];
-				bk = k;
-			}
+	/* the most common (unit, run) of two units or more, else of one; the
+	   shorter run on a tie */
+	for (unsigned int kmin = 2; kmin >= 1 && !bu; kmin--) {
+		size_t bcount = 0;
+		for (unsigned int ui = 0; ui < 3; ui++)
+			for (unsigned int k = kmin; k <= SHAPE_MAX; k++)
+				if (hist[ui][k] > bcount) {
+					bcount = hist[ui][k];
+					bu = units[ui];
+					bk = k;
+				}
+	}
 	size_t area = 0;
 	if (bu)
 		for (unsigned int k = bk; k <= SHAPE_MAX / bu; k++)
 			area += hist[unit_index(bu)][k];
+	bool weak = bu && bk == 1;
 
 	/* calls, 5-byte NOPs or areas: one of them, by a wide margin */
 	size_t best = calls, second = 0;
@@ -590,37 +605,31 @@ static int vote(const struct fshape *sh, const uint32_t *idx, size_t n,
 		v->carriers = calls;
 		return 0;
 	}
-	/*
-	 * Ordinary code has its NOP-starters too (glibc's arm64 assembly
-	 * begins with a NOP where BTI C would be): under a tenth of the
-	 * functions is not a layout.
-	 */
-	if (best * 10 < n) {
-		v->result = VOTE_NONE;
-		return 0;
-	}
-	if (best < MIN_VOTE && best * 2 >= n) {
-		snprintf(v->why, sizeof(v->why), "%zu of %zu functions begin with %s; too few "
-			 "for a vote (%d are needed)", best, n, kind == LAYOUT_NOP5 ?
-			 "a 5-byte NOP" : "a NOP area", MIN_VOTE);
-		v->result = VOTE_AMBIGUOUS;
-		return 0;
-	}
-	if (best * 2 < n) {
-		snprintf(v->why, sizeof(v->why), "%zu of %zu functions begin with %s: no clear "
-			 "majority either way", best, n, kind == LAYOUT_NOP5 ? "a 5-byte NOP" :
-			 "a NOP area");
-		v->carriers = best;
-		v->result = VOTE_AMBIGUOUS;
-		return 0;
-	}
-	if (best * 3 < nopstart * 2) {
-		snprintf(v->why, sizeof(v->why), "no clear majority among the %zu functions that "
-			 "begin with a NOP: %zu have the most common shape", nopstart, best);
-		v->result = VOTE_AMBIGUOUS;
-		return 0;
-	}
+	const char *what = kind == LAYOUT_NOP5 ? "a 5-byte NOP" : weak ? "a single NOP" :
+			   "a NOP area";
 	v->carriers = best;
+	if (weak && best * 10 < n) {
+		v->result = VOTE_NONE;		/* ordinary code's own NOP-starters */
+		return 0;
+	}
+	if (best < MIN_VOTE) {
+		/* a stray one in a big image is no layout; a few among few is a
+		   layout too small to vote on, not the absence of one */
+		if (weak ? best * 2 < n : best * 20 < n) {
+			v->result = VOTE_NONE;
+			return 0;
+		}
+		snprintf(v->why, sizeof(v->why), "%zu of %zu functions begin with %s; too few for "
+			 "a vote (%d are needed)", best, n, what, MIN_VOTE);
+		v->result = VOTE_AMBIGUOUS;
+		return 0;
+	}
+	if (weak ? best * 2 < n : best * 3 < strong * 2) {
+		snprintf(v->why, sizeof(v->why), "no clear majority: %zu of %zu functions begin "
+			 "with %s, %zu with two NOPs or more", best, n, what, strong);
+		v->result = VOTE_AMBIGUOUS;
+		return 0;
+	}
 	if (kind == LAYOUT_NOP5) {
 		v->result = VOTE_DECIDED;
 		v->layout.kind = LAYOUT_NOP5;
@@ -1063,10 +1072,13 @@ static void describe_evidence(const struct record *r, char *buf, size_t len)
 		if (ev->main.kind == LAYOUT_CALLS)
 			snprintf(buf, len, "from the code: %zu functions call the target",
 				 ev->carriers);
-		else if (ev->main.kind == LAYOUT_AREA)
+		else if (ev->main.kind == LAYOUT_AREA && ev->main.pre)
 			snprintf(buf, len, "from the code: %zu of %zu functions carry the area, %zu of "
 				 "them with the bytes before the symbol", ev->carriers, ev->functions,
 				 ev->pre_agree);
+		else if (ev->main.kind == LAYOUT_AREA)
+			snprintf(buf, len, "from the code: %zu of %zu functions carry the area",
+				 ev->carriers, ev->functions);
 		else
 			snprintf(buf, len, "from the code: %zu of %zu functions carry it",
 				 ev->carriers, ev->functions);

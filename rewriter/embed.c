@@ -342,8 +342,14 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 		goto out;
 	}
 
-	/* The sites. */
+	/*
+	 * The sites.  embed's contract is the CALL_OPS layout (=4,2), so it is
+	 * stated, not voted: a program with a handful of traced functions is too
+	 * small for a vote.  Each site is still verified by decoding.
+	 */
 	record_options_init(&o);
+	o.patchable_n = 4;
+	o.patchable_m = 2;
 	if ((err = record_scan(e, &o, &r)))
 		goto out;
 	err = -EINVAL;

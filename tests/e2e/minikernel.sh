@@ -376,7 +376,7 @@ check "riscv64: nothing on stdout from record --in-place" test ! -s "$t/ip.out"
 values "$t/fixed" >"$t/fixed.values" 2>&1
 check "riscv64: rewritten table = objdump's jal _mcount sites" same_sorted "$t/fixed.values" "$t/sites"
 check "riscv64: rewritten table is sorted" is_sorted "$t/fixed.values"
-"$PATCHSITE" record "$rvimg" >"$t/record" 2>&1
+"$PATCHSITE" record "$rvimg" >"$t/record" 2>"$t/record.err" || : >"$t/record" # exit status: the comparison fails on an empty list
 check "riscv64: record (list) = objdump's sites" same_sorted "$t/record" "$t/sites"
 cp "$rvimg" "$t/inplace"
 "$PATCHSITE" record --in-place "$t/inplace" >/dev/null 2>"$t/ip2.err"
@@ -486,7 +486,7 @@ for line in open(sys.argv[1]):
         print("0x%x" % int(f[0], 16))
 EOF
 check "aarch64: linker's addends = the traced functions' addresses (nm)" same_sorted "$t/linker" "$t/funcaddrs"
-"$PATCHSITE" record "$a64img" >"$t/record" 2>&1
+"$PATCHSITE" record "$a64img" >"$t/record" 2>"$t/record.err" || : >"$t/record" # exit status: the comparison fails on an empty list
 check "aarch64: record (list) = the linker's addends" same_sorted "$t/record" "$t/linker"
 audit_rc "$a64img" 0 "aarch64: audit of the linker's image: exit 0"
 run_img "$A64" "$a64img" off "$t/off"

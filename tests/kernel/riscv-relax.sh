@@ -16,53 +16,18 @@
 #
 # Usage (from the top of the tree, after `make`):
 #   PATCHSITE=./patchsite bash tests/kernel/riscv-relax.sh
-# KERNEL_WORK (default build-kernel/) keeps the tree between runs.
+# KERNEL_WORK (default build-kernel/) keeps the source and the out-of-tree
+# build (KERNEL_WORK/riscv) between runs; tests/kernel/tables.sh reuses both.
 set -u
-
-PATCHSITE=$(readlink -f "${PATCHSITE:-./patchsite}")
-W=$(readlink -m "${KERNEL_WORK:-build-kernel}")
-SRC=$W/linux-source-6.12
-OUT=$W/out
+cd "$(dirname "$0")/../.." || exit 1
+. tests/kernel/lib.sh
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-240}
 HANG_TIMEOUT=${HANG_TIMEOUT:-90}
-pass=0
-fail=0
+B=$W/riscv			# the out-of-tree build
 
-ok() { echo "ok - $1"; pass=$((pass + 1)); }
-not_ok() {
-	echo "not ok - $1"
-	[ -n "${2:-}" ] && [ -f "$2" ] && sed -e 's/^/#   /' "$2" | tail -n 25
-	fail=$((fail + 1))
-}
-die() {
-	echo "riscv-relax: $*" >&2
-	echo "$pass passed, $((fail + 1)) failed"
-	exit 1
-}
+kernel_packages
+kernel_source
 
-# --- tools --------------------------------------------------------------
-need="linux-source-6.12 qemu-system-misc opensbi flex bison bc make gcc-riscv64-linux-gnu libssl-dev"
-missing=""
-for p in $need; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-	SUDO=""
-	[ "$(id -u)" -eq 0 ] || SUDO=sudo
-	export DEBIAN_FRONTEND=noninteractive
-	$SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends $missing \
-		>/dev/null || die "cannot install:$missing"
-fi
-[ -x "$PATCHSITE" ] || die "no patchsite at $PATCHSITE (run make first)"
-
-export ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu-
-K="make -C $SRC -j$(nproc) -s"
-mkdir -p "$W" "$OUT"
-
-# --- the tree and its configuration --------------------------------------
-if [ ! -f "$SRC/Makefile" ]; then
-	tar -xf /usr/src/linux-source-6.12.tar.xz -C "$W" || die "cannot unpack the kernel source"
-fi
 # objects that an earlier run pinned are rebuilt from source, so that the
 # relaxed kernel really is the unpinned one
 if [ -f "$W/pinned-objects" ]; then
@@ -72,27 +37,28 @@ fi
 [ -f "$W/Makefile.riscv.stock" ] || cp "$SRC/arch/riscv/Makefile" "$W/Makefile.riscv.stock"
 cp "$W/Makefile.riscv.stock" "$SRC/arch/riscv/Makefile"
 
-if [ ! -f "$SRC/.config.patchsite" ]; then
-	$K tinyconfig >/dev/null || die "tinyconfig failed"
-	"$SRC/scripts/config" --file "$SRC/.config" \
+# --- the configuration ------------------------------------------------------
+if [ ! -f "$B/.config.patchsite" ]; then
+	kbuild riscv tinyconfig >/dev/null || die "tinyconfig failed"
+	"$SRC/scripts/config" --file "$B/.config" \
 		-e 64BIT -e MMU -e PRINTK -e TTY -e SERIAL_8250 -e SERIAL_8250_CONSOLE \
 		-e SERIAL_OF_PLATFORM -e SERIAL_EARLYCON_RISCV_SBI -e HVC_RISCV_SBI \
 		-e FTRACE -e FUNCTION_TRACER -e DYNAMIC_FTRACE -e FTRACE_STARTUP_TEST \
 		-e KALLSYMS -e RISCV_ISA_C -e NONPORTABLE -e SOC_VIRT
-	$K olddefconfig >/dev/null || die "olddefconfig failed"
-	cp "$SRC/.config" "$SRC/.config.patchsite"
+	kbuild riscv olddefconfig >/dev/null || die "olddefconfig failed"
+	cp "$B/.config" "$B/.config.patchsite"
 fi
-for c in DYNAMIC_FTRACE FTRACE_STARTUP_TEST RISCV_USE_LINKER_RELAXATION; do
-	grep -q "^CONFIG_$c=y" "$SRC/.config" || die "CONFIG_$c is not set"
+for c in DYNAMIC_FTRACE FTRACE_STARTUP_TEST RISCV_USE_LINKER_RELAXATION RISCV_ISA_C; do
+	grep -q "^CONFIG_$c=y" "$B/.config" || die "CONFIG_$c is not set"
 done
 
 build() { # NAME
-	$K Image >"$OUT/$1.build.log" 2>&1 || {
+	kbuild riscv Image >"$OUT/$1.build.log" 2>&1 || {
 		tail -n 30 "$OUT/$1.build.log" >&2
 		die "kernel build ($1) failed"
 	}
-	cp "$SRC/vmlinux" "$OUT/$1.vmlinux"
-	cp "$SRC/arch/riscv/boot/Image" "$OUT/$1.Image"
+	cp "$B/vmlinux" "$OUT/$1.vmlinux"
+	cp "$B/arch/riscv/boot/Image" "$OUT/$1.Image"
 }
 
 text_size() { # VMLINUX -> size of .text (readelf's "[ 2]" splits oddly: python)
@@ -110,9 +76,6 @@ boot() { # NAME TIMEOUT -> $OUT/NAME.boot.log; returns qemu/timeout's status
 		</dev/null >"$OUT/$1.boot.log" 2>&1
 }
 
-selftests() { # LOG -> the "Testing ...: PASSED" lines, normalised
-	tr -d '\r' <"$1" | sed -n 's/^\[[ 0-9.]*\] //; /^Testing .*: PASSED$/p'
-}
 
 # --- 1. stock: --no-relax -------------------------------------------------
 build stock
@@ -123,7 +86,7 @@ sed -i '/LDFLAGS_vmlinux += --no-relax/d' "$SRC/arch/riscv/Makefile"
 build relaxed
 
 # --- 3. pinned: patchsite pin on the objects before the final link --------
-"$PATCHSITE" pin "$SRC/vmlinux.a" >"$OUT/pin.log" 2>&1 || {
+"$PATCHSITE" pin "$B/vmlinux.a" >"$OUT/pin.log" 2>&1 || {
 	cat "$OUT/pin.log" >&2
 	die "patchsite pin failed"
 }
@@ -223,7 +186,7 @@ boot stock "$BOOT_TIMEOUT"
 selftests "$OUT/stock.boot.log" >"$OUT/stock.tests"
 nstock=$(wc -l <"$OUT/stock.tests")
 if [ "$nstock" -gt 0 ] && ! grep -q "FAILED" "$OUT/stock.boot.log" &&
-	grep -q "Kernel panic\|No working init\|VFS: Unable to mount" "$OUT/stock.boot.log"; then
+	reached_init "$OUT/stock.boot.log"; then
 	ok "boot stock (--no-relax): $nstock self tests PASSED, none FAILED, reached init"
 else
 	not_ok "boot stock (--no-relax): self tests PASSED" "$OUT/stock.boot.log"
@@ -232,7 +195,7 @@ fi
 boot relaxed "$HANG_TIMEOUT"
 rc=$?
 if [ "$rc" -eq 124 ] && grep -q "Running postponed tracer tests" "$OUT/relaxed.boot.log" &&
-	! grep -q "Kernel panic\|No working init\|VFS: Unable to mount" "$OUT/relaxed.boot.log"; then
+	! reached_init "$OUT/relaxed.boot.log"; then
 	ok "boot relaxed without patchsite: hangs in the postponed tracer tests (timeout ${HANG_TIMEOUT}s)"
 else
 	echo "qemu/timeout status $rc" >>"$OUT/relaxed.boot.log"
@@ -242,7 +205,7 @@ fi
 boot pinned "$BOOT_TIMEOUT"
 selftests "$OUT/pinned.boot.log" >"$OUT/pinned.tests"
 if [ -s "$OUT/pinned.tests" ] && ! grep -q "FAILED" "$OUT/pinned.boot.log" &&
-	grep -q "Kernel panic\|No working init\|VFS: Unable to mount" "$OUT/pinned.boot.log" &&
+	reached_init "$OUT/pinned.boot.log" &&
 	cmp -s "$OUT/stock.tests" "$OUT/pinned.tests"; then
 	ok "boot relaxed + patchsite pin: $(wc -l <"$OUT/pinned.tests") self tests PASSED, the same list as stock"
 else

@@ -1,0 +1,237 @@
+#!/bin/bash
+# tests/kernel/tables.sh - the sites come from the code, never from the table
+# under test: real kernels from Debian's linux-source-6.12, their tables
+# cleared, moved and shifted, against the kernel's own table as the oracle.
+#
+# Kernels:
+#   arm64   tinyconfig + ftrace (function and graph tracers, dynamic ftrace,
+#           start-up tests), -O2 so that DYNAMIC_FTRACE_WITH_CALL_OPS is on
+#           (-fpatchable-function-entry=4,2: the site is the literal at
+#           func-8), RELOCATABLE: linked with --no-apply-dynamic-relocs, so
+#           the table's values live only in .rela.dyn R_AARCH64_RELATIVE
+#           addends.  Built here, out of tree (KERNEL_WORK/arm64).
+#   riscv64 the stock kernel of tests/kernel/riscv-relax.sh (tinyconfig +
+#           ftrace, RISCV_ISA_C: -fpatchable-function-entry=4, four c.nop at
+#           entry), reused from KERNEL_WORK/out, built if missing.
+#
+# For each: the oracle is the kernel's own table under the kernel's
+# sorttable rule (tests/kernel/mcounttab.py, which is not patchsite):
+#   1. record on the kernel as built = the oracle; audit finds no missing
+#      or misplaced site (riscv64 6.12 keeps the weak leftovers its build
+#      does not zero: exactly those are stale);
+#   2. the table cleared (slots and addends): audit names every oracle site
+#      missing with its flavour; record --in-place writes back the oracle;
+#      audit of the result is clean;
+#   3. ten entries moved by 4 bytes: each named stale (with the function's
+#      real site), each of their sites named missing, no 'shifted' finding;
+#   4. every entry moved by one patch-area step (8 bytes: a table recorded
+#      for the other layout): every entry stale, every site missing, and
+#      one 'shifted' finding that says 8 bytes;
+# and for arm64, booted under qemu-system-aarch64 (no root file system:
+# the ftrace start-up tests run before init):
+#   5. as built: the self tests PASSED, none FAILED, the boot reached init;
+#   6. cleared and refilled by record --in-place: the same self tests PASSED;
+#   7. the wrong table (every entry at func+0, what a layout learned from
+#      the wrong evidence writes): the boot does not pass them (so this test
+#      can fail).
+#
+# Usage (from the top of the tree, after `make`):
+#   PATCHSITE=./patchsite bash tests/kernel/tables.sh
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+. tests/kernel/lib.sh
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-240}
+TAB="python3 tests/kernel/mcounttab.py"
+T=$OUT/tables
+A=$W/arm64
+
+kernel_packages
+kernel_source
+mkdir -p "$T"
+
+# --- the arm64 CALL_OPS kernel ---------------------------------------------
+if [ ! -f "$A/.config.patchsite" ]; then
+	kbuild arm64 tinyconfig >/dev/null || die "arm64 tinyconfig failed"
+	"$SRC/scripts/config" --file "$A/.config" \
+		-e PRINTK -e TTY -e SERIAL_AMBA_PL011 -e SERIAL_AMBA_PL011_CONSOLE \
+		-e FTRACE -e FUNCTION_TRACER -e FUNCTION_GRAPH_TRACER -e DYNAMIC_FTRACE \
+		-e FTRACE_STARTUP_TEST -e KALLSYMS -e EXPERT -e RELOCATABLE -e JUMP_LABEL \
+		-e ARM64_PTR_AUTH -e ARM64_PTR_AUTH_KERNEL -e BINFMT_ELF \
+		-d CC_OPTIMIZE_FOR_SIZE -e CC_OPTIMIZE_FOR_PERFORMANCE
+	kbuild arm64 olddefconfig >/dev/null || die "arm64 olddefconfig failed"
+	cp "$A/.config" "$A/.config.patchsite"
+fi
+for c in DYNAMIC_FTRACE_WITH_CALL_OPS FTRACE_STARTUP_TEST RELOCATABLE JUMP_LABEL; do
+	grep -q "^CONFIG_$c=y" "$A/.config" || die "arm64: CONFIG_$c is not set"
+done
+kbuild arm64 Image >"$OUT/arm64.build.log" 2>&1 || {
+	tail -n 30 "$OUT/arm64.build.log" >&2
+	die "arm64 kernel build failed"
+}
+cp "$A/vmlinux" "$OUT/arm64.vmlinux"
+cp "$A/arch/arm64/boot/Image" "$OUT/arm64.Image"
+
+# --- the riscv64 kernel (riscv-relax.sh's stock one) ------------------------
+if [ ! -f "$OUT/stock.vmlinux" ]; then
+	bash tests/kernel/riscv-relax.sh >"$OUT/riscv-relax.log" 2>&1 ||
+		die "riscv-relax.sh (which builds the riscv64 kernel) failed: see $OUT/riscv-relax.log"
+fi
+cp "$OUT/stock.vmlinux" "$OUT/riscv64.vmlinux"
+
+# audit --format=json -> a summary python can assert on
+audit_json() { # IMAGE NAME -> $T/NAME.audit.json, returns audit's status
+	"$PATCHSITE" audit --format=json "$1" >"$T/$2.audit.json" 2>"$T/$2.audit.err"
+}
+
+# check_audit NAME TEST-NAME PYTHON-ASSERTIONS
+#   the assertions see: f (findings), by (kind -> set of addresses), oracle
+#   (set), vals (the damaged table's non-zero values), moved (old values)
+check_audit() {
+	local name=$1 what=$2 code=$3
+	if python3 - "$T/$name.audit.json" "$T/oracle" "$T/$name.values" "$T/$name.moved" \
+		>"$T/$name.check" 2>&1 <<EOF
+import json, sys
+def addrs(path):
+    try:
+        return set(int(l, 16) for l in open(path) if l.strip())
+    except FileNotFoundError:
+        return set()
+d = json.load(open(sys.argv[1]))
+f = d["findings"]
+by = {}
+for x in f:
+    by.setdefault(x["kind"], set()).add(int(x["address"], 16))
+oracle, vals, moved = addrs(sys.argv[2]), addrs(sys.argv[3]), addrs(sys.argv[4])
+def need(c, msg):
+    if not c:
+        print(msg); sys.exit(1)
+$code
+print("ok")
+EOF
+	then
+		ok "$what"
+	else
+		not_ok "$what" "$T/$name.check"
+	fi
+}
+
+boot_arm64() { # NAME IMAGE -> $T/NAME.boot.log
+	timeout "$BOOT_TIMEOUT" qemu-system-aarch64 -M virt -cpu max -m 256M -nographic -no-reboot \
+		-kernel "$2" -append "console=ttyAMA0 earlycon panic=-1" </dev/null \
+		>"$T/$1.boot.log" 2>&1
+}
+
+image_of() { # VMLINUX IMAGE: as arch/arm64/boot/Makefile makes Image
+	aarch64-linux-gnu-objcopy -O binary -R .note -R .note.gnu.build-id -R .comment -S "$1" "$2"
+}
+
+for K in arm64 riscv64; do
+	V=$OUT/$K.vmlinux
+	if [ "$K" = arm64 ]; then flavour=call-ops; else flavour=patchable; fi
+	$TAB sites "$V" >"$T/oracle" || die "$K: mcounttab.py cannot read the kernel's table"
+	$TAB dump "$V" >"$T/$K.values" || die "$K: mcounttab.py dump failed"
+	n=$(wc -l <"$T/oracle")
+	[ "$n" -gt 1000 ] || die "$K: the kernel's table has only $n sites"
+
+	# 1. as built
+	if "$PATCHSITE" record "$V" >"$T/$K.record" 2>"$T/$K.record.err" &&
+		cmp -s "$T/$K.record" "$T/oracle" && grep -q "from the code" "$T/$K.record.err"; then
+		ok "$K as built: record = the kernel's table ($n sites), layout from the code"
+	else
+		diff "$T/oracle" "$T/$K.record" | head >>"$T/$K.record.err"
+		not_ok "$K as built: record = the kernel's table" "$T/$K.record.err"
+	fi
+	audit_json "$V" "$K"
+	rc=$?
+	check_audit "$K" "$K as built: audit (exit $rc): nothing missing, stale only the weak leftovers" "
+need($rc in (0, 1), 'audit exit status $rc')
+need(not by.get('missing') and not by.get('shifted'), 'missing or shifted: %d %d' % (len(by.get('missing', ())), len(by.get('shifted', ()))))
+need(by.get('stale', set()) == vals - oracle, 'stale %d, leftovers %d' % (len(by.get('stale', ())), len(vals - oracle)))
+need(d['sites'] == len(oracle), 'sites %d' % d['sites'])"
+
+	# 2. cleared
+	$TAB clear "$V" "$T/$K.cleared" || die "$K: clear failed"
+	: >"$T/$K.cleared.values"
+	audit_json "$T/$K.cleared" "$K.cleared"
+	rc=$?
+	check_audit "$K.cleared" "$K cleared: audit (exit $rc) names every site missing, as $flavour" "
+need($rc == 1, 'audit exit status $rc')
+need(by.get('missing') == oracle, 'missing %d of %d' % (len(by.get('missing', ())), len(oracle)))
+need(all(x['message'].startswith('$flavour ') for x in f if x['kind'] == 'missing'), 'flavour')
+need(set(by) == {'missing'}, 'other kinds: %s' % sorted(by))"
+	cp "$T/$K.cleared" "$T/$K.refilled"
+	if "$PATCHSITE" record --in-place "$T/$K.refilled" 2>"$T/$K.refill.err" &&
+		$TAB dump "$T/$K.refilled" >"$T/$K.refilled.values" &&
+		cmp -s "$T/$K.refilled.values" "$T/oracle"; then
+		ok "$K cleared: record --in-place writes back the kernel's table ($n entries)"
+	else
+		diff "$T/oracle" "$T/$K.refilled.values" 2>&1 | head >>"$T/$K.refill.err"
+		not_ok "$K cleared: record --in-place writes back the kernel's table" "$T/$K.refill.err"
+	fi
+	"$PATCHSITE" audit "$T/$K.refilled" >"$T/$K.refilled.audit" 2>&1
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		ok "$K refilled: audit is clean (exit 0)"
+	else
+		not_ok "$K refilled: audit is clean (exit $rc)" "$T/$K.refilled.audit"
+	fi
+
+	# 3. ten entries moved by 4 bytes
+	$TAB move "$V" "$T/$K.moved" 10 4 >"$T/$K.moved.moved" || die "$K: move failed"
+	audit_json "$T/$K.moved" "$K.moved"
+	rc=$?
+	cp "$T/$K.values" "$T/$K.moved.values"
+	check_audit "$K.moved" "$K 10 entries moved: audit (exit $rc) names each stale and each site missing" "
+need($rc == 1, 'audit exit status $rc')
+need(len(moved) == 10, 'moved %d' % len(moved))
+need(by.get('missing') == moved, 'missing %s' % sorted(hex(a) for a in by.get('missing', ())))
+need(by.get('stale', set()) == set(v + 4 for v in moved) | (vals - oracle), 'stale %d' % len(by.get('stale', ())))
+need(all('site is at' in x['message'] for x in f if x['kind'] == 'stale' and int(x['address'], 16) - 4 in moved), 'stale entries do not name the real site')
+need('shifted' not in by, 'a shifted finding for 10 entries')"
+
+	# 4. every entry moved by one patch-area step
+	$TAB shift "$V" "$T/$K.shifted" 8 || die "$K: shift failed"
+	$TAB dump "$T/$K.shifted" >"$T/$K.shifted.values"
+	audit_json "$T/$K.shifted" "$K.shifted"
+	rc=$?
+	check_audit "$K.shifted" "$K every entry moved by 8: every entry stale, every site missing, one 'shifted'" "
+need($rc == 1, 'audit exit status $rc')
+need(by.get('stale') == vals, 'stale %d of %d entries' % (len(by.get('stale', ())), len(vals)))
+need(by.get('missing') == oracle, 'missing %d of %d' % (len(by.get('missing', ())), len(oracle)))
+sh = [x for x in f if x['kind'] == 'shifted']
+need(len(sh) == 1 and '8 bytes after' in sh[0]['message'], 'shifted: %s' % sh)"
+	if [ "$K" = arm64 ]; then
+		cp "$T/$K.shifted" "$T/$K.wrong"	# for the boot below: entries at func+0
+	fi
+done
+
+# --- arm64 boots --------------------------------------------------------------
+image_of "$T/arm64.refilled" "$T/refilled.Image" || die "objcopy of the refilled kernel failed"
+image_of "$T/arm64.wrong" "$T/wrong.Image" || die "objcopy of the wrong kernel failed"
+boot_arm64 built "$OUT/arm64.Image"
+selftests "$T/built.boot.log" >"$T/built.tests"
+nb=$(wc -l <"$T/built.tests")
+if [ "$nb" -gt 0 ] && ! grep -q FAILED "$T/built.boot.log" && reached_init "$T/built.boot.log"; then
+	ok "arm64 as built boots: $nb ftrace self tests PASSED, none FAILED"
+else
+	not_ok "arm64 as built boots and passes its ftrace self tests" "$T/built.boot.log"
+fi
+boot_arm64 refilled "$T/refilled.Image"
+selftests "$T/refilled.boot.log" >"$T/refilled.tests"
+if [ "$nb" -gt 0 ] && ! grep -q FAILED "$T/refilled.boot.log" && reached_init "$T/refilled.boot.log" &&
+	cmp -s "$T/built.tests" "$T/refilled.tests"; then
+	ok "arm64 cleared and refilled by record --in-place boots: the same $nb self tests PASSED"
+else
+	diff "$T/built.tests" "$T/refilled.tests" >>"$T/refilled.boot.log" 2>&1
+	not_ok "arm64 refilled: the same self tests PASSED as built" "$T/refilled.boot.log"
+fi
+boot_arm64 wrong "$T/wrong.Image"
+selftests "$T/wrong.boot.log" >"$T/wrong.tests"
+if ! cmp -s "$T/built.tests" "$T/wrong.tests" && ! reached_init "$T/wrong.boot.log"; then
+	ok "arm64 with entries at func+0 (a wrong layout): fails ($(grep -m1 -o 'Undefined instruction\|ftrace bug\|Kernel panic' "$T/wrong.boot.log" || echo 'no init'))"
+else
+	not_ok "arm64 with a wrong table does not pass the self tests" "$T/wrong.boot.log"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
