@@ -10,6 +10,15 @@ every command first):
   patchsite audit IMAGE > /dev/null             RUNS_PATCHSITE runs (exit 0 or 1)
   objdump -d IMAGE | grep -c 'call.*<__fentry__>'   RUNS_OBJDUMP runs (3)
 
+and for the arm64 image (vmlinux-arm64-50k, a relocatable CALL_OPS kernel whose
+table is only R_AARCH64_RELATIVE addends) the same patchsite commands beside
+
+  aarch64-linux-gnu-objdump -d IMAGE | awk '...'    RUNS_OBJDUMP runs (3)
+
+where the awk counts the functions whose code begins, after an optional
+`bti c`, with two `nop`s: the CALL_OPS sites, one per traced function (a
+notrace function that begins with one static-key `nop` is not counted).
+
 Wall time is time.perf_counter() around each run (patchsite is exec'd
 directly, stdout to /dev/null; the objdump pipeline goes through sh -c); the
 figure is the median.  Peak memory is GNU time's %M (maximum resident set
@@ -17,7 +26,8 @@ size of the process, or for the pipeline of the largest process in it): for
 patchsite from separate runs under /usr/bin/time, so that time's own
 fork/exec is not in the timed runs; for objdump from the timed runs.  The
 number of lines `record` prints must equal objdump's count of calls to
-__fentry__ (and the generator's count of sites), else this fails loudly.
+__fentry__ (arm64: of NOP-area entries) and the generator's count of sites,
+else this fails loudly.
 
 Writes the report to stdout and to bench/out/results.md.
 """
@@ -37,8 +47,23 @@ PATCHSITE = os.environ.get("PATCHSITE", os.path.join(ROOT, "patchsite"))
 RUNS_PS = int(os.environ.get("RUNS_PATCHSITE", "11"))
 RUNS_OBJ = int(os.environ.get("RUNS_OBJDUMP", "3"))
 CALLGRIND = os.environ.get("BENCH_CALLGRIND", "1") != "0"
-IMAGES = ["vmlinux-50k", "vmlinux-5k", "vmlinux-50k-nopad", "vmlinux-50k-findings"]
+X86_IMAGES = ["vmlinux-50k", "vmlinux-5k", "vmlinux-50k-nopad", "vmlinux-50k-findings"]
+ARM_IMAGE = "vmlinux-arm64-50k"
+# BENCH_IMAGES=a,b,... measures only those (the Targets need the four x86 images)
+IMAGES = [n for n in os.environ.get("BENCH_IMAGES", ",".join(X86_IMAGES + [ARM_IMAGE])).split(",")
+          if n]
 GREP = "call.*<__fentry__>"
+ARM_OBJDUMP = "aarch64-linux-gnu-objdump"
+# One site per function whose first instructions are [bti c] nop nop.
+ARM_AWK = ("/>:$/{s=1;n=0;next} s{if($3==\"bti\")next; if($3==\"nop\")"
+           "{if(++n==2){c++;s=0}}else s=0} END{print c+0}")
+
+
+def baseline(name, img):
+    """The objdump pipeline that counts the sites of an image."""
+    if "arm64" in name:
+        return "%s -d %s | awk '%s'" % (ARM_OBJDUMP, shlex.quote(img), ARM_AWK)
+    return "objdump -d %s | grep -c '%s'" % (shlex.quote(img), GREP)
 TIME = "/usr/bin/time"
 
 report = []
@@ -154,6 +179,8 @@ def main():
     ver = subprocess.run([PATCHSITE, "--version"], capture_output=True, text=True).stdout.strip()
     objdump_ver = subprocess.run(["objdump", "--version"], capture_output=True,
                                  text=True).stdout.splitlines()[0]
+    arm_objdump_ver = subprocess.run([ARM_OBJDUMP, "--version"], capture_output=True,
+                                     text=True).stdout.splitlines()[0]
     git = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                          capture_output=True, text=True).stdout.strip()
     load0 = loadavg()
@@ -167,7 +194,7 @@ def main():
                                            ", work tree has changes" if subprocess.run(
                                                ["git", "-C", ROOT, "diff", "--quiet", "HEAD"]
                                            ).returncode else ""))
-    say("- baseline: %s" % objdump_ver)
+    say("- baseline: %s; for arm64 %s (%s)" % (objdump_ver, ARM_OBJDUMP, arm_objdump_ver))
     say("- runs: %d per patchsite command, %d per objdump pipeline, after an untimed "
         "warm-up run of each and `cat IMAGE > /dev/null`; figures are medians"
         % (RUNS_PS, RUNS_OBJ))
@@ -176,6 +203,13 @@ def main():
         "linked with ld.  The 345 MB images are brought to that size by a NON-LOADED "
         "section `.debug_bench_pad` of pseudo-random bytes that stands in for the rest "
         "of a vmlinux's DWARF; their real DWARF is only ~5 MB.")
+    say("- arm64 image (vmlinux-arm64-50k): bench/gen.py, an arm64 relocatable kernel "
+        "(ET_DYN, .text at 0xffff800080010000) from aarch64-linux-gnu-as sources laid out as "
+        "GCC's -fpatchable-function-entry=4,2 -falign-functions=8 (CALL_OPS), DWARF units "
+        "with a GCC producer naming those flags, linked with `aarch64-linux-gnu-ld -shared "
+        "-Bsymbolic -z notext --no-apply-dynamic-relocs` and a vmlinux.lds-shaped script: "
+        "the table between __start_mcount_loc and __stop_mcount_loc holds zeros, its values "
+        "are only R_AARCH64_RELATIVE addends in .rela.dyn.  Same padding.")
     say()
 
     rows, results = [], {}
@@ -187,7 +221,7 @@ def main():
         print("bench: %s ..." % name, file=sys.stderr, flush=True)
         rec = Cmd("record", argv=[PATCHSITE, "record", img])
         aud = Cmd("audit", argv=[PATCHSITE, "audit", img], ok=(0, 1))
-        obj = Cmd("objdump", shell="objdump -d %s | grep -c '%s'" % (shlex.quote(img), GREP))
+        obj = Cmd("objdump", shell=baseline(name, img))
         r = {"record": measure(rec, RUNS_PS, 3), "audit": measure(aud, RUNS_PS, 3),
              "objdump": measure(obj, RUNS_OBJ, "timed")}
         # Counts: lines record prints vs. objdump's calls to __fentry__.
@@ -195,9 +229,8 @@ def main():
                                text=True, check=True).stdout.count("\n")
         ocount = int(r["objdump"]["out"].strip())
         if not (lines == ocount == info["sites"]):
-            die("%s: patchsite record printed %d lines, objdump -d | grep -c '%s' "
-                "counted %d, the generator emitted %d sites"
-                % (name, lines, GREP, ocount, info["sites"]))
+            die("%s: patchsite record printed %d lines, %s counted %d, the generator "
+                "emitted %d sites" % (name, lines, obj.text(), ocount, info["sites"]))
         aud_rc = subprocess.run([PATCHSITE, "audit", img], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL).returncode
         r["sites"], r["audit_rc"] = lines, aud_rc
@@ -230,7 +263,8 @@ def main():
         % (load0, loadavg(), os.cpu_count()))
     say()
     say("Sites agree on every image: `patchsite record` lines = objdump's count of "
-        "`call ... <__fentry__>` = the generator's count (%s)."
+        "`call ... <__fentry__>` (arm64: of functions that begin with `[bti c] nop nop`) "
+        "= the generator's count (%s)."
         % ", ".join("%s %d" % (n, results[n][1]["sites"]) for n in IMAGES))
     say()
     say("## Commands (IMAGE = bench/out/<image>)")
@@ -238,72 +272,117 @@ def main():
     for c in ("%s record IMAGE > /dev/null" % rel(PATCHSITE),
               "%s audit IMAGE > /dev/null      # exit 0 (clean) or 1 (findings)" % rel(PATCHSITE),
               "objdump -d IMAGE | grep -c '%s'" % GREP,
+              "%s -d IMAGE | awk '%s'    # arm64" % (ARM_OBJDUMP, ARM_AWK),
               "/usr/bin/time -f %M <command>      # peak RSS",
               "cat IMAGE > /dev/null             # warm-up, plus one untimed run of each"):
         say("    " + c)
     say()
 
-    # Targets (SPEC.md, Performance).
-    i50, r50 = results["vmlinux-50k"]
-    i5, r5 = results["vmlinux-5k"]
-    _, rnp = results["vmlinux-50k-nopad"]
-    _, rf = results["vmlinux-50k-findings"]
-    rec = r50["record"]["median"]
-    ratio = r50["objdump"]["median"] / rec
-    checks = [
-        ("record, 345 MB / 50,000 functions: well under 0.1 s",
-         "%.4f s (CPU %.4f s)" % (rec, r50["record"]["cpu"]), rec < 0.1),
-        ("record peak memory under 64 MB", "%.1f MiB" % (r50["record"]["rss_kib"] / 1024),
-         r50["record"]["rss_kib"] * 1024 < 64e6),
-        ("record at least 200x faster than `objdump -d \\| grep`",
-         "%.0fx (CPU time: %.0fx)" % (ratio, r50["objdump"]["cpu"] / r50["record"]["cpu"]),
-         ratio >= 200),
-        ("cost follows functions: 5k-function image (same 345 MB) vs 50k",
-         "%.4f s vs %.4f s (CPU %.4f s vs %.4f s): %.1fx fewer functions, %.1fx less CPU"
-         % (r5["record"]["median"], rec, r5["record"]["cpu"], r50["record"]["cpu"],
-            i50["functions"] / i5["functions"], r50["record"]["cpu"] / r5["record"]["cpu"]),
-         r50["record"]["cpu"] / r5["record"]["cpu"] >= 3),
-        ("cost not file size: 50k unpadded (%.0f MB) vs padded (345 MB)"
-         % mb(results["vmlinux-50k-nopad"][0]["file_bytes"]),
-         "%.4f s vs %.4f s (CPU %.4f s vs %.4f s)"
-         % (rnp["record"]["median"], rec, rnp["record"]["cpu"], r50["record"]["cpu"]),
-         r50["record"]["cpu"] <= 1.25 * rnp["record"]["cpu"] + 0.005),
-        ("audit without DWARF (clean table, nothing to attribute) as fast as record",
-         "%.4f s vs record %.4f s (CPU %.4f s vs %.4f s)"
-         % (r50["audit"]["median"], rec, r50["audit"]["cpu"], r50["record"]["cpu"]),
-         r50["audit"]["cpu"] <= 1.25 * r50["record"]["cpu"] + 0.005),
-        ("audit with DWARF attribution (200 findings): seconds, not minutes",
-         "%.4f s" % rf["audit"]["median"], rf["audit"]["median"] < 10),
-    ]
-    say("## Targets")
-    say()
-    say("| target | measured | |")
-    say("|---|---|---|")
-    for t, m, ok in checks:
-        say("| %s | %s | %s |" % (t, m, "met" if ok else "**MISSED**"))
-    say()
-    say("The first two and the audit-with-DWARF rows are judged on wall-time medians; the "
-        "three comparisons between images or commands on CPU-time medians, which the "
-        "load of a shared machine does not swamp.")
-    say()
+    if all(n in results for n in X86_IMAGES):
+        # Targets (SPEC.md, Performance).
+        i50, r50 = results["vmlinux-50k"]
+        i5, r5 = results["vmlinux-5k"]
+        _, rnp = results["vmlinux-50k-nopad"]
+        _, rf = results["vmlinux-50k-findings"]
+        rec = r50["record"]["median"]
+        ratio = r50["objdump"]["median"] / rec
+        checks = [
+            ("record, 345 MB / 50,000 functions: well under 0.1 s",
+             "%.4f s (CPU %.4f s)" % (rec, r50["record"]["cpu"]), rec < 0.1),
+            ("record peak memory under 64 MB", "%.1f MiB" % (r50["record"]["rss_kib"] / 1024),
+             r50["record"]["rss_kib"] * 1024 < 64e6),
+            ("record at least 200x faster than `objdump -d \\| grep`",
+             "%.0fx (CPU time: %.0fx)" % (ratio, r50["objdump"]["cpu"] / r50["record"]["cpu"]),
+             ratio >= 200),
+            ("cost follows functions: 5k-function image (same 345 MB) vs 50k",
+             "%.4f s vs %.4f s (CPU %.4f s vs %.4f s): %.1fx fewer functions, %.1fx less CPU"
+             % (r5["record"]["median"], rec, r5["record"]["cpu"], r50["record"]["cpu"],
+                i50["functions"] / i5["functions"], r50["record"]["cpu"] / r5["record"]["cpu"]),
+             r50["record"]["cpu"] / r5["record"]["cpu"] >= 3),
+            ("cost not file size: 50k unpadded (%.0f MB) vs padded (345 MB)"
+             % mb(results["vmlinux-50k-nopad"][0]["file_bytes"]),
+             "%.4f s vs %.4f s (CPU %.4f s vs %.4f s)"
+             % (rnp["record"]["median"], rec, rnp["record"]["cpu"], r50["record"]["cpu"]),
+             r50["record"]["cpu"] <= 1.25 * rnp["record"]["cpu"] + 0.005),
+            ("audit without DWARF (clean table, nothing to attribute) as fast as record",
+             "%.4f s vs record %.4f s (CPU %.4f s vs %.4f s)"
+             % (r50["audit"]["median"], rec, r50["audit"]["cpu"], r50["record"]["cpu"]),
+             r50["audit"]["cpu"] <= 1.25 * r50["record"]["cpu"] + 0.005),
+            ("audit with DWARF attribution (200 findings): seconds, not minutes",
+             "%.4f s" % rf["audit"]["median"], rf["audit"]["median"] < 10),
+        ]
+        say("## Targets")
+        say()
+        say("| target | measured | |")
+        say("|---|---|---|")
+        for t, m, ok in checks:
+            say("| %s | %s | %s |" % (t, m, "met" if ok else "**MISSED**"))
+        say()
+        say("The first two and the audit-with-DWARF rows are judged on wall-time medians; the "
+            "three comparisons between images or commands on CPU-time medians, which the "
+            "load of a shared machine does not swamp.")
+        say()
+
+    if ARM_IMAGE in results:
+        ia, ra = results[ARM_IMAGE]
+        say("## arm64 relocatable kernel (vmlinux-arm64-50k)")
+        say()
+        say("%.0f MB, %s functions (%s CALL_OPS sites, %s notrace), %s symbols, %.1f MB of text, "
+            "%s DWARF units; the table (%s, %s slots) holds zeros and .rela.dyn holds "
+            "one R_AARCH64_RELATIVE per slot (%s RELATIVE relocations in all)."
+            % (mb(ia["file_bytes"]), "{:,}".format(ia["functions"]), "{:,}".format(ia["sites"]),
+               "{:,}".format(ia["functions_generated"] - ia["traced_functions"]),
+               "{:,}".format(ia["symbols"]), mb(ia["text_bytes"]), "{:,}".format(ia["dwarf_units"]),
+               ia["table"], "{:,}".format(ia["mcount_loc_entries"]),
+               "{:,}".format(ia["rela_dyn_relative"])))
+        say()
+        say("| | median wall s | median CPU s | peak RSS MiB |")
+        say("|---|---:|---:|---:|")
+        for label in ("record", "audit", "objdump"):
+            m = ra[label]
+            what = {"record": "`patchsite record`",
+                    "audit": "`patchsite audit` (exit %d)" % ra["audit_rc"],
+                    "objdump": "`%s -d \\| awk`" % ARM_OBJDUMP}[label]
+            say("| %s | %.4f | %.4f | %.1f |" % (what, m["median"], m["cpu"],
+                                                 m["rss_kib"] / 1024))
+        say()
+        x86 = ""
+        if "vmlinux-50k" in results:
+            r50 = results["vmlinux-50k"][1]
+            x86 = ("; x86_64 vmlinux-50k in the same run: %.4f s, %.4f s CPU, %.1f MiB"
+                   % (r50["record"]["median"], r50["record"]["cpu"],
+                      r50["record"]["rss_kib"] / 1024))
+        say("record: %.4f s wall, %.4f s CPU, %.1f MiB; %.0fx faster than the objdump baseline "
+            "(CPU time: %.0fx)%s."
+            % (ra["record"]["median"], ra["record"]["cpu"], ra["record"]["rss_kib"] / 1024,
+               ra["objdump"]["median"] / ra["record"]["median"],
+               ra["objdump"]["cpu"] / ra["record"]["cpu"], x86))
+        say()
 
     if CALLGRIND and subprocess.run(["sh", "-c", "command -v valgrind"],
                                     stdout=subprocess.DEVNULL).returncode == 0:
-        img = os.path.join(OUT, "vmlinux-50k")
-        with tempfile.TemporaryDirectory() as td:
-            cf = os.path.join(td, "callgrind.out")
-            p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + cf,
-                                PATCHSITE, "record", img], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
-            coll = [l.split(":", 1)[1].strip() for l in p.stderr.splitlines()
-                    if "Collected" in l]
-            if p.returncode == 0 and coll:
-                say("## Instruction count (noise-free)")
+        head = False
+        for name in [n for n in ("vmlinux-50k", ARM_IMAGE) if n in results]:
+            img = os.path.join(OUT, name)
+            with tempfile.TemporaryDirectory() as td:
+                cf = os.path.join(td, "callgrind.out")
+                p = subprocess.run(["valgrind", "--tool=callgrind",
+                                    "--callgrind-out-file=" + cf,
+                                    PATCHSITE, "record", img], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, text=True)
+                coll = [l.split(":", 1)[1].strip() for l in p.stderr.splitlines()
+                        if "Collected" in l]
+                if p.returncode != 0 or not coll:
+                    continue
+                if not head:
+                    say("## Instruction count (noise-free)")
+                    say()
+                    head = True
+                say("    valgrind --tool=callgrind %s record bench/out/%s"
+                    % (rel(PATCHSITE), name))
                 say()
-                say("    valgrind --tool=callgrind %s record bench/out/vmlinux-50k"
-                    % rel(PATCHSITE))
-                say()
-                say("%s instructions (Ir) for record on vmlinux-50k." % "{:,}".format(int(coll[0])))
+                say("%s instructions (Ir) for record on %s." % ("{:,}".format(int(coll[0])),
+                                                                name))
                 ann = subprocess.run(["callgrind_annotate", "--inclusive=no", cf],
                                      capture_output=True, text=True).stdout.splitlines()
                 top = []

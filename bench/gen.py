@@ -42,6 +42,16 @@ Images (written to bench/out/, cached; regenerated when this file changes):
                          missing sites), padded to 345 MB: `audit` reports
                          findings and attributes them through libdw (DWARF)
 
+  vmlinux-arm64-50k      an arm64 relocatable kernel (CONFIG_RELOCATABLE):
+                         50,000 functions laid out as GCC does with
+                         -fpatchable-function-entry=4,2 -falign-functions=8
+                         (CALL_OPS), assembled with aarch64-linux-gnu-as -g
+                         and linked with aarch64-linux-gnu-ld `-shared
+                         -Bsymbolic -z notext --no-apply-dynamic-relocs` and
+                         a linker script shaped like arch/arm64's
+                         vmlinux.lds.S, .text at 0xffff800080000000; ~186,000
+                         symbols; padded to 345 MB.  See gen_cu_arm64().
+
 Each image gets IMAGE.json beside it: functions, sites, text size, symbols,
 file size.
 
@@ -337,6 +347,570 @@ startup_64:
 """
 
 
+# ---------------------------------------------------------------------------
+# arm64: a relocatable (CONFIG_RELOCATABLE) CALL_OPS kernel.
+#
+# Every traced function is laid out as GCC 12 lays it out with
+# -fpatchable-function-entry=4,2 -falign-functions=8 (the arm64 kernel's
+# CALL_OPS flags; see the .s of any C file built that way):
+#
+#       .p2align 3,,7
+#       .section __patchable_function_entries,"awo",@progbits,FIRST
+#       .align 3
+#       .8byte .LPFEn
+#       .text
+#   .LPFEn:
+#       nop                     <- func-8: the ops literal, the recorded site
+#       nop
+#       .type func, %function
+#   func:
+#       bti c                   (30%)
+#       nop
+#       nop
+#       paciasp                 (half the non-leaf functions; autiasp before ret)
+#       stp x29, x30, [sp, #-F]! ...  body of varied real instructions ... ret
+#
+# (FIRST: GCC names the CU's first function as the link-order symbol of every
+# __patchable_function_entries entry in the CU; they all live in .text.)
+# Notrace functions (5%) have no NOPs at all; a fifth of them begin with one
+# `nop` (after the optional bti c), as a static-key branch would.
+#
+# The link is the one arch/arm64/Makefile does for CONFIG_RELOCATABLE:
+# `-shared -Bsymbolic -z notext --no-apply-dynamic-relocs`, with a linker
+# script shaped like vmlinux.lds.S: .dynsym/.dynstr/.hash discarded, every
+# input's __patchable_function_entries (and __mcount_loc) between
+# __start_mcount_loc and __stop_mcount_loc in .init.data (MCOUNT_REC), then
+# .rela.dyn.  The table's `.8byte .LPFEn` become R_AARCH64_RELATIVE relocations
+# whose addends are the addresses; --no-apply-dynamic-relocs leaves the slots
+# themselves zero.  Data objects hold function pointers too (ops tables), so
+# .rela.dyn also has RELATIVE relocations outside the table.
+# ---------------------------------------------------------------------------
+ARM_TEXT_BASE = 0xFFFF800080000000      # KIMAGE_VADDR since v6.6
+ARM_OBJECTS_PER_FUNC = 2.72             # ~186,000 symbols in all for 50,000 functions
+ARM_BTI_PCT = 30
+ARM_PAC_PCT = 50                        # of the non-leaf functions
+ARM_LEAF_PCT = 25
+ARM_STATIC_KEY_PCT = 20                 # of the notrace functions
+ARM_NOTRACE_PCT = 3                     # notrace functions in traced units ...
+ARM_NOTRACE_UNIT_PCT = 2                # ... and whole notrace units (CFLAGS_REMOVE)
+ARM_FUNCS_PER_UNIT = 25                 # DWARF units: 2,000 for 50,000 functions
+ARM_CFLAGS = ("-mlittle-endian -mgeneral-regs-only -mabi=lp64 "
+              "-mbranch-protection=pac-ret+bti -mstack-protector-guard=sysreg "
+              "-mstack-protector-guard-reg=sp_el0 -mstack-protector-guard-offset=1440 "
+              "-g -gdwarf-5 -O2 -std=gnu11 -fshort-wchar -funsigned-char -fno-common "
+              "-fno-PIE -fno-strict-aliasing -fno-asynchronous-unwind-tables "
+              "-fno-unwind-tables -fno-delete-null-pointer-checks "
+              "-fno-allow-store-data-races -fstack-protector-strong "
+              "-fno-omit-frame-pointer -fno-optimize-sibling-calls "
+              "-ftrivial-auto-var-init=zero -fno-stack-clash-protection "
+              "%s-falign-functions=8 -fstrict-flex-arrays=3 -fno-strict-overflow "
+              "-fstack-check=no -fconserve-stack")
+ARM_PRODUCER = "GNU C11 12.2.0 " + ARM_CFLAGS % "-fpatchable-function-entry=4,2 "
+ARM_PRODUCER_NOTRACE = "GNU C11 12.2.0 " + ARM_CFLAGS % ""
+ARM_AS = "aarch64-linux-gnu-as"
+ARM_LD = "aarch64-linux-gnu-ld"
+ARM_OBJCOPY = "aarch64-linux-gnu-objcopy"
+
+AREGS = ["x%d" % n for n in list(range(0, 18)) + list(range(19, 29))]
+ACOND = ["eq", "ne", "gt", "ge", "lt", "le", "hi", "hs", "lo", "ls", "mi", "pl"]
+AALU = ["add", "sub", "and", "orr", "eor", "bic"]
+ALOGIMM = ["0x1", "0x3", "0x7", "0xf", "0xff", "0xfff", "0xffff", "0xff00", "0x3f",
+           "0xfffffffffffffff0", "0xfffffffffffff000", "0x8000000000000000",
+           "0x7fffffffffffffff", "0x5555555555555555", "0xf0f0f0f0f0f0f0f0"]
+
+
+def arm_notrace_unit(u):
+    return mix(u, 17) % 100 < ARM_NOTRACE_UNIT_PCT
+
+
+def arm_notrace(i):
+    """notrace: a function of a notrace unit, or marked notrace in a traced one."""
+    return i > 0 and (arm_notrace_unit(i // ARM_FUNCS_PER_UNIT) or
+                      mix(i, 18) % 100 < ARM_NOTRACE_PCT)
+
+
+def arm_bti(i):
+    return mix(i, 11) % 100 < ARM_BTI_PCT
+
+
+def arm_leaf(i):
+    return mix(i, 12) % 100 < ARM_LEAF_PCT
+
+
+def arm_pac(i):
+    return not arm_leaf(i) and mix(i, 13) % 100 < ARM_PAC_PCT
+
+
+def arm_static_key(i):
+    return arm_notrace(i) and mix(i, 14) % 100 < ARM_STATIC_KEY_PCT
+
+
+class Arm64Body(Body):
+    """arm64 instruction templates; every instruction is 4 bytes."""
+
+    def x(self, *avoid):
+        while True:
+            r = self.r.choice(AREGS)
+            if r not in avoid:
+                return r
+
+    def w(self, *avoid):
+        return "w" + self.x(*avoid)[1:]
+
+    def insn(self, labels, leaf=False):
+        r = self.r
+        k = r.randrange(100)
+        if k < 9:
+            return ["mov %s, %s" % (self.x(), self.x())], 4
+        if k < 20:
+            if r.random() < 0.7:
+                return ["ldr %s, [%s, #%d]" % (self.x(), self.x(), 8 * r.randrange(0, 64))], 4
+            return ["ldr %s, [%s, #%d]" % (self.w(), self.x(), 4 * r.randrange(0, 256))], 4
+        if k < 27:
+            if r.random() < 0.7:
+                return ["str %s, [%s, #%d]" % (self.x(), self.x(), 8 * r.randrange(0, 64))], 4
+            return ["str %s, [%s, #%d]" % (self.w(), self.x(), 4 * r.randrange(0, 256))], 4
+        if k < 31:
+            a = self.x()
+            b = self.x(a)
+            return ["%s %s, %s, [%s, #%d]" % (r.choice(["ldp", "stp"]), a, b, self.x(a, b),
+                                               8 * r.randrange(-8, 32))], 4
+        if k < 33:
+            op = r.choice(["ldrb", "strb", "ldrh", "strh", "ldrsw"])
+            d = self.x() if op == "ldrsw" else self.w()
+            scale = {"ldrb": 1, "strb": 1, "ldrh": 2, "strh": 2, "ldrsw": 4}[op]
+            return ["%s %s, [%s, #%d]" % (op, d, self.x(), scale * r.randrange(0, 128))], 4
+        if k < 35:
+            return ["ldr %s, [%s, %s, lsl #3]" % (self.x(), self.x(), self.x())], 4
+        if k < 42:
+            return ["%s %s, %s, #%d" % (r.choice(["add", "sub"]), self.x(), self.x(),
+                                        r.choice([1, 8, 16, 0x40, 0x100, r.randrange(0, 4096)]))], 4
+        if k < 47:
+            sh = ", lsl #%d" % r.randrange(1, 6) if r.random() < 0.3 else ""
+            return ["%s %s, %s, %s%s" % (r.choice(AALU), self.x(), self.x(), self.x(), sh)], 4
+        if k < 50:
+            return ["%s %s, %s, #%s" % (r.choice(["and", "orr", "eor"]), self.x(), self.x(),
+                                        r.choice(ALOGIMM))], 4
+        if k < 57:
+            if r.random() < 0.6:
+                cmp = "cmp %s, #%d" % (self.x(), r.randrange(0, 64))
+            else:
+                cmp = "cmp %s, %s" % (self.x(), self.x())
+            return [cmp, "b.%s %s" % (r.choice(ACOND), r.choice(labels))], 8
+        if k < 61:
+            return ["%s %s, %s" % (r.choice(["cbz", "cbnz"]), self.x(), r.choice(labels))], 4
+        if k < 63:
+            return ["%s %s, #%d, %s" % (r.choice(["tbz", "tbnz"]), self.w(), r.randrange(0, 32),
+                                        r.choice(labels))], 4
+        if k < 70:
+            if leaf:
+                return ["add %s, %s, %s" % (self.x(), self.x(), self.x())], 4
+            return ["bl %s" % self.func_target()], 4
+        if k < 74:
+            a = self.x()
+            o = self.obj_target()
+            return ["adrp %s, %s" % (a, o), "add %s, %s, :lo12:%s" % (a, a, o)], 8
+        if k < 77:
+            a = self.x()
+            o = self.obj_target()
+            return ["adrp %s, %s" % (a, o), "ldr %s, [%s, :lo12:%s]" % (self.x(), a, o)], 8
+        if k < 80:
+            a = self.x()
+            return ["mov %s, #0x%x" % ("w" + a[1:], r.randrange(0, 0x10000)),
+                    "movk %s, #0x%x, lsl #%d" % (a, r.randrange(0, 0x10000),
+                                                 r.choice([16, 32, 48]))], 8
+        if k < 83:
+            return ["%s %s, %s, #%d" % (r.choice(["lsl", "lsr", "asr"]), self.x(), self.x(),
+                                        r.randrange(1, 63))], 4
+        if k < 86:
+            return ["%s %s, %s, %s, %s" % (r.choice(["csel", "csinc", "csneg"]), self.x(),
+                                           self.x(), self.x(), r.choice(ACOND))], 4
+        if k < 87:
+            return ["cset %s, %s" % (self.w(), r.choice(ACOND))], 4
+        if k < 89:
+            return ["madd %s, %s, %s, %s" % (self.x(), self.x(), self.x(), self.x())], 4
+        if k < 90:
+            return ["%s %s, %s, #%d, #%d" % (r.choice(["ubfx", "sbfx"]), self.x(), self.x(),
+                                             r.randrange(0, 32), r.randrange(1, 32))], 4
+        if k < 91:
+            b = self.x()
+            v = self.x(b)
+            s = self.w(b, v)
+            return ["ldaxr %s, [%s]" % (v, b), "add %s, %s, #1" % (v, v),
+                    "stlxr %s, %s, [%s]" % (s, v, b)], 12
+        if k < 92:
+            return ["%s %s, [%s]" % (r.choice(["ldar", "stlr"]), self.x(), self.x())], 4
+        if k < 93:
+            if leaf:
+                return ["sub %s, %s, %s" % (self.x(), self.x(), self.x())], 4
+            return ["blr %s" % self.x()], 4
+        if k < 94:
+            return ["b %s" % r.choice(labels)], 4
+        if k < 95:
+            return ["prfm pldl1keep, [%s, #%d]" % (self.x(), 8 * r.randrange(0, 64))], 4
+        if k < 96:
+            return ["%s q%d, [%s, #%d]" % (r.choice(["ldr", "str"]), r.randrange(32), self.x(),
+                                           16 * r.randrange(0, 64))], 4
+        if k < 97:
+            return ["sxtw %s, %s" % (self.x(), self.w())], 4
+        if k < 98:
+            return ["udiv %s, %s, %s" % (self.x(), self.x(), self.x())], 4
+        if k < 99:
+            return ["ccmp %s, #%d, #%d, %s" % (self.x(), r.randrange(0, 32), r.randrange(0, 16),
+                                               r.choice(ACOND))], 4
+        return ["dmb ish"], 4
+
+
+def gen_cu_arm64(args):
+    """Write and assemble one arm64 source: functions [lo, hi), objects
+    [olo, ohi).  Its DWARF is written as GCC writes it, one unit per
+    ARM_FUNCS_PER_UNIT functions, as if each were a C file (patchsite reads
+    the layout from DW_AT_producer: `as -g` would say "GNU AS", that is
+    hand-written code, which has no NOP areas)."""
+    cu, lo, hi, olo, ohi, nfuncs, nobjs, workdir = args
+    rng = random.Random(SEED * 1000033 + cu)
+    cu_funcs = [func_name(i) for i in range(lo, hi)]
+    global_funcs = [func_name(i) for i in range(0, nfuncs, 11) if not is_static_func(i)]
+    cu_objs = [obj_name(i) for i in range(olo, ohi)]
+    global_objs = [obj_name(i) for i in range(0, nobjs, 13) if not is_static_obj(i)]
+    body = Arm64Body(rng, cu_funcs, global_funcs, cu_objs, global_objs)
+    mu = math.log(BODY_MEAN) - 0.8 ** 2 / 2
+    first = cu_funcs[0]
+    units = sorted({i // ARM_FUNCS_PER_UNIT for i in range(lo, hi)})
+    out = []
+    w = out.append
+    for u in units:
+        w("\t.file %d \"%s\"\n" % (u - units[0] + 1, unit_name(u)))
+    w("\t.text\n")
+    sites = 0
+    line = 1
+    for i in range(lo, hi):
+        u = i // ARM_FUNCS_PER_UNIT
+        fno = u - units[0] + 1
+        if i == lo or i % ARM_FUNCS_PER_UNIT == 0:
+            if i != lo:
+                w(".Lu%d_hi:\n" % (u - 1))
+            w("\t.p2align 3,,7\n.Lu%d_lo:\n" % u)
+            line = 1
+        name = func_name(i)
+        traced = not arm_notrace(i)
+        w("\t.p2align 3,,7\n")
+        if not is_static_func(i):
+            w("\t.globl %s\n" % name)
+        if traced:
+            w("\t.section __patchable_function_entries,\"awo\",@progbits,%s\n" % first)
+            w("\t.align 3\n\t.8byte .LPFE%d\n\t.text\n.LPFE%d:\n\tnop\n\tnop\n" % (i, i))
+            sites += 1
+        w("\t.type %s, %%function\n%s:\n.LFB%d:\n" % (name, name, i))
+        line += 2
+        w("\t.loc %d %d\n" % (fno, line))
+        if arm_bti(i):
+            w("\tbti c\n")
+        if traced:
+            w("\tnop\n\tnop\n")
+        elif arm_static_key(i):
+            w("\tnop\n")
+        leaf, pac = arm_leaf(i), arm_pac(i)
+        target = min(max(int(rng.lognormvariate(mu, 0.8)), 24), 6000)
+        nlab = max(2, target // 60)
+        labels = [".L%d_%d" % (i, k) for k in range(nlab)]
+        pro, epi = [], []
+        if pac:
+            pro.append("paciasp")
+        if not leaf:
+            npairs = rng.randrange(0, 4)
+            frame = 16 + 16 * npairs + 16 * rng.randrange(0, 6)
+            pro += ["stp x29, x30, [sp, #-%d]!" % frame, "mov x29, sp"]
+            for p in range(npairs):
+                pro.append("stp x%d, x%d, [sp, #%d]" % (19 + 2 * p, 20 + 2 * p, 16 + 16 * p))
+                epi.insert(0, "ldp x%d, x%d, [sp, #%d]" % (19 + 2 * p, 20 + 2 * p, 16 + 16 * p))
+            epi.append("ldp x29, x30, [sp], #%d" % frame)
+        if pac:
+            epi.append("autiasp")
+        epi.append("ret")
+        for ins in pro:
+            w("\t%s\n" % ins)
+        size = 4 * len(pro)
+        lab_at = sorted(rng.sample(range(1, 10 ** 6), nlab))
+        li = 0
+        while size < target - 4 * len(epi):
+            while li < nlab and lab_at[li] * target // 10 ** 6 <= size:
+                w("%s:\n" % labels[li])
+                li += 1
+            lines, n = body.insn(labels, leaf)
+            line += 1
+            w("\t.loc %d %d\n" % (fno, line))
+            for ins in lines:
+                w("\t%s\n" % ins)
+            size += n
+        while li < nlab:
+            w("%s:\n" % labels[li])
+            li += 1
+        line += 1
+        w("\t.loc %d %d\n" % (fno, line))
+        for ins in epi:
+            w("\t%s\n" % ins)
+        w(".LFE%d:\n\t.size %s, .-%s\n" % (i, name, name))
+    w(".Lu%d_hi:\n" % units[-1])
+    # data objects; a third of the .data and .rodata ones of 8 bytes or more
+    # are tables of function pointers (R_AARCH64_RELATIVE outside the table)
+    for sec, kind in ((".data", 0), (".bss", 1), (".section .rodata", 2)):
+        w("\t%s\n" % sec)
+        for i in range(olo, ohi):
+            if mix(i, 4) % 10 not in ((0, 1, 2, 3, 4, 5), (6, 7, 8), (9,))[kind]:
+                continue
+            name = obj_name(i)
+            sz = 4 << (mix(i, 5) % 5)
+            w("\t.p2align 3\n")
+            if not is_static_obj(i):
+                w("\t.globl %s\n" % name)
+            w("\t.type %s, %%object\n%s:\n" % (name, name))
+            if kind == 1:
+                w("\t.zero %d\n" % sz)
+            elif sz >= 8 and mix(i, 15) % 3 == 0:
+                for k in range(sz // 8):
+                    w("\t.8byte %s\n" % cu_funcs[mix(i * 8 + k, 16) % len(cu_funcs)])
+            else:
+                w("\t.fill %d, 1, 0x%x\n" % (sz, mix(i, 6) & 0xff))
+            w("\t.size %s, %d\n" % (name, sz))
+    w(arm_dwarf(units, lo, hi))
+    src = os.path.join(workdir, "a%04d.s" % cu)
+    obj = os.path.join(workdir, "a%04d.o" % cu)
+    with open(src, "w") as f:
+        f.write("".join(out))
+    subprocess.run([ARM_AS, "-o", os.path.basename(obj), os.path.basename(src)],
+                   check=True, cwd=workdir)
+    os.unlink(src)
+    return obj, sites
+
+
+def unit_name(u):
+    return "%s/%s_%s.c" % (PREFIXES[u % len(PREFIXES)], NOUNS[(u // 3) % len(NOUNS)], u)
+
+
+def arm_dwarf(units, lo, hi):
+    """.debug_abbrev, .debug_info, .debug_aranges and .debug_str as GCC writes
+    them (DWARF 5): per unit a DW_TAG_compile_unit with DW_AT_producer,
+    DW_AT_name, DW_AT_comp_dir, DW_AT_low_pc/high_pc and DW_AT_stmt_list (the
+    line table gas makes from the .loc directives), and a DW_TAG_subprogram
+    per function.  The units of one source share its line table."""
+    out = []
+    w = out.append
+    strs = {}
+
+    def strp(text):
+        if text not in strs:
+            strs[text] = ".LASF%d" % len(strs)
+        return "\t.4byte %s\n" % strs[text]
+
+    w("\t.section .debug_line,\"\",@progbits\n.Ldebug_line0:\n")
+    w("\t.section .debug_abbrev,\"\",@progbits\n.Ldebug_abbrev0:\n")
+    # 1: compile_unit: producer strp, language data1, name strp, comp_dir strp,
+    #    low_pc addr, high_pc data8, stmt_list sec_offset
+    w("\t.uleb128 1\n\t.uleb128 0x11\n\t.byte 1\n"
+      "\t.uleb128 0x25\n\t.uleb128 0xe\n\t.uleb128 0x13\n\t.uleb128 0xb\n"
+      "\t.uleb128 0x3\n\t.uleb128 0xe\n\t.uleb128 0x1b\n\t.uleb128 0xe\n"
+      "\t.uleb128 0x11\n\t.uleb128 0x1\n\t.uleb128 0x12\n\t.uleb128 0x7\n"
+      "\t.uleb128 0x10\n\t.uleb128 0x17\n\t.byte 0\n\t.byte 0\n")
+    # 2 (external) and 3 (static): subprogram: name strp, low_pc, high_pc data8
+    for code, ext in ((2, True), (3, False)):
+        w("\t.uleb128 %d\n\t.uleb128 0x2e\n\t.byte 0\n" % code)
+        if ext:
+            w("\t.uleb128 0x3f\n\t.uleb128 0x19\n")
+        w("\t.uleb128 0x3\n\t.uleb128 0xe\n\t.uleb128 0x11\n\t.uleb128 0x1\n"
+          "\t.uleb128 0x12\n\t.uleb128 0x7\n\t.byte 0\n\t.byte 0\n")
+    w("\t.byte 0\n")
+    w("\t.section .debug_info,\"\",@progbits\n")
+    for u in units:
+        traced_unit = not arm_notrace_unit(u)
+        w(".Lcu%d:\n\t.4byte .Lcu%d_e-.Lcu%d_s\n.Lcu%d_s:\n" % (u, u, u, u))
+        w("\t.2byte 5\n\t.byte 1\n\t.byte 8\n\t.4byte .Ldebug_abbrev0\n")
+        w("\t.uleb128 1\n")
+        w(strp(ARM_PRODUCER if traced_unit else ARM_PRODUCER_NOTRACE))
+        w("\t.byte 0x1d\n")
+        w(strp(unit_name(u)))
+        w(strp("/bench/linux"))
+        w("\t.8byte .Lu%d_lo\n\t.8byte .Lu%d_hi-.Lu%d_lo\n" % (u, u, u))
+        w("\t.4byte .Ldebug_line0\n")
+        for i in range(max(lo, u * ARM_FUNCS_PER_UNIT), min(hi, (u + 1) * ARM_FUNCS_PER_UNIT)):
+            w("\t.uleb128 %d\n" % (3 if is_static_func(i) else 2))
+            w(strp(func_name(i)))
+            w("\t.8byte .LFB%d\n\t.8byte .LFE%d-.LFB%d\n" % (i, i, i))
+        w("\t.byte 0\n.Lcu%d_e:\n" % u)
+    w("\t.section .debug_aranges,\"\",@progbits\n")
+    for u in units:
+        w("\t.4byte 0x2c\n\t.2byte 2\n\t.4byte .Lcu%d\n\t.byte 8\n\t.byte 0\n"
+          "\t.2byte 0\n\t.2byte 0\n\t.8byte .Lu%d_lo\n\t.8byte .Lu%d_hi-.Lu%d_lo\n"
+          "\t.8byte 0\n\t.8byte 0\n" % (u, u, u, u))
+    w("\t.section .debug_str,\"MS\",@progbits,1\n")
+    for text, lab in strs.items():
+        w("%s:\n\t.string \"%s\"\n" % (lab, text))
+    return "".join(out)
+
+
+ARM_RT_SRC = """\
+	.section .head.text, "ax"
+	.globl primary_entry
+	.type primary_entry, %function
+primary_entry:
+	bti c
+	b primary_entry
+	.size primary_entry, .-primary_entry
+	.text
+	.p2align 3
+	.globl ftrace_caller
+	.type ftrace_caller, %function
+ftrace_caller:
+	bti c
+	stp x29, x30, [sp, #-16]!
+	mov x29, sp
+	ldp x29, x30, [sp], #16
+	ret x9
+	.size ftrace_caller, .-ftrace_caller
+"""
+
+# The parts of arch/arm64/kernel/vmlinux.lds.S that matter here.
+ARM_LDS = """\
+OUTPUT_ARCH(aarch64)
+ENTRY(_text)
+SECTIONS
+{
+	/DISCARD/ : {
+		*(.interp .dynamic)
+		*(.dynsym .dynstr .hash .gnu.hash)
+		*(.note.GNU-stack) *(.comment)
+	}
+	. = 0x%x;
+	.head.text : { _text = .; KEEP(*(.head.text)) }
+	.text : ALIGN(0x10000) {
+		_stext = .;
+		*(.text .text.*)
+	}
+	. = ALIGN(0x10000);
+	_etext = .;
+	.rodata : ALIGN(4096) { __start_rodata = .; *(.rodata .rodata.*) }
+	. = ALIGN(0x10000);
+	__init_begin = .;
+	.init.data : ALIGN(16) {
+		. = ALIGN(8);
+		__start_mcount_loc = .;
+		KEEP(*(__mcount_loc))
+		KEEP(*(__patchable_function_entries))
+		__stop_mcount_loc = .;
+	}
+	.rela.dyn : ALIGN(8) {
+		__rela_start = .;
+		*(.rela .rela*)
+		__rela_end = .;
+	}
+	. = ALIGN(0x10000);
+	__init_end = .;
+	_data = .;
+	_sdata = .;
+	.data : ALIGN(4096) { *(.data .data.*) }
+	_edata = .;
+	.bss : ALIGN(4096) { __bss_start = .; *(.bss .bss.*) *(COMMON) __bss_stop = .; }
+	_end = .;
+}
+"""
+
+
+def build_arm64(nfuncs, workdir, out_elf, jobs):
+    """Assemble and link the arm64 relocatable image; return its site count."""
+    nobjs = int(nfuncs * ARM_OBJECTS_PER_FUNC)
+    ncu = (nfuncs + FUNCS_PER_CU - 1) // FUNCS_PER_CU
+    tasks = []
+    for cu in range(ncu):
+        lo, hi = cu * FUNCS_PER_CU, min(nfuncs, (cu + 1) * FUNCS_PER_CU)
+        olo, ohi = nobjs * cu // ncu, nobjs * (cu + 1) // ncu
+        tasks.append((cu, lo, hi, olo, ohi, nfuncs, nobjs, workdir))
+    with ProcessPoolExecutor(max_workers=jobs) as ex:
+        res = list(ex.map(gen_cu_arm64, tasks))
+    with open(os.path.join(workdir, "rt.s"), "w") as f:
+        f.write(ARM_RT_SRC)
+    run([ARM_AS, "-g", "--debug-prefix-map", workdir + "=/bench", "-o", "rt.o", "rt.s"],
+        cwd=workdir)
+    lds = os.path.join(workdir, "vmlinux.lds")
+    with open(lds, "w") as f:
+        f.write(ARM_LDS % ARM_TEXT_BASE)
+    objs = [os.path.join(workdir, "rt.o")] + [o for o, _ in res]
+    run([ARM_LD, "-EL", "-maarch64elf", "--no-undefined", "-X", "-shared", "-Bsymbolic",
+         "-z", "notext", "--no-apply-dynamic-relocs", "--no-warn-rwx-segments",
+         "-T", lds, "-o", out_elf] + objs)
+    for o in objs:
+        os.unlink(o)
+    for n in ("rt.s", "vmlinux.lds"):
+        os.unlink(os.path.join(workdir, n))
+    return sum(s for _, s in res)
+
+
+def check_arm64(path, nfuncs):
+    """Check the arm64 image with readelf: every slot of __start_mcount_loc ..
+    __stop_mcount_loc is 0 in the file and covered by exactly one
+    R_AARCH64_RELATIVE in .rela.dyn, and the addends are func-8 of exactly the
+    traced functions, sorted.  Returns facts for IMAGE.json."""
+    out = subprocess.run(["readelf", "-sW", path], check=True, capture_output=True,
+                         text=True).stdout
+    syms = {}
+    for line in out.splitlines():
+        p = line.split()
+        if len(p) >= 8 and p[0].endswith(":") and p[0][:-1].isdigit():
+            syms.setdefault(p[7], (int(p[1], 16), p[3]))
+    start, stop = syms["__start_mcount_loc"][0], syms["__stop_mcount_loc"][0]
+    nslots = (stop - start) // 8
+    secs = sections(path)
+    sec = [(n, v) for n, v in secs.items() if v[0] <= start < v[0] + v[2] and v[0]]
+    if len(sec) != 1:
+        raise SystemExit("gen.py: %s: no single section holds __start_mcount_loc" % path)
+    secname, (saddr, soff, _) = sec[0]
+    with open(path, "rb") as f:
+        f.seek(soff + start - saddr)
+        slots = f.read(stop - start)
+    nonzero = sum(1 for k in range(nslots) if slots[8 * k:8 * k + 8] != bytes(8))
+    out = subprocess.run(["readelf", "-rW", path], check=True, capture_output=True,
+                         text=True).stdout
+    relative, in_table, other = 0, {}, 0
+    cur = None
+    for line in out.splitlines():
+        if line.startswith("Relocation section"):
+            cur = line.split("'")[1]
+            continue
+        p = line.split()
+        if cur != ".rela.dyn" or len(p) < 4 or not p[0].isalnum() or p[0] == "Offset":
+            continue
+        if p[2] != "R_AARCH64_RELATIVE":
+            other += 1
+            continue
+        relative += 1
+        off = int(p[0], 16)
+        a = p[-1]
+        add = (-int(a[1:], 16) if a.startswith("-") else int(a.lstrip("+"), 16)) & (2 ** 64 - 1)
+        if start <= off < stop:
+            if (off - start) % 8 or off in in_table:
+                raise SystemExit("gen.py: %s: bad relocation at 0x%x" % (path, off))
+            in_table[off] = add
+    want = sorted(syms[func_name(i)][0] - 8 for i in range(nfuncs) if not arm_notrace(i))
+    got = [in_table.get(start + 8 * k) for k in range(nslots)]
+    problems = []
+    if nonzero:
+        problems.append("%d of %d slots are not 0" % (nonzero, nslots))
+    if len(in_table) != nslots:
+        problems.append("%d of %d slots have an R_AARCH64_RELATIVE" % (len(in_table), nslots))
+    if other:
+        problems.append("%d .rela.dyn relocations are not R_AARCH64_RELATIVE" % other)
+    if got != want:
+        problems.append("the addends are not func-8 of the %d traced functions, in order"
+                        % len(want))
+    if problems:
+        raise SystemExit("gen.py: %s: %s" % (path, "; ".join(problems)))
+    return {"table": "__start_mcount_loc..__stop_mcount_loc in %s" % secname,
+            "table_addr": "0x%x" % start, "mcount_loc_entries": nslots,
+            "table_slots_zero": True,
+            "rela_dyn_relative": relative,
+            "rela_dyn_relative_in_table": len(in_table),
+            "traced_functions": len(want)}
+
+
 def run(cmd, **kw):
     subprocess.run(cmd, check=True, **kw)
 
@@ -399,7 +973,7 @@ def count_symbols(path):
     return nsym, nfunc, nobj
 
 
-def pad(src, dst, workdir, pad_bytes_cache):
+def pad(src, dst, workdir, pad_bytes_cache, objcopy="objcopy"):
     """dst = src + a non-loaded .debug_bench_pad section, file size ~PAD_TO."""
     base = os.path.getsize(src)
     n = PAD_TO - base - 4096        # objcopy adds a header entry and alignment
@@ -409,7 +983,7 @@ def pad(src, dst, workdir, pad_bytes_cache):
     with open(padfile, "wb") as f:
         f.write(memoryview(pad_bytes_cache)[:n])
     tmp = dst + ".tmp"
-    run(["objcopy", "--add-section", ".debug_bench_pad=" + padfile,
+    run([objcopy, "--add-section", ".debug_bench_pad=" + padfile,
          "--set-section-flags", ".debug_bench_pad=contents,readonly", src, tmp])
     os.unlink(padfile)
     os.replace(tmp, dst)
@@ -449,7 +1023,7 @@ def describe(path, nfuncs_gen, sites, extra):
         "text_bytes": secs[".text"][2],
         "text_addr": "0x%x" % secs[".text"][0],
         "sites": sites,
-        "mcount_loc_entries": secs["__mcount_loc"][2] // 8,
+        "mcount_loc_entries": secs["__mcount_loc"][2] // 8 if "__mcount_loc" in secs else None,
         "dwarf_bytes": dbg,
         "pad_bytes": secs.get(".debug_bench_pad", (0, 0, 0))[2],
     }
@@ -473,7 +1047,8 @@ def main():
     with open(os.path.abspath(__file__), "rb") as f:
         stamp = hashlib.sha256(f.read()).hexdigest()
     stampfile = os.path.join(a.out, "STAMP")
-    names = ["vmlinux-50k", "vmlinux-5k", "vmlinux-50k-nopad", "vmlinux-50k-findings"]
+    names = ["vmlinux-50k", "vmlinux-5k", "vmlinux-50k-nopad", "vmlinux-50k-findings",
+             "vmlinux-arm64-50k"]
     if not a.force and os.path.exists(stampfile) and open(stampfile).read().strip() == stamp \
             and all(os.path.exists(os.path.join(a.out, n)) for n in names):
         print("gen.py: images in %s are up to date" % a.out)
@@ -491,6 +1066,13 @@ def main():
     sites50 = build_base(50000, work, o("vmlinux-50k-nopad"), a.jobs)
     print("gen.py: assembling 5,000 functions...", flush=True)
     sites5 = build_base(5000, work, o("base-5k"), a.jobs)
+    print("gen.py: %.1f s; assembling 50,000 arm64 functions (%s, %d jobs)..."
+          % (time.perf_counter() - t0, ARM_AS, a.jobs), flush=True)
+    sites_arm = build_arm64(50000, work, o("base-arm64-50k"), a.jobs)
+    arm_facts = check_arm64(o("base-arm64-50k"), 50000)
+    if arm_facts["traced_functions"] != sites_arm:
+        raise SystemExit("gen.py: arm64: %d sites emitted, %d traced functions"
+                         % (sites_arm, arm_facts["traced_functions"]))
     print("gen.py: %.1f s; padding to %d bytes..." % (time.perf_counter() - t0, PAD_TO),
           flush=True)
     padbytes = hashlib.shake_128(b"patchsite-bench-pad:%d" % SEED).digest(PAD_TO)
@@ -498,8 +1080,9 @@ def main():
     pad(o("vmlinux-50k-nopad"), o("vmlinux-50k"), work, padbytes)
     pad(o("base-5k"), o("vmlinux-5k"), work, padbytes)
     pad(o("base-50k-findings"), o("vmlinux-50k-findings"), work, padbytes)
+    pad(o("base-arm64-50k"), o("vmlinux-arm64-50k"), work, padbytes, ARM_OBJCOPY)
     del padbytes
-    for n in ("base-5k", "base-50k-findings"):
+    for n in ("base-5k", "base-50k-findings", "base-arm64-50k"):
         os.unlink(o(n))
     shutil.rmtree(work)
 
@@ -510,6 +1093,16 @@ def main():
     describe(o("vmlinux-50k-nopad"), 50000, sites50, {"note": "no padding"})
     describe(o("vmlinux-50k-findings"), 50000, sites50,
              {"note": note, "stale_entries": FINDINGS, "missing_sites": FINDINGS})
+    # the padding must not have moved anything: check the padded file again
+    arm_facts = check_arm64(o("vmlinux-arm64-50k"), 50000)
+    arm_facts.update({
+        "arch": "arm64", "type": "ET_DYN (relocatable kernel)",
+        "link": "%s -shared -Bsymbolic -z notext --no-apply-dynamic-relocs -T vmlinux.lds"
+                % ARM_LD,
+        "layout": "-fpatchable-function-entry=4,2 -falign-functions=8 (CALL_OPS)",
+        "dwarf_units": (50000 + ARM_FUNCS_PER_UNIT - 1) // ARM_FUNCS_PER_UNIT + 1,
+        "note": note})
+    describe(o("vmlinux-arm64-50k"), 50000, sites_arm, arm_facts)
     with open(stampfile, "w") as f:
         f.write(stamp + "\n")
     print("gen.py: done in %.1f s" % (time.perf_counter() - t0))
