@@ -60,17 +60,6 @@
 /* NOP bytes looked at around a symbol. */
 #define SHAPE_MAX	64
 
-struct fshape {
-	uint64_t addr;		/* the function's symbol */
-	uint64_t size;		/* its st_size */
-	uint8_t land;		/* landing pad bytes (BTI C, ENDBR64) */
-	uint8_t unit;		/* bytes of the patch-unit NOP at entry, 0: none */
-	uint8_t post;		/* bytes of that unit's NOPs from entry */
-	uint8_t pre;		/* bytes of that unit's NOPs just before the symbol */
-	bool nop5;		/* begins with the call-sized NOP (x86 -mnop-mcount) */
-	bool call;		/* holds a call to an mcount target */
-	int stmt;		/* DWARF statement index, -1: none */
-};
 
 /* What a unit's producer says. */
 enum stmt_kind {
@@ -117,15 +106,33 @@ static void shape_of(struct record *r, const struct elfio_symbol *f, uint64_t lo
 	s->addr = f->addr;
 	s->size = f->size;
 	s->stmt = -1;
-	s->land = (uint8_t)rs_landing_len(r, f->addr);
-	a = f->addr + s->land;
-	if (rs_decode_at(r, a, &in) != ARCH_DECODE_OK || in.kind != INSN_NOP)
+	s->sym = f;
+	/* one decode at the symbol; a second only after a landing pad */
+	a = f->addr;
+	if (rs_decode_at(r, a, &in) != ARCH_DECODE_OK)
+		return;
+	if (in.kind == INSN_LANDING) {
+		s->land = (uint8_t)in.len;
+		a += in.len;
+		if (rs_decode_at(r, a, &in) != ARCH_DECODE_OK)
+			return;
+	}
+	if (in.kind == INSN_CALL || in.kind == INSN_CALL_MEM) {
+		/* __fentry__ images: the call at entry is the only one (see sweep_calls) */
+		bool entry;
+		if (r->priv->entry_only && rs_is_mcount_call(r, a, &in, &entry)) {
+			s->call = true;
+			return;
+		}
+	}
+	if (in.kind != INSN_NOP)
 		return;
 	if (rs_is_patch_nop(r, &in)) {
 		uint64_t end = f->addr + f->size;
 		unsigned int lim = end > a && end - a < SHAPE_MAX ? (unsigned int)(end - a) : SHAPE_MAX;
 		s->unit = (uint8_t)in.len;
-		s->post = (uint8_t)rs_nop_run(r, a, in.len, lim);
+		s->post = (uint8_t)(in.len + rs_nop_run(r, a + in.len, in.len,
+							lim > in.len ? lim - in.len : 0));
 		s->pre = (uint8_t)rs_nops_before(r, f->addr, lo, in.len, SHAPE_MAX);
 	} else if ((r->arch->policy & ARCH_POLICY_NOP_MCOUNT) && in.len == r->arch->call_len) {
 		s->nop5 = true;
@@ -164,6 +171,7 @@ static int compute_shapes(struct record *r, const struct elfio_symbol *const *f,
 			  struct fshape **out, size_t *nout)
 {
 	struct fshape *v = malloc((nf ? nf : 1) * sizeof(*v));
+	struct elfio_section *sec = NULL;
 	size_t n = 0;
 	uint64_t maxend = 0;
 
@@ -177,7 +185,8 @@ static int compute_shapes(struct record *r, const struct elfio_symbol *const *f,
 				maxend = f[i]->addr + f[i]->size;
 			continue;
 		}
-		struct elfio_section *sec = elfio_addr_to_sec(r->e, f[i]->addr);
+		if (!sec || f[i]->addr < sec->addr || f[i]->addr - sec->addr >= sec->shdr.sh_size)
+			sec = elfio_addr_to_sec(r->e, f[i]->addr);
 		uint64_t lo = maxend;
 		if (sec && sec->addr > lo)
 			lo = sec->addr;
@@ -187,12 +196,21 @@ static int compute_shapes(struct record *r, const struct elfio_symbol *const *f,
 		if (f[i]->addr + f[i]->size > maxend)
 			maxend = f[i]->addr + f[i]->size;
 	}
-	/* the functions that hold a call to a target (found by the sweep) */
-	for (size_t i = 0; i < r->priv->ncalls; i++) {
-		const struct elfio_symbol *g = elfio_function_at(r->e, r->priv->calls[i].addr, 0);
-		long k = g ? shape_find(v, n, g->addr) : -1;
-		if (k >= 0)
-			v[k].call = true;
+	/* the entry calls the shapes found, as calls; the functions the sweep found calls in */
+	if (r->priv->entry_only && r->priv->ntargets + r->priv->nslots) {
+		for (size_t k = 0; k < n; k++)
+			if (v[k].call && rs_push_call(r, v[k].addr + v[k].land, v[k].sym, true)) {
+				free(v);
+				elfio_err(r->e, "out of memory for the calls to __fentry__");
+				return -ENOMEM;
+			}
+	} else {
+		for (size_t i = 0; i < r->priv->ncalls; i++) {
+			const struct elfio_symbol *g = r->priv->calls[i].func;
+			long k = g ? shape_find(v, n, g->addr) : -1;
+			if (k >= 0)
+				v[k].call = true;
+		}
 	}
 	*out = v;
 	*nout = n;
@@ -349,7 +367,9 @@ static int read_statements(struct record *r, struct stmts *ss)
 	Dwarf *dw;
 	Dwarf_Off off = 0, next;
 	size_t hsize;
-	int ret = 0;
+	int ret = 0, last_said = 0;
+	const char *last_prod = NULL;
+	struct stmt last_st;
 
 	memset(ss, 0, sizeof(*ss));
 	if (!elfio_find_section_by_name(r->e, ".debug_info"))
@@ -366,8 +386,19 @@ static int read_statements(struct record *r, struct stmts *ss)
 		if (!dwarf_offdie(dw, off + hsize, &cu))
 			goto next_unit;
 		prod = dwarf_formstring(dwarf_attr(&cu, DW_AT_producer, &at));
-		if (!prod || !parse_producer(r, prod, &st))
+		if (!prod)
 			goto next_unit;
+		/* a kernel's thousands of units share a few producer strings */
+		if (last_prod && (prod == last_prod || !strcmp(prod, last_prod))) {
+			if (!last_said)
+				goto next_unit;
+		} else {
+			last_prod = prod;
+			last_said = parse_producer(r, prod, &last_st);
+			if (!last_said)
+				goto next_unit;
+		}
+		st = last_st;
 		int k = stmt_index(ss, &st);
 		if (k < 0) {
 			ret = k;
@@ -846,7 +877,7 @@ int rs_establish_layout(struct record *r, const struct record_options *o)
 	if (add_layout(r, &none) < 0)
 		goto oom;
 
-	/* 1. stated */
+	/* 1. stated: every function is judged by its decoded shape against it */
 	if (o->patchable_n >= 0 || o->force_nop_mcount) {
 		struct layout l = none;
 		unsigned int u = p->nop_unit;
@@ -859,6 +890,8 @@ int rs_establish_layout(struct record *r, const struct record_options *o)
 		r->ev.source = EVIDENCE_STATED;
 		r->ev.main = l;
 		summarise(r);
+		if (nf && (ret = compute_shapes(r, f, nf, &p->shapes, &p->nshapes)))
+			return ret;
 		return 0;
 	}
 
@@ -887,6 +920,16 @@ int rs_establish_layout(struct record *r, const struct record_options *o)
 		return ret;
 	if ((ret = read_statements(r, &ss)))
 		goto out;
+	/*
+	 * An assembler's unit says "no NOP areas" only beside units a compiler
+	 * made: in an image that is all assembly (generated, or the benchmark's)
+	 * it is no evidence, and its code votes.
+	 */
+	bool compiler_units = false;
+	for (size_t k = 0; k < ss.n; k++)
+		compiler_units |= ss.v[k].kind == STMT_LAYOUT;
+	if (!compiler_units)
+		ss.nranges = 0;
 	pool = malloc((nsh ? nsh : 1) * sizeof(*pool));
 	fk = calloc(nsh ? nsh : 1, sizeof(*fk));
 	per = calloc(ss.n ? ss.n : 1, sizeof(*per));
@@ -1006,6 +1049,11 @@ int rs_establish_layout(struct record *r, const struct record_options *o)
 	}
 	if (build_regions(r, sh, fk, nsh))
 		goto oom;
+	for (size_t i = 0; i < nsh; i++)
+		sh[i].layout = fk[i];
+	p->shapes = sh;		/* kept: the sites are read off them */
+	p->nshapes = nsh;
+	sh = NULL;
 	summarise(r);
 	ret = 0;
 	goto out;
@@ -1020,6 +1068,36 @@ out:
 	free(sh);
 	stmts_free(&ss);
 	return ret;
+}
+
+bool rs_shape_site(struct record *r, size_t i, struct site *s)
+{
+	const struct fshape *sh = &r->priv->shapes[i];
+	const struct layout *l = &r->priv->layouts[sh->layout];
+
+	memset(s, 0, sizeof(*s));
+	s->func = sh->sym;
+	if (l->kind == LAYOUT_NOP5) {
+		if (!sh->nop5)
+			return false;
+		s->addr = sh->addr + sh->land;
+		s->flavour = FLAVOUR_FENTRY_NOP;
+		return true;
+	}
+	if (l->kind != LAYOUT_AREA || !sh->unit || (l->unit && sh->unit != l->unit) ||
+	    sh->post < (l->post ? l->post : sh->unit) || sh->pre < l->pre || sh->addr < l->pre)
+		return false;
+	/* a unit-0 layout (from a table) takes any unit, but whole NOPs of it */
+	if (l->pre % sh->unit || l->post % sh->unit)
+		return false;
+	s->addr = l->pre ? sh->addr - l->pre : sh->addr + sh->land;
+	if (r->arch->literal_size && l->pre == r->arch->literal_size) {
+		s->flavour = FLAVOUR_CALL_OPS;
+		s->misaligned = s->addr % r->align != 0;
+	} else {
+		s->flavour = FLAVOUR_PATCHABLE;
+	}
+	return true;
 }
 
 /* --- Describing it ------------------------------------------------------------ */
@@ -1113,15 +1191,28 @@ void record_describe(struct record *r, char *buf, size_t len)
 				continue;
 			if (vals)
 				vals[nonzero] = val;
-			nonzero++;
-			if (record_find(r, val) < 0)
+			else if (record_find(r, val) < 0)
 				stale++;
+			nonzero++;
 		}
 		if (vals) {
-			qsort(vals, nonzero, sizeof(*vals), cmp_u64);
-			for (size_t i = 0; i < r->nsites; i++)
-				listed += bsearch(&r->sites[i].addr, vals, nonzero, sizeof(*vals),
-						  cmp_u64) != NULL;
+			bool sorted = true;
+			for (size_t i = 1; i < nonzero && sorted; i++)
+				sorted = vals[i - 1] <= vals[i];
+			if (!sorted)	/* the kernel's own table is sorted already */
+				qsort(vals, nonzero, sizeof(*vals), cmp_u64);
+			/* both ascending: one walk */
+			stale = 0;
+			for (size_t i = 0, k = 0; i < nonzero; i++) {
+				while (k < r->nsites && r->sites[k].addr < vals[i])
+					k++;
+				if (k < r->nsites && r->sites[k].addr == vals[i]) {
+					if (!i || vals[i - 1] != vals[i])
+						listed++;
+				} else {
+					stale++;
+				}
+			}
 			free(vals);
 		}
 		if (!nonzero)

@@ -15,6 +15,32 @@ struct target {
 	bool entry;		/* __fentry__: must be at function entry */
 };
 
+/*
+ * One function's shape, as decoded once (evidence.c): the votes are made of
+ * these, and a function whose shape is its layout's area is a site with no
+ * second decode.
+ */
+struct fshape {
+	uint64_t addr;		/* the function's symbol */
+	uint64_t size;		/* its st_size */
+	uint8_t land;		/* landing pad bytes (BTI C, ENDBR64) */
+	uint8_t unit;		/* bytes of the patch-unit NOP at entry, 0: none */
+	uint8_t post;		/* bytes of that unit's NOPs from entry */
+	uint8_t pre;		/* bytes of that unit's NOPs just before the symbol */
+	bool nop5;		/* begins with the call-sized NOP (x86 -mnop-mcount) */
+	bool call;		/* holds a call to an mcount target */
+	int stmt;		/* DWARF statement index, -1: none */
+	int layout;		/* index into record_priv.layouts, once established */
+	const struct elfio_symbol *sym;	/* the first of its aliases (global first) */
+};
+
+/* A call to an mcount target, decoded, and the function the decode was in. */
+struct call {
+	uint64_t addr;
+	const struct elfio_symbol *func;	/* NULL: an image without symbols */
+	bool entry;				/* the target is __fentry__ */
+};
+
 /* A part of the image with its own layout: [lo, hi) -> record_priv.layouts[layout]. */
 struct region {
 	uint64_t lo, hi;
@@ -40,16 +66,19 @@ struct record_priv {
 	bool entry_only;		/* every target is an entry target */
 	unsigned int nop_unit;		/* the NOP unit the ELF flags name */
 
-	/* calls to a target found by the sweep (linked images), sorted, with
-	   the index of the function (in elfio_functions order) holding each */
-	struct target *calls;
-	size_t ncalls;
+	/* calls to a target found by decoding (linked images), ascending */
+	struct call *calls;
+	size_t ncalls, calls_cap;
 
 	/* the layouts (index 0: the default, for addresses in no region) */
 	struct layout *layouts;
 	size_t nlayouts;
 	struct region *regions;		/* sorted by lo, disjoint */
 	size_t nregions;
+
+	/* linked images with symbols: every function's shape, by address */
+	struct fshape *shapes;
+	size_t nshapes;
 };
 
 /* Bytes and decoding (recordsites.c) */
@@ -71,6 +100,16 @@ const struct target *rs_find_target(const struct target *v, size_t n, uint64_t a
  * -EINVAL with the error printed when the evidence is not decisive.
  */
 int rs_establish_layout(struct record *r, const struct record_options *o);
+
+int rs_push_call(struct record *r, uint64_t addr, const struct elfio_symbol *func, bool entry);
+/* The site a decoded call is, under its function's layout: true and *s filled. */
+bool rs_call_site(struct record *r, const struct call *c, struct site *s);
+
+/*
+ * The site function shape i carries under its layout: true and *s filled,
+ * or false.  The NOPs were decoded when the shape was taken.
+ */
+bool rs_shape_site(struct record *r, size_t i, struct site *s);
 
 /* The old table-driven inference, for objects and symbol-less images (recordsites.c). */
 void rs_detect_from_tables(struct record *r, const struct record_options *o,

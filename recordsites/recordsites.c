@@ -266,11 +266,12 @@ unsigned int rs_nops_before(struct record *r, uint64_t addr, uint64_t lo, unsign
 			    unsigned int limit)
 {
 	unsigned int sizes = unit ? 1u << unit : r->arch->patch_nop_sizes, n = 0;
+	unsigned int top = 31 - (unsigned int)__builtin_clz(sizes | 1);
 
 	for (;;) {
 		unsigned int step = 0;
 
-		for (unsigned int u = 16; u >= 1 && !step; u--) {
+		for (unsigned int u = top; u >= 1 && !step; u--) {
 			struct arch_insn in;
 
 			if (!(sizes & (1u << u)) || n + u > limit || addr < n + u ||
@@ -605,10 +606,26 @@ static const struct elfio_rela *find_dynrel(struct record_priv *p, uint64_t off)
 	return lo < p->ndynrel && p->dynrel[lo].offset == off ? &p->dynrel[lo] : NULL;
 }
 
+/* Is offset a slot of one of the tables? */
+static bool in_a_table(const struct record *r, uint64_t off)
+{
+	for (size_t t = 0; t < r->ntables; t++)
+		if (off >= r->tables[t].start && off < r->tables[t].end)
+			return true;
+	return false;
+}
+
+/*
+ * The R_*_RELATIVE relocations that cover table slots, sorted by offset.
+ * Only those: an arm64 vmlinux has three times as many for its data, and
+ * sorting them all was a quarter of `record`.  The linker writes them in
+ * order; they are sorted only when they are not.
+ */
 static int load_dynrel(struct record *r)
 {
 	struct record_priv *p = r->priv;
 	struct elfio_section *s;
+	bool sorted = true;
 
 	for_each_section(r->e, s) {
 		struct elfio_rela *v;
@@ -621,7 +638,7 @@ static int load_dynrel(struct record *r)
 			return ret;
 		size_t keep = 0;
 		for (size_t i = 0; i < n; i++)
-			if (v[i].type == r->arch->relative_reloc)
+			if (v[i].type == r->arch->relative_reloc && in_a_table(r, v[i].offset))
 				v[keep++] = v[i];
 		struct elfio_rela *nv = realloc(p->dynrel, (p->ndynrel + keep + 1) * sizeof(*nv));
 		if (!nv) {
@@ -633,7 +650,9 @@ static int load_dynrel(struct record *r)
 		p->ndynrel += keep;
 		free(v);
 	}
-	if (p->ndynrel)
+	for (size_t i = 1; i < p->ndynrel && sorted; i++)
+		sorted = p->dynrel[i - 1].offset <= p->dynrel[i].offset;
+	if (!sorted)
 		qsort(p->dynrel, p->ndynrel, sizeof(*p->dynrel), cmp_rela_off);
 	return 0;
 }
@@ -736,13 +755,24 @@ static int add_table(struct record *r, enum table_kind kind, const char *name, u
 static int fill_table_linked(struct record *r, struct site_table *t)
 {
 	struct record_priv *p = r->priv;
+	struct elfio_section *sec = NULL;
 
 	for (size_t i = 0; i < t->count; i++) {
 		struct table_entry *te = &t->entries[i];
 		uint64_t v = 0;
 
 		te->slot = t->start + 8 * i;
-		if (elfio_read_u64(r->e, te->slot, &v)) {
+		/* the slots are in one section, usually: read them from its bytes */
+		if (!sec || te->slot < sec->addr || te->slot - sec->addr + 8 > sec->size) {
+			sec = elfio_addr_to_sec(r->e, te->slot);
+			if (sec && (sec->shdr.sh_type == SHT_NOBITS || elfio_section_data(r->e, sec)))
+				sec = NULL;
+		}
+		if (sec && te->slot - sec->addr + 8 <= sec->size) {
+			const uint8_t *b = sec->data + (te->slot - sec->addr);
+			for (int k = 7; k >= 0; k--)
+				v = (v << 8) | b[k];
+		} else if (elfio_read_u64(r->e, te->slot, &v)) {
 			struct elfio_section *s = elfio_addr_to_sec(r->e, te->slot);
 			if (!s || s->shdr.sh_type != SHT_NOBITS) {
 				elfio_err(r->e, "table '%s': slot 0x%" PRIx64 " is not in the file",
@@ -1129,6 +1159,8 @@ static void detect_object(struct record *r, const struct record_options *o)
 struct cand_ent {
 	uint64_t addr;
 	unsigned int src;
+	int shape;		/* a function shape that carries this site (decoded), or -1 */
+	int call;		/* a call the sweep decoded here, or -1 */
 };
 
 struct cand {
@@ -1149,14 +1181,43 @@ static int cand_push(struct cand *c, uint64_t a)
 	}
 	c->v[c->n].addr = a;
 	c->v[c->n].src = c->src;
+	c->v[c->n].shape = -1;
+	c->v[c->n].call = -1;
 	c->n++;
 	return 0;
 }
 
-/* Linear decode of [start, end), keeping every call to a target in p->calls. */
-static int sweep(struct record *r, uint64_t start, uint64_t end, uint64_t *stop)
+int rs_push_call(struct record *r, uint64_t addr, const struct elfio_symbol *func, bool entry)
 {
 	struct record_priv *p = r->priv;
+
+	if (p->ncalls == p->calls_cap) {
+		size_t cap = p->calls_cap ? 2 * p->calls_cap : 1024;
+		struct call *nv = realloc(p->calls, cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		p->calls = nv;
+		p->calls_cap = cap;
+	}
+	p->calls[p->ncalls++] = (struct call){ addr, func, entry };
+	return 0;
+}
+
+bool rs_call_site(struct record *r, const struct call *c, struct site *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->addr = c->addr;
+	s->func = c->func;
+	s->flavour = c->entry ? FLAVOUR_FENTRY : FLAVOUR_MCOUNT;
+	if (c->func && c->entry && !at_entry(r, c->func, c->addr))
+		return false;
+	return record_layout_at(r, c->func ? c->func->addr : 0)->kind == LAYOUT_CALLS;
+}
+
+/* Linear decode of [start, end) in func, keeping every call to a target in p->calls. */
+static int sweep(struct record *r, const struct elfio_symbol *func, uint64_t start, uint64_t end,
+		 uint64_t *stop)
+{
 	uint64_t a = start;
 
 	while (a < end) {
@@ -1171,7 +1232,7 @@ static int sweep(struct record *r, uint64_t start, uint64_t end, uint64_t *stop)
 			continue;
 		}
 		if (rs_is_mcount_call(r, a, &in, &entry)) {
-			int ret = rs_push_target(&p->calls, &p->ncalls, a, entry);
+			int ret = rs_push_call(r, a, func, entry);
 			if (ret)
 				return ret;
 		}
@@ -1182,7 +1243,12 @@ static int sweep(struct record *r, uint64_t start, uint64_t end, uint64_t *stop)
 	return 0;
 }
 
-/* The calls to a target in a linked image, function by function (or section by section). */
+/*
+ * The calls to a target in a linked image, function by function (or section
+ * by section without symbols).  Where every target is an entry target
+ * (__fentry__) the call can only be the instruction at entry, which the
+ * layout's function shapes decode anyway (evidence.c): nothing to sweep.
+ */
 static int sweep_calls(struct record *r)
 {
 	struct record_priv *p = r->priv;
@@ -1196,6 +1262,8 @@ static int sweep_calls(struct record *r)
 	if (ret)
 		return ret;
 	if (nf) {
+		if (p->entry_only)
+			return 0;
 		/*
 		 * Functions come sorted by address; bytes the previous sweeps
 		 * decoded are not decoded again, so overlapping or nested
@@ -1206,22 +1274,19 @@ static int sweep_calls(struct record *r)
 			if (i && f[i]->addr == f[i - 1]->addr)
 				continue;	/* alias */
 			uint64_t end = f[i]->addr + f[i]->size;
-			if (p->entry_only) {
-				uint64_t a = f[i]->addr + rs_landing_len(r, f[i]->addr);
-				ret = sweep(r, a, a + 1, NULL);	/* the instruction at entry */
-			} else if (end > swept) {
+			if (end > swept) {
 				uint64_t from = f[i]->addr > swept ? f[i]->addr : swept;
-				ret = sweep(r, from, end, &swept);
+				ret = sweep(r, f[i], from, end, &swept);
+				if (ret)
+					return ret;
 			}
-			if (ret)
-				return ret;
 		}
 	} else {
 		struct elfio_section *s;
 		for_each_section(r->e, s) {
 			if (!is_text_section(s) || !strncmp(s->name, ".plt", 4))
 				continue;
-			ret = sweep(r, s->addr, s->addr + s->shdr.sh_size, NULL);
+			ret = sweep(r, NULL, s->addr, s->addr + s->shdr.sh_size, NULL);
 			if (ret)
 				return ret;
 		}
@@ -1249,9 +1314,11 @@ static int gather(struct record *r, const struct record_options *o, struct cand 
 	for (size_t i = 0; i < p->nrelsites; i++)
 		if ((ret = cand_push(c, p->relsites[i].addr)))
 			return ret;
-	for (size_t i = 0; i < p->ncalls; i++)
+	for (size_t i = 0; i < p->ncalls; i++) {
 		if ((ret = cand_push(c, p->calls[i].addr)))
 			return ret;
+		c->v[c->n - 1].call = (int)i;
+	}
 
 	ret = elfio_functions(r->e, &f, &nf);
 	if (ret)
@@ -1260,18 +1327,14 @@ static int gather(struct record *r, const struct record_options *o, struct cand 
 	/* entries of functions, for flavours with no call to find */
 	c->src = SRC_SYMBOL;
 	if (!elfio_is_rel(r->e)) {
-		/* each function, as the layout established for it says */
-		for (size_t i = 0; i < nf; i++) {
-			if (i && f[i]->addr == f[i - 1]->addr)
-				continue;	/* alias */
-			const struct layout *l = record_layout_at(r, f[i]->addr);
-			uint64_t a = f[i]->addr;
-			if (l->kind == LAYOUT_NOP5 || (l->kind == LAYOUT_AREA && !l->pre))
-				ret = cand_push(c, a + rs_landing_len(r, a));
-			else if (l->kind == LAYOUT_AREA && a >= l->pre)
-				ret = cand_push(c, a - l->pre);
-			if (ret)
+		/* each function whose decoded shape is its layout's site */
+		for (size_t i = 0; i < p->nshapes; i++) {
+			struct site s;
+			if (!rs_shape_site(r, i, &s))
+				continue;
+			if ((ret = cand_push(c, s.addr)))
 				return ret;
+			c->v[c->n - 1].shape = (int)i;
 		}
 		return 0;
 	}
@@ -1425,9 +1488,19 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 	for (size_t i = 0, j; i < c.n; i = j) {
 		struct site s;
 		unsigned int src = 0;
-		for (j = i; j < c.n && c.v[j].addr == c.v[i].addr; j++)
+		int shape = -1, call = -1;
+		for (j = i; j < c.n && c.v[j].addr == c.v[i].addr; j++) {
 			src |= c.v[j].src;
-		if (!record_verify(r, c.v[i].addr, &s))
+			if (c.v[j].shape >= 0)
+				shape = c.v[j].shape;
+			if (c.v[j].call >= 0)
+				call = c.v[j].call;
+		}
+		/* a function's shape and a swept call were decoded already; anything
+		   else (a table entry) is decoded now */
+		if (shape >= 0 ? !rs_shape_site(r, (size_t)shape, &s) :
+		    call >= 0 ? !rs_call_site(r, &r->priv->calls[call], &s) :
+				!record_verify(r, c.v[i].addr, &s))
 			continue;
 		s.sources = src;
 		r->sites[r->nsites++] = s;
@@ -1488,6 +1561,7 @@ void record_free(struct record *r)
 		free(r->priv->calls);
 		free(r->priv->layouts);
 		free(r->priv->regions);
+		free(r->priv->shapes);
 		free(r->priv);
 	}
 	for (size_t i = 0; i < r->ntables; i++)

@@ -333,6 +333,70 @@ END_TEST
 
 /* --- writers --------------------------------------------------------------- */
 
+struct seen {
+	char path[4096];
+	long size;
+	int verdict;
+};
+
+/* A read-back check: remembers what it was shown, says what it was told to. */
+static int remember(const char *tmp, void *ctx)
+{
+	struct seen *s = ctx;
+	uint8_t *b;
+
+	snprintf(s->path, sizeof(s->path), "%s", tmp);
+	s->size = eg_slurp(tmp, &b);
+	if (s->size >= 0)
+		free(b);
+	return s->verdict;
+}
+
+/*
+ * The read-back check sees the complete temporary file before anything is
+ * replaced; when it refuses, the target keeps its bytes and the temporary
+ * is gone.
+ */
+START_TEST(write_check_refuses)
+{
+	char *p = make_rel();
+	char *o = eg_tmpname("checked");
+	struct elfio *e = elfio_open(p, 0);
+	struct elfio_edits ed;
+	struct seen seen = { .verdict = -EIO };
+	struct elfio_write_check chk = { remember, &seen };
+	uint8_t *a, *b;
+
+	ck_assert_ptr_nonnull(e);
+	FILE *f = fopen(o, "wb");
+	ck_assert_ptr_nonnull(f);
+	fputs("the old contents", f);
+	fclose(f);
+	elfio_edits_init(&ed);
+	ck_assert_int_eq(elfio_edits_add(&ed, 0x40, "\xcc", 1), 0);
+	ck_assert_int_eq(elfio_write_edited_check(e, &ed, o, &chk), -EIO);
+	ck_assert_int_eq((int)seen.size, (int)elfio_file_size(e));
+	ck_assert_int_ne(access(seen.path, F_OK), 0);	/* the temporary is gone */
+	long n = eg_slurp(o, &b);
+	ck_assert_int_eq(n, 16);
+	ck_assert_mem_eq(b, "the old contents", 16);
+	free(b);
+
+	seen.verdict = 0;
+	ck_assert_int_eq(elfio_write_edited_check(e, &ed, o, &chk), 0);
+	ck_assert_int_eq(eg_slurp(o, &b), eg_slurp(p, &a));
+	ck_assert_uint_eq(b[0x40], 0xcc);
+	free(a);
+	free(b);
+	elfio_edits_free(&ed);
+	elfio_close(e);
+	unlink(p);
+	unlink(o);
+	free(p);
+	free(o);
+}
+END_TEST
+
 START_TEST(atomic_write_and_edits)
 {
 	char *p = make_rel();
@@ -461,6 +525,7 @@ Suite *elfio_suite(void)
 
 	tc = tcase_create("writing");
 	tcase_add_test(tc, atomic_write_and_edits);
+	tcase_add_test(tc, write_check_refuses);
 	tcase_add_test(tc, table_object);
 	suite_add_tcase(s, tc);
 	return s;
