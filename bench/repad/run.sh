@@ -19,13 +19,17 @@
 #      patchsite audit big.o
 #    under /usr/bin/time -f '%e %U %S %M'; reports the median wall and CPU
 #    time, the largest peak RSS, and the ratios to repad.
-# 3. Checks, for each: eu-elflint --gnu-ld accepts padded.o; audit finds
-#    misaligned literals in big.o and none in padded.o; a static program
-#    linked from padded.o (and main.o, repadded too) has no misaligned site
-#    and as many sites as the one linked from big.o, and prints the same
-#    under qemu-aarch64.  Its output is a checksum over every function of
-#    copy 0 (main.o calls only those; the other copies are linked, audited
-#    and counted, but not run).
+# 3. Checks, for each: eu-elflint --gnu-ld accepts padded.o; big.o has
+#    misaligned literals and padded.o none; a static program linked from
+#    padded.o (and main.o, repadded too) has no misaligned literal and as many
+#    sites as the one linked from big.o, and prints the same under
+#    qemu-aarch64.  The literals are counted by tests/e2e/literals.py, from
+#    the compiler's and linker's own __patchable_function_entries, not by
+#    patchsite; `patchsite audit` must agree (exit 1 and the same count, or
+#    exit 0 and none; exit 2 fails), and `patchsite record` (exit 0) must
+#    list as many sites as literals.py counts literals.  The program's
+#    output is a checksum over every function of copy 0 (main.o calls only
+#    those; the other copies are linked, audited and counted, but not run).
 # Prints `ok - NAME` / `not ok - NAME` for the checks and exits nonzero if one
 # fails.
 set -u
@@ -108,7 +112,39 @@ timed() {
 median() { sort -n -k"$2","$2" "$1" | awk -v c="$2" '{ v[NR] = $c } END { print v[int((NR + 1) / 2)] }'; }
 cpu() { awk '{ print $2 + $3 }' "$1" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 rss() { sort -n -k4,4 "$1" | tail -n 1 | awk '{ printf "%.1f", $4 / 1024 }'; }
-misaligned() { "$PATCHSITE" audit "$1" 2>/dev/null | grep -c '^misaligned:'; }
+# literals.py (not patchsite): sets $nmis (misaligned literals) and $nlit (all
+# literals) of IMAGE; fails, with its message, when it cannot count.
+count_literals() { # IMAGE
+	nmis='?' nlit='?'
+	_c=$(python3 "$root/tests/e2e/literals.py" counts "$1") || return 1
+	set -- $_c
+	[ $# -eq 2 ] || return 1
+	nmis=$1 nlit=$2
+}
+has_misaligned() { count_literals "$1" && [ "$nmis" -gt 0 ]; }
+none_misaligned() { count_literals "$1" && [ "$nlit" -gt 0 ] && [ "$nmis" -eq 0 ]; }
+# patchsite audit IMAGE agrees with literals.py: exit 1 and as many
+# `misaligned:` lines, or exit 0 and none; any other status fails.
+audit_agrees() { # IMAGE
+	count_literals "$1" || return 1
+	"$PATCHSITE" audit "$1" >"$out/audit.out" 2>"$out/audit.err"
+	_rc=$?
+	_got=$(grep -c '^misaligned:' "$out/audit.out")
+	_exp=0
+	[ "$nmis" -gt 0 ] && _exp=1
+	[ "$_rc" -eq "$_exp" ] && [ "$_got" -eq "$nmis" ] || {
+		echo "# patchsite audit $1: exit $_rc (want $_exp), $_got misaligned; literals.py: $nmis of $nlit"
+		sed -n '1,3s/^/# /p' "$out/audit.err"
+		return 1
+	}
+}
+# sites IMAGE: `patchsite record IMAGE` exits 0; its lines in $nsite
+sites() {
+	nsite='?'
+	"$PATCHSITE" record "$1" >"$out/record.out" 2>"$out/record.err" ||
+		{ echo "# patchsite record $1: exit $?: $(head -n 1 "$out/record.err")"; return 1; }
+	nsite=$(wc -l <"$out/record.out")
+}
 
 # bench IN.o: time repad and the baselines on IN.o, then check the output.
 bench() {
@@ -117,11 +153,11 @@ bench() {
 	padded=$out/$b.padded.o
 	size=$(wc -c <"$in")
 	text=$(${CROSS}size -A "$in" | awk '$1 == ".text" { print $2 }')
-	nsite=$("$PATCHSITE" record "$in" | wc -l)
+	count_literals "$in" || notok "literals.py counts the literals of $b.o"
 	nrela=$(${CROSS}readelf -rW "$in" | grep -c '^[0-9a-f]\{16\} ')
 	nsym=$(${CROSS}readelf -sW "$in" | grep -c '^ *[0-9]*:')
 	echo
-	echo "## $b.o: $size bytes, .text $text bytes, $nsite sites, $nsym symbols, $nrela relocations"
+	echo "## $b.o: $size bytes, .text $text bytes, $nlit sites, $nsym symbols, $nrela relocations"
 	rm -f "$out"/t.*
 	i=0
 	while [ "$i" -lt "$RUNS" ]; do
@@ -152,18 +188,29 @@ bench() {
 	for n in repad objcopy ldr audit; do echo "# raw $n (wall user sys rss_kb): $(tr '\n' ';' <"$out/t.$n")"; done
 	echo
 
-	m0=$(misaligned "$in")
-	check "$b.o: audit finds $m0 misaligned literals before repad (want > 0)" [ "$m0" -gt 0 ]
-	check "$b.o: eu-elflint --gnu-ld accepts the padded object" eu-elflint --gnu-ld --quiet "$padded"
-	m1=$(misaligned "$padded")
-	check "$b.o: audit of the padded object: $m1 misaligned" [ "$m1" -eq 0 ]
+	has_misaligned "$in"; r=$?
+	check "$b.o: literals.py: $nmis of $nlit literals misaligned before repad (want > 0)" [ "$r" -eq 0 ]
+	check "$b.o: audit agrees (exit 1, $nmis misaligned)" audit_agrees "$in"
+	check "$b.o: eu-elflint --gnu-ld accepts the padded object" sh -c \
+		"[ -s '$padded' ] && eu-elflint --gnu-ld --quiet '$padded'"
+	none_misaligned "$padded"; r=$?
+	check "$b.o: literals.py: padded object: $nmis of $nlit misaligned (want 0 of > 0)" [ "$r" -eq 0 ]
+	check "$b.o: audit of the padded object agrees (exit 0, none misaligned)" audit_agrees "$padded"
 	${CROSS}gcc -static -o "$out/$b.prog.orig" "$out/main.o" "$in" || notok "link $b.o"
 	${CROSS}gcc -static -o "$out/$b.prog.pad" "$out/main.pad.o" "$padded" || notok "link $b.padded.o"
-	m2=$(misaligned "$out/$b.prog.orig"); m3=$(misaligned "$out/$b.prog.pad")
-	check "$b.o: program linked from it: $m2 misaligned sites (want > 0)" [ "$m2" -gt 0 ]
-	check "$b.o: program linked from the padded object: $m3 misaligned sites" [ "$m3" -eq 0 ]
-	s2=$("$PATCHSITE" record "$out/$b.prog.orig" | wc -l); s3=$("$PATCHSITE" record "$out/$b.prog.pad" | wc -l)
-	check "$b.o: programs: $s3 sites padded, $s2 unpadded" [ "$s2" -eq "$s3" ]
+	has_misaligned "$out/$b.prog.orig"; r=$?
+	check "$b.o: program linked from it: literals.py: $nmis of $nlit misaligned (want > 0)" [ "$r" -eq 0 ]
+	l2=$nlit
+	check "$b.o: program linked from it: audit agrees (exit 1, $nmis misaligned)" audit_agrees "$out/$b.prog.orig"
+	none_misaligned "$out/$b.prog.pad"; r=$?
+	check "$b.o: program linked from the padded object: literals.py: $nmis of $nlit misaligned (want 0)" [ "$r" -eq 0 ]
+	l3=$nlit
+	check "$b.o: program linked from the padded object: audit agrees (exit 0, none misaligned)" \
+		audit_agrees "$out/$b.prog.pad"
+	sites "$out/$b.prog.orig"; r2=$?; s2=$nsite
+	sites "$out/$b.prog.pad"; r3=$?; s3=$nsite
+	check "$b.o: programs: record (exit 0) lists $s3 sites padded, $s2 unpadded; literals.py counts $l3 and $l2" \
+		sh -c "[ $r2 -eq 0 ] && [ $r3 -eq 0 ] && [ '$l2' -gt 0 ] && [ '$s2' -eq '$l2' ] && [ '$s3' -eq '$l3' ] && [ '$s2' -eq '$s3' ]"
 	"$QEMU" -L "$SYSROOT" "$out/$b.prog.orig" >"$out/$b.run.orig" 2>&1; r1=$?
 	"$QEMU" -L "$SYSROOT" "$out/$b.prog.pad" >"$out/$b.run.pad" 2>&1; r2=$?
 	check "$b.o: programs print the same under qemu-aarch64 ($(tail -n 1 "$out/$b.run.pad"))" \

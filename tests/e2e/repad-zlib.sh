@@ -16,22 +16,34 @@
 # static), then every object is repadded and example and minigzip are linked
 # again from the padded objects, the way zlib's Makefile links them.
 #
+# Misaligned CALL_OPS literals are counted by tests/e2e/literals.py, from the
+# compiler's and linker's own __patchable_function_entries, not by patchsite;
+# wherever patchsite audit or record runs, its exit status is checked (audit:
+# 0 clean, 1 findings, anything else fails; record: 0).
+#
 # Cases:
 #   source              zlib's source is there (apt-get source, or the cache)
 #   configure, build    zlib's configure and `make libz.a example minigzip`
-#   audit-unpadded P    the programs linked from the original objects have
-#                       misaligned CALL_OPS literals (a nonzero count)
+#   misaligned-unpadded P  literals.py: the programs linked from the original
+#                       objects have misaligned CALL_OPS literals (a nonzero
+#                       count)
+#   audit-unpadded P    patchsite audit exits 1 and reports as many misaligned
+#                       literals as literals.py counts
 #   repad O             repad succeeds on each of the 17 objects
 #   in-place O          repad --in-place of a copy gives the same bytes as -o;
 #                       a second --in-place pads nothing, changes nothing
 #   elflint O           eu-elflint --gnu-ld accepts each padded object
-#   audit-padded O      audit finds no misaligned literal in the padded object
+#   misaligned-padded O literals.py: the padded object has literals, none
+#                       misaligned
+#   audit-padded O      patchsite audit exits 0, no misaligned literal
 #   code O              objdump: the padded code is the original code with
 #                       NOPs inserted only before literals (branch targets
 #                       compared by symbol+offset)
 #   link-padded P       example and minigzip link from the padded objects
-#   audit-padded P      ... and audit finds no misaligned site in them
-#   sites P             ... and record finds as many sites as before
+#   misaligned-padded P ... and literals.py counts no misaligned literal
+#   audit-padded P      ... and patchsite audit exits 0, none misaligned
+#   sites P             ... and record (exit 0) finds as many sites as before,
+#                       as many as literals.py counts literals
 #   example             zlib's example prints the same (and exits 0) padded
 #                       and unpadded, under qemu-aarch64
 #   minigzip ...        round trips under qemu-aarch64: compress and
@@ -180,16 +192,53 @@ n=0
 for o in $objs; do [ -f "$work/orig/$o" ] && n=$((n + 1)); done
 check "build: $n objects (zlib's OBJC, example.o, minigzip.o)" [ "$n" -ge 17 ]
 
-misaligned() { # IMAGE -> number of misaligned findings
-	"$PATCHSITE" audit "$1" 2>/dev/null | grep -c '^misaligned:'
+# Misaligned CALL_OPS literals of IMAGE as literals.py (not patchsite) counts
+# them: sets $nmis and $nlit (all literals); fails, with literals.py's
+# message, when it cannot count.
+count_literals() { # IMAGE
+	nmis='?' nlit='?'
+	_c=$("$PY" "$here/literals.py" counts "$1") || return 1
+	set -- $_c
+	[ $# -eq 2 ] || { echo "# literals.py printed '$_c'"; return 1; }
+	nmis=$1 nlit=$2
 }
-nsites() { # IMAGE -> number of sites
-	"$PATCHSITE" record "$1" 2>/dev/null | wc -l
+has_misaligned() { # IMAGE: some literal is misaligned
+	count_literals "$1" && [ "$nmis" -gt 0 ] ||
+		{ echo "# $1: literals.py: $nmis of $nlit literals misaligned, want > 0"; return 1; }
+}
+none_misaligned() { # IMAGE: there are literals, and none is misaligned
+	count_literals "$1" && [ "$nlit" -gt 0 ] && [ "$nmis" -eq 0 ] ||
+		{ echo "# $1: literals.py: $nmis of $nlit literals misaligned, want 0 of > 0"; return 1; }
+}
+# patchsite audit IMAGE agrees with literals.py: exit 1 and as many
+# `misaligned:` lines as literals.py counts, or exit 0 and none when it counts
+# none.  Any other status (2: audit could not read IMAGE) fails, and so does
+# exit 1 for findings of another kind.
+audit_agrees() { # IMAGE
+	count_literals "$1" || return 1
+	"$PATCHSITE" audit "$1" >"$work/audit.out" 2>"$work/audit.err"
+	_rc=$?
+	_got=$(grep -c '^misaligned:' "$work/audit.out")
+	_exp=0
+	[ "$nmis" -gt 0 ] && _exp=1
+	[ "$_rc" -eq "$_exp" ] && [ "$_got" -eq "$nmis" ] || {
+		echo "# patchsite audit $1: exit $_rc (want $_exp), $_got misaligned; literals.py: $nmis of $nlit"
+		grep -v '^misaligned:' "$work/audit.out" | sed 's/^/# /' | tail -n 5
+		showlog "$work/audit.err" 3
+		return 1
+	}
+}
+sites() { # IMAGE: `patchsite record IMAGE` exits 0; its lines in $nsite
+	nsite='?'
+	"$PATCHSITE" record "$1" >"$work/record.out" 2>"$work/record.err" ||
+		{ echo "# patchsite record $1: exit $?"; showlog "$work/record.err" 3; return 1; }
+	nsite=$(wc -l <"$work/record.out")
 }
 
 for p in example minigzip; do
-	m=$(misaligned "$work/orig/$p")
-	check "audit-unpadded $p: $m misaligned sites (want > 0)" [ "$m" -gt 0 ]
+	has_misaligned "$work/orig/$p"; r=$?
+	check "misaligned-unpadded $p: literals.py: $nmis of $nlit literals misaligned (want > 0)" [ "$r" -eq 0 ]
+	check "audit-unpadded $p: exit 1, $nmis misaligned as literals.py" audit_agrees "$work/orig/$p"
 done
 
 # ---------------------------------------------------------------- repad
@@ -208,8 +257,10 @@ for o in $objs; do
 		"'$PATCHSITE' repad --in-place '$work/inplace.o' >/dev/null && cmp -s '$work/inplace.o' '$out' &&
 		 '$PATCHSITE' repad --in-place '$work/inplace.o' | grep -q ': padded 0 functions, 0 bytes added' &&
 		 cmp -s '$work/inplace.o' '$out'"
-	check "elflint $o" eu-elflint --gnu-ld --quiet "$out"
-	check "audit-padded $o" [ "$(misaligned "$out")" -eq 0 ]
+	# (eu-elflint passes a file that does not exist)
+	check "elflint $o" sh -c "[ -s '$out' ] && eu-elflint --gnu-ld --quiet '$out'"
+	check "misaligned-padded $o" none_misaligned "$out"
+	check "audit-padded $o: exit 0, none misaligned as literals.py" audit_agrees "$out"
 	"$OBJDUMP" -dr -t --no-show-raw-insn "$in" >"$work/$o.orig.dis"
 	"$OBJDUMP" -dr -t --no-show-raw-insn "$out" >"$work/$o.pad.dis"
 	check "code $o" "$PY" - "$work/$o.orig.dis" "$work/$o.pad.dis" <<'PYEOF'
@@ -288,9 +339,14 @@ for p in example minigzip; do
 	else
 		showlog "$work/ld.log"; notok "link-padded $p"; continue
 	fi
-	check "audit-padded $p: no misaligned site" [ "$(misaligned "$work/pad/$p")" -eq 0 ]
-	s1=$(nsites "$work/orig/$p"); s2=$(nsites "$work/pad/$p")
-	check "sites $p: $s2 padded, $s1 unpadded" sh -c "[ '$s1' -gt 0 ] && [ '$s1' -eq '$s2' ]"
+	check "misaligned-padded $p: no misaligned literal" none_misaligned "$work/pad/$p"
+	check "audit-padded $p: exit 0, none misaligned as literals.py" audit_agrees "$work/pad/$p"
+	count_literals "$work/orig/$p"; l1=$nlit
+	count_literals "$work/pad/$p"; l2=$nlit
+	sites "$work/orig/$p"; r1=$?; s1=$nsite
+	sites "$work/pad/$p"; r2=$?; s2=$nsite
+	check "sites $p: record (exit 0) lists $s2 padded, $s1 unpadded; literals.py counts $l2 and $l1" \
+		sh -c "[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && [ '$l1' -gt 0 ] && [ '$s1' -eq '$l1' ] && [ '$s2' -eq '$l2' ] && [ '$s1' -eq '$s2' ]"
 done
 
 # ---------------------------------------------------------------- run

@@ -8,16 +8,28 @@
 # REPAD, if set, is a command run as `$REPAD IN OUT` instead of
 # `$PATCHSITE repad IN -o OUT` (for testing repad_object() through a driver).
 #
+# Misaligned literals are counted by tests/e2e/literals.py, from the
+# compiler's and linker's own __patchable_function_entries, never from
+# patchsite's output; a count that literals.py cannot make fails the case.
+#
 # Cases:
-#   audit-unpadded   the objects as compiled have misaligned literals
+#   misaligned-unpadded  literals.py: the objects as compiled have misaligned
+#                    literals
+#   audit-unpadded   patchsite audit exits 1 and reports as many misaligned
+#                    literals as literals.py counts (exit 2 fails)
 #   repad            repad succeeds on each object
-#   elflint          eu-elflint --gnu-ld accepts each padded object
-#   audit-padded     audit finds no misaligned literal in the padded objects
+#   elflint          eu-elflint --gnu-ld accepts each padded object (which
+#                    must exist: eu-elflint passes a missing file)
+#   misaligned-padded  literals.py: the padded objects have literals, none
+#                    misaligned
+#   audit-padded     patchsite audit exits 0 and reports no misaligned literal
 #   code             objdump: the padded code is the original code with NOPs
 #                    inserted only before literals (branch targets compared
 #                    by symbol+offset)
-#   link-unpadded    the program linked from the original objects has misaligned sites
-#   link-padded      the program linked from the padded objects has none
+#   link-unpadded    the program linked from the original objects has misaligned
+#                    literals (literals.py), and audit agrees (exit 1, same count)
+#   link-padded      the program linked from the padded objects has none, and
+#                    audit agrees (exit 0)
 #   run              both programs print the same under qemu-aarch64
 #   idempotent       repadding a padded object inserts nothing
 #   dwarf            bench/repad/dwarfcheck.py (llvm-dwarfdump): the padded
@@ -101,17 +113,55 @@ trap 'rm -rf "$work"' EXIT
 make -s -C "$fix" >"$work/make.log" 2>&1 || { cat "$work/make.log"; notok "build fixtures"; }
 objs="a b c"
 
-misaligned() { # IMAGE -> number of misaligned findings
-	"$PATCHSITE" audit "$1" 2>/dev/null | grep -c '^misaligned:'
+# Misaligned CALL_OPS literals of IMAGE as literals.py (not patchsite) counts
+# them: sets $nmis and $nlit (all literals); fails, with literals.py's
+# message, when it cannot count.
+count_literals() { # IMAGE
+	nmis='?' nlit='?'
+	_c=$("$PY" "$here/literals.py" counts "$1") || return 1
+	set -- $_c
+	[ $# -eq 2 ] || { echo "# literals.py printed '$_c'"; return 1; }
+	nmis=$1 nlit=$2
+}
+has_misaligned() { # IMAGE: some literal is misaligned
+	count_literals "$1" && [ "$nmis" -gt 0 ] ||
+		{ echo "# $1: literals.py: $nmis of $nlit literals misaligned, want > 0"; return 1; }
+}
+none_misaligned() { # IMAGE: there are literals, and none is misaligned
+	count_literals "$1" && [ "$nlit" -gt 0 ] && [ "$nmis" -eq 0 ] ||
+		{ echo "# $1: literals.py: $nmis of $nlit literals misaligned, want 0 of > 0"; return 1; }
+}
+# patchsite audit IMAGE agrees with literals.py: exit 1 and as many
+# `misaligned:` lines as literals.py counts, or exit 0 and none when it counts
+# none.  Any other status (2: audit could not read IMAGE) fails, and so does
+# exit 1 for findings of another kind: these objects and programs have none.
+audit_agrees() { # IMAGE
+	count_literals "$1" || return 1
+	"$PATCHSITE" audit "$1" >"$work/audit.out" 2>"$work/audit.err"
+	_rc=$?
+	_got=$(grep -c '^misaligned:' "$work/audit.out")
+	_exp=0
+	[ "$nmis" -gt 0 ] && _exp=1
+	[ "$_rc" -eq "$_exp" ] && [ "$_got" -eq "$nmis" ] || {
+		echo "# patchsite audit $1: exit $_rc (want $_exp), $_got misaligned; literals.py: $nmis of $nlit"
+		sed -n '1,3s/^/# /p' "$work/audit.err"
+		return 1
+	}
+}
+elflint() { # OBJ: eu-elflint --gnu-ld, on a file that exists
+	[ -s "$1" ] || { echo "# $1: missing"; return 1; }
+	eu-elflint --gnu-ld --quiet "$1"
 }
 
 for o in $objs; do
 	in=$fix/out/$o.o
 	out=$work/$o.o
-	check "audit-unpadded $o.o" [ "$(misaligned "$in")" -gt 0 ]
+	check "misaligned-unpadded $o.o" has_misaligned "$in"
+	check "audit-unpadded $o.o: exit 1, as many misaligned as literals.py" audit_agrees "$in"
 	check "repad $o.o" repad "$in" "$out"
-	check "elflint $o.o" eu-elflint --gnu-ld --quiet "$out"
-	check "audit-padded $o.o" [ "$(misaligned "$out")" -eq 0 ]
+	check "elflint $o.o" elflint "$out"
+	check "misaligned-padded $o.o" none_misaligned "$out"
+	check "audit-padded $o.o: exit 0, none misaligned as literals.py" audit_agrees "$out"
 	# Code: same instruction stream, NOPs inserted only just before a
 	# literal (the 2 NOPs before a function), branch targets by symbol.
 	"$OBJDUMP" -d --no-show-raw-insn "$in" >"$work/$o.orig.dis"
@@ -161,8 +211,10 @@ done
 	{ cat "$work/ld1"; notok "link unpadded"; }
 "$CC_A64" -o "$work/prog.pad" $(for o in $objs; do echo "$work/$o.o"; done) 2>"$work/ld2" ||
 	{ cat "$work/ld2"; notok "link padded"; }
-check "link-unpadded has misaligned sites" [ "$(misaligned "$work/prog.orig")" -gt 0 ]
-check "link-padded has no misaligned site" [ "$(misaligned "$work/prog.pad")" -eq 0 ]
+check "link-unpadded has misaligned literals" has_misaligned "$work/prog.orig"
+check "link-unpadded: audit exits 1, as many misaligned as literals.py" audit_agrees "$work/prog.orig"
+check "link-padded has no misaligned literal" none_misaligned "$work/prog.pad"
+check "link-padded: audit exits 0, none misaligned as literals.py" audit_agrees "$work/prog.pad"
 "$QEMU" -L "$SYSROOT" "$work/prog.orig" >"$work/out.orig" 2>&1
 rc1=$?
 "$QEMU" -L "$SYSROOT" "$work/prog.pad" >"$work/out.pad" 2>&1
@@ -207,7 +259,7 @@ check "addr2line: same file:line at every function entry" \
 # the rows of the linked programs agree.
 g_in=$fix/out/grow.o g_out=$work/grow.o
 check "repad grow.o" sh -c "$(repad_cmd) '$g_in' $(repad_o) '$g_out' >/dev/null"
-check "elflint grow.o" eu-elflint --gnu-ld --quiet "$g_out"
+check "elflint grow.o" elflint "$g_out"
 lsize() { "$READELF_A64" -SW "$1" | awk '$2 == ".debug_line" { print $6 }'; }
 lrel() { "$READELF_A64" -rW "$1" | sed -n '/.rela.debug_line/,/^$/p' | awk '/\.text\.hot/ { print $1 }'; }
 check "dwarf-grow: .debug_line grew, the set_address behind it moved as much" sh -c \
@@ -284,11 +336,13 @@ rv_object_cases() { # VARIANT OBJ K: the per-object cases for out/rv-VARIANT/OBJ
 	out=$work/rv-$1/$2.o
 	on=rv-$1/$2.o
 	mkdir -p "$work/rv-$1"
-	check "audit-unpadded $on" [ "$(misaligned "$in")" -gt 0 ]
+	check "misaligned-unpadded $on" has_misaligned "$in"
+	check "audit-unpadded $on: exit 1, as many misaligned as literals.py" audit_agrees "$in"
 	check "repad $on" sh -c "$(repad_cmd) '$in' $(repad_o) '$out' >'$out.log'"
 	cat "$out.log"
-	check "elflint $on" eu-elflint --gnu-ld --quiet "$out"
-	check "audit-padded $on" [ "$(misaligned "$out")" -eq 0 ]
+	check "elflint $on" elflint "$out"
+	check "misaligned-padded $on" none_misaligned "$out"
+	check "audit-padded $on: exit 0, none misaligned as literals.py" audit_agrees "$out"
 	"$OBJDUMP_RV" -d --no-show-raw-insn "$in" >"$out.orig.dis"
 	"$OBJDUMP_RV" -d --no-show-raw-insn "$out" >"$out.pad.dis"
 	# as many NOP runs grew as repad says it padded functions
@@ -315,8 +369,10 @@ for v in gc-relax gc-norelax g-relax g-norelax cl-gc cl-g; do
 		2>"$work/ld1" || { cat "$work/ld1"; notok "link unpadded rv-$v"; }
 	"$CC_RV" -o "$work/rv-$v/prog.pad" $(for o in a b c d; do echo "$work/rv-$v/$o.o"; done) \
 		2>"$work/ld2" || { cat "$work/ld2"; notok "link padded rv-$v"; }
-	check "link-unpadded rv-$v has misaligned sites" [ "$(misaligned "$work/rv-$v/prog.orig")" -gt 0 ]
-	check "link-padded rv-$v has no misaligned site" [ "$(misaligned "$work/rv-$v/prog.pad")" -eq 0 ]
+	check "link-unpadded rv-$v has misaligned literals" has_misaligned "$work/rv-$v/prog.orig"
+	check "link-unpadded rv-$v: audit exits 1, as many misaligned as literals.py" audit_agrees "$work/rv-$v/prog.orig"
+	check "link-padded rv-$v has no misaligned literal" none_misaligned "$work/rv-$v/prog.pad"
+	check "link-padded rv-$v: audit exits 0, none misaligned as literals.py" audit_agrees "$work/rv-$v/prog.pad"
 	rv_run "$work/rv-$v/prog.orig" "$work/rv-$v/out.orig"
 	rc1=$?
 	rv_run "$work/rv-$v/prog.pad" "$work/rv-$v/out.pad"
@@ -344,9 +400,11 @@ for v in gc-relax gc-norelax g-relax g-norelax cl-gc cl-g; do
 			{ cat "$work/ld3"; notok "link padded --no-relax rv-$v"; }
 		rv_run "$work/rv-$v/prog.norelax" "$work/rv-$v/out.norelax"
 		rc3=$?
-		check "link-padded-norelax rv-$v: no misaligned site, same output" \
-			sh -c "[ \$('$PATCHSITE' audit '$work/rv-$v/prog.norelax' 2>/dev/null | grep -c '^misaligned:') -eq 0 ] &&
-				[ $rc3 -eq 0 ] && cmp -s '$work/rv-$v/out.orig' '$work/rv-$v/out.norelax'"
+		check "link-padded-norelax rv-$v: no misaligned literal" none_misaligned "$work/rv-$v/prog.norelax"
+		check "link-padded-norelax rv-$v: audit exits 0, none misaligned as literals.py" \
+			audit_agrees "$work/rv-$v/prog.norelax"
+		check "link-padded-norelax rv-$v: same output" \
+			sh -c "[ $rc3 -eq 0 ] && cmp -s '$work/rv-$v/out.orig' '$work/rv-$v/out.norelax'"
 	esac
 done
 # the programs differ between variants only in code, not in what they print
@@ -361,7 +419,8 @@ check "repad rv-range/fits.o" repad "$fix/out/rv-range/fits.o" "$work/rv-range/f
 check "code rv-range/fits.o: c.beqz keeps its target" sh -c \
 	"'$PY' '$work/rvcode.py' '$work/rv-range/fits.orig.dis' '$work/rv-range/fits.pad.dis' 8 1 &&
 	 grep -q 'beqz.*a0,fe <g+0xe6>' '$work/rv-range/fits.pad.dis'"
-check "audit-padded rv-range/fits.o" [ "$(misaligned "$work/rv-range/fits.o")" -eq 0 ]
+check "misaligned-padded rv-range/fits.o" none_misaligned "$work/rv-range/fits.o"
+check "audit-padded rv-range/fits.o: exit 0, none misaligned as literals.py" audit_agrees "$work/rv-range/fits.o"
 
 # Refused with the reason: exit 2, one line, nothing written.
 rv_refused() { # NAME INPUT PATTERN
