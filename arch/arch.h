@@ -91,6 +91,14 @@ struct arch_ops {
 	int (*decode)(const uint8_t *buf, size_t len, uint64_t addr, struct arch_insn *insn);
 
 	/*
+	 * The length of the NOP unit of a patch area at buf[0..len) (x86 0x90,
+	 * arm64 NOP, riscv c.nop or nop), or 0.  The same answer as decode()
+	 * giving INSN_NOP of a patch_nop_sizes length, without the decode: the
+	 * hot loops that measure NOP runs at every function entry use it.
+	 */
+	unsigned int (*patch_nop_at)(const uint8_t *buf, size_t len);
+
+	/*
 	 * Relocation of type `type` at offset r in an ET_REL text section:
 	 * if it is the kind the compiler emits for a call to mcount/fentry,
 	 * return how many bytes before r the call instruction starts

@@ -208,6 +208,11 @@ static int a64_encode_call(uint8_t *buf, uint64_t from, uint64_t to)
 	return 0;
 }
 
+static unsigned int a64_patch_nop_at(const uint8_t *buf, size_t len)
+{
+	return len >= 4 && a64_get32(buf) == A64_NOP ? 4 : 0;
+}
+
 const struct arch_ops arch_arm64 = {
 	.name			= "arm64",
 	.machine		= EM_AARCH64,
@@ -215,6 +220,7 @@ const struct arch_ops arch_arm64 = {
 	.call_len		= 4,
 	.literal_size		= 8,
 	.patch_nop_sizes	= 1u << 4,
+	.patch_nop_at		= a64_patch_nop_at,
 	.abs64_reloc		= R_AARCH64_ABS64,
 	.relative_reloc		= R_AARCH64_RELATIVE,
 	.jump_slot_reloc	= R_AARCH64_JUMP_SLOT,

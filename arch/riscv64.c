@@ -328,6 +328,15 @@ static const char *const riscv_patch_points[] = {
 	"ftrace_call", "ftrace_graph_call", "ftrace_regs_call", NULL
 };
 
+static unsigned int rv_patch_nop_at(const uint8_t *buf, size_t len)
+{
+	if (len >= 2 && (buf[0] | buf[1] << 8) == RV_C_NOP)
+		return 2;
+	if (len >= 4 && (buf[0] | buf[1] << 8 | buf[2] << 16 | (uint32_t)buf[3] << 24) == RV_NOP)
+		return 4;
+	return 0;
+}
+
 const struct arch_ops arch_riscv64 = {
 	.name			= "riscv64",
 	.machine		= EM_RISCV,
@@ -335,6 +344,7 @@ const struct arch_ops arch_riscv64 = {
 	.call_len		= 8,
 	.literal_size		= 8,
 	.patch_nop_sizes	= (1u << 2) | (1u << 4),
+	.patch_nop_at		= rv_patch_nop_at,
 	.abs64_reloc		= R_RISCV_64,
 	.relative_reloc		= R_RISCV_RELATIVE,
 	.jump_slot_reloc	= R_RISCV_JUMP_SLOT,

@@ -657,6 +657,11 @@ static int x86_encode_call(uint8_t *buf, uint64_t from, uint64_t to)
 	return 0;
 }
 
+static unsigned int x86_patch_nop_at(const uint8_t *buf, size_t len)
+{
+	return len >= 1 && buf[0] == 0x90 ? 1 : 0;
+}
+
 const struct arch_ops arch_x86_64 = {
 	.name = "x86_64",
 	.machine = EM_X86_64,
@@ -665,6 +670,7 @@ const struct arch_ops arch_x86_64 = {
 	.call_len = 5,
 	.literal_size = 0,
 	.patch_nop_sizes	= 1u << 1,
+	.patch_nop_at = x86_patch_nop_at,
 	.abs64_reloc = R_X86_64_64,
 	.relative_reloc = R_X86_64_RELATIVE,
 	.jump_slot_reloc = R_X86_64_JUMP_SLOT,

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -619,12 +620,14 @@ void elfio_close(struct elfio *e)
 	if (!e)
 		return;
 	for (size_t i = 0; i < e->ntabs; i++)
-		free(e->tabs[i].syms);
+		elfio_free(e->tabs[i].syms);
 	free(e->tabs);
 	free(e->tab_of);
 	free(e->xndx_of);
-	free(e->funcs);
-	free(e->funcs_maxend);
+	elfio_free(e->funcs);
+	elfio_free(e->funcs_maxend);
+	for (size_t i = 0; e->secs && i < e->nsec; i++)
+		elfio_free(e->secs[i].relas);
 	free(e->by_addr);
 	free(e->secs);
 	if (e->elf)
@@ -661,6 +664,33 @@ bool is_text_section(const struct elfio_section *s)
 {
 	return s->shdr.sh_type == SHT_PROGBITS &&
 	       (s->shdr.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) == (SHF_ALLOC | SHF_EXECINSTR);
+}
+
+/*
+ * Map in, with one call, the pages of [p, p + len) when they are part of
+ * the mapped file: a section we are about to read all of (text, symbols,
+ * strings) would otherwise cost a page fault per 64 KiB, which on this
+ * kind of machine is most of the time `record` takes.  Best effort: a
+ * kernel without MADV_POPULATE_READ (before 5.14) just faults as before.
+ */
+static void prefault(struct elfio *e, const void *p, size_t len)
+{
+#ifdef MADV_POPULATE_READ
+	size_t fsize;
+	const char *base = e->mem ? NULL : elf_rawfile(e->elf, &fsize);
+	const char *q = p;
+	long pg = sysconf(_SC_PAGESIZE);
+
+	if (!base || !q || q < base || len > fsize || (size_t)(q - base) > fsize - len || pg <= 0)
+		return;
+	uintptr_t lo = (uintptr_t)q & ~((uintptr_t)pg - 1);
+	uintptr_t hi = (uintptr_t)q + len;
+	madvise((void *)lo, hi - lo, MADV_POPULATE_READ);
+#else
+	(void)e;
+	(void)p;
+	(void)len;
+#endif
 }
 
 int elfio_section_data(struct elfio *e, struct elfio_section *s)
@@ -701,6 +731,7 @@ int elfio_section_data(struct elfio *e, struct elfio_section *s)
 		elfio_err(e, "section '%s': no data", s->name);
 		return -EINVAL;
 	}
+	prefault(e, s->data, s->size);
 	s->loaded = true;
 	return 0;
 }
@@ -792,8 +823,10 @@ static int load_symtab(struct elfio *e, size_t shndx, struct elfio_symtab *t)
 	bool terminated = strsz && strs[strsz - 1] == 0;
 	const uint8_t *raw = d ? d->d_buf : NULL;
 	const uint8_t *xraw = xdata ? xdata->d_buf : NULL;
+	if (raw)
+		prefault(e, raw, t->count * sizeof(Elf64_Sym));
 
-	t->syms = calloc(t->count ? t->count : 1, sizeof(*t->syms));
+	t->syms = elfio_calloc(t->count ? t->count : 1, sizeof(*t->syms));
 	if (!t->syms)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->count; i++) {
@@ -841,7 +874,7 @@ static int load_symtab(struct elfio *e, size_t shndx, struct elfio_symtab *t)
 	}
 	return 0;
 err:
-	free(t->syms);
+	elfio_free(t->syms);
 	t->syms = NULL;
 	return ret;
 }
@@ -944,10 +977,10 @@ static int sort_fkeys(struct fkey *k, size_t n)
 		all_or |= k[i].addr;
 		all_and &= k[i].addr;
 	}
-	tmp = malloc(n * sizeof(*tmp));
+	tmp = elfio_calloc(n, sizeof(*tmp));
 	size_t *cnt = malloc(65537 * sizeof(*cnt));
 	if (!tmp || !cnt) {
-		free(tmp);
+		elfio_free(tmp);
 		free(cnt);
 		return -ENOMEM;
 	}
@@ -963,7 +996,7 @@ static int sort_fkeys(struct fkey *k, size_t n)
 			tmp[cnt[(k[i].addr >> shift) & 0xffff]++] = k[i];
 		memcpy(k, tmp, n * sizeof(*k));
 	}
-	free(tmp);
+	elfio_free(tmp);
 	free(cnt);
 	for (size_t i = 1, j; i < n; i = j) {
 		for (j = i; j < n && k[j].addr == k[i - 1].addr; j++)
@@ -991,8 +1024,10 @@ int elfio_functions(struct elfio *e, const struct elfio_symbol *const **out, siz
 
 		if (ret)
 			return ret;
-		size_t n = 0, total = t ? t->count : 0;
-		k = malloc((total ? total : 1) * sizeof(*k));
+		size_t n = 0, total = t ? t->count : 0, nfunc = 0;
+		for (size_t i = 0; i < total; i++)
+			nfunc += is_function(e, &t->syms[i]);
+		k = elfio_calloc(nfunc ? nfunc : 1, sizeof(*k));
 		if (!k)
 			return -ENOMEM;
 		for (size_t i = 0; i < total; i++)
@@ -1000,13 +1035,13 @@ int elfio_functions(struct elfio *e, const struct elfio_symbol *const **out, siz
 				k[n++] = (struct fkey){ t->syms[i].addr, &t->syms[i] };
 		ret = sort_fkeys(k, n);
 		if (ret) {
-			free(k);
+			elfio_free(k);
 			return ret;
 		}
-		e->funcs = calloc(n ? n : 1, sizeof(*e->funcs));
-		e->funcs_maxend = calloc(n ? n : 1, sizeof(*e->funcs_maxend));
+		e->funcs = elfio_calloc(n ? n : 1, sizeof(*e->funcs));
+		e->funcs_maxend = elfio_calloc(n ? n : 1, sizeof(*e->funcs_maxend));
 		if (!e->funcs || !e->funcs_maxend) {
-			free(k);
+			elfio_free(k);
 			return -ENOMEM;
 		}
 		uint64_t maxend = 0;
@@ -1019,7 +1054,7 @@ int elfio_functions(struct elfio *e, const struct elfio_symbol *const **out, siz
 				maxend = end;
 			e->funcs_maxend[i] = maxend;
 		}
-		free(k);
+		elfio_free(k);
 		e->nfuncs = n;
 		e->funcs_loaded = true;
 	}
@@ -1088,7 +1123,7 @@ const struct elfio_symbol *elfio_function_at(struct elfio *e, uint64_t addr, uin
 
 /* --- Relocations ---------------------------------------------------------- */
 
-int elfio_relas(struct elfio *e, struct elfio_section *rel, struct elfio_rela **out,
+int elfio_relas(struct elfio *e, struct elfio_section *rel, const struct elfio_rela **out,
 		size_t *count)
 {
 	struct elfio_rela *v;
@@ -1096,6 +1131,11 @@ int elfio_relas(struct elfio *e, struct elfio_section *rel, struct elfio_rela **
 
 	*out = NULL;
 	*count = 0;
+	if (rel->relas) {
+		*out = rel->relas;
+		*count = rel->nrelas;
+		return 0;
+	}
 	if (rel->shdr.sh_type != SHT_RELA) {
 		elfio_err(e, "section '%s' is not a SHT_RELA section", rel->name);
 		return -EINVAL;
@@ -1114,7 +1154,7 @@ int elfio_relas(struct elfio *e, struct elfio_section *rel, struct elfio_rela **
 		elfio_err(e, "relocation section '%s' is truncated", rel->name);
 		return -EINVAL;
 	}
-	v = calloc(n ? n : 1, sizeof(*v));
+	v = elfio_calloc(n ? n : 1, sizeof(*v));
 	if (!v) {
 		elfio_err(e, "out of memory for %zu relocations of '%s'", n, rel->name);
 		return -ENOMEM;
@@ -1134,6 +1174,8 @@ int elfio_relas(struct elfio *e, struct elfio_section *rel, struct elfio_rela **
 		v[i].sym = (uint32_t)ELF64_R_SYM(r.r_info);
 		v[i].addend = r.r_addend;
 	}
+	rel->relas = v;
+	rel->nrelas = n;
 	*out = v;
 	*count = n;
 	return 0;

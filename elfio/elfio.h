@@ -43,6 +43,10 @@ struct elfio_section {
 	const uint8_t *data;
 	size_t size;
 	bool loaded;
+	/* SHT_RELA: the entries, decoded once (ours, elfio_calloc'd); NULL until
+	   elfio_relas() */
+	struct elfio_rela *relas;
+	size_t nrelas;
 };
 
 struct elfio_symbol {
@@ -113,8 +117,12 @@ int elfio_functions(struct elfio *e, const struct elfio_symbol *const **out, siz
 /* Innermost sized function containing [addr - before, ...): see recordsites. */
 const struct elfio_symbol *elfio_function_at(struct elfio *e, uint64_t addr, uint64_t before);
 
-/* Decode a SHT_RELA section into a malloc'd array (caller frees). */
-int elfio_relas(struct elfio *e, struct elfio_section *rel, struct elfio_rela **out, size_t *count);
+/*
+ * A SHT_RELA section's entries, decoded on first use and kept (elfio owns
+ * them; valid until elfio_close).
+ */
+int elfio_relas(struct elfio *e, struct elfio_section *rel, const struct elfio_rela **out,
+		size_t *count);
 
 /* Read a little-endian 64-bit value at address addr; -ERANGE if not mapped. */
 int elfio_read_u64(struct elfio *e, uint64_t addr, uint64_t *val);
@@ -123,6 +131,23 @@ int elfio_addr_to_offset(struct elfio *e, uint64_t addr, uint64_t *off);
 
 /* Formatting of an address for humans: "0x401136" or ".text+0x1a4". */
 void elfio_format_addr(struct elfio *e, uint64_t addr, char *buf, size_t len);
+
+/* --- Memory --------------------------------------------------------------- */
+
+/*
+ * The big arrays' allocator (mem.c): zeroed, blocks of 1 MiB and more on
+ * transparent huge pages.  Everything from these is freed with elfio_free,
+ * nothing else is.  NULL with errno set on failure (overflow included).
+ */
+void *elfio_calloc(size_t n, size_t size);
+void *elfio_realloc(void *p, size_t n, size_t size);	/* the new part is not zeroed */
+void elfio_free(void *p);
+/*
+ * The growth helper: make *(T **)v hold at least `need` elements of `size`
+ * bytes (capacity in *cap, doubled as needed).  0, or -ENOMEM with *v and
+ * *cap unchanged.
+ */
+int elfio_grow(void *v, size_t *cap, size_t need, size_t size);
 
 /* --- Errors -------------------------------------------------------------- */
 

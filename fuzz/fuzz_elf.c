@@ -121,12 +121,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 		}
 		if (s->shdr.sh_type == SHT_RELA) {
-			struct elfio_rela *v = NULL;
+			const struct elfio_rela *v = NULL;
 			size_t n = 0;
 			if (elfio_relas(e, s, &v, &n) == 0) {
 				for (size_t k = 0; k < n; k++)
 					probe_addr(e, v[k].offset);
-				free(v);
 			}
 			/* the sh_link / sh_info targets, as the record code uses them */
 			elfio_symtab_by_index(e, s->shdr.sh_link, &t);

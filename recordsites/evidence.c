@@ -86,6 +86,7 @@ struct vote {
 	enum { VOTE_NONE, VOTE_DECIDED, VOTE_AMBIGUOUS } result;
 	struct layout layout;
 	size_t functions, carriers, pre_agree;
+	size_t strong;		/* functions that begin with two NOP units or more, or a 5-byte NOP */
 	char why[240];
 };
 
@@ -170,7 +171,7 @@ static long shape_find(const struct fshape *v, size_t n, uint64_t addr)
 static int compute_shapes(struct record *r, const struct elfio_symbol *const *f, size_t nf,
 			  struct fshape **out, size_t *nout)
 {
-	struct fshape *v = malloc((nf ? nf : 1) * sizeof(*v));
+	struct fshape *v = elfio_calloc(nf ? nf : 1, sizeof(*v));
 	struct elfio_section *sec = NULL;
 	size_t n = 0;
 	uint64_t maxend = 0;
@@ -200,7 +201,7 @@ static int compute_shapes(struct record *r, const struct elfio_symbol *const *f,
 	if (r->priv->entry_only && r->priv->ntargets + r->priv->nslots) {
 		for (size_t k = 0; k < n; k++)
 			if (v[k].call && rs_push_call(r, v[k].addr + v[k].land, v[k].sym, true)) {
-				free(v);
+				elfio_free(v);
 				elfio_err(r->e, "out of memory for the calls to __fentry__");
 				return -ENOMEM;
 			}
@@ -605,6 +606,7 @@ static int vote(const struct fshape *sh, const uint32_t *idx, size_t n, struct v
 		for (unsigned int k = bk; k <= SHAPE_MAX / bu; k++)
 			area += hist[unit_index(bu)][k];
 	bool weak = bu && bk == 1;
+	v->strong = strong;
 
 	/* calls, 5-byte NOPs or areas: one of them, by a wide margin */
 	size_t best = calls, second = 0;
@@ -918,7 +920,27 @@ int rs_establish_layout(struct record *r, const struct record_options *o)
 
 	if ((ret = compute_shapes(r, f, nf, &sh, &nsh)))
 		return ret;
-	if ((ret = read_statements(r, &ss)))
+	pool = malloc((nsh ? nsh : 1) * sizeof(*pool));
+	if (!pool)
+		goto oom;
+	/*
+	 * DWARF is read where the code leaves something to tell.  It does not
+	 * when every function with a site's shape has all of the one the vote
+	 * decided and that shape has a part nothing else has: a CALL_OPS image
+	 * whose literals are all there, an image of calls with no NOP areas.
+	 * Otherwise a unit's flags say which functions that look like sites are:
+	 * an =N,0 area, a static branch's 5-byte NOP and an assembler's
+	 * alternative NOPs look the same.
+	 */
+	for (size_t i = 0; i < nsh; i++)
+		pool[i] = (uint32_t)i;
+	if ((ret = vote(sh, pool, nsh, &v)))
+		goto oom;
+	bool unanimous = v.result == VOTE_DECIDED &&
+		(v.layout.kind == LAYOUT_CALLS ? v.strong == 0 :
+		 v.layout.kind == LAYOUT_AREA && v.layout.pre &&
+		 v.carriers == v.strong && v.pre_agree == v.carriers);
+	if (!unanimous && (ret = read_statements(r, &ss)))
 		goto out;
 	/*
 	 * An assembler's unit says "no NOP areas" only beside units a compiler
@@ -930,11 +952,10 @@ int rs_establish_layout(struct record *r, const struct record_options *o)
 		compiler_units |= ss.v[k].kind == STMT_LAYOUT;
 	if (!compiler_units)
 		ss.nranges = 0;
-	pool = malloc((nsh ? nsh : 1) * sizeof(*pool));
 	fk = calloc(nsh ? nsh : 1, sizeof(*fk));
 	per = calloc(ss.n ? ss.n : 1, sizeof(*per));
 	lk = calloc(ss.n ? ss.n : 1, sizeof(*lk));
-	if (!pool || !fk || !per || !lk)
+	if (!fk || !per || !lk)
 		goto oom;
 
 	/* 2. DWARF: which functions a unit speaks for, and the layout most of them name */
@@ -1065,7 +1086,7 @@ out:
 	free(fk);
 	free(lk);
 	free(per);
-	free(sh);
+	elfio_free(sh);
 	stmts_free(&ss);
 	return ret;
 }

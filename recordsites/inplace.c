@@ -53,7 +53,7 @@ static int find_covering(struct record *r, const struct site_table *tb, struct c
 	struct elfio_section *s;
 
 	for_each_section(r->e, s) {
-		struct elfio_rela *v;
+		const struct elfio_rela *v;
 		size_t n;
 
 		if (s->shdr.sh_type != SHT_RELA || !(s->shdr.sh_flags & SHF_ALLOC))
@@ -69,7 +69,6 @@ static int find_covering(struct record *r, const struct site_table *tb, struct c
 				elfio_err(r->e, "table '%s': slot 0x%" PRIx64 " is covered by a "
 					  "relocation of type %u in '%s'; cannot rewrite it", tb->name,
 					  v[i].offset, v[i].type, s->name);
-				free(v);
 				return -EINVAL;
 			}
 			struct covered *c = &cov[(v[i].offset - tb->start) / 8];
@@ -77,7 +76,6 @@ static int find_covering(struct record *r, const struct site_table *tb, struct c
 			c->file_off = s->shdr.sh_offset + i * sizeof(Elf64_Rela);
 			c->cur = v[i];
 		}
-		free(v);
 	}
 	return 0;
 }

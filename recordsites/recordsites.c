@@ -245,22 +245,25 @@ static bool nops_exactly(struct record *r, uint64_t *addr, unsigned int bytes, u
 
 unsigned int rs_nop_run(struct record *r, uint64_t addr, unsigned int unit, unsigned int limit)
 {
-	struct arch_insn in;
-	unsigned int n = 0;
+	size_t avail;
+	const uint8_t *b = text_at(r, addr, &avail);
+	unsigned int n = 0, u;
 
-	while (n < limit && rs_decode_at(r, addr + n, &in) == ARCH_DECODE_OK &&
-	       is_unit_nop(r, &in, unit))
-		n += in.len;
+	if (!b)
+		return 0;
+	while (n < limit && (u = r->arch->patch_nop_at(b + n, avail - n)) &&
+	       (!unit || u == unit))
+		n += u;
 	return n;
 }
 
 /*
  * NOP bytes just before addr, walking back one NOP at a time, not below lo,
  * up to limit.  With unit 0 each step tries the architecture's NOP sizes
- * largest first and takes one that decodes as a NOP of exactly that length:
- * on riscv a 4-byte NOP's upper half (0x0000) is not an instruction, and
- * two C.NOPs do not decode as a 4-byte instruction, so the walk is
- * unambiguous even where a link mixes rv64g and rv64gc objects.
+ * largest first and takes one that is a NOP of exactly that length: on
+ * riscv a 4-byte NOP's upper half (0x0000) is not an instruction, and two
+ * C.NOPs are not a 4-byte NOP, so the walk is unambiguous even where a link
+ * mixes rv64g and rv64gc objects.
  */
 unsigned int rs_nops_before(struct record *r, uint64_t addr, uint64_t lo, unsigned int unit,
 			    unsigned int limit)
@@ -272,13 +275,14 @@ unsigned int rs_nops_before(struct record *r, uint64_t addr, uint64_t lo, unsign
 		unsigned int step = 0;
 
 		for (unsigned int u = top; u >= 1 && !step; u--) {
-			struct arch_insn in;
+			size_t avail;
+			const uint8_t *b;
 
 			if (!(sizes & (1u << u)) || n + u > limit || addr < n + u ||
 			    addr - n - u < lo)
 				continue;
-			if (rs_decode_at(r, addr - n - u, &in) == ARCH_DECODE_OK &&
-			    in.kind == INSN_NOP && in.len == u)
+			b = text_at(r, addr - n - u, &avail);
+			if (b && r->arch->patch_nop_at(b, avail) == u)
 				step = u;
 		}
 		if (!step)
@@ -461,7 +465,7 @@ static int collect_targets_linked(struct record *r)
 	/* GOT slots of mcount symbols, from the dynamic relocations. */
 	for_each_section(r->e, s) {
 		const struct elfio_symtab *t;
-		struct elfio_rela *v;
+		const struct elfio_rela *v;
 		size_t n;
 
 		if (s->shdr.sh_type != SHT_RELA || !(s->shdr.sh_flags & SHF_ALLOC) ||
@@ -484,7 +488,6 @@ static int collect_targets_linked(struct record *r)
 				ret = rs_push_target(&p->slots, &p->nslots, v[i].offset,
 						  arch_mcount_is_entry(name));
 		}
-		free(v);
 		if (ret)
 			return ret;
 	}
@@ -527,7 +530,7 @@ static int collect_targets_rel(struct record *r)
 	for_each_section(r->e, s) {
 		const struct elfio_symtab *t;
 		struct elfio_section *text;
-		struct elfio_rela *v;
+		const struct elfio_rela *v;
 		size_t n;
 
 		if (s->shdr.sh_type != SHT_RELA || s->shdr.sh_info == 0 ||
@@ -574,7 +577,6 @@ static int collect_targets_rel(struct record *r)
 				continue;
 			ret = rs_push_target(&p->relsites, &p->nrelsites, at, arch_mcount_is_entry(name));
 		}
-		free(v);
 		if (ret)
 			return ret;
 	}
@@ -626,9 +628,10 @@ static int load_dynrel(struct record *r)
 	struct record_priv *p = r->priv;
 	struct elfio_section *s;
 	bool sorted = true;
+	size_t cap = 0;
 
 	for_each_section(r->e, s) {
-		struct elfio_rela *v;
+		const struct elfio_rela *v;
 		size_t n;
 
 		if (s->shdr.sh_type != SHT_RELA || !(s->shdr.sh_flags & SHF_ALLOC))
@@ -636,19 +639,15 @@ static int load_dynrel(struct record *r)
 		int ret = elfio_relas(r->e, s, &v, &n);
 		if (ret)
 			return ret;
-		size_t keep = 0;
-		for (size_t i = 0; i < n; i++)
-			if (v[i].type == r->arch->relative_reloc && in_a_table(r, v[i].offset))
-				v[keep++] = v[i];
-		struct elfio_rela *nv = realloc(p->dynrel, (p->ndynrel + keep + 1) * sizeof(*nv));
-		if (!nv) {
-			free(v);
-			return -ENOMEM;
+		for (size_t i = 0; i < n; i++) {
+			if (v[i].type != r->arch->relative_reloc || !in_a_table(r, v[i].offset))
+				continue;
+			if (elfio_grow(&p->dynrel, &cap, p->ndynrel + 1, sizeof(*p->dynrel))) {
+				elfio_err(r->e, "out of memory for the table's relocations");
+				return -ENOMEM;
+			}
+			p->dynrel[p->ndynrel++] = v[i];
 		}
-		memcpy(nv + p->ndynrel, v, keep * sizeof(*v));
-		p->dynrel = nv;
-		p->ndynrel += keep;
-		free(v);
 	}
 	for (size_t i = 1; i < p->ndynrel && sorted; i++)
 		sorted = p->dynrel[i - 1].offset <= p->dynrel[i].offset;
@@ -745,7 +744,7 @@ static int add_table(struct record *r, enum table_kind kind, const char *name, u
 	nt->start = start;
 	nt->end = end;
 	nt->count = (size_t)((end - start) / 8);
-	nt->entries = calloc(nt->count ? nt->count : 1, sizeof(*nt->entries));
+	nt->entries = elfio_calloc(nt->count ? nt->count : 1, sizeof(*nt->entries));
 	if (!nt->entries)
 		return -ENOMEM;
 	r->ntables++;
@@ -835,7 +834,7 @@ static int fill_table_rel(struct record *r, struct site_table *t, struct elfio_s
 	for (size_t k = lo; k < nrelas && relas[k]->shdr.sh_info == tsec->index; k++) {
 		struct elfio_section *s = relas[k];
 		const struct elfio_symtab *st;
-		struct elfio_rela *v;
+		const struct elfio_rela *v;
 		size_t n;
 		int ret;
 
@@ -850,20 +849,17 @@ static int fill_table_rel(struct record *r, struct site_table *t, struct elfio_s
 			    v[i].offset / 8 >= t->count) {
 				elfio_err(r->e, "table '%s': unexpected relocation type %u at 0x%" PRIx64,
 					  t->name, v[i].type, v[i].offset);
-				free(v);
 				return -EINVAL;
 			}
 			if (v[i].sym >= st->count) {
 				elfio_err(r->e, "table '%s': relocation symbol %u out of range",
 					  t->name, v[i].sym);
-				free(v);
 				return -EINVAL;
 			}
 			struct table_entry *te = &t->entries[v[i].offset / 8];
 			te->value = st->syms[v[i].sym].addr + (uint64_t)v[i].addend;
 			te->has_reloc = true;
 		}
-		free(v);
 	}
 	return 0;
 }
@@ -1032,7 +1028,7 @@ static void drop_call_padding(struct record *r)
 {
 	for (size_t t = 0; t < r->ntables; t++) {
 		if (r->tables[t].kind == TABLE_PFE) {
-			free(r->tables[t].entries);
+			elfio_free(r->tables[t].entries);
 			memmove(&r->tables[t], &r->tables[t + 1],
 				(r->ntables - t - 1) * sizeof(r->tables[0]));
 			r->ntables--;
@@ -1173,7 +1169,7 @@ static int cand_push(struct cand *c, uint64_t a)
 {
 	if (c->n == c->cap) {
 		size_t ncap = c->cap ? c->cap * 2 : 1024;
-		struct cand_ent *nv = realloc(c->v, ncap * sizeof(*nv));
+		struct cand_ent *nv = elfio_realloc(c->v, ncap, sizeof(*nv));
 		if (!nv)
 			return -ENOMEM;
 		c->v = nv;
@@ -1193,7 +1189,7 @@ int rs_push_call(struct record *r, uint64_t addr, const struct elfio_symbol *fun
 
 	if (p->ncalls == p->calls_cap) {
 		size_t cap = p->calls_cap ? 2 * p->calls_cap : 1024;
-		struct call *nv = realloc(p->calls, cap * sizeof(*nv));
+		struct call *nv = elfio_realloc(p->calls, cap, sizeof(*nv));
 		if (!nv)
 			return -ENOMEM;
 		p->calls = nv;
@@ -1370,11 +1366,11 @@ static int sort_cands(struct cand *c)
 
 	if (c->n < 2)
 		return 0;
-	runs = malloc((c->n + 1) * sizeof(*runs));
-	tmp = malloc(c->n * sizeof(*tmp));
+	runs = elfio_calloc(c->n + 1, sizeof(*runs));
+	tmp = elfio_calloc(c->n, sizeof(*tmp));
 	if (!runs || !tmp) {
-		free(runs);
-		free(tmp);
+		elfio_free(runs);
+		elfio_free(tmp);
 		return -ENOMEM;
 	}
 	runs[nruns++] = 0;
@@ -1406,8 +1402,72 @@ static int sort_cands(struct cand *c)
 		c->v = tmp;
 		tmp = sw;
 	}
-	free(runs);
-	free(tmp);
+	elfio_free(runs);
+	elfio_free(tmp);
+	return 0;
+}
+
+static int cmp_site_addr(const void *a, const void *b)
+{
+	const struct site *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/*
+ * A linked image with symbols: its sites are the functions whose decoded
+ * shape is their layout's site and the calls the sweep decoded, both
+ * already in address order; a table entry can add none (it would have to
+ * be one of them) and only marks the site it names as listed.  No
+ * candidate list, no second decode.
+ */
+static int sites_from_decodes(struct record *r)
+{
+	struct record_priv *p = r->priv;
+	size_t cap = 0, ns = 0, k = 0;
+	struct site s, c;
+	bool sorted = true;
+
+	if (elfio_grow(&r->sites, &cap, p->nshapes + p->ncalls + 1, sizeof(*r->sites)))
+		return -ENOMEM;
+	/* merge the two ascending streams */
+	for (size_t i = 0; i <= p->nshapes; i++) {
+		bool have = i < p->nshapes && rs_shape_site(r, i, &s);
+		if (i < p->nshapes && !have)
+			continue;
+		for (; k < p->ncalls && (i == p->nshapes || p->calls[k].addr <= s.addr); k++) {
+			if (!rs_call_site(r, &p->calls[k], &c))
+				continue;
+			c.sources = SRC_SCAN;
+			r->sites[ns++] = c;
+		}
+		if (have) {
+			s.sources = SRC_SYMBOL;
+			r->sites[ns++] = s;
+		}
+	}
+	for (size_t i = 1; i < ns && sorted; i++)
+		sorted = r->sites[i - 1].addr < r->sites[i].addr;
+	if (!sorted) {
+		/* overlapping symbols can interleave the areas: sort, keep one of each */
+		size_t w = 0;
+		qsort(r->sites, ns, sizeof(*r->sites), cmp_site_addr);
+		for (size_t i = 0; i < ns; i++)
+			if (!w || r->sites[w - 1].addr != r->sites[i].addr)
+				r->sites[w++] = r->sites[i];
+			else
+				r->sites[w - 1].sources |= r->sites[i].sources;
+		ns = w;
+	}
+	r->nsites = ns;
+	for (size_t t = 0; t < r->ntables; t++) {
+		for (size_t i = 0; i < r->tables[t].count; i++) {
+			long at = r->tables[t].entries[i].value ?
+				  record_find(r, r->tables[t].entries[i].value) : -1;
+			if (at >= 0)
+				r->sites[at].sources |= SRC_TABLE;
+		}
+	}
 	return 0;
 }
 
@@ -1475,6 +1535,13 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 			drop_call_padding(r);
 	}
 
+	if (!elfio_is_rel(e) && r->has_symbols) {
+		ret = sites_from_decodes(r);
+		if (ret)
+			goto oom_err;
+		*out = r;
+		return 0;
+	}
 	ret = gather(r, o, &c);
 	if (ret)
 		goto oom_err;
@@ -1482,7 +1549,7 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 	if (ret)
 		goto oom_err;
 
-	r->sites = calloc(c.n ? c.n : 1, sizeof(*r->sites));
+	r->sites = elfio_calloc(c.n ? c.n : 1, sizeof(*r->sites));
 	if (!r->sites)
 		goto oom_err;
 	for (size_t i = 0, j; i < c.n; i = j) {
@@ -1505,7 +1572,7 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 		s.sources = src;
 		r->sites[r->nsites++] = s;
 	}
-	free(c.v);
+	elfio_free(c.v);
 	*out = r;
 	return 0;
 oom_err:
@@ -1514,7 +1581,7 @@ oom_err:
 		ret = -ENOMEM;
 	}
 err:
-	free(c.v);
+	elfio_free(c.v);
 	record_free(r);
 	return ret;
 oom:
@@ -1556,17 +1623,17 @@ void record_free(struct record *r)
 		free(r->priv->slots);
 		free(r->priv->relsites);
 		free(r->priv->alignpts);
-		free(r->priv->dynrel);
+		elfio_free(r->priv->dynrel);
 		free(r->priv->tset);
-		free(r->priv->calls);
+		elfio_free(r->priv->calls);
 		free(r->priv->layouts);
 		free(r->priv->regions);
-		free(r->priv->shapes);
+		elfio_free(r->priv->shapes);
 		free(r->priv);
 	}
 	for (size_t i = 0; i < r->ntables; i++)
-		free(r->tables[i].entries);
+		elfio_free(r->tables[i].entries);
 	free(r->tables);
-	free(r->sites);
+	elfio_free(r->sites);
 	free(r);
 }

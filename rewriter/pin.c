@@ -97,7 +97,7 @@ static int pin_one(const char *path, const struct pin_options *o, struct pin_rep
 	for_each_section(e, s) {
 		struct elfio_section *text;
 		const struct elfio_symtab *rst;
-		struct elfio_rela *v;
+		const struct elfio_rela *v;
 		size_t n;
 
 		if (s->shdr.sh_type != SHT_RELA || s->shdr.sh_info == 0 ||
@@ -111,7 +111,6 @@ static int pin_one(const char *path, const struct pin_options *o, struct pin_rep
 		if ((ret = elfio_relas(e, s, &v, &n)))
 			goto out;
 		if ((ret = elfio_section_data(e, text))) {
-			free(v);
 			goto out;
 		}
 		for (size_t i = 0; i < n; i++) {
@@ -134,7 +133,6 @@ static int pin_one(const char *path, const struct pin_options *o, struct pin_rep
 				elfio_err(e, "%s at %s+0x%" PRIx64 " is not a %u-byte call "
 					  "(auipc+jalr) that can be pinned", pt ? pt->name : target,
 					  text->name, v[i].offset, a->patch_point_len);
-				free(v);
 				ret = -EINVAL;
 				goto out;
 			}
@@ -151,7 +149,6 @@ static int pin_one(const char *path, const struct pin_options *o, struct pin_rep
 						  .r_addend = 0 };
 				if ((ret = elfio_edits_add(&ed, s->shdr.sh_offset +
 							  j * sizeof(Elf64_Rela), &nr, sizeof(nr)))) {
-					free(v);
 					goto out;
 				}
 				relaxable = true;
@@ -165,7 +162,6 @@ static int pin_one(const char *path, const struct pin_options *o, struct pin_rep
 				relaxable ? rep->mcount++ : rep->mcount_already++;
 			}
 		}
-		free(v);
 	}
 
 	for (size_t k = 0; k < npts; k++) {

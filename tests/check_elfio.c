@@ -219,7 +219,7 @@ START_TEST(relocations)
 {
 	char *p = make_rel();
 	struct elfio *e = elfio_open(p, 0);
-	struct elfio_rela *v;
+	const struct elfio_rela *v;
 	size_t n;
 
 	struct elfio_section *rs = elfio_find_section_by_name(e, ".rela.text");
@@ -229,7 +229,6 @@ START_TEST(relocations)
 	ck_assert_uint_eq(v[0].type, R_X86_64_PLT32);
 	ck_assert_uint_eq(v[0].sym, 3);
 	ck_assert_int_eq(v[0].addend, -4);
-	free(v);
 	/* a non-RELA section is refused */
 	ck_assert_int_eq(elfio_relas(e, elfio_find_section_by_name(e, ".text"), &v, &n), -EINVAL);
 	elfio_close(e);
@@ -465,7 +464,7 @@ START_TEST(table_object)
 	ck_assert_ptr_nonnull(ph);
 	ck_assert_uint_eq(ph->shdr.sh_size, 0);
 	ck_assert_uint_eq(ph->shdr.sh_flags, SHF_ALLOC | SHF_EXECINSTR);
-	struct elfio_rela *v;
+	const struct elfio_rela *v;
 	size_t n;
 	ck_assert_int_eq(elfio_relas(e, elfio_find_section_by_name(e, ".rela__mcount_loc"), &v, &n),
 			 0);
@@ -478,7 +477,6 @@ START_TEST(table_object)
 	ck_assert_uint_eq(st->syms[v[1].sym].shndx, ph->index);
 	ck_assert_uint_eq(st->syms[v[1].sym].type, STT_SECTION);
 	ck_assert_int_eq(v[2].addend, 0x200);
-	free(v);
 	elfio_close(e);
 	free(buf);
 

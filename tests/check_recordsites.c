@@ -691,6 +691,51 @@ START_TEST(x86_rel_by_relocation)
 END_TEST
 
 /* An unsupported machine is refused with -ENOTSUP. */
+/*
+ * arch_ops.patch_nop_at is the fast path of the decoder for patch-area
+ * NOPs: on every arch it must say what decode() says, for the NOP units,
+ * their neighbours (x86 multi-byte NOPs, riscv HINTs, two c.nop) and a
+ * million pseudo-random words.
+ */
+START_TEST(patch_nop_at_agrees_with_decode)
+{
+	static const uint8_t samples[][8] = {
+		{ 0x90 }, { 0x66, 0x90 }, { 0x0f, 0x1f, 0x44, 0x00, 0x00 }, { 0xf3, 0x90 },
+		{ 0x1f, 0x20, 0x03, 0xd5 }, { 0x5f, 0x24, 0x03, 0xd5 }, { 0x3f, 0x23, 0x03, 0xd5 },
+		{ 0x01, 0x00 }, { 0x01, 0x00, 0x01, 0x00 }, { 0x13, 0x00, 0x00, 0x00 },
+		{ 0x05, 0x00 }, { 0x13, 0x00, 0x10, 0x00 }, { 0x00, 0x00, 0x00, 0x00 },
+	};
+	const struct arch_ops *arches[] = { &arch_x86_64, &arch_arm64, &arch_riscv64 };
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	for (size_t a = 0; a < 3; a++) {
+		const struct arch_ops *ar = arches[a];
+		for (size_t i = 0; i < sizeof(samples) / sizeof(samples[0]) + 200000; i++) {
+			uint8_t b[8];
+			if (i < sizeof(samples) / sizeof(samples[0])) {
+				memcpy(b, samples[i], 8);
+			} else {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				memcpy(b, &x, 8);
+				if (i % 4 == 0)
+					b[0] = a == 0 ? 0x90 : 0x01;	/* often a NOP's first byte */
+			}
+			for (size_t len = 1; len <= 8; len++) {
+				struct arch_insn in = { 0 };
+				unsigned int want = 0;
+				if (ar->decode(b, len, 0x1000, &in) == ARCH_DECODE_OK &&
+				    in.kind == INSN_NOP && in.len < 32 &&
+				    (ar->patch_nop_sizes & (1u << in.len)))
+					want = in.len;
+				ck_assert_uint_eq(ar->patch_nop_at(b, len), want);
+			}
+		}
+	}
+}
+END_TEST
+
 START_TEST(unsupported_machine)
 {
 	uint8_t text[4] = { 0 };
@@ -736,6 +781,11 @@ Suite *recordsites_suite(void)
 	tc = tcase_create("riscv64");
 	tcase_add_test(tc, riscv_relaxed_jal);
 	tcase_add_test(tc, riscv_callops_rvc_flag_4byte_nops);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("patch_nop_at");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, patch_nop_at_agrees_with_decode);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");

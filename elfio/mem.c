@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mem.c - memory for the big arrays (symbols, relocations, function shapes,
+ * candidates, sites) and the one growth helper every growable array uses.
+ *
+ * Strategy: on the virtual machines patchsite is measured on, a page fault
+ * costs about 25 us, and glibc's malloc hands out large blocks in 4 KiB
+ * pages: the 6 MB symbol array of a kernel-sized image alone cost 1,500
+ * faults, a third of `record`.  A block of 1 MiB or more is mapped here,
+ * rounded to 2 MiB and marked MADV_HUGEPAGE (transparent huge pages are
+ * "madvise" by default on Debian), so that it faults in a few 2 MiB pages.
+ * Smaller blocks are malloc's.  Each block starts with a header that says
+ * which it is, so one free works for both.  Where huge pages are not to be
+ * had, the mapping simply stays 4 KiB pages.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "elfio.h"
+
+#define BIG		(1u << 20)
+#define HUGE_PAGE	(2u << 20)
+#define MAGIC_HEAP	0x70617463685f6d31ull	/* "patch_m1" */
+#define MAGIC_MAP	0x70617463685f6d32ull
+
+struct hdr {
+	size_t mapped;		/* bytes mapped (MAGIC_MAP), else 0 */
+	uint64_t magic;
+	size_t usable;		/* bytes after the header */
+	size_t pad;		/* keeps the payload 32-byte aligned */
+};
+
+static void *block(size_t bytes, bool zero)
+{
+	struct hdr *h;
+
+	if (bytes > SIZE_MAX - sizeof(*h) - HUGE_PAGE) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (bytes >= BIG) {
+		size_t len = (bytes + sizeof(*h) + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
+		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED) {
+			errno = ENOMEM;
+			return NULL;
+		}
+#ifdef MADV_HUGEPAGE
+		madvise(m, len, MADV_HUGEPAGE);	/* best effort */
+#endif
+		h = m;
+		*h = (struct hdr){ len, MAGIC_MAP, len - sizeof(*h), 0 };
+		return h + 1;		/* anonymous pages are zero already */
+	}
+	h = zero ? calloc(1, sizeof(*h) + bytes) : malloc(sizeof(*h) + bytes);
+	if (!h)
+		return NULL;
+	*h = (struct hdr){ 0, MAGIC_HEAP, bytes, 0 };
+	return h + 1;
+}
+
+void *elfio_calloc(size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	size_t bytes = n * size;
+	return block(bytes ? bytes : 1, true);
+}
+
+void elfio_free(void *p)
+{
+	struct hdr *h;
+
+	if (!p)
+		return;
+	h = (struct hdr *)p - 1;
+	if (h->magic == MAGIC_MAP) {
+		h->magic = 0;
+		munmap(h, h->mapped);
+	} else {
+		h->magic = 0;
+		free(h);
+	}
+}
+
+void *elfio_realloc(void *p, size_t n, size_t size)
+{
+	struct hdr *h;
+	void *np;
+
+	if (!p)
+		return elfio_calloc(n, size);
+	if (size && n > SIZE_MAX / size) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	size_t bytes = n * size;
+	if (!bytes)
+		bytes = 1;
+	h = (struct hdr *)p - 1;
+	if (bytes <= h->usable)
+		return p;
+	np = block(bytes, false);
+	if (!np)
+		return NULL;
+	memcpy(np, p, h->usable);
+	elfio_free(p);
+	return np;
+}
+
+int elfio_grow(void *vp, size_t *cap, size_t need, size_t size)
+{
+	void **v = vp;
+	size_t ncap = *cap ? *cap : 16;
+
+	if (need <= *cap && *v)
+		return 0;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2)
+			return -ENOMEM;
+		ncap *= 2;
+	}
+	void *nv = elfio_realloc(*v, ncap, size);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = ncap;
+	return 0;
+}
