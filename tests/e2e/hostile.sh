@@ -221,6 +221,11 @@ if want determinism; then
 fi
 
 # ---------------------------------------------------------------- scale
+# record's stderr on success: its one summary line, naming the image
+summary_line() { # ERRFILE IMAGE
+	[ "$(wc -l <"$1")" -eq 1 ] && grep -q "^patchsite: $2: " "$1"
+}
+
 if want scale; then
 	if wait "$scale_pid" && [ -f "$scale_dir/f1m" ]; then
 		img=$scale_dir/f1m
@@ -228,7 +233,7 @@ if want scale; then
 			>"$scale_dir/list" 2>"$scale_dir/err"
 		rc=$?
 		n=$(wc -l <"$scale_dir/list")
-		if [ $rc -eq 0 ] && [ "$n" -eq 1000000 ] && [ ! -s "$scale_dir/err" ]; then
+		if [ $rc -eq 0 ] && [ "$n" -eq 1000000 ] && summary_line "$scale_dir/err" "$img"; then
 			ok "scale: record of 1,000,000 functions finds 1,000,000 sites (sanitizer build, peak RSS $(tail -n 1 "$scale_dir/rss") KB)"
 		else
 			echo "exit $rc, $n sites" | cat - "$scale_dir/err" >"$tmp/msg"
