@@ -41,6 +41,7 @@ struct elfio {
 	size_t memlen;
 	bool compressed;
 	uint64_t file_size;
+	mode_t mode;		/* the input's permission bits */
 	GElf_Ehdr ehdr;
 
 	size_t nsec;
@@ -537,6 +538,7 @@ struct elfio *elfio_open(const char *path, unsigned int flags)
 		goto err;
 	}
 	e->file_size = (uint64_t)st.st_size;
+	e->mode = st.st_mode & 07777;
 
 	ssize_t n = pread(e->fd, magic, sizeof(magic), 0);
 	if (n < 0) {
@@ -641,10 +643,23 @@ void elfio_close(struct elfio *e)
 
 const char *elfio_path(const struct elfio *e) { return e->path; }
 Elf *elfio_elf(struct elfio *e) { return e->elf; }
+int elfio_fd(const struct elfio *e) { return e->fd; }
 const GElf_Ehdr *elfio_ehdr(const struct elfio *e) { return &e->ehdr; }
 bool elfio_is_rel(const struct elfio *e) { return e->ehdr.e_type == ET_REL; }
 bool elfio_was_compressed(const struct elfio *e) { return e->compressed; }
 uint64_t elfio_file_size(const struct elfio *e) { return e->file_size; }
+mode_t elfio_mode(const struct elfio *e) { return e->mode; }
+
+const uint8_t *elfio_raw(struct elfio *e, size_t *len)
+{
+	size_t n = 0;
+	const uint8_t *p = e->mem ? e->mem : (const uint8_t *)elf_rawfile(e->elf, &n);
+
+	if (e->mem)
+		n = e->memlen;
+	*len = p ? n : 0;
+	return p;
+}
 size_t elfio_nsections(const struct elfio *e) { return e->nsec; }
 
 struct elfio_section *elfio_section(struct elfio *e, size_t index)

@@ -87,6 +87,10 @@ bool elfio_is_rel(const struct elfio *e);
 /* True if the image was decompressed from .gz/.xz/.zst (cannot be written in place). */
 bool elfio_was_compressed(const struct elfio *e);
 uint64_t elfio_file_size(const struct elfio *e);
+/* The input's permission bits (what a rewrite of it keeps). */
+mode_t elfio_mode(const struct elfio *e);
+/* The whole image's bytes (mapped, or the decompressed copy), read-only. */
+const uint8_t *elfio_raw(struct elfio *e, size_t *len);
 
 size_t elfio_nsections(const struct elfio *e);
 struct elfio_section *elfio_section(struct elfio *e, size_t index);
@@ -178,6 +182,17 @@ void elfio_edits_free(struct elfio_edits *ed);
 int elfio_edits_add(struct elfio_edits *ed, uint64_t off, const void *bytes, size_t len);
 
 /*
+ * A read-back check for the atomic writers: check(tmp_path, ctx) runs on
+ * the complete, fsync'd temporary file and returns 0 to go on, or a
+ * negative errno (having printed why) to throw it away and leave out_path
+ * untouched.
+ */
+struct elfio_write_check {
+	int (*check)(const char *tmp_path, void *ctx);
+	void *ctx;
+};
+
+/*
  * Write the input file with the edits applied to out_path, atomically:
  * temporary file in the same directory, same mode, fsync, rename.  On
  * any failure the temporary is removed and out_path is untouched.
@@ -185,16 +200,6 @@ int elfio_edits_add(struct elfio_edits *ed, uint64_t off, const void *bytes, siz
  */
 int elfio_write_edited(struct elfio *e, const struct elfio_edits *ed, const char *out_path);
 
-/*
- * The same, reading the written file back before it replaces anything:
- * check(tmp_path, ctx) runs on the complete, fsync'd temporary file and
- * returns 0 to go on, or a negative errno (having printed why) to throw it
- * away and leave out_path untouched.
- */
-struct elfio_write_check {
-	int (*check)(const char *tmp_path, void *ctx);
-	void *ctx;
-};
 int elfio_write_edited_check(struct elfio *e, const struct elfio_edits *ed, const char *out_path,
 			     const struct elfio_write_check *chk);
 
@@ -203,6 +208,47 @@ int elfio_write_edited_check(struct elfio *e, const struct elfio_edits *ed, cons
  * mode is used when out_path does not exist yet.
  */
 int elfio_write_file_atomic(const char *out_path, const void *buf, size_t len, mode_t mode);
+int elfio_write_file_atomic_check(const char *out_path, const void *buf, size_t len, mode_t mode,
+				  const struct elfio_write_check *chk);
+
+/* --- Rewriting the open image (rewrite.c) ----------------------------------- */
+
+/*
+ * The one way a command writes a changed image: a model of the image elfio
+ * has open (never the file opened again), changed by the calls below and
+ * committed once, atomically, with the optional read-back check.  Byte
+ * patches keep the layout; new section contents or headers (relocatable
+ * objects only) have libelf lay the object out anew; an added segment
+ * (linked images only) goes after the last byte with its sections, a grown
+ * .shstrtab and a new section header table, nothing loaded moving.  Every
+ * function prints its error once and returns 0 or a negative errno.
+ */
+struct elfio_rw;
+
+struct elfio_rw *elfio_rw_new(struct elfio *e);
+void elfio_rw_free(struct elfio_rw *w);
+int elfio_rw_patch(struct elfio_rw *w, uint64_t file_off, const void *bytes, size_t len);
+int elfio_rw_patch_addr(struct elfio_rw *w, uint64_t addr, const void *bytes, size_t len);
+/* ET_REL: a section's header as it will be written, and a new one */
+const GElf_Shdr *elfio_rw_shdr(const struct elfio_rw *w, size_t idx);
+int elfio_rw_set_shdr(struct elfio_rw *w, size_t idx, const GElf_Shdr *sh);
+/* ET_REL: new contents for a section; data stays the caller's until commit */
+int elfio_rw_set_data(struct elfio_rw *w, size_t idx, const void *data, size_t size);
+/*
+ * Linked images: place a new PT_LOAD of `size` bytes after the last byte of
+ * the file (offset aligned to 16) at an address at or above min_addr,
+ * congruent to the offset modulo `align`; returns both.  Then the data (the
+ * caller's until commit), and sections inside it (sh_offset from the
+ * segment's start, sh_addr its address there).
+ */
+int elfio_rw_place_segment(struct elfio_rw *w, uint64_t size, uint64_t align, uint64_t min_addr,
+			   uint64_t *off, uint64_t *addr);
+int elfio_rw_add_segment(struct elfio_rw *w, uint32_t flags, const void *data);
+int elfio_rw_add_section(struct elfio_rw *w, const char *name, const GElf_Shdr *sh);
+/* Anything to write? */
+bool elfio_rw_changes(const struct elfio_rw *w);
+int elfio_rw_commit(struct elfio_rw *w, const char *out_path,
+		    const struct elfio_write_check *chk);
 
 /* --- DWARF attribution ---------------------------------------------------- */
 

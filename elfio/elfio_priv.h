@@ -6,5 +6,7 @@
 #include "elfio.h"
 
 Elf *elfio_elf(struct elfio *e);
+/* The descriptor elfio keeps open on the input (-1 for a decompressed copy). */
+int elfio_fd(const struct elfio *e);
 
 #endif

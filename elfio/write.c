@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "elfio.h"
+#include "elfio_priv.h"
 
 void elfio_edits_init(struct elfio_edits *ed)
 {
@@ -159,6 +160,12 @@ static int finish(int fd, char *tmp, const char *out_path, mode_t mode,
 
 int elfio_write_file_atomic(const char *out_path, const void *buf, size_t len, mode_t mode)
 {
+	return elfio_write_file_atomic_check(out_path, buf, len, mode, NULL);
+}
+
+int elfio_write_file_atomic_check(const char *out_path, const void *buf, size_t len, mode_t mode,
+				  const struct elfio_write_check *chk)
+{
 	char *tmp = NULL;
 	int fd = open_temp(out_path, &tmp);
 	int ret;
@@ -175,7 +182,7 @@ int elfio_write_file_atomic(const char *out_path, const void *buf, size_t len, m
 		free(tmp);
 		return ret;
 	}
-	return finish(fd, tmp, out_path, output_mode(out_path, mode), NULL);
+	return finish(fd, tmp, out_path, output_mode(out_path, mode), chk);
 }
 
 static int copy_fd(int in, int out, uint64_t size)
@@ -235,7 +242,8 @@ int elfio_write_edited_check(struct elfio *e, const struct elfio_edits *ed, cons
 		elfio_err(e, "cannot rewrite a compressed file; decompress it first");
 		return -ENOTSUP;
 	}
-	in = open(elfio_path(e), O_RDONLY | O_CLOEXEC);
+	/* the file elfio has open, never the path opened again: what was read is copied */
+	in = dup(elfio_fd(e));
 	if (in < 0 || fstat(in, &st) < 0) {
 		ret = -errno;
 		elfio_err(e, "%s", strerror(errno));

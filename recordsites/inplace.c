@@ -17,7 +17,7 @@
  * values also go in place follows what the image did: if any covered slot
  * held its value in place, all do.
  *
- * Every byte goes through the edit list and the atomic writer; if the image
+ * Every byte goes through elfio's rewrite (byte patches) and commit; if the image
  * already holds exactly this table, nothing is written (idempotent).  The
  * written file is scanned again before it replaces anything: its table must
  * hold exactly the values written, each one a site verified by decoding, and
@@ -138,11 +138,10 @@ int record_write_in_place(struct record *r, const struct inplace_options *o, con
 	const struct site_table *tb;
 	struct covered *cov = NULL;
 	uint64_t *want = NULL;
-	struct elfio_edits ed;
+	struct elfio_rw *w = NULL;
 	int ret;
 
 	memset(rep, 0, sizeof(*rep));
-	elfio_edits_init(&ed);
 	if (elfio_is_rel(r->e)) {
 		elfio_err(r->e, "a relocatable object has no final table to fill; use "
 			  "--format=elf and link the table object with it");
@@ -175,11 +174,15 @@ int record_write_in_place(struct record *r, const struct inplace_options *o, con
 		return -ENOSPC;
 	}
 
+	w = elfio_rw_new(r->e);
+	if (!w)
+		return -ENOMEM;
 	cov = calloc(tb->count ? tb->count : 1, sizeof(*cov));
 	want = calloc(tb->count ? tb->count : 1, sizeof(*want));
 	if (!cov || !want) {
 		free(cov);
 		free(want);
+		elfio_rw_free(w);
 		elfio_err(r->e, "out of memory for a table of %zu slots", tb->count);
 		return -ENOMEM;
 	}
@@ -219,7 +222,7 @@ int record_write_in_place(struct record *r, const struct inplace_options *o, con
 		elfio_read_u64(r->e, tb->start + 8 * i, &cur);
 		if (cur != content) {
 			le64(b, content);
-			if ((ret = elfio_edits_add(&ed, off, b, 8)))
+			if ((ret = elfio_rw_patch(w, off, b, 8)))
 				goto out;
 		}
 		if (cov[i].has) {
@@ -235,20 +238,20 @@ int record_write_in_place(struct record *r, const struct inplace_options *o, con
 				le64(rb, nr.r_offset);
 				le64(rb + 8, nr.r_info);
 				le64(rb + 16, (uint64_t)nr.r_addend);
-				if ((ret = elfio_edits_add(&ed, cov[i].file_off, rb, sizeof(rb))))
+				if ((ret = elfio_rw_patch(w, cov[i].file_off, rb, sizeof(rb))))
 					goto out;
 				rep->relocs++;
 			}
 		}
 	}
-	rep->changed = ed.n > 0;
+	rep->changed = elfio_rw_changes(w);
 	if (!rep->changed && !strcmp(out_path, elfio_path(r->e)))
 		goto out;	/* already holds this table: leave the file alone */
 	struct readback rb = { r, tb, want };
 	struct elfio_write_check chk = { read_back, &rb };
-	ret = elfio_write_edited_check(r->e, &ed, out_path, &chk);
+	ret = elfio_rw_commit(w, out_path, &chk);
 out:
-	elfio_edits_free(&ed);
+	elfio_rw_free(w);
 	free(cov);
 	free(want);
 	return ret;

@@ -144,7 +144,6 @@ static const uint32_t tramp_code[] = {
 };
 #define TB_SIZE		((uint64_t)sizeof(tramp_code))
 
-static const char new_names[] = ".patchsite.sites\0.patchsite.tramp";
 
 static void put_le(uint8_t *p, uint64_t v, int n)
 {
@@ -161,10 +160,6 @@ static uint64_t get_le(const uint8_t *p, int n)
 	return v;
 }
 
-static uint64_t align_up(uint64_t v, uint64_t a)
-{
-	return (v + a - 1) & ~(a - 1);
-}
 
 static int read_u32(struct elfio *e, uint64_t addr, uint32_t *v)
 {
@@ -177,50 +172,18 @@ static int read_u32(struct elfio *e, uint64_t addr, uint32_t *v)
 	return 0;
 }
 
-/* Write n bytes of v at address addr into the output image buf (len bytes of input). */
-static int put_addr(struct elfio *e, uint8_t *buf, uint64_t len, uint64_t addr, uint64_t v, int n)
+/* Write n bytes of v at address addr, through the rewrite. */
+static int put_addr(struct elfio_rw *w, uint64_t addr, uint64_t v, int n)
 {
-	uint64_t off;
+	uint8_t b[8];
 
-	if (elfio_addr_to_offset(e, addr, &off) || off > len || len - off < (uint64_t)n) {
-		elfio_err(e, "address 0x%" PRIx64 " has no file bytes", addr);
-		return -ERANGE;
-	}
-	put_le(buf + off, v, n);
-	return 0;
+	put_le(b, v, n);
+	return elfio_rw_patch_addr(w, addr, b, (size_t)n);
 }
 
 static const char *func_name(const struct site *s)
 {
 	return s->func && s->func->name ? s->func->name : "?";
-}
-
-/* Read the whole input file (elfio has validated it; we rewrite its bytes). */
-static int slurp(struct elfio *e, const char *path, uint8_t **buf, uint64_t *len, mode_t *mode)
-{
-	struct stat st;
-	FILE *f = fopen(path, "rb");
-	int err = 0;
-
-	*buf = NULL;
-	if (!f || fstat(fileno(f), &st)) {
-		err = -errno;
-		elfio_err(e, "cannot read: %s", strerror(errno));
-		goto out;
-	}
-	*mode = st.st_mode & 07777;
-	*len = (uint64_t)st.st_size;
-	if (*len != elfio_file_size(e) || !(*buf = malloc(*len ? *len : 1)) ||
-	    fread(*buf, 1, *len, f) != *len) {
-		err = -EIO;
-		elfio_err(e, "cannot read the file's %" PRIu64 " bytes", *len);
-		free(*buf);
-		*buf = NULL;
-	}
-out:
-	if (f)
-		fclose(f);
-	return err;
 }
 
 struct esite {
@@ -244,13 +207,14 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 	struct record *r = NULL;
 	struct elfio *e;
 	struct esite *v = NULL;
-	uint8_t *buf = NULL, *ob = NULL, *p;
-	uint64_t len = 0, n = 0, total = 0, maxend = 0, phoff, shoff, olen;
-	uint64_t seg_off, seg_addr, seg_size, tb_off, tramp, dops, str_off, str_size, sh_off;
+	struct elfio_rw *w = NULL;
+	const uint8_t *buf, *p;
+	uint8_t *seg = NULL;
+	uint64_t len = 0, n = 0, total = 0, maxend = 0, phoff, shoff;
+	uint64_t seg_off, seg_addr, seg_size, tb_off, tramp, dops;
 	uint64_t old_str_off, old_str_size;
 	const GElf_Ehdr *eh;
-	size_t note = SIZE_MAX, last_load = 0, nloads = 0, shnum, shstrndx, phnum;
-	mode_t mode = 0644;
+	size_t note = SIZE_MAX, nloads = 0, shnum, shstrndx, phnum, rawlen;
 	int err = -EINVAL;
 
 	if (!rep)
@@ -280,9 +244,13 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 			  "without extended numbering");
 		goto out;
 	}
-	if ((err = slurp(e, in, &buf, &len, &mode)))
+	/* the bytes elfio has open (validated there), never the path opened again */
+	buf = elfio_raw(e, &rawlen);
+	len = rawlen;
+	if (!buf || len != elfio_file_size(e)) {
+		elfio_err(e, "the image's bytes are not available");
 		goto out;
-	err = -EINVAL;
+	}
 	phoff = eh->e_phoff;
 	phnum = eh->e_phnum;
 	shoff = eh->e_shoff;
@@ -314,7 +282,6 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 			}
 			if (va + msz > maxend)
 				maxend = va + msz;
-			last_load = i;
 			nloads++;
 		} else if (type == PT_NOTE && note == SIZE_MAX) {
 			note = i;
@@ -404,17 +371,22 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 		goto out;
 	}
 
-	/* Layout of the output: input | pad | segment | .shstrtab | section headers. */
-	seg_off = align_up(len, 16);
-	seg_addr = align_up(maxend, SEG_ALIGN) + seg_off % SEG_ALIGN;
+	/*
+	 * The output, through elfio's rewrite: the input | pad | the segment |
+	 * .shstrtab | section headers; its PT_LOAD takes over the PT_NOTE entry.
+	 */
+	w = elfio_rw_new(e);
+	if (!w) {
+		err = -ENOMEM;
+		goto out;
+	}
 	tb_off = SEG_HDR + n * SEG_ENTRY;		/* a multiple of 16 */
 	seg_size = tb_off + TB_SIZE;
+	if ((err = elfio_rw_place_segment(w, seg_size, SEG_ALIGN, maxend, &seg_off, &seg_addr)))
+		goto out;
+	err = -EINVAL;
 	tramp = seg_addr + tb_off + TB_ENTRY;
 	dops = seg_addr + tb_off + TB_DOPS;
-	str_off = seg_off + seg_size;
-	str_size = old_str_size + sizeof(new_names);
-	sh_off = align_up(str_off + str_size, 8);
-	olen = sh_off + (shnum + 2) * sizeof(Elf64_Shdr);
 
 	for (size_t i = 0; i < n; i++) {
 		int64_t d = (int64_t)(tramp - v[i].call);
@@ -430,86 +402,51 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 		}
 	}
 
-	if (!(ob = calloc(1, olen))) {
+	if (!(seg = calloc(1, seg_size))) {
 		err = -ENOMEM;
 		elfio_err(e, "out of memory");
 		goto out;
 	}
-	memcpy(ob, buf, len);
 
 	/* The sites: default ops in the literal, MOV X9, X30; NOP at the entry. */
 	for (size_t i = 0; i < n; i++)
-		if ((err = put_addr(e, ob, len, v[i].lit, dops, 8)) ||
-		    (err = put_addr(e, ob, len, v[i].call - 4, A64_MOV_X9_LR, 4)) ||
-		    (err = put_addr(e, ob, len, v[i].call, A64_NOP, 4)))
+		if ((err = put_addr(w, v[i].lit, dops, 8)) ||
+		    (err = put_addr(w, v[i].call - 4, A64_MOV_X9_LR, 4)) ||
+		    (err = put_addr(w, v[i].call, A64_NOP, 4)))
 			goto out;
 
 	/* The segment. */
-	p = ob + seg_off;
-	put_le(p + 0, SEG_MAGIC, 8);
-	put_le(p + 8, seg_addr, 8);
-	put_le(p + 16, n, 8);
-	put_le(p + 24, seg_addr + SEG_HDR, 8);
-	put_le(p + 32, tramp, 8);
-	put_le(p + 40, dops, 8);
+	uint8_t *q0 = seg;
+	put_le(q0 + 0, SEG_MAGIC, 8);
+	put_le(q0 + 8, seg_addr, 8);
+	put_le(q0 + 16, n, 8);
+	put_le(q0 + 24, seg_addr + SEG_HDR, 8);
+	put_le(q0 + 32, tramp, 8);
+	put_le(q0 + 40, dops, 8);
 	for (size_t i = 0; i < n; i++) {
-		uint8_t *q = p + SEG_HDR + i * SEG_ENTRY;
+		uint8_t *q = q0 + SEG_HDR + i * SEG_ENTRY;
 
 		put_le(q, v[i].func, 8);
 		put_le(q + 8, v[i].lit, 8);
 		put_le(q + 16, v[i].call, 8);
 	}
 	for (size_t i = 0; i < TB_SIZE / 4; i++)
-		put_le(p + tb_off + 4 * i, tramp_code[i], 4);
-	put_le(p + tb_off + TB_ANCHOR, seg_addr + tb_off + TB_ANCHOR, 8);
-	put_le(p + tb_off + TB_DOPS, seg_addr + tb_off + TB_NOOP, 8);
+		put_le(q0 + tb_off + 4 * i, tramp_code[i], 4);
+	put_le(q0 + tb_off + TB_ANCHOR, seg_addr + tb_off + TB_ANCHOR, 8);
+	put_le(q0 + tb_off + TB_DOPS, seg_addr + tb_off + TB_NOOP, 8);
 
-	/* .shstrtab, grown, and the section headers. */
-	memcpy(ob + str_off, buf + old_str_off, old_str_size);
-	memcpy(ob + str_off + old_str_size, new_names, sizeof(new_names));
-	memcpy(ob + sh_off, buf + shoff, shnum * sizeof(Elf64_Shdr));
-	p = ob + sh_off + shstrndx * sizeof(Elf64_Shdr);
-	put_le(p + 24, str_off, 8);
-	put_le(p + 32, str_size, 8);
-	p = ob + sh_off + shnum * sizeof(Elf64_Shdr);
-	put_le(p + 0, old_str_size, 4);				/* .patchsite.sites */
-	put_le(p + 4, SHT_PROGBITS, 4);
-	put_le(p + 8, SHF_ALLOC, 8);
-	put_le(p + 16, seg_addr, 8);
-	put_le(p + 24, seg_off, 8);
-	put_le(p + 32, tb_off, 8);
-	put_le(p + 48, 8, 8);
-	p += sizeof(Elf64_Shdr);
-	put_le(p + 0, old_str_size + sizeof(".patchsite.sites"), 4);	/* .patchsite.tramp */
-	put_le(p + 4, SHT_PROGBITS, 4);
-	put_le(p + 8, SHF_ALLOC | SHF_EXECINSTR, 8);
-	put_le(p + 16, seg_addr + tb_off, 8);
-	put_le(p + 24, seg_off + tb_off, 8);
-	put_le(p + 32, TB_SIZE, 8);
-	put_le(p + 48, 16, 8);
+	/* The segment's two sections: the header and table, the code. */
+	GElf_Shdr sites_sh = { .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC, .sh_addr = seg_addr,
+			       .sh_offset = 0, .sh_size = tb_off, .sh_addralign = 8 };
+	GElf_Shdr tramp_sh = { .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+			       .sh_addr = seg_addr + tb_off, .sh_offset = tb_off,
+			       .sh_size = TB_SIZE, .sh_addralign = 16 };
+	if ((err = elfio_rw_add_segment(w, PF_R | PF_X, seg)) ||
+	    (err = elfio_rw_add_section(w, ".patchsite.sites", &sites_sh)) ||
+	    (err = elfio_rw_add_section(w, ".patchsite.tramp", &tramp_sh)))
+		goto out;
 
-	/* The PT_NOTE entry becomes the PT_LOAD, kept behind the last PT_LOAD. */
-	if (note < last_load) {
-		memmove(ob + phoff + note * sizeof(Elf64_Phdr),
-			ob + phoff + (note + 1) * sizeof(Elf64_Phdr),
-			(last_load - note) * sizeof(Elf64_Phdr));
-		note = last_load;
-	}
-	p = ob + phoff + note * sizeof(Elf64_Phdr);
-	put_le(p + PH_TYPE, PT_LOAD, 4);
-	put_le(p + PH_FLAGS, PF_R | PF_X, 4);
-	put_le(p + PH_OFFSET, seg_off, 8);
-	put_le(p + PH_VADDR, seg_addr, 8);
-	put_le(p + PH_PADDR, seg_addr, 8);
-	put_le(p + PH_FILESZ, seg_size, 8);
-	put_le(p + PH_MEMSZ, seg_size, 8);
-	put_le(p + PH_ALIGN, SEG_ALIGN, 8);
-
-	/* ELF header: e_shoff (0x28), e_shnum (0x3c). */
-	put_le(ob + 0x28, sh_off, 8);
-	put_le(ob + 0x3c, shnum + 2, 2);
-
-	if ((err = elfio_write_file_atomic(out, ob, olen, mode)))
+	if ((err = elfio_rw_commit(w, out, NULL)))
 		goto out;
 	rep->sites = n;
 	rep->tramp = tramp;
@@ -519,8 +456,8 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 	rep->seg_size = seg_size;
 	err = 0;
 out:
-	free(ob);
-	free(buf);
+	elfio_rw_free(w);
+	free(seg);
 	free(v);
 	record_free(r);
 	elfio_close(e);

@@ -53,13 +53,17 @@ static int pin_one(const char *path, const struct pin_options *o, struct pin_rep
 	const struct elfio_symtab *st;
 	struct point *pts = NULL;
 	size_t npts = 0, cap = 0;
-	struct elfio_edits ed;
+	struct elfio_rw *w = NULL;
 	struct elfio_section *s;
 	int ret = -EINVAL;
 
-	elfio_edits_init(&ed);
 	if (!e)
 		return -EINVAL;
+	w = elfio_rw_new(e);
+	if (!w) {
+		elfio_close(e);
+		return -ENOMEM;
+	}
 	rep->objects++;
 	a = arch_by_machine(elfio_ehdr(e)->e_machine);
 	if (!a || !a->relax_reloc) {
@@ -147,7 +151,7 @@ static int pin_one(const char *path, const struct pin_options *o, struct pin_rep
 				Elf64_Rela nr = { .r_offset = v[j].offset,
 						  .r_info = ELF64_R_INFO(0, a->none_reloc),
 						  .r_addend = 0 };
-				if ((ret = elfio_edits_add(&ed, s->shdr.sh_offset +
+				if ((ret = elfio_rw_patch(w, s->shdr.sh_offset +
 							  j * sizeof(Elf64_Rela), &nr, sizeof(nr)))) {
 					goto out;
 				}
@@ -179,14 +183,14 @@ static int pin_one(const char *path, const struct pin_options *o, struct pin_rep
 	}
 
 	ret = 0;
-	if (ed.n && !o->dry_run) {
-		ret = elfio_write_edited(e, &ed, path);
+	if (elfio_rw_changes(w) && !o->dry_run) {
+		ret = elfio_rw_commit(w, path, NULL);
 		if (!ret)
 			rep->written++;
 	}
 out:
 	free(pts);
-	elfio_edits_free(&ed);
+	elfio_rw_free(w);
 	elfio_close(e);
 	return ret;
 }

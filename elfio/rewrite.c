@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * rewrite.c - the one way patchsite writes a changed image: a model of the
+ * open image's sections and segments, changed by the commands and
+ * committed once, atomically.
+ *
+ * Strategy: a rewrite starts as the image elfio has open (never the file
+ * opened again by path: what was validated is what is written) and records
+ * changes of three kinds:
+ *
+ *  - byte patches at file offsets (a table's slots, a relocation entry, a
+ *    site's instructions).  The layout does not change: the output is the
+ *    input copied (copy_file_range) with the patches written on top;
+ *  - new contents or header fields of existing sections, in a relocatable
+ *    object (repad grows text, relocation, symbol and DWARF sections).  An
+ *    ET_REL has no program headers, so libelf lays the output out anew
+ *    (ELF_C_WRITE on a memfd), each section at the next offset its
+ *    alignment allows, as the assembler's output is laid out;
+ *  - in a linked image, a new loadable segment and sections that cover it
+ *    (embed).  Nothing loaded moves: the new bytes go after the last byte
+ *    of the input, the segment at an offset congruent to its address modulo
+ *    its alignment, then a grown .shstrtab and the section header table;
+ *    the segment's program header takes over the PT_NOTE entry, moved
+ *    behind the last PT_LOAD so that the PT_LOADs stay sorted.  Every added
+ *    byte is covered by a section header (the old .shstrtab and header table
+ *    stay where they were, unreferenced).
+ *
+ * All three end in elfio_write_edited_check()/elfio_write_file_atomic():
+ * a temporary beside the target, the mode kept, fsync, an optional
+ * read-back check, rename; on any failure the target is untouched.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elfio.h"
+#include "elfio_priv.h"
+
+struct rw_sec {
+	GElf_Shdr shdr;		/* as it will be written */
+	const void *data;	/* new contents (the caller's, valid until commit), or NULL */
+	size_t size;
+	bool changed;		/* shdr or data differ from the input's */
+};
+
+struct elfio_rw {
+	struct elfio *e;
+	struct rw_sec *secs;	/* the input's sections, by index */
+	size_t nsec;
+	struct elfio_edits patches;
+	bool relayout;		/* an ET_REL section changed: libelf lays it out */
+
+	/* linked images: the appended segment and its sections */
+	bool placed, has_seg;
+	GElf_Phdr seg;		/* p_offset, p_vaddr, p_filesz, p_align from placing */
+	const void *seg_data;
+	struct rw_new {
+		char *name;
+		GElf_Shdr shdr;	/* sh_offset relative to the segment's start */
+	} *added;
+	size_t nadded;
+};
+
+struct elfio_rw *elfio_rw_new(struct elfio *e)
+{
+	struct elfio_rw *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		goto oom;
+	w->e = e;
+	w->nsec = elfio_nsections(e);
+	w->secs = calloc(w->nsec ? w->nsec : 1, sizeof(*w->secs));
+	if (!w->secs)
+		goto oom;
+	for (size_t i = 1; i < w->nsec; i++)
+		w->secs[i].shdr = elfio_section(e, i)->shdr;
+	elfio_edits_init(&w->patches);
+	return w;
+oom:
+	elfio_err(e, "out of memory for a rewrite");
+	if (w)
+		free(w->secs);
+	free(w);
+	return NULL;
+}
+
+void elfio_rw_free(struct elfio_rw *w)
+{
+	if (!w)
+		return;
+	elfio_edits_free(&w->patches);
+	for (size_t i = 0; i < w->nadded; i++)
+		free(w->added[i].name);
+	free(w->added);
+	free(w->secs);
+	free(w);
+}
+
+int elfio_rw_patch(struct elfio_rw *w, uint64_t off, const void *bytes, size_t len)
+{
+	if (off > elfio_file_size(w->e) || len > elfio_file_size(w->e) - off) {
+		elfio_err(w->e, "a patch of %zu bytes at offset 0x%" PRIx64 " is past the end of "
+			  "the file", len, off);
+		return -ERANGE;
+	}
+	if (elfio_edits_add(&w->patches, off, bytes, len)) {
+		elfio_err(w->e, "out of memory for a patch");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int elfio_rw_patch_addr(struct elfio_rw *w, uint64_t addr, const void *bytes, size_t len)
+{
+	uint64_t off;
+	struct elfio_section *s = elfio_addr_to_sec(w->e, addr);
+
+	if (!s || elfio_addr_to_offset(w->e, addr, &off) || addr - s->addr > s->shdr.sh_size ||
+	    len > s->shdr.sh_size - (addr - s->addr)) {
+		elfio_err(w->e, "address 0x%" PRIx64 " (%zu bytes) is not in a section's bytes", addr,
+			  len);
+		return -ERANGE;
+	}
+	return elfio_rw_patch(w, off, bytes, len);
+}
+
+static int check_index(struct elfio_rw *w, size_t idx)
+{
+	if (idx == 0 || idx >= w->nsec) {
+		elfio_err(w->e, "no section %zu to rewrite", idx);
+		return -EINVAL;
+	}
+	if (!elfio_is_rel(w->e)) {
+		elfio_err(w->e, "section %zu: only a relocatable object's sections are laid out "
+			  "anew", idx);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int elfio_rw_set_shdr(struct elfio_rw *w, size_t idx, const GElf_Shdr *sh)
+{
+	int ret = check_index(w, idx);
+
+	if (ret)
+		return ret;
+	w->secs[idx].shdr = *sh;
+	w->secs[idx].changed = true;
+	w->relayout = true;
+	return 0;
+}
+
+int elfio_rw_set_data(struct elfio_rw *w, size_t idx, const void *data, size_t size)
+{
+	int ret = check_index(w, idx);
+
+	if (ret)
+		return ret;
+	w->secs[idx].data = data;
+	w->secs[idx].size = size;
+	w->secs[idx].changed = true;
+	w->relayout = true;
+	return 0;
+}
+
+const GElf_Shdr *elfio_rw_shdr(const struct elfio_rw *w, size_t idx)
+{
+	return idx && idx < w->nsec ? &w->secs[idx].shdr : NULL;
+}
+
+int elfio_rw_place_segment(struct elfio_rw *w, uint64_t size, uint64_t align, uint64_t min_addr,
+			   uint64_t *off, uint64_t *addr)
+{
+	uint64_t len = elfio_file_size(w->e), o = (len + 15) & ~15ull;
+
+	if (elfio_is_rel(w->e) || w->placed || !align || (align & (align - 1)) ||
+	    min_addr > UINT64_MAX - 2 * align || o < len) {
+		elfio_err(w->e, "cannot place a segment here (one, in a linked image, aligned to a "
+			  "power of two)");
+		return -EINVAL;
+	}
+	w->seg.p_type = PT_LOAD;
+	w->seg.p_offset = o;
+	w->seg.p_vaddr = w->seg.p_paddr = ((min_addr + align - 1) & ~(align - 1)) + o % align;
+	w->seg.p_filesz = w->seg.p_memsz = size;
+	w->seg.p_align = align;
+	w->placed = true;
+	*off = o;
+	*addr = w->seg.p_vaddr;
+	return 0;
+}
+
+int elfio_rw_add_segment(struct elfio_rw *w, uint32_t flags, const void *data)
+{
+	if (!w->placed || w->has_seg) {
+		elfio_err(w->e, "a segment must be placed, once, before it is added");
+		return -EINVAL;
+	}
+	w->seg.p_flags = flags;
+	w->seg_data = data;
+	w->has_seg = true;
+	return 0;
+}
+
+int elfio_rw_add_section(struct elfio_rw *w, const char *name, const GElf_Shdr *sh)
+{
+	struct rw_new *nv;
+
+	if (!w->has_seg || sh->sh_offset > w->seg.p_filesz ||
+	    sh->sh_size > w->seg.p_filesz - sh->sh_offset ||
+	    sh->sh_addr != w->seg.p_vaddr + sh->sh_offset) {
+		elfio_err(w->e, "section '%s' is not inside the added segment", name);
+		return -EINVAL;
+	}
+	nv = realloc(w->added, (w->nadded + 1) * sizeof(*nv));
+	if (!nv)
+		goto oom;
+	w->added = nv;
+	nv[w->nadded].name = strdup(name);
+	if (!nv[w->nadded].name)
+		goto oom;
+	nv[w->nadded].shdr = *sh;
+	w->nadded++;
+	return 0;
+oom:
+	elfio_err(w->e, "out of memory for a new section");
+	return -ENOMEM;
+}
+
+/* --- ET_REL: libelf lays the object out ------------------------------------ */
+
+static int build_rel(struct elfio_rw *w, Elf *out)
+{
+	Elf *in = elfio_elf(w->e);
+	GElf_Ehdr eh = *elfio_ehdr(w->e);
+	size_t shstrndx;
+
+	if (!gelf_newehdr(out, ELFCLASS64) || elf_getshdrstrndx(in, &shstrndx))
+		goto libelf_err;
+	for (size_t i = 1; i < w->nsec; i++) {
+		Elf_Scn *is = elf_getscn(in, i), *os = elf_newscn(out);
+		struct rw_sec *rs = &w->secs[i];
+		GElf_Shdr sh = rs->shdr;
+		Elf_Data *id, *od;
+
+		if (!is || !os)
+			goto libelf_err;
+		if (elf_ndxscn(os) != i) {
+			elfio_err(w->e, "section numbering changed while copying");
+			return -EINVAL;
+		}
+		id = elf_getdata(is, NULL);
+		if (id && elf_getdata(is, id)) {
+			elfio_err(w->e, "section %zu has more than one data block", i);
+			return -EINVAL;
+		}
+		od = elf_newdata(os);
+		if (!od)
+			goto libelf_err;
+		if (id) {
+			od->d_type = id->d_type;
+			od->d_size = id->d_size;
+			od->d_buf = id->d_buf;
+		} else {
+			od->d_type = ELF_T_BYTE;
+			od->d_size = sh.sh_type == SHT_NOBITS ? sh.sh_size : 0;
+		}
+		if (rs->data && id) {
+			od->d_buf = (void *)rs->data;
+			od->d_size = rs->size;
+		}
+		od->d_align = sh.sh_addralign ? sh.sh_addralign : 1;
+		od->d_off = 0;
+		od->d_version = EV_CURRENT;
+		if (!gelf_update_shdr(os, &sh))
+			goto libelf_err;
+	}
+	eh.e_phoff = 0;
+	eh.e_phnum = 0;
+	/* elfutils has no elf_setshstrndx: a large index goes to section 0's sh_link */
+	if (shstrndx >= SHN_LORESERVE) {
+		Elf_Scn *zero = elf_getscn(out, 0);
+		GElf_Shdr sh0;
+
+		if (!zero || !gelf_getshdr(zero, &sh0))
+			goto libelf_err;
+		sh0.sh_link = (Elf64_Word)shstrndx;
+		if (!gelf_update_shdr(zero, &sh0))
+			goto libelf_err;
+		eh.e_shstrndx = SHN_XINDEX;
+	} else {
+		eh.e_shstrndx = (Elf64_Half)shstrndx;
+	}
+	if (!gelf_update_ehdr(out, &eh) || elf_update(out, ELF_C_WRITE) < 0)
+		goto libelf_err;
+	return 0;
+libelf_err:
+	elfio_err(w->e, "cannot build the output: %s", elf_errmsg(-1));
+	return -EINVAL;
+}
+
+static int commit_rel(struct elfio_rw *w, const char *out_path, const struct elfio_write_check *chk)
+{
+	Elf *out = NULL;
+	void *map = MAP_FAILED;
+	struct stat st = { 0 };
+	int fd, ret;
+
+	fd = memfd_create("patchsite-rewrite", MFD_CLOEXEC);
+	if (fd < 0) {
+		elfio_error(out_path, "memfd_create: %s", strerror(errno));
+		return -errno;
+	}
+	out = elf_begin(fd, ELF_C_WRITE, NULL);
+	if (!out) {
+		elfio_error(out_path, "elf_begin: %s", elf_errmsg(-1));
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = build_rel(w, out);
+	if (ret)
+		goto out;
+	elf_end(out);
+	out = NULL;
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		elfio_error(out_path, "fstat: %s", strerror(errno));
+		goto out;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED) {
+		ret = -errno;
+		elfio_error(out_path, "mmap: %s", strerror(errno));
+		goto out;
+	}
+	ret = elfio_write_file_atomic_check(out_path, map, (size_t)st.st_size, elfio_mode(w->e),
+					    chk);
+out:
+	if (map != MAP_FAILED)
+		munmap(map, (size_t)st.st_size);
+	elf_end(out);
+	close(fd);
+	return ret;
+}
+
+/* --- Linked images: a segment appended --------------------------------------- */
+
+static void put_le(uint8_t *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = n - 1; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static int commit_segment(struct elfio_rw *w, const char *out_path,
+			  const struct elfio_write_check *chk)
+{
+	struct elfio *e = w->e;
+	const GElf_Ehdr *eh = elfio_ehdr(e);
+	size_t fsize = 0;
+	const uint8_t *in = elfio_raw(e, &fsize);
+	uint64_t len = elfio_file_size(e), phoff = eh->e_phoff, shoff = eh->e_shoff;
+	size_t phnum = eh->e_phnum, shnum = eh->e_shnum, shstrndx = eh->e_shstrndx;
+	size_t note = SIZE_MAX, last_load = 0;
+	uint8_t *ob = NULL, *p;
+	int ret = -EINVAL;
+
+	if (!in || fsize != len) {
+		elfio_err(e, "the image's bytes are not available to copy");
+		return -EINVAL;
+	}
+	if (eh->e_phentsize != sizeof(Elf64_Phdr) || !phnum || phnum == PN_XNUM ||
+	    eh->e_shentsize != sizeof(Elf64_Shdr) || !shnum || shstrndx == SHN_UNDEF ||
+	    shstrndx >= shnum || phoff > len || (len - phoff) / sizeof(Elf64_Phdr) < phnum ||
+	    shoff > len || (len - shoff) / sizeof(Elf64_Shdr) < shnum) {
+		elfio_err(e, "a segment is added only to an image with program headers, section "
+			  "headers and .shstrtab, without extended numbering");
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < phnum; i++) {
+		uint32_t type = (uint32_t)get_le(in + phoff + i * sizeof(Elf64_Phdr), 4);
+		if (type == PT_LOAD)
+			last_load = i;
+		else if (type == PT_NOTE && note == SIZE_MAX)
+			note = i;
+	}
+	if (note == SIZE_MAX) {
+		elfio_err(e, "no PT_NOTE program header to turn into the new segment's PT_LOAD");
+		return -EINVAL;
+	}
+	const uint8_t *ss = in + shoff + shstrndx * sizeof(Elf64_Shdr);
+	uint64_t old_str_off = get_le(ss + 24, 8), old_str_size = get_le(ss + 32, 8);
+	if (get_le(ss + 4, 4) != SHT_STRTAB || old_str_off > len ||
+	    old_str_size > len - old_str_off) {
+		elfio_err(e, "the section name table is not a string table inside the file");
+		return -EINVAL;
+	}
+
+	/* the layout of what is appended: segment | .shstrtab | section headers */
+	uint64_t al = w->seg.p_align, size = w->seg.p_filesz, names = 0, seg_off = w->seg.p_offset;
+	for (size_t i = 0; i < w->nadded; i++)
+		names += strlen(w->added[i].name) + 1;
+	uint64_t str_off = seg_off + size, str_size = old_str_size + names;
+	uint64_t sh_off = (str_off + str_size + 7) & ~7ull;
+	uint64_t olen = sh_off + (shnum + w->nadded) * sizeof(Elf64_Shdr);
+
+	ob = calloc(1, olen);
+	if (!ob) {
+		elfio_err(e, "out of memory for a %" PRIu64 "-byte image", olen);
+		return -ENOMEM;
+	}
+	memcpy(ob, in, len);
+	for (size_t i = 0; i < w->patches.n; i++)
+		memcpy(ob + w->patches.v[i].off, w->patches.v[i].bytes, w->patches.v[i].len);
+	memcpy(ob + seg_off, w->seg_data, size);
+
+	/* .shstrtab, grown, and the section headers */
+	memcpy(ob + str_off, in + old_str_off, old_str_size);
+	memcpy(ob + sh_off, in + shoff, shnum * sizeof(Elf64_Shdr));
+	p = ob + sh_off + shstrndx * sizeof(Elf64_Shdr);
+	put_le(p + 24, str_off, 8);
+	put_le(p + 32, str_size, 8);
+	uint64_t name = old_str_size;
+	for (size_t i = 0; i < w->nadded; i++) {
+		const GElf_Shdr *sh = &w->added[i].shdr;
+		size_t nl = strlen(w->added[i].name) + 1;
+
+		memcpy(ob + str_off + name, w->added[i].name, nl);
+		p = ob + sh_off + (shnum + i) * sizeof(Elf64_Shdr);
+		put_le(p + 0, name, 4);
+		put_le(p + 4, sh->sh_type, 4);
+		put_le(p + 8, sh->sh_flags, 8);
+		put_le(p + 16, sh->sh_addr, 8);
+		put_le(p + 24, seg_off + sh->sh_offset, 8);
+		put_le(p + 32, sh->sh_size, 8);
+		put_le(p + 40, sh->sh_link, 4);
+		put_le(p + 44, sh->sh_info, 4);
+		put_le(p + 48, sh->sh_addralign, 8);
+		put_le(p + 56, sh->sh_entsize, 8);
+		name += nl;
+	}
+
+	/* the PT_NOTE entry becomes the PT_LOAD, kept behind the last PT_LOAD */
+	if (note < last_load) {
+		memmove(ob + phoff + note * sizeof(Elf64_Phdr),
+			ob + phoff + (note + 1) * sizeof(Elf64_Phdr),
+			(last_load - note) * sizeof(Elf64_Phdr));
+		note = last_load;
+	}
+	p = ob + phoff + note * sizeof(Elf64_Phdr);
+	put_le(p + 0, w->seg.p_type, 4);
+	put_le(p + 4, w->seg.p_flags, 4);
+	put_le(p + 8, seg_off, 8);
+	put_le(p + 16, w->seg.p_vaddr, 8);
+	put_le(p + 24, w->seg.p_paddr, 8);
+	put_le(p + 32, size, 8);
+	put_le(p + 40, size, 8);
+	put_le(p + 48, al, 8);
+
+	/* the ELF header: e_shoff, e_shnum */
+	put_le(ob + 0x28, sh_off, 8);
+	put_le(ob + 0x3c, shnum + w->nadded, 2);
+
+	ret = elfio_write_file_atomic_check(out_path, ob, olen, elfio_mode(e), chk);
+	free(ob);
+	return ret;
+}
+
+int elfio_rw_commit(struct elfio_rw *w, const char *out_path, const struct elfio_write_check *chk)
+{
+	if (elfio_was_compressed(w->e)) {
+		elfio_err(w->e, "cannot rewrite a compressed file; decompress it first");
+		return -ENOTSUP;
+	}
+	if (w->has_seg)
+		return commit_segment(w, out_path, chk);
+	if (w->relayout) {
+		if (w->patches.n) {
+			elfio_err(w->e, "byte patches and new section contents in one rewrite");
+			return -EINVAL;
+		}
+		return commit_rel(w, out_path, chk);
+	}
+	return elfio_write_edited_check(w->e, &w->patches, out_path, chk);
+}
+
+bool elfio_rw_changes(const struct elfio_rw *w)
+{
+	return w->patches.n || w->relayout || w->has_seg;
+}
