@@ -14,7 +14,7 @@ CC        ?= cc
 CFLAGS    ?= -O2 -g
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
              -Wno-missing-field-initializers
-CPPFLAGS  += -D_GNU_SOURCE -DPATCHSITE_VERSION='"$(VERSION)"' -I. -Iarch -Ielfio -Irecordsites -Irewriter -Itests
+CPPFLAGS  += -D_GNU_SOURCE -DPATCHSITE_VERSION='"$(VERSION)"' -I. -Iarch -Ielfio -Irecordsites -Irewriter -Iruntime -Itests
 # Nothing here may run a tool that `make deps` installs: make parses this file
 # before deps runs (a fresh machine has no pkg-config).  These are the
 # libraries patchsite calls directly; Debian's pkg-config files add nothing.
@@ -132,6 +132,7 @@ install: all runtime
 	install -m 0755 patchsite $(DESTDIR)$(BINDIR)/patchsite
 	install -m 0644 doc/patchsite.1 $(DESTDIR)$(MANDIR)/man1/patchsite.1
 	install -m 0644 runtime/callops.h $(DESTDIR)$(PREFIX)/include/patchsite/callops.h
+	install -m 0644 runtime/segment.h $(DESTDIR)$(PREFIX)/include/patchsite/segment.h
 	install -m 0644 build/runtime/libpatchsite-callops.a \
 		$(DESTDIR)$(PREFIX)/lib/patchsite/aarch64/libpatchsite-callops.a
 	install -m 0755 build/runtime/libpatchsite-callops.so \

@@ -58,6 +58,7 @@
  * site out of BL range (128 MiB) of the trampoline is refused.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,7 @@
 #include "elfio.h"
 #include "recordsites.h"
 #include "rewriter.h"
+#include "segment.h"
 
 #define A64_NOP		0xd503201fu
 #define A64_BTI_C	0xd503245fu
@@ -75,10 +77,11 @@
 
 #define SEG_ALIGN	0x10000u	/* 64 KiB: the largest arm64 page */
 
-/* Must match runtime/callops.h. */
-#define SEG_MAGIC	0x31504f534c4c4143ull	/* "CALLSOP1" */
-#define SEG_HDR		64	/* magic, self, count, sites, tramp, default_ops, 2 spare */
-#define SEG_ENTRY	32	/* func, literal, call, spare */
+/* The segment's layout: the one definition the runtime reads too. */
+#define SEG_HDR		sizeof(struct ps_seg_header)
+#define SEG_ENTRY	sizeof(struct ps_site)
+#define HDR_FIELD(f)	offsetof(struct ps_seg_header, f)
+#define SITE_FIELD(f)	offsetof(struct ps_site, f)
 
 /* The trampoline blob; offsets of its parts. */
 #define TB_ANCHOR	0x00	/* .8byte: link-time address of the anchor */
@@ -275,7 +278,7 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 				elfio_err(e, "PT_LOAD %zu wraps around the address space", i);
 				goto out;
 			}
-			if (fsz >= 8 && fo <= len - 8 && get_le(buf + fo, 8) == SEG_MAGIC) {
+			if (fsz >= 8 && fo <= len - 8 && get_le(buf + fo, 8) == PS_SEG_MAGIC) {
 				elfio_err(e, "already embedded (a PT_LOAD holds a patchsite "
 					  "segment)");
 				goto out;
@@ -417,18 +420,18 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 
 	/* The segment. */
 	uint8_t *q0 = seg;
-	put_le(q0 + 0, SEG_MAGIC, 8);
-	put_le(q0 + 8, seg_addr, 8);
-	put_le(q0 + 16, n, 8);
-	put_le(q0 + 24, seg_addr + SEG_HDR, 8);
-	put_le(q0 + 32, tramp, 8);
-	put_le(q0 + 40, dops, 8);
+	put_le(q0 + HDR_FIELD(magic), PS_SEG_MAGIC, 8);
+	put_le(q0 + HDR_FIELD(self), seg_addr, 8);
+	put_le(q0 + HDR_FIELD(count), n, 8);
+	put_le(q0 + HDR_FIELD(sites), seg_addr + SEG_HDR, 8);
+	put_le(q0 + HDR_FIELD(tramp), tramp, 8);
+	put_le(q0 + HDR_FIELD(default_ops), dops, 8);
 	for (size_t i = 0; i < n; i++) {
 		uint8_t *q = q0 + SEG_HDR + i * SEG_ENTRY;
 
-		put_le(q, v[i].func, 8);
-		put_le(q + 8, v[i].lit, 8);
-		put_le(q + 16, v[i].call, 8);
+		put_le(q + SITE_FIELD(func), v[i].func, 8);
+		put_le(q + SITE_FIELD(literal), v[i].lit, 8);
+		put_le(q + SITE_FIELD(call), v[i].call, 8);
 	}
 	for (size_t i = 0; i < TB_SIZE / 4; i++)
 		put_le(q0 + tb_off + 4 * i, tramp_code[i], 4);

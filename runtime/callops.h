@@ -78,29 +78,6 @@ void *ps_function(long i);
 
 /* --- The segment that `patchsite embed` adds (layout shared with it) ------- */
 
-/*
- * All addresses in the segment are link-time addresses: the runtime adds the
- * main program's load bias (0 for ET_EXEC).  A literal holds the address of
- * its ops minus that bias; the trampoline adds the bias back, computed
- * PC-relatively.  So a PIE needs no relocation and no writable text.
- */
-#define PS_SEG_MAGIC	0x31504f534c4c4143ull	/* "CALLSOP1" little-endian */
-
-struct ps_site {
-	uint64_t func;		/* function entry (symbol address) */
-	uint64_t literal;	/* func - 8: the 8-aligned ops literal */
-	uint64_t call;		/* the NOP that becomes BL trampoline */
-	uint64_t reserved;
-};
-
-struct ps_seg_header {
-	uint64_t magic;		/* PS_SEG_MAGIC */
-	uint64_t self;		/* link-time address of this header (the segment's p_vaddr) */
-	uint64_t count;		/* entries in sites[], sorted by func */
-	uint64_t sites;		/* link-time address of the first struct ps_site */
-	uint64_t tramp;		/* the trampoline's entry (BL target) */
-	uint64_t default_ops;	/* the no-op ops every idle literal holds */
-	uint64_t reserved[2];
-};
+#include "segment.h"
 
 #endif /* PATCHSITE_CALLOPS_H */
