@@ -153,6 +153,15 @@ void elfio_free(void *p);
  */
 int elfio_grow(void *v, size_t *cap, size_t need, size_t size);
 
+/*
+ * The sorted lookup: in v[0..n), elements of `size` bytes sorted by the
+ * uint64_t at byte offset key_off, the index of the first element whose
+ * key is >= key (upper: > key); n if none.  ELFIO_BOUND names the field.
+ */
+size_t elfio_bound(const void *v, size_t n, size_t size, size_t key_off, uint64_t key, bool upper);
+#define ELFIO_BOUND(v, n, field, key, upper)						\
+	elfio_bound((v), (n), sizeof(*(v)), offsetof(__typeof__(*(v)), field), (key), (upper))
+
 /* --- Errors -------------------------------------------------------------- */
 
 /* Print "patchsite: PATH: message" once (the git/objtool style). */

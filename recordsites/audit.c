@@ -70,14 +70,7 @@ static const struct site *site_of(struct record *r, const struct elfio_symbol *f
 	long i;
 
 	/* sites are sorted: find the first >= lo and walk while in range */
-	size_t a = 0, b = r->nsites;
-	while (a < b) {
-		size_t m = a + (b - a) / 2;
-		if (r->sites[m].addr < lo)
-			a = m + 1;
-		else
-			b = m;
-	}
+	size_t a = ELFIO_BOUND(r->sites, r->nsites, addr, lo, false);
 	for (i = (long)a; (size_t)i < r->nsites && r->sites[i].addr < f->addr + f->size; i++)
 		if (r->sites[i].func && r->sites[i].func->addr == f->addr)
 			return &r->sites[i];
@@ -118,16 +111,9 @@ static void describe_stale(struct record *r, uint64_t v, struct finding *fd)
 /* The site nearest to v (within 64 bytes), or NULL. */
 static const struct site *nearest_site(const struct record *r, uint64_t v)
 {
-	size_t lo = 0, hi = r->nsites;
+	size_t lo = ELFIO_BOUND(r->sites, r->nsites, addr, v, false);
 	const struct site *best = NULL;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (r->sites[mid].addr < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (size_t i = lo ? lo - 1 : 0; i < r->nsites && i <= lo; i++) {
 		uint64_t d = r->sites[i].addr > v ? r->sites[i].addr - v : v - r->sites[i].addr;
 		if (d <= 64 && (!best || d < (best->addr > v ? best->addr - v : v - best->addr)))

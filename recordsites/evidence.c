@@ -150,15 +150,8 @@ static int cmp_u64(const void *a, const void *b)
 /* Index of the shape at exactly addr, or -1. */
 static long shape_find(const struct fshape *v, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = n;
+	size_t lo = ELFIO_BOUND(v, n, addr, addr, false);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (v[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < n && v[lo].addr == addr ? (long)lo : -1;
 }
 
@@ -429,15 +422,8 @@ next_unit:
 /* The statement whose range holds addr, or -1 (ranges are sorted by lo). */
 static int stmt_at(const struct stmts *ss, uint64_t addr)
 {
-	size_t lo = 0, hi = ss->nranges;
+	size_t lo = ELFIO_BOUND(ss->ranges, ss->nranges, lo, addr, true);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ss->ranges[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* ranges of different units do not overlap; look at the last few */
 	for (size_t i = lo; i > 0 && lo - i < 8; i--)
 		if (ss->ranges[i - 1].lo <= addr && addr < ss->ranges[i - 1].hi)
@@ -703,15 +689,8 @@ static int add_layout(struct record *r, const struct layout *l)
 const struct layout *record_layout_at(const struct record *r, uint64_t addr)
 {
 	const struct record_priv *p = r->priv;
-	size_t lo = 0, hi = p->nregions;
+	size_t lo = ELFIO_BOUND(p->regions, p->nregions, lo, addr, true);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (p->regions[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo && addr < p->regions[lo - 1].hi)
 		return &p->layouts[p->regions[lo - 1].layout];
 	return &p->layouts[0];
