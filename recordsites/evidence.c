@@ -955,8 +955,9 @@ int rs_establish_layout(struct record *r, const struct record_options *o)
 		}
 	}
 
-	/* 3. the code: the functions no unit speaks for vote */
-	if ((ret = vote(sh, pool, npool, &v)))
+	/* 3. the code: the functions no unit speaks for vote (all of them, as
+	   above, when no DWARF was read) */
+	if (ss.nranges && (ret = vote(sh, pool, npool, &v)))
 		goto oom;
 	snprintf(why, sizeof(why), "%s", v.why);
 	/*
