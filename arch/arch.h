@@ -8,8 +8,15 @@
  * gets back an arch-neutral `struct arch_insn` (kind, length, branch target).
  * Encodings live in static const tables inside each arch file.
  *
- * This layer knows nothing of ELF files: it sees byte buffers and the
- * address the first byte would have in the image.
+ * The rewriting commands move code, so the architecture also reads and
+ * re-encodes the PC-relative instructions the assembler resolved in place
+ * (struct arch_pcrel), and says what NOP unit and what alignment
+ * relocation an object's linker works with: generic code only moves
+ * offsets and asks.
+ *
+ * This layer knows nothing of ELF files: it sees byte buffers, the address
+ * the first byte would have in the image, and the numbers (e_flags,
+ * relocation types and addends) generic code reads out of the file.
  */
 #ifndef PATCHSITE_ARCH_H
 #define PATCHSITE_ARCH_H
@@ -45,6 +52,51 @@ struct arch_insn {
 #define ARCH_DECODE_OK		0
 #define ARCH_DECODE_BAD		(-1)	/* not a valid instruction */
 #define ARCH_DECODE_TRUNC	(-2)	/* instruction runs past the end of the buffer */
+
+/*
+ * A PC-relative reference that the assembler resolved in place, with no
+ * relocation: arm64 B, BL, B.cond, CBZ/CBNZ, TBZ/TBNZ, ADR, LDR literal;
+ * riscv64 branches, jal, c.j, c.beqz/c.bnez, and `auipc rX` together with
+ * its %pcrel_lo use in the next instruction (one reference of 8 bytes).
+ * Filled by arch_ops.pcrel_decode, read back by arch_ops.pcrel_encode.
+ */
+struct arch_pcrel {
+	const char *name;	/* mnemonic for messages: "b.cond", "tbz/tbnz", "c.beqz", "auipc" */
+	unsigned int len;	/* bytes it spans: the instruction, or auipc + its use (8) */
+	unsigned int lo_off;	/* a pair: offset of the instruction completing it (4); else 0 */
+	unsigned int flags;	/* ARCH_PCREL_LIVE */
+	int64_t disp;		/* target minus the address of the first byte */
+	int64_t min, max;	/* the displacements pcrel_encode accepts: min <= d <= max ... */
+	unsigned int step;	/* ... and d a multiple of step (arm64 4, ADR 1; riscv 2, pair 1) */
+	/* the architecture's own: which encoding, and the words pcrel_decode read */
+	unsigned int form;
+	uint32_t word[2];
+};
+
+/* Return values of arch_ops.pcrel_decode */
+#define ARCH_PCREL_OK		0	/* *pc describes the reference */
+#define ARCH_PCREL_NONE		(-1)	/* not a PC-relative instruction: nothing to move */
+#define ARCH_PCREL_PAGE		(-2)	/* page-relative (arm64 ADRP): only a relocation moves it */
+#define ARCH_PCREL_UNPAIRED	(-3)	/* riscv auipc whose %pcrel_lo use is not next to it */
+
+/*
+ * arch_pcrel.flags: the value the reference computes (riscv: the auipc's
+ * register) may be read again after it, so moving its target would change
+ * what later instructions see, which re-encoding cannot follow.  The
+ * analysis errs towards set.
+ */
+#define ARCH_PCREL_LIVE		0x1
+
+/*
+ * `.balign` where the linker relaxes, as the assembler emits it
+ * (arch_ops.align_padding).
+ */
+struct arch_align_pad {
+	uint64_t size;		/* NOP bytes: the alignment less the NOP unit, the most the
+				   link can need */
+	unsigned int type;	/* relocation at the first of them, symbol 0 (align_reloc) */
+	int64_t addend;		/* its addend: the number of NOP bytes it covers (size) */
+};
 
 /* Flavour policy bits (arch_ops.policy) */
 #define ARCH_POLICY_NOP_MCOUNT		0x1	/* a call_len-byte NOP at entry can be a site
@@ -121,6 +173,57 @@ struct arch_ops {
 	 */
 	int (*encode_nops)(uint8_t *buf, size_t len);
 	int (*encode_call)(uint8_t *buf, uint64_t from, uint64_t to);	/* call_len bytes */
+
+	/*
+	 * The NOP unit of code built with these ELF header flags: the NOP
+	 * the toolchain pads with (x86 1, arm64 4, riscv c.nop 2 with
+	 * EF_RISCV_RVC, else nop 4).
+	 */
+	unsigned int (*nop_unit)(unsigned int e_flags);
+
+	/*
+	 * The rewriting hooks below are NULL where not supported: x86_64 for
+	 * all of them (repad refuses such objects), arm64 for the alignment
+	 * relocation pair (it has none).
+	 *
+	 * insn_len: the length of the instruction that starts at buf[0],
+	 * told from its first insn_align bytes (it may exceed len); 0 when
+	 * fewer than insn_align bytes are given or the format is one the
+	 * architecture does not decode (riscv: 48 bits and longer).
+	 */
+	unsigned int (*insn_len)(const uint8_t *buf, size_t len);
+
+	/*
+	 * The PC-relative reference at buf[0..len) (the rest of the section:
+	 * a riscv auipc looks at the instructions after it).  ARCH_PCREL_OK
+	 * with *pc filled; ARCH_PCREL_PAGE and ARCH_PCREL_UNPAIRED fill
+	 * pc->name and pc->len, so the caller can say which instruction it
+	 * refuses; ARCH_PCREL_NONE otherwise.  Never reads past buf[len-1].
+	 */
+	int (*pcrel_decode)(const uint8_t *buf, size_t len, struct arch_pcrel *pc);
+
+	/*
+	 * Write the pc->len bytes of *pc re-encoded for displacement disp to
+	 * out: 0, or -ERANGE (out untouched) when disp is outside
+	 * [pc->min, pc->max] or not a multiple of pc->step; -EINVAL for a *pc
+	 * that pcrel_decode did not fill with ARCH_PCREL_OK.
+	 */
+	int (*pcrel_encode)(const struct arch_pcrel *pc, int64_t disp, uint8_t *out);
+
+	/*
+	 * An alignment relocation (align_reloc) at offset with addend: the
+	 * offset it pads up to, which is where its NOP bytes end (*to), and
+	 * the alignment the linker establishes there (*align).  0, or -1 for
+	 * an addend no assembler emits (negative, 1 MiB or more).
+	 */
+	int (*align_target)(uint64_t offset, int64_t addend, uint64_t *to, uint64_t *align);
+
+	/*
+	 * `.balign align` in code built with e_flags that the linker relaxes:
+	 * the NOP bytes and the relocation the assembler emits (*pad).  0, or
+	 * -1 when align is not a power of two larger than the NOP unit.
+	 */
+	int (*align_padding)(unsigned int e_flags, uint64_t align, struct arch_align_pad *pad);
 };
 
 extern const struct arch_ops arch_x86_64;

@@ -8,12 +8,17 @@
  * matter to ftrace (NOP, BTI C/JC, BL, B) and everything else is
  * INSN_OTHER.  The PLT recogniser is a second table describing the
  * sequence GNU ld and lld emit (optional BTI C, ADRP/LDR/ADD, optional
- * AUTIA1716/AUTIB1716, BR x17), walked one word at a time.  Words are
- * assembled byte by byte so that neither host endianness nor buffer
- * alignment matters, and immediates are sign-extended in unsigned
+ * AUTIA1716/AUTIB1716, BR x17), walked one word at a time.  A third
+ * table lists the PC-relative instructions an assembler resolves in place
+ * (B, BL, B.cond, CBZ/CBNZ, TBZ/TBNZ, LDR literal, ADR; ADRP, which an
+ * object always relocates), each an immediate field of known width and
+ * scale, which the rewriting commands read and re-encode when code moves.
+ * Words are assembled byte by byte so that neither host endianness nor
+ * buffer alignment matters, and immediates are sign-extended in unsigned
  * arithmetic so nothing can overflow.
  */
 #include <elf.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -188,6 +193,115 @@ static int a64_plt_slot(const uint8_t *buf, size_t len, uint64_t addr, uint64_t 
 	return 0;
 }
 
+/*
+ * PC-relative instructions that an assembler resolves in place when the
+ * target is in the same section (GNU as does for all of these but ADRP,
+ * whose page offset depends on the final address).  The immediate is
+ * `width` bits at bit `shift`, counted in words; ADR's is a byte offset
+ * split in two, immlo at bit 29 and immhi at bit 5.  First match wins:
+ * the masks of B and BL, and of CBZ/CBNZ and TBZ/TBNZ, differ in one bit.
+ */
+enum a64_pcrel_field {
+	A64_PC_WORDS,		/* signed word count */
+	A64_PC_ADR,		/* signed byte count, immhi:immlo */
+	A64_PC_PAGE,		/* ADRP: signed 4 KiB page count, relocated in an object */
+};
+
+struct a64_pcrel {
+	const char *name;
+	uint32_t mask, value;
+	unsigned int shift, width;
+	enum a64_pcrel_field field;
+};
+
+static const struct a64_pcrel a64_pcrel[] = {
+	{ "b",		 0xfc000000u, 0x14000000u, 0, 26, A64_PC_WORDS },
+	{ "bl",		 0xfc000000u, 0x94000000u, 0, 26, A64_PC_WORDS },
+	{ "b.cond",	 0xff000000u, 0x54000000u, 5, 19, A64_PC_WORDS },
+	{ "cbz/cbnz",	 0x7e000000u, 0x34000000u, 5, 19, A64_PC_WORDS },
+	{ "tbz/tbnz",	 0x7e000000u, 0x36000000u, 5, 14, A64_PC_WORDS },
+	{ "ldr literal", 0x3b000000u, 0x18000000u, 5, 19, A64_PC_WORDS },
+	{ "adr",	 0x9f000000u, 0x10000000u, 0, 21, A64_PC_ADR },
+	{ "adrp",	 0x9f000000u, 0x90000000u, 0, 21, A64_PC_PAGE },
+};
+
+#define A64_NPCREL	(sizeof(a64_pcrel) / sizeof(a64_pcrel[0]))
+
+/* The byte displacements form p can hold: [-2^(bits-1), 2^(bits-1) - step], step apart. */
+static void a64_pcrel_limits(const struct a64_pcrel *p, struct arch_pcrel *pc)
+{
+	unsigned int bits = p->field == A64_PC_ADR ? p->width : p->width + 2;
+
+	pc->step = p->field == A64_PC_ADR ? 1 : A64_INSN_SIZE;
+	pc->min = -((int64_t)1 << (bits - 1));
+	pc->max = ((int64_t)1 << (bits - 1)) - pc->step;
+}
+
+static int a64_pcrel_decode(const uint8_t *buf, size_t len, struct arch_pcrel *pc)
+{
+	uint32_t w;
+
+	if (len < A64_INSN_SIZE)
+		return ARCH_PCREL_NONE;
+	w = a64_get32(buf);
+	for (size_t i = 0; i < A64_NPCREL; i++) {
+		const struct a64_pcrel *p = &a64_pcrel[i];
+
+		if ((w & p->mask) != p->value)
+			continue;
+		*pc = (struct arch_pcrel){ .name = p->name, .len = A64_INSN_SIZE,
+					   .form = (unsigned int)i, .word = { w } };
+		if (p->field == A64_PC_PAGE)
+			return ARCH_PCREL_PAGE;
+		a64_pcrel_limits(p, pc);
+		if (p->field == A64_PC_ADR)
+			pc->disp = (int64_t)a64_sext((w >> 5 & 0x7ffffu) << 2 | (w >> 29 & 3u), 21);
+		else
+			pc->disp = (int64_t)(a64_sext(w >> p->shift, p->width) << 2);
+		return ARCH_PCREL_OK;
+	}
+	return ARCH_PCREL_NONE;
+}
+
+static int a64_pcrel_encode(const struct arch_pcrel *pc, int64_t disp, uint8_t *out)
+{
+	const struct a64_pcrel *p;
+	struct arch_pcrel lim;
+	uint32_t w = pc->word[0];
+	uint64_t u = (uint64_t)disp;
+
+	if (pc->form >= A64_NPCREL || a64_pcrel[pc->form].field == A64_PC_PAGE)
+		return -EINVAL;
+	/* the limits are the table's, whatever the caller left in *pc */
+	p = &a64_pcrel[pc->form];
+	a64_pcrel_limits(p, &lim);
+	if (disp < lim.min || disp > lim.max || u % lim.step)
+		return -ERANGE;
+	if (p->field == A64_PC_ADR) {
+		w &= ~(UINT32_C(3) << 29 | UINT32_C(0x7ffff) << 5);
+		w |= (uint32_t)(u & 3) << 29 | (uint32_t)(u >> 2 & 0x7ffff) << 5;
+	} else {
+		uint32_t m = (uint32_t)(((UINT64_C(1) << p->width) - 1) << p->shift);
+
+		w = (w & ~m) | ((uint32_t)(u >> 2) << p->shift & m);
+	}
+	a64_put32(out, w);
+	return 0;
+}
+
+static unsigned int a64_insn_len(const uint8_t *buf, size_t len)
+{
+	(void)buf;
+	return len >= A64_INSN_SIZE ? A64_INSN_SIZE : 0;
+}
+
+/* GCC and GNU as pad with NOP whatever the flags say. */
+static unsigned int a64_nop_unit(unsigned int e_flags)
+{
+	(void)e_flags;
+	return A64_INSN_SIZE;
+}
+
 static int a64_encode_nops(uint8_t *buf, size_t len)
 {
 	if (len % A64_INSN_SIZE)
@@ -231,4 +345,9 @@ const struct arch_ops arch_arm64 = {
 	.plt_slot		= a64_plt_slot,
 	.encode_nops		= a64_encode_nops,
 	.encode_call		= a64_encode_call,
+	.nop_unit		= a64_nop_unit,
+	.insn_len		= a64_insn_len,
+	.pcrel_decode		= a64_pcrel_decode,
+	.pcrel_encode		= a64_pcrel_encode,
+	/* no alignment relocations: align_target and align_padding stay NULL */
 };

@@ -15,8 +15,19 @@
  * 8-byte INSN_CALL (or, for the `tail` pseudo, INSN_BRANCH) so that
  * generic code sees a single site.  Halfwords are assembled byte by byte
  * and immediates are sign-extended in unsigned arithmetic.
+ *
+ * For the rewriting commands, a fourth table describes the PC-relative
+ * instructions an assembler may resolve in place (branches, jal, c.j,
+ * c.beqz/c.bnez) as pieces of a displacement scattered over the word, so
+ * one loop reads and one loop re-encodes them all; `auipc` is read
+ * together with its %pcrel_lo use in the next instruction, and a small
+ * register-use scan tells whether the auipc's value may be read again
+ * after that use.  The file also knows the NOP unit (c.nop with
+ * EF_RISCV_RVC) and the arithmetic of R_RISCV_ALIGN, which GNU ld and lld
+ * honour by deleting NOP bytes.
  */
 #include <elf.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -158,6 +169,14 @@ static uint64_t rv_iimm(uint32_t w)
 	return rv_sext(w >> 20, 12);
 }
 
+/* Length from the first halfword h: 2 (compressed), 4, or 0 (48 bits and longer). */
+static unsigned int rv_len(uint32_t h)
+{
+	if ((h & 3u) != 3u)
+		return 2;
+	return (h & 0x1cu) != 0x1cu ? 4 : 0;
+}
+
 /*
  * The auipc `w` at buf[0] (address addr) has been decoded as a 4-byte
  * INSN_OTHER; widen *insn to the 8-byte pair if the next word is a jalr
@@ -203,11 +222,11 @@ static int rv_decode(const uint8_t *buf, size_t len, uint64_t addr, struct arch_
 	insn->target = 0;
 	insn->disp_off = 0;
 
-	if ((w & 3u) != 3u) {
+	if (rv_len(w) == 2) {
 		insn->len = 2;
 		table = rv_patterns16;
 		n = sizeof(rv_patterns16) / sizeof(rv_patterns16[0]);
-	} else if ((w & 0x1cu) != 0x1cu) {
+	} else if (rv_len(w) == 4) {
 		if (len < 4)
 			return ARCH_DECODE_TRUNC;
 		w = rv_get32(buf);
@@ -321,6 +340,283 @@ static int rv_encode_call(uint8_t *buf, uint64_t from, uint64_t to)
 }
 
 /*
+ * PC-relative instructions that an assembler may resolve in place (GNU as
+ * keeps relocations on them, LLVM resolves them under -mno-relax): the
+ * byte displacement is scattered over the word; each piece moves `n` bits
+ * from bit `from` of the displacement to bit `to` of the instruction.
+ * The displacement is signed, `width` bits, even.
+ */
+struct rv_piece {
+	unsigned char from, to, n;
+};
+
+struct rv_pcrel {
+	const char *name;
+	unsigned int len;	/* 2 or 4 */
+	uint32_t mask, value;
+	unsigned int width;	/* bits of the signed displacement */
+	struct rv_piece piece[9];	/* ends with n = 0 */
+};
+
+static const struct rv_pcrel rv_pcrel[] = {
+	{ "branch", 4, 0x0000607f, 0x00000063, 13,
+	  { { 12, 31, 1 }, { 5, 25, 6 }, { 1, 8, 4 }, { 11, 7, 1 } } },	/* beq bne */
+	{ "branch", 4, 0x0000407f, 0x00004063, 13,
+	  { { 12, 31, 1 }, { 5, 25, 6 }, { 1, 8, 4 }, { 11, 7, 1 } } },	/* blt bge bltu bgeu */
+	{ "jal", 4, 0x0000007f, 0x0000006f, 21,
+	  { { 20, 31, 1 }, { 1, 21, 10 }, { 11, 20, 1 }, { 12, 12, 8 } } },
+	{ "c.j", 2, 0xe003, 0xa001, 12,
+	  { { 11, 12, 1 }, { 4, 11, 1 }, { 8, 9, 2 }, { 10, 8, 1 }, { 6, 7, 1 }, { 7, 6, 1 },
+	    { 1, 3, 3 }, { 5, 2, 1 } } },
+	{ "c.beqz", 2, 0xe003, 0xc001, 9,
+	  { { 8, 12, 1 }, { 3, 10, 2 }, { 6, 5, 2 }, { 1, 3, 2 }, { 5, 2, 1 } } },
+	{ "c.bnez", 2, 0xe003, 0xe001, 9,
+	  { { 8, 12, 1 }, { 3, 10, 2 }, { 6, 5, 2 }, { 1, 3, 2 }, { 5, 2, 1 } } },
+};
+
+#define RV_NPCREL	(sizeof(rv_pcrel) / sizeof(rv_pcrel[0]))
+
+/*
+ * arch_pcrel.form of an auipc pair: RV_FORM_PAIR plus how its %pcrel_lo
+ * use holds the low 12 bits (rv_lo_use); below it, an index in rv_pcrel.
+ */
+#define RV_FORM_PAIR	0x100u
+#define RV_LO_I		1	/* I-type: addi, jalr, loads; imm[11:0] at bit 20 */
+#define RV_LO_S		2	/* S-type: stores; imm[11:5] at bit 25, imm[4:0] at bit 7 */
+
+/* auipc + %pcrel_lo reach: sext(hi20 << 12) + sext(lo12), any byte */
+#define RV_PAIR_MIN	(-(INT64_C(1) << 31) - 0x800)
+#define RV_PAIR_MAX	((INT64_C(1) << 31) - 0x800 - 1)
+
+/*
+ * The %pcrel_lo use of an auipc's register rd: addi, jalr, loads and
+ * stores (integer and FP) with rs1 = rd.  RV_LO_I, RV_LO_S, or 0.
+ */
+static int rv_lo_use(uint32_t v, uint32_t rd)
+{
+	uint32_t op = v & 0x7f, f3 = v >> 12 & 7;
+
+	if (!rd || RV_RS1(v) != rd)
+		return 0;
+	if ((op == 0x13 && f3 == 0) || (op == RV_OP_JALR && f3 == 0) || op == 0x03 || op == 0x07)
+		return RV_LO_I;
+	if (op == 0x23 || op == 0x27)
+		return RV_LO_S;
+	return 0;
+}
+
+static uint64_t rv_lo_get(uint32_t v, int kind)
+{
+	if (kind == RV_LO_I)
+		return rv_iimm(v);
+	return rv_sext((v >> 25) << 5 | (v >> 7 & 0x1f), 12);
+}
+
+/* v with its low 12 bits set to those of lo */
+static uint32_t rv_lo_set(uint32_t v, int kind, uint32_t lo)
+{
+	uint32_t u = lo & 0xfff;
+
+	if (kind == RV_LO_I)
+		return (v & 0x000fffff) | u << 20;
+	return (v & 0x01fff07f) | (u >> 5) << 25 | (u & 0x1f) << 7;
+}
+
+/*
+ * Whether the instruction w (len 2 or 4) may read register r: every
+ * register field that could be a source is compared, so the answer errs
+ * towards yes.  *writes: a 32-bit instruction that sets r without reading it.
+ */
+static bool rv_may_read(uint32_t w, unsigned int len, uint32_t r, bool *writes)
+{
+	*writes = false;
+	if (len == 2) {
+		if ((w >> 7 & 0x1f) == r || (w >> 2 & 0x1f) == r)
+			return true;
+		/* the 3-bit register fields of CIW/CL/CS/CA/CB name x8..x15 */
+		return r >= 8 && r < 16 && ((w >> 7 & 7) == r - 8 || (w >> 2 & 7) == r - 8);
+	}
+	switch (w & 0x7f) {
+	case 0x37: case 0x17: case 0x6f:	/* lui, auipc, jal: no source */
+		*writes = RV_RD(w) == r;
+		return false;
+	case 0x13: case 0x1b: case 0x03: case 0x07: case 0x67:	/* I-type: rs1 */
+		if (RV_RS1(w) == r)
+			return true;
+		*writes = RV_RD(w) == r;
+		return false;
+	default:				/* R, S, B and the rest: rs1, rs2 */
+		return RV_RS1(w) == r || (w >> 20 & 0x1f) == r;
+	}
+}
+
+/*
+ * After `auipc r` and its %pcrel_lo use at buf[0] (len bytes to the end of
+ * the section, at least 4): true if a later instruction may still read r,
+ * the auipc's value, so that moving only the first use would be wrong.
+ * The use itself may overwrite r; else up to 8 instructions are looked at,
+ * up to a write of r, and leaving the straight line (a branch or jump,
+ * where r may be read) or the end of the bytes counts as a read.
+ */
+static bool rv_auipc_reused(const uint8_t *buf, size_t len, uint32_t r)
+{
+	uint32_t v = rv_get32(buf);
+	size_t off = 4;
+	bool writes;
+
+	if (rv_lo_use(v, r) == RV_LO_I && RV_RD(v) == r)
+		return false;
+	for (int k = 0; k < 8 && off + 2 <= len; k++) {
+		/* 48-bit and longer formats are taken as 32-bit: they err towards a read */
+		unsigned int n = rv_len(rv_get16(buf + off)) == 2 ? 2 : 4;
+		uint32_t w;
+
+		if (off + n > len)
+			return true;
+		w = n == 2 ? rv_get16(buf + off) : rv_get32(buf + off);
+		if (rv_may_read(w, n, r, &writes))
+			return true;
+		if (writes)
+			return false;
+		if (n == 4 && ((w & 0x7f) == 0x63 || (w & 0x7f) == 0x6f || (w & 0x7f) == RV_OP_JALR))
+			return true;	/* control leaves: r may be read there */
+		if (n == 2 && (w & 3) == 1 && (w >> 13) >= 5)
+			return true;	/* c.j, c.beqz, c.bnez */
+		if (n == 2 && (w & 0xe07f) == 0x8002 && (w >> 7 & 0x1f))
+			return true;	/* c.jr, c.jalr */
+		off += n;
+	}
+	return true;
+}
+
+static int rv_pcrel_decode(const uint8_t *buf, size_t len, struct arch_pcrel *pc)
+{
+	unsigned int n = len >= 2 ? rv_len(rv_get16(buf)) : 0;
+	uint32_t w;
+
+	if (!n || n > len)
+		return ARCH_PCREL_NONE;
+	w = n == 2 ? rv_get16(buf) : rv_get32(buf);
+	if (n == 4 && (w & 0x7f) == RV_OP_AUIPC) {
+		uint32_t v = len >= 8 ? rv_get32(buf + 4) : 0;
+		int use = (v & 3) == 3 ? rv_lo_use(v, RV_RD(w)) : 0;
+
+		*pc = (struct arch_pcrel){ .name = "auipc", .len = 4, .word = { w } };
+		if (!use)
+			return ARCH_PCREL_UNPAIRED;
+		pc->len = 8;
+		pc->lo_off = 4;
+		pc->word[1] = v;
+		pc->form = RV_FORM_PAIR + (unsigned int)use;
+		pc->disp = (int64_t)(rv_uimm(w) + rv_lo_get(v, use));
+		pc->min = RV_PAIR_MIN;
+		pc->max = RV_PAIR_MAX;
+		pc->step = 1;
+		if (rv_auipc_reused(buf + 4, len - 4, RV_RD(w)))
+			pc->flags |= ARCH_PCREL_LIVE;
+		return ARCH_PCREL_OK;
+	}
+	for (size_t i = 0; i < RV_NPCREL; i++) {
+		const struct rv_pcrel *p = &rv_pcrel[i];
+		uint64_t d = 0;
+
+		if (p->len != n || (w & p->mask) != p->value)
+			continue;
+		for (const struct rv_piece *q = p->piece; q->n; q++)
+			d |= (uint64_t)(w >> q->to & ((1u << q->n) - 1)) << q->from;
+		*pc = (struct arch_pcrel){ .name = p->name, .len = n, .form = (unsigned int)i,
+					   .word = { w }, .disp = (int64_t)rv_sext(d, p->width),
+					   .min = -(INT64_C(1) << (p->width - 1)),
+					   .max = (INT64_C(1) << (p->width - 1)) - 2, .step = 2 };
+		return ARCH_PCREL_OK;
+	}
+	return ARCH_PCREL_NONE;
+}
+
+static int rv_pcrel_encode(const struct arch_pcrel *pc, int64_t disp, uint8_t *out)
+{
+	uint32_t w = pc->word[0];
+
+	if (pc->form == RV_FORM_PAIR + RV_LO_I || pc->form == RV_FORM_PAIR + RV_LO_S) {
+		int use = (int)(pc->form - RV_FORM_PAIR);
+
+		if (disp < RV_PAIR_MIN || disp > RV_PAIR_MAX)
+			return -ERANGE;
+		/* lo12 is signed, so round hi20 up when lo12 will subtract */
+		w = (w & 0xfffu) | ((uint32_t)((uint64_t)disp + 0x800) & 0xfffff000u);
+		rv_put32(out, w);
+		rv_put32(out + 4, rv_lo_set(pc->word[1], use, (uint32_t)disp));
+		return 0;
+	}
+	if (pc->form >= RV_NPCREL)
+		return -EINVAL;
+
+	const struct rv_pcrel *p = &rv_pcrel[pc->form];
+	int64_t lim = INT64_C(1) << (p->width - 1);
+
+	if (disp < -lim || disp >= lim || (disp & 1))
+		return -ERANGE;
+	for (const struct rv_piece *q = p->piece; q->n; q++) {
+		uint32_t m = ((1u << q->n) - 1) << q->to;
+
+		w = (w & ~m) | ((uint32_t)((uint64_t)disp >> q->from) << q->to & m);
+	}
+	if (p->len == 2)
+		rv_put16(out, w);
+	else
+		rv_put32(out, w);
+	return 0;
+}
+
+static unsigned int rv_insn_len(const uint8_t *buf, size_t len)
+{
+	return len >= 2 ? rv_len(rv_get16(buf)) : 0;
+}
+
+/* GCC and GNU as pad with c.nop when the C extension is on (EF_RISCV_RVC). */
+static unsigned int rv_nop_unit(unsigned int e_flags)
+{
+	return e_flags & EF_RISCV_RVC ? 2 : 4;
+}
+
+/*
+ * An R_RISCV_ALIGN covers `addend` bytes of NOPs at `offset`; the linker
+ * (GNU ld _bfd_riscv_relax_align, lld) deletes as many of them as it
+ * takes for what follows, at offset + addend, to land on the smallest
+ * power of two above the addend.  Counting from 2 rather than 1 differs
+ * only for an addend of 0, which pads nothing.
+ */
+static int rv_align_target(uint64_t offset, int64_t addend, uint64_t *to, uint64_t *align)
+{
+	uint64_t al = 2;
+
+	if (addend < 0 || addend >= 1 << 20)
+		return -1;
+	while (al <= (uint64_t)addend)
+		al <<= 1;
+	*to = offset + (uint64_t)addend;
+	*align = al;
+	return 0;
+}
+
+/*
+ * GNU as for `.balign N` in relaxed code: N minus the NOP unit bytes of
+ * NOPs, the most the linker can need, and an R_RISCV_ALIGN whose addend is
+ * their number at the first of them.
+ */
+static int rv_align_padding(unsigned int e_flags, uint64_t align, struct arch_align_pad *pad)
+{
+	unsigned int unit = rv_nop_unit(e_flags);
+
+	if ((align & (align - 1)) || align <= unit)
+		return -1;
+	pad->size = align - unit;
+	pad->type = R_RISCV_ALIGN;
+	pad->addend = (int64_t)pad->size;
+	return 0;
+}
+
+/*
  * The calls in arch/riscv/kernel/mcount-dyn.S that ftrace rewrites with an
  * 8-byte auipc+jalr; linker relaxation would shrink them to a 4-byte jal.
  */
@@ -360,4 +656,10 @@ const struct arch_ops arch_riscv64 = {
 	.plt_slot		= rv_plt_slot,
 	.encode_nops		= rv_encode_nops,
 	.encode_call		= rv_encode_call,
+	.nop_unit		= rv_nop_unit,
+	.insn_len		= rv_insn_len,
+	.pcrel_decode		= rv_pcrel_decode,
+	.pcrel_encode		= rv_pcrel_encode,
+	.align_target		= rv_align_target,
+	.align_padding		= rv_align_padding,
 };

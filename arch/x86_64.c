@@ -662,6 +662,13 @@ static unsigned int x86_patch_nop_at(const uint8_t *buf, size_t len)
 	return len >= 1 && buf[0] == 0x90 ? 1 : 0;
 }
 
+/* The one-byte NOP (0x90) of -fpatchable-function-entry, whatever the flags. */
+static unsigned int x86_nop_unit(unsigned int e_flags)
+{
+	(void)e_flags;
+	return 1;
+}
+
 const struct arch_ops arch_x86_64 = {
 	.name = "x86_64",
 	.machine = EM_X86_64,
@@ -692,4 +699,11 @@ const struct arch_ops arch_x86_64 = {
 	.plt_slot = x86_plt_slot,
 	.encode_nops = x86_encode_nops,
 	.encode_call = x86_encode_call,
+	.nop_unit = x86_nop_unit,
+	/*
+	 * Not supported: moving x86 code (repad) would need a length decode
+	 * of every instruction and rel8/rel32 re-encoding, and no x86 site
+	 * has an alignment to restore.  insn_len, pcrel_decode,
+	 * pcrel_encode, align_target and align_padding stay NULL.
+	 */
 };

@@ -546,19 +546,17 @@ static int collect_targets_rel(struct record *r)
 		if (ret)
 			return ret;
 		for (size_t i = 0; i < n && !ret; i++) {
-			if (r->arch->align_reloc && v[i].type == r->arch->align_reloc &&
-			    v[i].addend >= 0 && v[i].addend < (1 << 20)) {
+			uint64_t to, al;
+
+			if (r->arch->align_target && v[i].type == r->arch->align_reloc) {
 				/*
 				 * The linker deletes bytes of this NOP padding so that
-				 * offset + addend lands on the next multiple of the
-				 * smallest power of two above the addend.
+				 * what follows it lands on an alignment (arch.h).
 				 */
-				uint64_t al = 2;
-				while (al <= (uint64_t)v[i].addend)
-					al <<= 1;
-				ret = rs_push_target(&p->alignpts, &p->nalignpts,
-						  text->addr + v[i].offset + (uint64_t)v[i].addend,
-						  al >= r->align && text->shdr.sh_addralign >= r->align);
+				if (!r->arch->align_target(v[i].offset, v[i].addend, &to, &al))
+					ret = rs_push_target(&p->alignpts, &p->nalignpts, text->addr + to,
+							  al >= r->align &&
+							  text->shdr.sh_addralign >= r->align);
 				continue;
 			}
 			int back = r->arch->call_reloc_back(v[i].type);
@@ -942,13 +940,6 @@ static int collect_tables(struct record *r)
 }
 
 /* --- Step 3: flavours ---------------------------------------------------- */
-
-static unsigned int nop_unit(struct record *r)
-{
-	if (r->arch->machine == EM_RISCV)
-		return (elfio_ehdr(r->e)->e_flags & EF_RISCV_RVC) ? 2 : 4;
-	return r->arch->machine == EM_X86_64 ? 1 : 4;
-}
 
 /* Tables the table-driven inference reads: `only`, or all of them. */
 #define for_each_table(r, only, t)						\
@@ -1499,7 +1490,7 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 		goto err;
 	}
 	r->align = o->align ? o->align : 8;
-	r->priv->nop_unit = nop_unit(r);
+	r->priv->nop_unit = r->arch->nop_unit(elfio_ehdr(e)->e_flags);
 
 	ret = elfio_functions(e, &f, &nf);
 	if (ret)

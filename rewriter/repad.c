@@ -49,6 +49,13 @@
  * R_RISCV_ADD/SUB/SET and PCREL_LO12 relocations name local labels, whose
  * values move like any symbol's.
  *
+ * What is instruction knowledge is asked of arch/ (arch.h): the NOP unit
+ * for the object's e_flags and the NOP bytes (nop_unit, encode_nops), the
+ * instruction lengths and the PC-relative references with their limits
+ * (insn_len, pcrel_decode, pcrel_encode), where an R_RISCV_ALIGN pads to
+ * (align_target) and what `.balign 8` emits (align_padding).  This file
+ * walks sections, mapping symbols and relocations, and moves offsets.
+ *
  * elfio's edit list only replaces bytes in place, and a grown section moves
  * everything after it in the file, so the output is rebuilt with libelf
  * (ELF_C_WRITE on a memfd; an ET_REL has no program headers, so libelf's own
@@ -82,76 +89,6 @@
 
 #define REPAD_MAX_ALIGN	0x1000000	/* 16 MiB: larger section alignments are refused */
 #define REPAD_ALIGN	8	/* natural alignment of the 8-byte ops literal */
-#define REPAD_INSN	4	/* arm64: bytes inserted per misaligned literal, one NOP */
-
-/*
- * arm64 PC-relative instructions with an immediate: the field is `width`
- * bits at bit `shift`, counted in units of 4 bytes.  ADR splits its 21-bit
- * byte offset in two (immlo at 29, immhi at 5) and is handled apart.
- */
-struct a64_pcrel {
-	const char *name;
-	uint32_t mask, value;
-	unsigned int shift, width;
-	bool adr;		/* ADR: byte offset, split field */
-	bool refuse;		/* ADRP: page-relative, must carry a relocation */
-};
-
-static const struct a64_pcrel a64_pcrel[] = {
-	{ "b",		0xfc000000, 0x14000000, 0, 26 },
-	{ "bl",		0xfc000000, 0x94000000, 0, 26 },
-	{ "b.cond",	0xff000000, 0x54000000, 5, 19 },
-	{ "cbz/cbnz",	0x7e000000, 0x34000000, 5, 19 },
-	{ "tbz/tbnz",	0x7e000000, 0x36000000, 5, 14 },
-	{ "ldr literal", 0x3b000000, 0x18000000, 5, 19 },
-	{ "adr",	0x9f000000, 0x10000000, 0, 21, .adr = true },
-	{ "adrp",	0x9f000000, 0x90000000, 0, 21, .refuse = true },
-};
-
-static const struct a64_pcrel *a64_pcrel_find(uint32_t w)
-{
-	for (size_t i = 0; i < sizeof(a64_pcrel) / sizeof(a64_pcrel[0]); i++)
-		if ((w & a64_pcrel[i].mask) == a64_pcrel[i].value)
-			return &a64_pcrel[i];
-	return NULL;
-}
-
-static int64_t sign_extend(uint64_t v, unsigned int bits)
-{
-	uint64_t m = 1ULL << (bits - 1);
-
-	v &= (1ULL << bits) - 1;
-	return (int64_t)((v ^ m) - m);
-}
-
-/* Byte displacement encoded in w. */
-static int64_t a64_pcrel_get(const struct a64_pcrel *p, uint32_t w)
-{
-	if (p->adr)
-		return sign_extend(((uint64_t)((w >> 5) & 0x7ffff) << 2) | ((w >> 29) & 3), 21);
-	return sign_extend(w >> p->shift, p->width) * 4;
-}
-
-/* Re-encode w with byte displacement d; false if it does not fit. */
-static bool a64_pcrel_set(const struct a64_pcrel *p, uint32_t *w, int64_t d)
-{
-	unsigned int bits = p->adr ? 21 : p->width + 2;
-	int64_t lim = 1LL << (bits - 1);
-	uint64_t u;
-
-	if (d < -lim || d >= lim || (!p->adr && (d & 3)))
-		return false;
-	u = (uint64_t)d;
-	if (p->adr) {
-		*w &= ~(0x3u << 29 | 0x7ffffu << 5);
-		*w |= (uint32_t)(u & 3) << 29 | (uint32_t)((u >> 2) & 0x7ffff) << 5;
-	} else {
-		uint32_t m = (uint32_t)(((1ULL << p->width) - 1) << p->shift);
-
-		*w = (*w & ~m) | ((uint32_t)(u >> 2) << p->shift & m);
-	}
-	return true;
-}
 
 /* What happens to one section of the input. */
 struct grow {
@@ -267,7 +204,8 @@ struct repad {
 	size_t symtab_index;
 	struct repad_report *rep;
 	bool riscv;		/* EM_RISCV (else EM_AARCH64) */
-	unsigned int min_insn;	/* riscv: 2 with RVC in e_flags, else 4 */
+	unsigned int unit;	/* NOP unit for e_flags: arm64 4, riscv 2 with RVC, else 4 */
+	struct arch_align_pad apad;	/* riscv: `.balign 8` where the linker relaxes */
 };
 
 /* Section of a symbol, through SHT_SYMTAB_SHNDX; 0 if not in a section. */
@@ -299,7 +237,7 @@ static int get_sym(struct repad *rp, size_t i, GElf_Sym *sym, size_t *shndx)
  * R_RISCV_ALIGN in their relocations), the lowest such offset, and the
  * offsets that an R_RISCV_ALIGN of at least REPAD_ALIGN pads up to.
  */
-static int rv_scan_relax(struct repad *rp)
+static int scan_relax(struct repad *rp)
 {
 	Elf_Scn *scn = NULL;
 
@@ -320,7 +258,7 @@ static int rv_scan_relax(struct repad *rp)
 		for (size_t i = 0; i < n; i++) {
 			GElf_Rela ra;
 			unsigned int type;
-			uint64_t al = 2;
+			uint64_t to, al;
 
 			if (!gelf_getrela(d, (int)i, &ra)) {
 				elfio_error(rp->path, "relocation %zu of section %zu: %s", i,
@@ -328,19 +266,15 @@ static int rv_scan_relax(struct repad *rp)
 				return -EINVAL;
 			}
 			type = (unsigned int)GELF_R_TYPE(ra.r_info);
-			if (type != R_RISCV_RELAX && type != R_RISCV_ALIGN)
+			if (type != rp->arch->relax_reloc && type != rp->arch->align_reloc)
 				continue;
 			g->relax = true;
 			if (ra.r_offset < g->first_relax)
 				g->first_relax = ra.r_offset;
-			if (type != R_RISCV_ALIGN || ra.r_addend < 0 || ra.r_addend >= 1 << 20)
+			if (type != rp->arch->align_reloc ||
+			    rp->arch->align_target(ra.r_offset, ra.r_addend, &to, &al))
 				continue;
-			/* the linker pads to the power of two above the addend */
-			while (al <= (uint64_t)ra.r_addend)
-				al <<= 1;
-			if (al >= REPAD_ALIGN &&
-			    push(&g->aligned, &g->naligned, &g->capaligned,
-				 ra.r_offset + (uint64_t)ra.r_addend))
+			if (al >= REPAD_ALIGN && push(&g->aligned, &g->naligned, &g->capaligned, to))
 				return -ENOMEM;
 		}
 	}
@@ -405,18 +339,19 @@ static int plan(struct repad *rp)
 					continue;
 				if (!shift && off <= g->first_relax && !mis)
 					continue;
-				if (off % rp->min_insn) {
+				if (off % rp->unit) {
 					elfio_error(rp->path, "%s+%#" PRIx64 ": ops literal is not %u-byte "
 						    "aligned in an object without C", sec->name, off,
-						    rp->min_insn);
+						    rp->unit);
 					ret = -EINVAL;
 					goto out;
 				}
-				pad = REPAD_ALIGN - rp->min_insn;
+				pad = rp->apad.size;
 			} else {
-				if (mis % (rp->riscv ? rp->min_insn : REPAD_INSN)) {
+				/* the padding is whole NOPs */
+				if (mis % rp->unit) {
 					elfio_error(rp->path, "%s+%#" PRIx64 ": ops literal is not %u-byte aligned",
-						    sec->name, off, rp->riscv ? rp->min_insn : REPAD_INSN);
+						    sec->name, off, rp->unit);
 					ret = -EINVAL;
 					goto out;
 				}
@@ -514,200 +449,43 @@ static int mapping_symbols(struct repad *rp)
 }
 
 /*
- * riscv64 PC-relative instructions that the assembler may resolve (GNU as
- * keeps relocations on them, LLVM resolves them under -mno-relax): their
- * byte displacement is scattered over the word; each piece moves `n` bits
- * from bit `from` of the displacement to bit `to` of the instruction.
+ * Where mapping symbol m takes effect in a walk that steps from
+ * instruction to instruction: its offset (bit 0 holds `$d`), rounded up
+ * to the instruction alignment.  riscv offsets are even already; an arm64
+ * `$d`/`$x` between two word boundaries counts from the next word.
  */
-struct rv_piece {
-	unsigned char from, to, n;
-};
-
-struct rv_pcrel {
-	const char *name;
-	unsigned int len;	/* 2 or 4 */
-	uint32_t mask, value;
-	unsigned int width;	/* bits of the signed displacement */
-	struct rv_piece piece[9];	/* ends with n = 0 */
-};
-
-static const struct rv_pcrel rv_pcrel[] = {
-	{ "branch", 4, 0x0000607f, 0x00000063, 13,
-	  { { 12, 31, 1 }, { 5, 25, 6 }, { 1, 8, 4 }, { 11, 7, 1 } } },	/* beq bne */
-	{ "branch", 4, 0x0000407f, 0x00004063, 13,
-	  { { 12, 31, 1 }, { 5, 25, 6 }, { 1, 8, 4 }, { 11, 7, 1 } } },	/* blt bge bltu bgeu */
-	{ "jal", 4, 0x0000007f, 0x0000006f, 21,
-	  { { 20, 31, 1 }, { 1, 21, 10 }, { 11, 20, 1 }, { 12, 12, 8 } } },
-	{ "c.j", 2, 0xe003, 0xa001, 12,
-	  { { 11, 12, 1 }, { 4, 11, 1 }, { 8, 9, 2 }, { 10, 8, 1 }, { 6, 7, 1 }, { 7, 6, 1 },
-	    { 1, 3, 3 }, { 5, 2, 1 } } },
-	{ "c.beqz", 2, 0xe003, 0xc001, 9,
-	  { { 8, 12, 1 }, { 3, 10, 2 }, { 6, 5, 2 }, { 1, 3, 2 }, { 5, 2, 1 } } },
-	{ "c.bnez", 2, 0xe003, 0xe001, 9,
-	  { { 8, 12, 1 }, { 3, 10, 2 }, { 6, 5, 2 }, { 1, 3, 2 }, { 5, 2, 1 } } },
-};
-
-static const struct rv_pcrel *rv_pcrel_find(uint32_t w, unsigned int len)
+static uint64_t map_at(uint64_t m, uint64_t align)
 {
-	for (size_t i = 0; i < sizeof(rv_pcrel) / sizeof(rv_pcrel[0]); i++)
-		if (rv_pcrel[i].len == len && (w & rv_pcrel[i].mask) == rv_pcrel[i].value)
-			return &rv_pcrel[i];
-	return NULL;
-}
-
-static int64_t rv_pcrel_get(const struct rv_pcrel *p, uint32_t w)
-{
-	uint64_t d = 0;
-
-	for (const struct rv_piece *q = p->piece; q->n; q++)
-		d |= (uint64_t)(w >> q->to & ((1u << q->n) - 1)) << q->from;
-	return sign_extend(d, p->width);
-}
-
-static bool rv_pcrel_set(const struct rv_pcrel *p, uint32_t *w, int64_t d)
-{
-	int64_t lim = 1LL << (p->width - 1);
-
-	if (d < -lim || d >= lim || (d & 1))
-		return false;
-	for (const struct rv_piece *q = p->piece; q->n; q++) {
-		uint32_t m = ((1u << q->n) - 1) << q->to;
-
-		*w = (*w & ~m) | ((uint32_t)((uint64_t)d >> q->from) << q->to & m);
-	}
-	return true;
-}
-
-static uint32_t rv_get(const uint8_t *p, unsigned int len)
-{
-	return len == 2 ? (uint32_t)p[0] | (uint32_t)p[1] << 8 :
-			  (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-			  (uint32_t)p[3] << 24;
-}
-
-static void rv_put(uint8_t *p, uint32_t w, unsigned int len)
-{
-	for (unsigned int i = 0; i < len; i++)
-		p[i] = (uint8_t)(w >> 8 * i);
+	return ((m & ~1ULL) + align - 1) / align * align;
 }
 
 /*
- * The %pcrel_lo use of an auipc's register: addi, jalr, loads and stores
- * (integer and FP) with rs1 = rd of the auipc.  1: I-type, 2: S-type.
+ * Re-encode the PC-relative references of section i that carry no
+ * relocation: arm64 B, BL, B.cond, CBZ/CBNZ, TBZ/TBNZ, ADR, LDR literal;
+ * riscv64 branches, jal, c.j, c.beqz/c.bnez, auipc and its %pcrel_lo use
+ * in the next instruction.  The architecture decodes and re-encodes them
+ * (arch_ops.pcrel_decode, pcrel_encode); here they are found, and their
+ * targets moved.  An unrelocated arm64 ADRP is refused, as is an auipc
+ * without its use next to it, or whose value is read again later.  In a
+ * section the linker relaxes, one that crosses an insertion point is
+ * refused: the linker deletes part of the padding and would not fix it.
+ * Regions under `$d` are not decoded.
  */
-static int rv_lo_use(uint32_t v, uint32_t rd)
-{
-	uint32_t op = v & 0x7f, f3 = v >> 12 & 7;
-
-	if (!rd || (v >> 15 & 0x1f) != rd)
-		return 0;
-	if ((op == 0x13 && f3 == 0) || (op == 0x67 && f3 == 0) || op == 0x03 || op == 0x07)
-		return 1;
-	if (op == 0x23 || op == 0x27)
-		return 2;
-	return 0;
-}
-
-static int64_t rv_lo_get(uint32_t v, int kind)
-{
-	if (kind == 1)
-		return sign_extend(v >> 20, 12);
-	return sign_extend((v >> 25) << 5 | (v >> 7 & 0x1f), 12);
-}
-
-static uint32_t rv_lo_set(uint32_t v, int kind, int64_t lo)
-{
-	uint32_t u = (uint32_t)lo & 0xfff;
-
-	if (kind == 1)
-		return (v & 0x000fffff) | u << 20;
-	return (v & 0x01fff07f) | (u >> 5) << 25 | (u & 0x1f) << 7;
-}
-
-/*
- * Whether the instruction h/w (len 2 or 4) may read register r: every
- * register field that could be a source is compared, so the answer errs
- * towards yes.  *writes: a 32-bit instruction that sets r without reading it.
- */
-static bool rv_may_read(uint32_t w, unsigned int len, uint32_t r, bool *writes)
-{
-	*writes = false;
-	if (len == 2) {
-		if ((w >> 7 & 0x1f) == r || (w >> 2 & 0x1f) == r)
-			return true;
-		return r >= 8 && r < 16 && ((w >> 7 & 7) == r - 8 || (w >> 2 & 7) == r - 8);
-	}
-	switch (w & 0x7f) {
-	case 0x37: case 0x17: case 0x6f:	/* lui, auipc, jal: no source */
-		*writes = (w >> 7 & 0x1f) == r;
-		return false;
-	case 0x13: case 0x1b: case 0x03: case 0x07: case 0x67:	/* I-type: rs1 */
-		if ((w >> 15 & 0x1f) == r)
-			return true;
-		*writes = (w >> 7 & 0x1f) == r;
-		return false;
-	default:				/* R, S, B and the rest: rs1, rs2 */
-		return (w >> 15 & 0x1f) == r || (w >> 20 & 0x1f) == r;
-	}
-}
-
-/*
- * After `auipc r` and its %pcrel_lo use at p (not past end): true if a
- * later instruction may still read r, the auipc's value, so that moving
- * only the first use would be wrong.  The use itself may overwrite r; else
- * up to 8 instructions are looked at, up to a write of r.
- */
-static bool rv_auipc_reused(const uint8_t *p, const uint8_t *end, uint32_t r)
-{
-	uint32_t v = rv_get(p, 4);
-	bool writes;
-
-	if (rv_lo_use(v, r) == 1 && (v >> 7 & 0x1f) == r)
-		return false;
-	p += 4;
-	for (int k = 0; k < 8 && p + 2 <= end; k++) {
-		unsigned int len = (rv_get(p, 2) & 3) != 3 ? 2 : 4;
-		uint32_t w;
-
-		if (p + len > end)
-			return true;
-		w = rv_get(p, len);
-		if (rv_may_read(w, len, r, &writes))
-			return true;
-		if (writes)
-			return false;
-		if (len == 4 && ((w & 0x7f) == 0x63 || (w & 0x7f) == 0x6f || (w & 0x7f) == 0x67))
-			return true;	/* control leaves: r may be read there */
-		if (len == 2 && (w & 3) == 1 && (w >> 13) >= 5)
-			return true;	/* c.j, c.beqz, c.bnez */
-		if (len == 2 && (w & 0xe07f) == 0x8002 && (w >> 7 & 0x1f))
-			return true;	/* c.jr, c.jalr */
-		p += len;
-	}
-	return true;
-}
-
-/*
- * Re-encode the riscv64 PC-relative instructions of section i that carry no
- * relocation (branches, jal, c.j, c.beqz/c.bnez, auipc and its %pcrel_lo
- * use in the next instruction).  In a section the linker relaxes, one that
- * crosses an insertion point is refused: the linker deletes part of the
- * padding and would not fix it.  Regions under `$d` are not decoded.
- */
-static int rv_fix_pcrel(struct repad *rp, size_t i, const uint8_t *old, size_t size,
-			const uint64_t *maps, size_t nmap)
+static int fix_pcrel(struct repad *rp, size_t i, const uint8_t *old, size_t size,
+		     const uint64_t *maps, size_t nmap)
 {
 	struct grow *g = &rp->g[i];
 	const char *name = elfio_section(rp->e, i)->name;
+	uint64_t align = rp->arch->insn_align;
 	size_t m = 0;
 	bool data = false;
 
 	/*
-	 * Without relaxation no R_RISCV_ALIGN tells the linker about a
-	 * `.balign` before data in the section: data (`$d`) must keep the
-	 * alignment (up to 8) that its offset had.
+	 * riscv64: without relaxation no R_RISCV_ALIGN tells the linker
+	 * about a `.balign` before data in the section: data (`$d`) must keep
+	 * the alignment (up to 8) that its offset had.
 	 */
-	for (size_t k = 0; k < nmap && !g->relax; k++) {
+	for (size_t k = 0; rp->riscv && k < nmap && !g->relax; k++) {
 		uint64_t x = maps[k] & ~1ULL, a = 8;
 
 		if (!(maps[k] & 1))
@@ -720,94 +498,69 @@ static int rv_fix_pcrel(struct repad *rp, size_t i, const uint8_t *old, size_t s
 			return -ENOTSUP;
 		}
 	}
-	for (uint64_t off = 0, len; off + 2 <= size; off += len) {
-		const struct rv_pcrel *p = NULL;
-		uint32_t w, h;
-		int64_t target, d, nd;
-		const char *what;
-		int use = 0;
+	for (uint64_t off = 0, len; off + align <= size; off += len) {
+		struct arch_pcrel pc;
+		int64_t target, nd;
+		int st;
 
-		while (m < nmap && (maps[m] & ~1ULL) <= off)
+		while (m < nmap && map_at(maps[m], align) <= off)
 			data = maps[m++] & 1;
 		if (data) {
-			len = m < nmap ? (maps[m] & ~1ULL) - off : size - off;
+			len = m < nmap ? map_at(maps[m], align) - off : size - off;
 			continue;
 		}
-		h = rv_get(old + off, 2);
-		len = (h & 3) != 3 ? 2 : (h & 0x1c) != 0x1c ? 4 : 0;
+		len = rp->arch->insn_len(old + off, size - off);
 		if (!len) {
 			elfio_error(rp->path, "%s+%#" PRIx64 ": instruction longer than 32 bits",
 				    name, off);
 			return -ENOTSUP;
 		}
-		if (m < nmap && (maps[m] & ~1ULL) < off + len) {
-			len = (maps[m] & ~1ULL) - off;	/* resynchronise on the mapping symbol */
+		if (m < nmap && map_at(maps[m], align) < off + len) {
+			len = map_at(maps[m], align) - off;	/* resynchronise on the mapping symbol */
 			continue;
 		}
 		if (off + len > size)
 			break;
 		if (is_relocated(g, off))
 			continue;
-		w = rv_get(old + off, (unsigned int)len);
-		if (len == 4 && (w & 0x7f) == 0x17) {
-			uint32_t v = off + 8 <= size ? rv_get(old + off + 4, 4) : 0;
-
-			use = (v & 3) == 3 ? rv_lo_use(v, w >> 7 & 0x1f) : 0;
-			if (!use || is_relocated(g, off + 4)) {
-				elfio_error(rp->path, "%s+%#" PRIx64 ": auipc without a relocation and "
-					    "without its %%pcrel_lo use next to it", name, off);
-				return -ENOTSUP;
-			}
-			d = sign_extend(w & 0xfffff000u, 32) + rv_lo_get(v, use);
-			what = "auipc";
-			if (map_offset(g, (int64_t)off + d) - map_offset(g, (int64_t)off) != d &&
-			    rv_auipc_reused(old + off + 4, old + size, w >> 7 & 0x1f)) {
-				elfio_error(rp->path, "%s+%#" PRIx64 ": auipc without a relocation "
-					    "whose value may be used again after its %%pcrel_lo use",
-					    name, off);
-				return -ENOTSUP;
-			}
-		} else {
-			p = rv_pcrel_find(w, (unsigned int)len);
-			if (!p)
-				continue;
-			d = rv_pcrel_get(p, w);
-			what = p->name;
+		st = rp->arch->pcrel_decode(old + off, size - off, &pc);
+		if (st == ARCH_PCREL_NONE)
+			continue;
+		if (st == ARCH_PCREL_PAGE) {
+			elfio_error(rp->path, "%s+%#" PRIx64 ": %s without a relocation", name, off,
+				    pc.name);
+			return -ENOTSUP;
 		}
-		target = (int64_t)off + d;
+		if (st != ARCH_PCREL_OK || (pc.lo_off && is_relocated(g, off + pc.lo_off))) {
+			elfio_error(rp->path, "%s+%#" PRIx64 ": %s without a relocation and "
+				    "without its %%pcrel_lo use next to it", name, off, pc.name);
+			return -ENOTSUP;
+		}
+		target = (int64_t)off + pc.disp;
 		nd = map_offset(g, target) - map_offset(g, (int64_t)off);
-		if (use)
-			len = 8;
-		if (nd == d)
+		if (nd != pc.disp && (pc.flags & ARCH_PCREL_LIVE)) {
+			elfio_error(rp->path, "%s+%#" PRIx64 ": %s without a relocation "
+				    "whose value may be used again after its %%pcrel_lo use",
+				    name, off, pc.name);
+			return -ENOTSUP;
+		}
+		len = pc.len;
+		if (nd == pc.disp)
 			continue;
 		if (g->relax) {
 			elfio_error(rp->path, "%s+%#" PRIx64 ": %s to %s+%#" PRIx64 " has no relocation "
 				    "but crosses alignment padding that linker relaxation may shrink",
-				    name, off, what, name, (uint64_t)target);
+				    name, off, pc.name, name, (uint64_t)target);
 			return -ENOTSUP;
 		}
-		if (use) {
-			int64_t hi = (nd + 0x800) >> 12;
-			uint32_t v = rv_get(old + off + 4, 4);
-
-			if (hi < -(1LL << 19) || hi >= 1LL << 19)
-				goto range;
-			w = (w & 0xfff) | (uint32_t)hi << 12;
-			v = rv_lo_set(v, use, nd - hi * 4096);
-			rv_put(g->buf + map_offset(g, (int64_t)off), w, 4);
-			rv_put(g->buf + map_offset(g, (int64_t)off) + 4, v, 4);
-		} else {
-			if (!rv_pcrel_set(p, &w, nd))
-				goto range;
-			rv_put(g->buf + map_offset(g, (int64_t)off), w, (unsigned int)len);
+		/* from the old bytes (in pc) to where they now sit */
+		if (rp->arch->pcrel_encode(&pc, nd, g->buf + map_offset(g, (int64_t)off))) {
+			elfio_error(rp->path, "%s+%#" PRIx64 ": %s to %s+%#" PRIx64
+				    ": displacement %" PRId64 " no longer fits", name, off, pc.name,
+				    name, (uint64_t)target, nd);
+			return -ERANGE;
 		}
 		rp->rep->branches++;
-		continue;
-range:
-		elfio_error(rp->path, "%s+%#" PRIx64 ": %s to %s+%#" PRIx64
-			    ": displacement %" PRId64 " no longer fits", name, off, what,
-			    name, (uint64_t)target, nd);
-		return -ERANGE;
 	}
 	return 0;
 }
@@ -817,9 +570,7 @@ static int grow_text(struct repad *rp, size_t i, const uint8_t *old, size_t size
 {
 	struct grow *g = &rp->g[i];
 	const char *name = elfio_section(rp->e, i)->name;
-	size_t from = 0, to = 0, nmap = g->nmaps, m = 0;
-	const uint64_t *maps = g->maps;
-	bool data = false;
+	size_t from = 0, to = 0;
 
 	g->size = size + g->cum[g->n];
 	g->buf = malloc(g->size ? g->size : 1);
@@ -844,37 +595,7 @@ static int grow_text(struct repad *rp, size_t i, const uint8_t *old, size_t size
 		}
 	}
 
-	if (rp->riscv)
-		return rv_fix_pcrel(rp, i, old, size, maps, nmap);
-	for (uint64_t off = 0; off + 4 <= size; off += 4) {
-		const struct a64_pcrel *p;
-		uint32_t w;
-		int64_t target, d;
-
-		while (m < nmap && (maps[m] & ~1ULL) <= off)
-			data = maps[m++] & 1;
-		memcpy(&w, old + off, 4);	/* little-endian host and file */
-		p = a64_pcrel_find(w);
-		if (!p || data || is_relocated(g, off))
-			continue;
-		if (p->refuse) {
-			elfio_error(rp->path, "%s+%#" PRIx64 ": adrp without a relocation", name, off);
-			return -ENOTSUP;
-		}
-		target = (int64_t)off + a64_pcrel_get(p, w);
-		d = map_offset(g, target) - map_offset(g, (int64_t)off);
-		if (d == target - (int64_t)off)
-			continue;
-		if (!a64_pcrel_set(p, &w, d)) {
-			elfio_error(rp->path, "%s+%#" PRIx64 ": %s to %s+%#" PRIx64
-				    ": displacement %" PRId64 " no longer fits", name, off, p->name,
-				    name, (uint64_t)target, d);
-			return -ERANGE;
-		}
-		memcpy(g->buf + map_offset(g, (int64_t)off), &w, 4);
-		rp->rep->branches++;
-	}
-	return 0;
+	return fix_pcrel(rp, i, old, size, g->maps, g->nmaps);
 }
 
 /* Copy a libelf buffer so that we may change it (ours, freed by the caller). */
@@ -913,8 +634,9 @@ static int own(struct owned *o, void *p)
 /*
  * riscv64, a section the linker relaxes: each insertion point's padding
  * gets an R_RISCV_ALIGN (symbol 0, addend = the padding's size), as GNU as
- * emits for `.balign 8`, so that the linker keeps what the literal's
- * alignment needs after it has deleted bytes before it.  The relocations
+ * emits for `.balign 8` (rp->apad, from arch_ops.align_padding), so that
+ * the linker keeps what the literal's alignment needs after it has deleted
+ * bytes before it.  The relocations
  * (already moved) are merged in offset order, never between two at the same
  * offset, so R_RISCV_RELAX pairs stay adjacent.
  */
@@ -930,7 +652,8 @@ static int add_align_relocs(struct repad *rp, const struct grow *g, size_t n, El
 	for (size_t i = 0; i <= n; i++) {
 		while (k < g->n && (i == n || g->points[k] + g->cum[k] <= ov[i].r_offset)) {
 			nv[o].r_offset = g->points[k] + g->cum[k];
-			nv[o].r_info = ELF64_R_INFO(0, R_RISCV_ALIGN);
+			/* the addend counts the NOPs it covers: pads[k], rp->apad.size */
+			nv[o].r_info = ELF64_R_INFO(0, rp->apad.type);
 			nv[o].r_addend = (Elf64_Sxword)g->pads[k];
 			o++;
 			k++;
@@ -1187,7 +910,10 @@ static int check_input(struct repad *rp)
 {
 	const GElf_Ehdr *eh = elfio_ehdr(rp->e);
 
-	if (eh->e_machine != EM_AARCH64 && eh->e_machine != EM_RISCV) {
+	/* the architectures whose PC-relative references arch/ can move */
+	rp->arch = arch_by_machine(eh->e_machine);
+	if (!rp->arch || !rp->arch->insn_len || !rp->arch->pcrel_decode ||
+	    !rp->arch->pcrel_encode) {
 		elfio_error(rp->path, "repad handles arm64 and riscv64 objects only (e_machine %u)",
 			    eh->e_machine);
 		return -ENOTSUP;
@@ -1521,13 +1247,19 @@ int repad_object(const char *in, const char *out, struct repad_report *rep)
 	if (ret)
 		goto out;
 	rp.riscv = elfio_ehdr(rp.e)->e_machine == EM_RISCV;
-	rp.min_insn = rp.riscv && !(elfio_ehdr(rp.e)->e_flags & EF_RISCV_RVC) ? 4 : 2;
-	rp.arch = arch_by_machine(elfio_ehdr(rp.e)->e_machine);
+	rp.unit = rp.arch->nop_unit(elfio_ehdr(rp.e)->e_flags);
+	if (rp.arch->align_padding &&
+	    rp.arch->align_padding(elfio_ehdr(rp.e)->e_flags, REPAD_ALIGN, &rp.apad)) {
+		elfio_error(in, "no %u-byte alignment padding for NOPs of %u bytes", REPAD_ALIGN,
+			    rp.unit);
+		ret = -EINVAL;
+		goto out;
+	}
 	ret = open_input(&rp);
 	if (ret)
 		goto out;
-	if (rp.riscv)
-		ret = rv_scan_relax(&rp);
+	if (rp.arch->align_target)
+		ret = scan_relax(&rp);
 	if (ret)
 		goto out;
 	ret = plan(&rp);

@@ -12,8 +12,24 @@
  * (-pg, -fpatchable-function-entry=4,2 -mbranch-protection=bti, and
  * -z force-bti / -z pac-plt links), so the expectations are the
  * toolchain's, not ours.
+ *
+ * The PC-relative rows (pcrel_decode, pcrel_encode) were made by assembling
+ * each instruction alone, `KIND .+N`, and reading the word and its target
+ * back:
+ *
+ *	printf '\t.text\n\tcbz x3, .+1048572\n' > t.s
+ *	aarch64-linux-gnu-as t.s -o t.o && aarch64-linux-gnu-objdump -dr t.o
+ *	   0:	b47fffe3 	cbz	x3, ffffc <.text+0xffffc>
+ *
+ * (GNU as 2.40; no relocation left, target - 0 = N).  A re-encoding is
+ * compared byte for byte with the word the assembler made for the new
+ * displacement.  Every limit has a row at the largest displacement that
+ * fits and one step past it; one step past is what the assembler refuses
+ * ("branch out of range", "conditional branch out of range", "pc-relative
+ * address offset out of range", "... not word aligned").
  */
 #include <elf.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -328,6 +344,225 @@ START_TEST(test_encode_call)
 }
 END_TEST
 
+/* --- PC-relative references: decode --- */
+
+#define A64_B_MIN	(-0x8000000LL)		/* imm26 words: +-128 MiB */
+#define A64_B_MAX	0x7fffffcLL
+#define A64_19_MIN	(-0x100000LL)		/* imm19 words: +-1 MiB */
+#define A64_19_MAX	0xffffcLL
+#define A64_14_MIN	(-0x8000LL)		/* imm14 words: +-32 KiB */
+#define A64_14_MAX	0x7ffcLL
+#define A64_ADR_MIN	(-0x100000LL)		/* ADR: 21-bit byte offset */
+#define A64_ADR_MAX	0xfffffLL
+
+struct pdec_case {
+	const char *what;		/* what was assembled, at address 0 */
+	size_t len;
+	uint8_t bytes[4];
+	int ret;
+	const char *name;
+	int64_t disp, min, max;
+	unsigned int step;
+};
+
+static const struct pdec_case pdec_cases[] = {
+	{ "b .+0x128", 4, { W(0x1400004a) }, ARCH_PCREL_OK, "b", 0x128, A64_B_MIN, A64_B_MAX, 4 },
+	{ "b .-0x1000", 4, { W(0x17fffc00) }, ARCH_PCREL_OK, "b", -0x1000, A64_B_MIN, A64_B_MAX, 4 },
+	{ "b .+0x7fffffc", 4, { W(0x15ffffff) }, ARCH_PCREL_OK, "b", A64_B_MAX, A64_B_MIN, A64_B_MAX, 4 },
+	{ "b .-0x8000000", 4, { W(0x16000000) }, ARCH_PCREL_OK, "b", A64_B_MIN, A64_B_MIN, A64_B_MAX, 4 },
+	{ "bl .+0x40", 4, { W(0x94000010) }, ARCH_PCREL_OK, "bl", 0x40, A64_B_MIN, A64_B_MAX, 4 },
+	{ "b.ne .+0x20", 4, { W(0x54000101) }, ARCH_PCREL_OK, "b.cond", 0x20,
+	  A64_19_MIN, A64_19_MAX, 4 },
+	{ "b.ne .-0x100000", 4, { W(0x54800001) }, ARCH_PCREL_OK, "b.cond", A64_19_MIN,
+	  A64_19_MIN, A64_19_MAX, 4 },
+	{ "cbz x3, .+0x40", 4, { W(0xb4000203) }, ARCH_PCREL_OK, "cbz/cbnz", 0x40,
+	  A64_19_MIN, A64_19_MAX, 4 },
+	{ "cbnz w4, .-0x20", 4, { W(0x35ffff04) }, ARCH_PCREL_OK, "cbz/cbnz", -0x20,
+	  A64_19_MIN, A64_19_MAX, 4 },
+	{ "tbz x5, #63, .+0x30", 4, { W(0xb6f80185) }, ARCH_PCREL_OK, "tbz/tbnz", 0x30,
+	  A64_14_MIN, A64_14_MAX, 4 },
+	{ "tbnz w6, #3, .-0x40", 4, { W(0x371ffe06) }, ARCH_PCREL_OK, "tbz/tbnz", -0x40,
+	  A64_14_MIN, A64_14_MAX, 4 },
+	{ "tbz x5, #63, .-0x8000", 4, { W(0xb6fc0005) }, ARCH_PCREL_OK, "tbz/tbnz", A64_14_MIN,
+	  A64_14_MIN, A64_14_MAX, 4 },
+	{ "ldr x7, .+0x6c", 4, { W(0x58000367) }, ARCH_PCREL_OK, "ldr literal", 0x6c,
+	  A64_19_MIN, A64_19_MAX, 4 },
+	{ "ldr w8, .+0x64", 4, { W(0x18000328) }, ARCH_PCREL_OK, "ldr literal", 0x64,
+	  A64_19_MIN, A64_19_MAX, 4 },
+	{ "ldrsw x9, .-8", 4, { W(0x98ffffc9) }, ARCH_PCREL_OK, "ldr literal", -8,
+	  A64_19_MIN, A64_19_MAX, 4 },
+	{ "ldr q2, .+0x10", 4, { W(0x9c000082) }, ARCH_PCREL_OK, "ldr literal", 0x10,
+	  A64_19_MIN, A64_19_MAX, 4 },
+	{ "prfm pldl1keep, .+0x50", 4, { W(0xd8000280) }, ARCH_PCREL_OK, "ldr literal", 0x50,
+	  A64_19_MIN, A64_19_MAX, 4 },
+	{ "adr x10, .+0x30", 4, { W(0x1000018a) }, ARCH_PCREL_OK, "adr", 0x30,
+	  A64_ADR_MIN, A64_ADR_MAX, 1 },
+	{ "adr x11, .+0x41 (immlo)", 4, { W(0x3000020b) }, ARCH_PCREL_OK, "adr", 0x41,
+	  A64_ADR_MIN, A64_ADR_MAX, 1 },
+	{ "adr x11, .+0xfffff", 4, { W(0x707fffeb) }, ARCH_PCREL_OK, "adr", A64_ADR_MAX,
+	  A64_ADR_MIN, A64_ADR_MAX, 1 },
+	{ "adr x11, .-0x100000", 4, { W(0x1080000b) }, ARCH_PCREL_OK, "adr", A64_ADR_MIN,
+	  A64_ADR_MIN, A64_ADR_MAX, 1 },
+	/* ADRP is page-relative: GNU as always leaves R_AARCH64_ADR_PREL_PG_HI21 on it */
+	{ "adrp x16, . (.inst)", 4, { W(0x90000010) }, ARCH_PCREL_PAGE, "adrp", 0, 0, 0, 0 },
+	{ "adrp x16, .+0x1000 (.inst)", 4, { W(0xb0000010) }, ARCH_PCREL_PAGE, "adrp", 0, 0, 0, 0 },
+	{ "nop", 4, { W(0xd503201f) }, ARCH_PCREL_NONE, NULL, 0, 0, 0, 0 },
+	{ "add x0, x1, #4", 4, { W(0x91001020) }, ARCH_PCREL_NONE, NULL, 0, 0, 0, 0 },
+	{ "blr x16", 4, { W(0xd63f0200) }, ARCH_PCREL_NONE, NULL, 0, 0, 0, 0 },
+	{ "ret", 4, { W(0xd65f03c0) }, ARCH_PCREL_NONE, NULL, 0, 0, 0, 0 },
+	{ "3 bytes of b .+0x128", 3, { W(0x1400004a) }, ARCH_PCREL_NONE, NULL, 0, 0, 0, 0 },
+	{ "empty buffer", 0, { 0 }, ARCH_PCREL_NONE, NULL, 0, 0, 0, 0 },
+};
+
+START_TEST(test_pcrel_decode)
+{
+	const struct pdec_case *c = &pdec_cases[_i];
+	uint8_t *buf = dup_exact(c->bytes, c->len);
+	struct arch_pcrel pc;
+	int ret;
+
+	memset(&pc, 0x5a, sizeof(pc));
+	ret = ops->pcrel_decode(buf, c->len, &pc);
+	ck_assert_msg(ret == c->ret, "%s: ret %d, want %d", c->what, ret, c->ret);
+	if (ret != ARCH_PCREL_NONE) {
+		ck_assert_str_eq(pc.name, c->name);
+		ck_assert_uint_eq(pc.len, 4);
+	}
+	if (ret == ARCH_PCREL_OK) {
+		ck_assert_msg(pc.disp == c->disp, "%s: disp %lld, want %lld", c->what,
+			      (long long)pc.disp, (long long)c->disp);
+		ck_assert_int_eq(pc.min, c->min);
+		ck_assert_int_eq(pc.max, c->max);
+		ck_assert_uint_eq(pc.step, c->step);
+		ck_assert_uint_eq(pc.lo_off, 0);
+		ck_assert_uint_eq(pc.flags, 0);
+	}
+	free(buf);
+}
+END_TEST
+
+/* --- PC-relative references: re-encode for a new displacement --- */
+
+struct penc_case {
+	const char *what;		/* from -> to, each as assembled at address 0 */
+	uint8_t from[4];
+	int64_t disp;
+	int ret;
+	uint8_t want[4];
+};
+
+static const struct penc_case penc_cases[] = {
+	{ "b .+0x128 -> b .+4", { W(0x1400004a) }, 4, 0, { W(0x14000001) } },
+	{ "b .+0x128 -> b .+0x7fffffc (largest)", { W(0x1400004a) }, A64_B_MAX, 0, { W(0x15ffffff) } },
+	{ "b .+0x128 -> b .-0x8000000 (smallest)", { W(0x1400004a) }, A64_B_MIN, 0,
+	  { W(0x16000000) } },
+	{ "b .+0x128 -> b .-0x1000", { W(0x1400004a) }, -0x1000, 0, { W(0x17fffc00) } },
+	{ "b: .+0x8000000 is out of range", { W(0x1400004a) }, A64_B_MAX + 4, -ERANGE, { 0 } },
+	{ "b: .-0x8000004 is out of range", { W(0x1400004a) }, A64_B_MIN - 4, -ERANGE, { 0 } },
+	{ "b: .+2 is not word aligned", { W(0x1400004a) }, 2, -ERANGE, { 0 } },
+	{ "bl .+0x40 -> bl .+0x7fffffc", { W(0x94000010) }, A64_B_MAX, 0, { W(0x95ffffff) } },
+	{ "bl .+0x40 -> bl .-0x8000000", { W(0x94000010) }, A64_B_MIN, 0, { W(0x96000000) } },
+	{ "bl: .+0x8000000 is out of range", { W(0x94000010) }, A64_B_MAX + 4, -ERANGE, { 0 } },
+	{ "b.ne .+0x20 -> b.ne .+0x24", { W(0x54000101) }, 0x24, 0, { W(0x54000121) } },
+	{ "b.ne .+0x20 -> b.ne .+0xffffc", { W(0x54000101) }, A64_19_MAX, 0, { W(0x547fffe1) } },
+	{ "b.ne .+0x20 -> b.ne .-0x100000", { W(0x54000101) }, A64_19_MIN, 0, { W(0x54800001) } },
+	{ "b.ne: .+0x100000 is out of range", { W(0x54000101) }, A64_19_MAX + 4, -ERANGE, { 0 } },
+	{ "b.ne: .-0x100004 is out of range", { W(0x54000101) }, A64_19_MIN - 4, -ERANGE, { 0 } },
+	{ "cbz x3, .+0x40 -> cbz x3, .+0xffffc", { W(0xb4000203) }, A64_19_MAX, 0,
+	  { W(0xb47fffe3) } },
+	{ "cbz x3, .+0x40 -> cbz x3, .-0x100000", { W(0xb4000203) }, A64_19_MIN, 0,
+	  { W(0xb4800003) } },
+	{ "cbz: .+0x100000 is out of range", { W(0xb4000203) }, A64_19_MAX + 4, -ERANGE, { 0 } },
+	{ "cbz: .+6 is not word aligned", { W(0xb4000203) }, 6, -ERANGE, { 0 } },
+	{ "cbnz w4, .-0x20 -> cbnz w4, .-0x1c", { W(0x35ffff04) }, -0x1c, 0, { W(0x35ffff24) } },
+	{ "tbz x5, #63, .+0x30 -> .+0x7ffc", { W(0xb6f80185) }, A64_14_MAX, 0, { W(0xb6fbffe5) } },
+	{ "tbz x5, #63, .+0x30 -> .-0x8000", { W(0xb6f80185) }, A64_14_MIN, 0, { W(0xb6fc0005) } },
+	{ "tbz: .+0x8000 is out of range", { W(0xb6f80185) }, A64_14_MAX + 4, -ERANGE, { 0 } },
+	{ "tbz: .-0x8004 is out of range", { W(0xb6f80185) }, A64_14_MIN - 4, -ERANGE, { 0 } },
+	{ "tbz: .+0x7ffe is not word aligned", { W(0xb6f80185) }, 0x7ffe, -ERANGE, { 0 } },
+	{ "tbnz w6, #3, .-0x40 -> .-0x3c", { W(0x371ffe06) }, -0x3c, 0, { W(0x371ffe26) } },
+	{ "ldr x7, .+0x6c -> ldr x7, .+0x70", { W(0x58000367) }, 0x70, 0, { W(0x58000387) } },
+	{ "ldr x7, .+0x6c -> ldr x7, .+0xffffc", { W(0x58000367) }, A64_19_MAX, 0,
+	  { W(0x587fffe7) } },
+	{ "ldr x7, .+0x6c -> ldr x7, .-0x100000", { W(0x58000367) }, A64_19_MIN, 0,
+	  { W(0x58800007) } },
+	{ "ldr: .+0x100000 is out of range", { W(0x58000367) }, A64_19_MAX + 4, -ERANGE, { 0 } },
+	{ "ldr: .+2 is not word aligned", { W(0x58000367) }, 2, -ERANGE, { 0 } },
+	{ "adr x10, .+0x30 -> adr x10, .+0x34", { W(0x1000018a) }, 0x34, 0, { W(0x100001aa) } },
+	{ "adr x11, .+0x41 -> adr x11, .+0xfffff", { W(0x3000020b) }, A64_ADR_MAX, 0,
+	  { W(0x707fffeb) } },
+	{ "adr x11, .+0x41 -> adr x11, .-0x100000", { W(0x3000020b) }, A64_ADR_MIN, 0,
+	  { W(0x1080000b) } },
+	{ "adr x11, .+0xfffff -> adr x11, .+0x41", { W(0x707fffeb) }, 0x41, 0, { W(0x3000020b) } },
+	{ "adr: .+0x100000 is out of range", { W(0x3000020b) }, A64_ADR_MAX + 1, -ERANGE, { 0 } },
+	{ "adr: .-0x100001 is out of range", { W(0x3000020b) }, A64_ADR_MIN - 1, -ERANGE, { 0 } },
+};
+
+START_TEST(test_pcrel_encode)
+{
+	const struct penc_case *c = &penc_cases[_i];
+	uint8_t out[8], untouched[8];
+	struct arch_pcrel pc, again;
+
+	ck_assert_int_eq(ops->pcrel_decode(c->from, 4, &pc), ARCH_PCREL_OK);
+	memset(out, 0xaa, sizeof(out));
+	memset(untouched, 0xaa, sizeof(untouched));
+	ck_assert_msg(ops->pcrel_encode(&pc, c->disp, out) == c->ret, "%s", c->what);
+	if (c->ret) {
+		ck_assert_mem_eq(out, untouched, sizeof(out));
+		/* the limits decode reports say the same */
+		ck_assert(c->disp < pc.min || c->disp > pc.max || c->disp % pc.step);
+		return;
+	}
+	ck_assert_mem_eq(out, c->want, 4);
+	ck_assert_mem_eq(out + 4, untouched, 4);	/* exactly pc.len bytes */
+	ck_assert(c->disp >= pc.min && c->disp <= pc.max && c->disp % pc.step == 0);
+	ck_assert_int_eq(ops->pcrel_decode(out, 4, &again), ARCH_PCREL_OK);
+	ck_assert_str_eq(again.name, pc.name);
+	ck_assert_int_eq(again.disp, c->disp);
+}
+END_TEST
+
+/* Every word of a kind re-encoded to its own displacement is the same word. */
+START_TEST(test_pcrel_identity)
+{
+	uint32_t x = 0x2545f491u + (uint32_t)_i;
+
+	for (int n = 0; n < 20000; n++) {
+		uint8_t in[4] = { W(x) }, out[4];
+		struct arch_pcrel pc;
+
+		if (ops->pcrel_decode(in, 4, &pc) == ARCH_PCREL_OK) {
+			ck_assert_int_eq(ops->pcrel_encode(&pc, pc.disp, out), 0);
+			ck_assert_mem_eq(out, in, 4);
+		}
+		x = x * 1664525u + 1013904223u;
+	}
+}
+END_TEST
+
+START_TEST(test_insn_len)
+{
+	static const uint8_t nop[4] = { W(0xd503201f) };
+
+	ck_assert_uint_eq(ops->insn_len(nop, 4), 4);
+	ck_assert_uint_eq(ops->insn_len(nop, 100), 4);
+	ck_assert_uint_eq(ops->insn_len(nop, 3), 0);
+	ck_assert_uint_eq(ops->insn_len(nop, 0), 0);
+}
+END_TEST
+
+/* GCC pads with NOP on arm64 whatever e_flags holds; no alignment relocation. */
+START_TEST(test_nop_unit)
+{
+	ck_assert_uint_eq(ops->nop_unit(0), 4);
+	ck_assert_uint_eq(ops->nop_unit(0xffffffffu), 4);
+	ck_assert_ptr_null(ops->align_target);
+	ck_assert_ptr_null(ops->align_padding);
+	ck_assert_uint_eq(ops->align_reloc, 0);
+}
+END_TEST
+
 static const struct {
 	unsigned int type;
 	int back;
@@ -372,6 +607,14 @@ Suite *arch_arm64_suite(void)
 	tcase_add_loop_test(tc, test_encode_nops, 0, ARRAY_SIZE(nops_cases));
 	tcase_add_loop_test(tc, test_encode_call, 0, ARRAY_SIZE(call_cases));
 	tcase_add_loop_test(tc, test_call_reloc_back, 0, ARRAY_SIZE(reloc_cases));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("pcrel");
+	tcase_add_loop_test(tc, test_pcrel_decode, 0, ARRAY_SIZE(pdec_cases));
+	tcase_add_loop_test(tc, test_pcrel_encode, 0, ARRAY_SIZE(penc_cases));
+	tcase_add_loop_test(tc, test_pcrel_identity, 0, 4);
+	tcase_add_test(tc, test_insn_len);
+	tcase_add_test(tc, test_nop_unit);
 	suite_add_tcase(s, tc);
 	return s;
 }

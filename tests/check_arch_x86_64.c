@@ -74,6 +74,15 @@ START_TEST(test_ops_fields)
 	ck_assert_ptr_nonnull(a->plt_slot);
 	ck_assert_ptr_nonnull(a->encode_nops);
 	ck_assert_ptr_nonnull(a->encode_call);
+	/* 0x90 is the NOP unit whatever e_flags says */
+	ck_assert_uint_eq(a->nop_unit(0), 1);
+	ck_assert_uint_eq(a->nop_unit(0xffffffffu), 1);
+	/* moving x86 code is not supported: the rewriting hooks are absent */
+	ck_assert_ptr_null(a->insn_len);
+	ck_assert_ptr_null(a->pcrel_decode);
+	ck_assert_ptr_null(a->pcrel_encode);
+	ck_assert_ptr_null(a->align_target);
+	ck_assert_ptr_null(a->align_padding);
 }
 END_TEST
 
