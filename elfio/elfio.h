@@ -239,7 +239,7 @@ void elfio_rw_free(struct elfio_rw *w);
 int elfio_rw_patch(struct elfio_rw *w, uint64_t file_off, const void *bytes, size_t len);
 int elfio_rw_patch_addr(struct elfio_rw *w, uint64_t addr, const void *bytes, size_t len);
 /* ET_REL: a section's header as it will be written, and a new one */
-const GElf_Shdr *elfio_rw_shdr(const struct elfio_rw *w, size_t idx);
+const GElf_Shdr *elfio_rw_shdr(struct elfio_rw *w, size_t idx);
 int elfio_rw_set_shdr(struct elfio_rw *w, size_t idx, const GElf_Shdr *sh);
 /* ET_REL: new contents for a section; data stays the caller's until commit */
 int elfio_rw_set_data(struct elfio_rw *w, size_t idx, const void *data, size_t size);

@@ -41,9 +41,10 @@
 #include "elfio_priv.h"
 
 struct rw_sec {
-	GElf_Shdr shdr;		/* as it will be written */
+	GElf_Shdr shdr;		/* as it will be written, once set */
 	const void *data;	/* new contents (the caller's, valid until commit), or NULL */
 	size_t size;
+	bool shdr_set;		/* shdr replaces the input's */
 	bool changed;		/* shdr or data differ from the input's */
 };
 
@@ -149,6 +150,7 @@ int elfio_rw_set_shdr(struct elfio_rw *w, size_t idx, const GElf_Shdr *sh)
 	if (ret)
 		return ret;
 	w->secs[idx].shdr = *sh;
+	w->secs[idx].shdr_set = true;
 	w->secs[idx].changed = true;
 	w->relayout = true;
 	return 0;
@@ -167,9 +169,16 @@ int elfio_rw_set_data(struct elfio_rw *w, size_t idx, const void *data, size_t s
 	return 0;
 }
 
-const GElf_Shdr *elfio_rw_shdr(const struct elfio_rw *w, size_t idx)
+const GElf_Shdr *elfio_rw_shdr(struct elfio_rw *w, size_t idx)
 {
-	return idx && idx < w->nsec ? &w->secs[idx].shdr : NULL;
+	if (!idx || idx >= w->nsec)
+		return NULL;
+	if (!w->secs[idx].shdr_set) {
+		Elf_Scn *scn = elf_getscn(elfio_elf(w->e), idx);
+		if (!scn || !gelf_getshdr(scn, &w->secs[idx].shdr))
+			return NULL;
+	}
+	return &w->secs[idx].shdr;
 }
 
 int elfio_rw_place_segment(struct elfio_rw *w, uint64_t size, uint64_t align, uint64_t min_addr,
@@ -244,11 +253,15 @@ static int build_rel(struct elfio_rw *w, Elf *out)
 	for (size_t i = 1; i < w->nsec; i++) {
 		Elf_Scn *is = elf_getscn(in, i), *os = elf_newscn(out);
 		struct rw_sec *rs = &w->secs[i];
-		GElf_Shdr sh = rs->shdr;
+		GElf_Shdr sh;
 		Elf_Data *id, *od;
 
-		if (!is || !os)
+		/* the live header unless replaced: it agrees with the data libelf
+		   hands back (a section decompressed in place says so) */
+		if (!is || !os || !gelf_getshdr(is, &sh))
 			goto libelf_err;
+		if (rs->shdr_set)
+			sh = rs->shdr;
 		if (elf_ndxscn(os) != i) {
 			elfio_err(w->e, "section numbering changed while copying");
 			return -EINVAL;
