@@ -1452,11 +1452,19 @@ static int sites_from_decodes(struct record *r)
 	}
 	r->nsites = ns;
 	for (size_t t = 0; t < r->ntables; t++) {
+		const struct table_entry *te = r->tables[t].entries;
+		/* a sorted table (the kernel's) is one walk beside the sites */
+		size_t at = 0;
 		for (size_t i = 0; i < r->tables[t].count; i++) {
-			long at = r->tables[t].entries[i].value ?
-				  record_find(r, r->tables[t].entries[i].value) : -1;
-			if (at >= 0)
-				r->sites[at].sources |= SRC_TABLE;
+			uint64_t v = te[i].value;
+			if (!v)
+				continue;
+			if (at && r->sites[at - 1].addr >= v)	/* out of order: search */
+				at = ELFIO_BOUND(r->sites, ns, addr, v, false);
+			while (at < ns && r->sites[at].addr < v)
+				at++;
+			if (at < ns && r->sites[at].addr == v)
+				r->sites[at++].sources |= SRC_TABLE;
 		}
 	}
 	return 0;
