@@ -60,6 +60,7 @@ static const char usage_text[] =
 	"                       8-byte aligned after any link (R_RISCV_ALIGN where the linker\n"
 	"                       relaxes); moves symbols, relocations and resolved\n"
 	"                       PC-relative branches behind each insertion\n"
+	"      --quiet              no report line (for build systems)\n"
 	"\n"
 	"  embed IMAGE -o OUT   arm64 program (ET_EXEC or PIE, -fpatchable-function-entry=4,2):\n"
 	"                       add a PT_LOAD with the CALL_OPS trampoline, a no-op ops and\n"
@@ -356,12 +357,13 @@ static int cmd_repad(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "in-place", no_argument, NULL, 'i' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct repad_report rep;
 	const char *out = NULL;
-	bool in_place = false;
+	bool in_place = false, quiet = false;
 	int c;
 
 	optind = 1;
@@ -372,6 +374,9 @@ static int cmd_repad(int argc, char **argv)
 			break;
 		case 'i':
 			in_place = true;
+			break;
+		case 'q':
+			quiet = true;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -386,6 +391,8 @@ static int cmd_repad(int argc, char **argv)
 		return usage_error("%s", "repad needs -o OUT.o or --in-place");
 	if (repad_object(argv[optind], in_place ? argv[optind] : out, &rep))
 		return EXIT_ERROR;
+	if (quiet)
+		return 0;
 	printf("%s: padded %zu functions, %zu bytes added; %zu sections realigned or grown, "
 	       "%zu branches re-encoded, %zu relocations and %zu symbols moved\n",
 	       in_place ? argv[optind] : out, rep.functions, rep.bytes, rep.sections,
