@@ -55,7 +55,8 @@ static const char usage_text[] =
 	"      --no-mcount          leave -pg calls to _mcount relaxable\n"
 	"      --dry-run            report, write nothing\n"
 	"\n"
-	"  repad IN.o -o OUT.o | --in-place IN.o   arm64, riscv64, before the final link:\n"
+	"  repad IN.o -o OUT.o | --in-place IN.o   arm64, riscv64, before the final link\n"
+	"                       (an archive: every object in it; a thin one --in-place):\n"
 	"                       insert NOP padding so that every CALL_OPS ops literal is\n"
 	"                       8-byte aligned after any link (R_RISCV_ALIGN where the linker\n"
 	"                       relaxes); moves symbols, relocations and resolved\n"
@@ -386,10 +387,10 @@ static int cmd_repad(int argc, char **argv)
 		}
 	}
 	if (optind + 1 != argc)
-		return usage_error("%s", "repad takes exactly one object");
+		return usage_error("%s", "repad takes exactly one object or archive");
 	if (!!out == in_place)
 		return usage_error("%s", "repad needs -o OUT.o or --in-place");
-	if (repad_object(argv[optind], in_place ? argv[optind] : out, &rep))
+	if (repad_file(argv[optind], in_place ? argv[optind] : out, &rep))
 		return EXIT_ERROR;
 	if (quiet)
 		return 0;

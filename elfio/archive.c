@@ -8,7 +8,7 @@
  * "/OFFSET".  libelf does not read thin archives, and a rewriting command
  * needs the member files themselves, so the headers are walked here, each
  * field bounds-checked.  Regular archives carry their members inline and
- * are refused: rewrite the objects before archiving them.
+ * are read whole further down (elfio_ar_*): repad rewrites their members.
  */
 #include <errno.h>
 #include <libgen.h>
@@ -180,4 +180,218 @@ bool elfio_is_archive(const char *path)
 	      (!memcmp(magic, "!<thin>\n", 8) || !memcmp(magic, "!<arch>\n", 8));
 	fclose(f);
 	return yes;
+}
+
+/* --- Regular archives: read whole, members replaced, written atomically --- */
+
+/*
+ * A regular archive ("!<arch>\n") in memory: every member's 60-byte header
+ * and its bytes.  The symbol index ("/" with 32-bit offsets, "/SYM64/" with
+ * 64-bit ones) maps symbol names to the offsets of member headers; when a
+ * member changes size, those offsets are rewritten for the new layout (the
+ * names stay: replacing a member's bytes keeps its symbols).  The long-name
+ * table ("//") is a member like the others.
+ */
+struct elfio_ar_member {
+	char hdr[AR_HDR];
+	uint8_t *data;		/* ours */
+	size_t size;
+	uint64_t old_off;	/* of the header, in the input */
+	bool is_index, is_index64, is_names;
+};
+
+struct elfio_ar {
+	char *path;
+	struct elfio_ar_member *m;
+	size_t n;
+};
+
+void elfio_ar_free(struct elfio_ar *ar)
+{
+	if (!ar)
+		return;
+	for (size_t i = 0; i < ar->n; i++)
+		free(ar->m[i].data);
+	free(ar->m);
+	free(ar->path);
+	free(ar);
+}
+
+int elfio_ar_read(const char *path, struct elfio_ar **out)
+{
+	FILE *f = fopen(path, "rb");
+	struct elfio_ar *ar = calloc(1, sizeof(*ar));
+	char magic[8];
+	int ret = -EINVAL;
+
+	*out = NULL;
+	if (!f || !ar) {
+		ret = f ? -ENOMEM : -errno;
+		elfio_error(path, "%s", f ? "out of memory" : strerror(errno));
+		goto out;
+	}
+	ar->path = strdup(path);
+	if (!ar->path || fread(magic, 1, 8, f) != 8 || memcmp(magic, "!<arch>\n", 8)) {
+		elfio_error(path, "not a regular archive");
+		goto out;
+	}
+	for (;;) {
+		struct elfio_ar_member mb = { 0 };
+		long at = ftell(f);
+		size_t got = fread(mb.hdr, 1, AR_HDR, f);
+
+		if (got == 0)
+			break;
+		if (got != AR_HDR || mb.hdr[58] != '`' || mb.hdr[59] != '\n' ||
+		    parse_size(mb.hdr + 48, &mb.size)) {
+			elfio_error(path, "malformed archive member header at offset %ld", at);
+			goto out;
+		}
+		mb.old_off = (uint64_t)at;
+		mb.is_index = !memcmp(mb.hdr, "/ ", 2);
+		mb.is_index64 = !memcmp(mb.hdr, "/SYM64/ ", 8);
+		mb.is_names = !memcmp(mb.hdr, "// ", 3);
+		mb.data = malloc(mb.size ? mb.size : 1);
+		if (!mb.data) {
+			ret = -ENOMEM;
+			elfio_error(path, "out of memory for a %zu-byte member", mb.size);
+			goto out;
+		}
+		if (fread(mb.data, 1, mb.size, f) != mb.size) {
+			free(mb.data);
+			elfio_error(path, "archive member at offset %ld is truncated", at);
+			goto out;
+		}
+		if (mb.size & 1)
+			fgetc(f);
+		struct elfio_ar_member *nv = realloc(ar->m, (ar->n + 1) * sizeof(*nv));
+		if (!nv) {
+			free(mb.data);
+			ret = -ENOMEM;
+			elfio_error(path, "out of memory");
+			goto out;
+		}
+		ar->m = nv;
+		ar->m[ar->n++] = mb;
+	}
+	*out = ar;
+	ar = NULL;
+	ret = 0;
+out:
+	elfio_ar_free(ar);
+	if (f)
+		fclose(f);
+	return ret;
+}
+
+size_t elfio_ar_count(const struct elfio_ar *ar)
+{
+	return ar->n;
+}
+
+bool elfio_ar_is_object(const struct elfio_ar *ar, size_t i, const uint8_t **data, size_t *size)
+{
+	const struct elfio_ar_member *m = &ar->m[i];
+
+	*data = m->data;
+	*size = m->size;
+	return !m->is_index && !m->is_index64 && !m->is_names && m->size >= 4 &&
+	       !memcmp(m->data, "\177ELF", 4);
+}
+
+int elfio_ar_replace(struct elfio_ar *ar, size_t i, uint8_t *data, size_t size)
+{
+	if (i >= ar->n || size >= 10000000000ull) {
+		elfio_error(ar->path, "member %zu cannot take %zu bytes", i, size);
+		return -EINVAL;
+	}
+	free(ar->m[i].data);
+	ar->m[i].data = data;
+	ar->m[i].size = size;
+	char f[11];
+	snprintf(f, sizeof(f), "%-10zu", size);
+	memcpy(ar->m[i].hdr + 48, f, 10);
+	return 0;
+}
+
+static uint64_t be(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static void put_be(uint8_t *p, uint64_t v, int n)
+{
+	for (int i = n - 1; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+int elfio_ar_write(struct elfio_ar *ar, const char *out_path, mode_t mode)
+{
+	uint64_t *new_off = calloc(ar->n ? ar->n : 1, sizeof(*new_off));
+	uint64_t off = 8;
+	uint8_t *buf = NULL;
+	int ret = -EINVAL;
+
+	if (!new_off) {
+		elfio_error(ar->path, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < ar->n; i++) {
+		new_off[i] = off;
+		off += AR_HDR + ar->m[i].size + (ar->m[i].size & 1);
+	}
+	/* the symbol index: every member offset mapped to the member's new one */
+	for (size_t i = 0; i < ar->n; i++) {
+		struct elfio_ar_member *m = &ar->m[i];
+		int w = m->is_index64 ? 8 : 4;
+
+		if (!m->is_index && !m->is_index64)
+			continue;
+		if (m->size < (size_t)w || be(m->data, w) > (m->size - w) / w) {
+			elfio_error(ar->path, "malformed archive symbol index");
+			goto out;
+		}
+		uint64_t count = be(m->data, w);
+		for (uint64_t k = 0; k < count; k++) {
+			uint8_t *p = m->data + w + k * w;
+			uint64_t o = be(p, w);
+			size_t j = 0;
+			while (j < ar->n && ar->m[j].old_off != o)
+				j++;
+			if (j == ar->n) {
+				elfio_error(ar->path, "archive symbol index names offset %" PRIu64 ", which "
+					    "is no member", o);
+				goto out;
+			}
+			if (w == 4 && new_off[j] > UINT32_MAX) {
+				elfio_error(ar->path, "archive grew past 4 GiB: its 32-bit symbol index "
+					    "cannot say where its members are");
+				goto out;
+			}
+			put_be(p, new_off[j], w);
+		}
+	}
+	buf = malloc(off);
+	if (!buf) {
+		ret = -ENOMEM;
+		elfio_error(ar->path, "out of memory for a %" PRIu64 "-byte archive", off);
+		goto out;
+	}
+	memcpy(buf, "!<arch>\n", 8);
+	for (size_t i = 0; i < ar->n; i++) {
+		uint8_t *p = buf + new_off[i];
+		memcpy(p, ar->m[i].hdr, AR_HDR);
+		memcpy(p + AR_HDR, ar->m[i].data, ar->m[i].size);
+		if (ar->m[i].size & 1)
+			p[AR_HDR + ar->m[i].size] = '\n';
+	}
+	ret = elfio_write_file_atomic(out_path, buf, off, mode);
+out:
+	free(buf);
+	free(new_off);
+	return ret;
 }

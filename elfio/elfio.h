@@ -284,6 +284,21 @@ int elfio_thin_archive_members(const char *path, char ***names, size_t *count);
 /* True if the file starts like an ar archive. */
 bool elfio_is_archive(const char *path);
 
+/*
+ * A regular archive, read whole: its members can be replaced and the
+ * archive written again (atomically), its symbol index's member offsets
+ * rewritten for the new sizes.  Errors printed; 0 or a negative errno.
+ */
+struct elfio_ar;
+int elfio_ar_read(const char *path, struct elfio_ar **out);
+void elfio_ar_free(struct elfio_ar *ar);
+size_t elfio_ar_count(const struct elfio_ar *ar);
+/* Member i's bytes; true if it is an ELF object (not the index or names). */
+bool elfio_ar_is_object(const struct elfio_ar *ar, size_t i, const uint8_t **data, size_t *size);
+/* Replace member i's bytes with data (malloc'd, now the archive's). */
+int elfio_ar_replace(struct elfio_ar *ar, size_t i, uint8_t *data, size_t size);
+int elfio_ar_write(struct elfio_ar *ar, const char *out_path, mode_t mode);
+
 /* --- Building a small relocatable object ------------------------------- */
 
 /*

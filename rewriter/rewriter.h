@@ -58,6 +58,14 @@ struct repad_report {
  */
 int repad_object(const char *in, const char *out, struct repad_report *rep);
 
+/*
+ * repad_object, or for an archive every object in it (repad_archive.c): a
+ * thin archive's members in place (out must be in), recursing; a regular
+ * archive's members inline, written again to out with its symbol index
+ * updated.  The report adds up.
+ */
+int repad_file(const char *in, const char *out, struct repad_report *rep);
+
 #endif /* PATCHSITE_REWRITER_H */
 
 /* --- embed (arm64 CALL_OPS trampoline and site table) ----------------------- */
