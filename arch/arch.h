@@ -14,6 +14,12 @@
  * relocation an object's linker works with: generic code only moves
  * offsets and asks.
  *
+ * embed, which prepares CALL_OPS sites for a run-time tracer, asks the
+ * architecture what an undisturbed site looks like (struct
+ * arch_callops_site), what an idle one holds, and for the trampoline the
+ * sites call, as one blob with the offsets of its parts (struct
+ * arch_callops): it places bytes and fills in addresses, nothing more.
+ *
  * This layer knows nothing of ELF files: it sees byte buffers, the address
  * the first byte would have in the image, and the numbers (e_flags,
  * relocation types and addends) generic code reads out of the file.
@@ -96,6 +102,42 @@ struct arch_align_pad {
 				   link can need */
 	unsigned int type;	/* relocation at the first of them, symbol 0 (align_reloc) */
 	int64_t addend;		/* its addend: the number of NOP bytes it covers (size) */
+};
+
+/*
+ * A CALL_OPS site (-fpatchable-function-entry=4,2 with the functions
+ * aligned to literal_size): an ops literal of NOPs before the function, an
+ * optional landing pad, and the patch NOPs at the entry, as the compiler
+ * left them (arch_ops.callops_site).  Offsets are from the function entry.
+ */
+struct arch_callops_site {
+	unsigned int call_off;		/* the NOP the runtime turns into the call to the
+					   trampoline (arm64: 4; 8 after BTI C/JC) */
+	unsigned int disabled_off;	/* where the idle form goes (callops_disabled) ...
+					   (arm64: 0; 4 after BTI C/JC) */
+	unsigned int disabled_len;	/* ... and its length (arm64: 8) */
+};
+
+/* Return values of arch_ops.callops_site */
+#define ARCH_CALLOPS_OK		0	/* the undisturbed area: *site filled */
+#define ARCH_CALLOPS_NONE	(-1)	/* other bytes, or fewer than callops->site_len */
+#define ARCH_CALLOPS_MISALIGNED	(-2)	/* the literal is not literal_size aligned: its
+					   ops cannot be swapped with one store */
+
+/*
+ * The fixed sizes and offsets embed works with (arch_ops.callops).  The
+ * trampoline blob (callops_tramp) holds, at the offsets below, an anchor
+ * word, the default ops, a no-op function and the trampoline's entry.
+ */
+struct arch_callops {
+	unsigned int site_len;		/* bytes callops_site reads, from the literal on */
+	unsigned int tramp_size;	/* bytes of the blob, a multiple of 8 */
+	unsigned int tramp_anchor;	/* a 64-bit word holding its own link-time
+					   address: the code tells the load bias by it */
+	unsigned int tramp_default_ops;	/* the ops every idle literal points at
+					   (runtime/callops.h struct ps_ops) */
+	unsigned int tramp_noop;	/* the function the default ops' func points at */
+	unsigned int tramp_entry;	/* the trampoline: where every site's call goes */
 };
 
 /* Flavour policy bits (arch_ops.policy) */
@@ -224,6 +266,40 @@ struct arch_ops {
 	 * -1 when align is not a power of two larger than the NOP unit.
 	 */
 	int (*align_padding)(unsigned int e_flags, uint64_t align, struct arch_align_pad *pad);
+
+	/*
+	 * embed: CALL_OPS sites and the trampoline they call.  embed is arm64
+	 * only: callops and the three hooks are NULL on x86_64 and riscv64.
+	 *
+	 * callops_site: buf[0..len) holds the bytes from a function's literal
+	 * (literal_size before the entry, at address `literal`) on.  The
+	 * alignment is judged first, from `literal` alone:
+	 * ARCH_CALLOPS_MISALIGNED whatever buf holds.  Then
+	 * ARCH_CALLOPS_OK, with *site filled, when the first callops->site_len
+	 * bytes are the undisturbed area (arm64: NOP NOP, [BTI C or BTI JC],
+	 * NOP NOP), else ARCH_CALLOPS_NONE.  Never reads past buf[len-1].
+	 */
+	const struct arch_callops *callops;
+	int (*callops_site)(const uint8_t *buf, size_t len, uint64_t literal,
+			    struct arch_callops_site *site);
+
+	/*
+	 * callops_disabled: the idle form of a site, written over its patch
+	 * area at site.disabled_off (arm64 `MOV X9, X30; NOP`: the caller's
+	 * LR saved for the trampoline, and the NOP that the runtime turns into
+	 * the call).  Writes exactly len bytes: 0, or -1 (buf untouched) when
+	 * len is not site.disabled_len.
+	 */
+	int (*callops_disabled)(uint8_t *buf, size_t len);
+
+	/*
+	 * callops_tramp: the trampoline blob for link-time address addr, with
+	 * the anchor (addr + tramp_anchor) and the default ops' func (addr +
+	 * tramp_noop) filled in and the default ops' other fields zero.
+	 * Writes exactly len bytes: 0, or -1 (buf untouched) when len is not
+	 * callops->tramp_size or addr is not 8-byte aligned.
+	 */
+	int (*callops_tramp)(uint8_t *buf, size_t len, uint64_t addr);
 };
 
 extern const struct arch_ops arch_x86_64;

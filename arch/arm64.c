@@ -13,6 +13,10 @@
  * (B, BL, B.cond, CBZ/CBNZ, TBZ/TBNZ, LDR literal, ADR; ADRP, which an
  * object always relocates), each an immediate field of known width and
  * scale, which the rewriting commands read and re-encode when code moves.
+ * For embed, a fourth table gives the shapes of an undisturbed CALL_OPS
+ * site, word by word, and the trampoline blob embed places is a static
+ * const array of instruction words with its data words left zero, filled
+ * in for the address it is written at.
  * Words are assembled byte by byte so that neither host endianness nor
  * buffer alignment matters, and immediates are sign-extended in unsigned
  * arithmetic so nothing can overflow.
@@ -26,7 +30,11 @@
 #include "arch.h"
 
 #define A64_INSN_SIZE	4
+#define A64_LITERAL_SIZE	8	/* the CALL_OPS ops literal before a function */
 #define A64_NOP		0xd503201fu
+#define A64_BTI_C	0xd503245fu
+#define A64_BTI_JC	0xd50324dfu
+#define A64_MOV_X9_LR	0xaa1e03e9u	/* ORR x9, xzr, x30 */
 #define A64_BL		0x94000000u
 #define A64_IMM26_MASK	0x03ffffffu
 
@@ -57,8 +65,8 @@ static const struct a64_pattern a64_patterns[] = {
 	/* UDF #0: what zero padding and unwritten memory look like */
 	{ 0xffffffffu, 0x00000000u, true,  INSN_OTHER,   A64_F_NONE  },
 	{ 0xffffffffu, A64_NOP,     false, INSN_NOP,     A64_F_NONE  },
-	{ 0xffffffffu, 0xd503245fu, false, INSN_LANDING, A64_F_NONE  },	/* BTI c  */
-	{ 0xffffffffu, 0xd50324dfu, false, INSN_LANDING, A64_F_NONE  },	/* BTI jc */
+	{ 0xffffffffu, A64_BTI_C,   false, INSN_LANDING, A64_F_NONE  },	/* BTI c  */
+	{ 0xffffffffu, A64_BTI_JC,  false, INSN_LANDING, A64_F_NONE  },	/* BTI jc */
 	{ 0xfc000000u, A64_BL,      false, INSN_CALL,    A64_F_IMM26 },	/* BL     */
 	{ 0xfc000000u, 0x14000000u, false, INSN_BRANCH,  A64_F_IMM26 },	/* B      */
 };
@@ -75,6 +83,12 @@ static void a64_put32(uint8_t *p, uint32_t w)
 	p[1] = (uint8_t)(w >> 8);
 	p[2] = (uint8_t)(w >> 16);
 	p[3] = (uint8_t)(w >> 24);
+}
+
+static void a64_put64(uint8_t *p, uint64_t v)
+{
+	a64_put32(p, (uint32_t)v);
+	a64_put32(p + 4, (uint32_t)(v >> 32));
 }
 
 /* Sign-extend the low `bits` of v, staying in unsigned arithmetic. */
@@ -327,12 +341,177 @@ static unsigned int a64_patch_nop_at(const uint8_t *buf, size_t len)
 	return len >= 4 && a64_get32(buf) == A64_NOP ? 4 : 0;
 }
 
+/*
+ * CALL_OPS (DYNAMIC_FTRACE_WITH_CALL_OPS): -fpatchable-function-entry=4,2
+ * with -falign-functions=8 puts two NOPs, the 8-byte ops literal, before
+ * the function and two at its entry, after BTI C or BTI JC when the
+ * function has one.  embed rewrites the two at the entry to the idle form
+ * `MOV X9, X30; NOP`, and the runtime turns that NOP into `BL trampoline`.
+ * The shapes, literal first, one mask/value pair per word, first match
+ * wins; a mask of 0 is any word (without a landing pad the fifth word is
+ * the function's own).
+ */
+#define A64_CALLOPS_WORDS	5
+#define A64_W(x)		{ 0xffffffffu, (x) }
+#define A64_ANY			{ 0, 0 }
+
+static const struct a64_callops_shape {
+	struct { uint32_t mask, value; } w[A64_CALLOPS_WORDS];
+	unsigned int call_off, disabled_off;		/* from the function entry */
+} a64_callops_shapes[] = {
+	{ { A64_W(A64_NOP), A64_W(A64_NOP), A64_W(A64_BTI_C), A64_W(A64_NOP), A64_W(A64_NOP) },
+	  8, 4 },
+	{ { A64_W(A64_NOP), A64_W(A64_NOP), A64_W(A64_BTI_JC), A64_W(A64_NOP), A64_W(A64_NOP) },
+	  8, 4 },
+	{ { A64_W(A64_NOP), A64_W(A64_NOP), A64_W(A64_NOP), A64_W(A64_NOP), A64_ANY },
+	  4, 0 },
+};
+
+/* The idle form, at disabled_off: x9 = the caller's LR for the trampoline; the call's NOP. */
+static const uint32_t a64_callops_disabled_words[] = { A64_MOV_X9_LR, A64_NOP };
+
+static int a64_callops_site(const uint8_t *buf, size_t len, uint64_t literal,
+			    struct arch_callops_site *site)
+{
+	/* one aligned 64-bit store swaps the ops: single-copy atomic only when aligned */
+	if (literal % A64_LITERAL_SIZE)
+		return ARCH_CALLOPS_MISALIGNED;
+	if (len < A64_CALLOPS_WORDS * A64_INSN_SIZE)
+		return ARCH_CALLOPS_NONE;
+	for (size_t i = 0; i < sizeof(a64_callops_shapes) / sizeof(a64_callops_shapes[0]); i++) {
+		const struct a64_callops_shape *sh = &a64_callops_shapes[i];
+		size_t k = 0;
+
+		while (k < A64_CALLOPS_WORDS &&
+		       (a64_get32(buf + k * A64_INSN_SIZE) & sh->w[k].mask) == sh->w[k].value)
+			k++;
+		if (k < A64_CALLOPS_WORDS)
+			continue;
+		site->call_off = sh->call_off;
+		site->disabled_off = sh->disabled_off;
+		site->disabled_len = sizeof(a64_callops_disabled_words);
+		return ARCH_CALLOPS_OK;
+	}
+	return ARCH_CALLOPS_NONE;
+}
+
+static int a64_callops_disabled(uint8_t *buf, size_t len)
+{
+	if (len != sizeof(a64_callops_disabled_words))
+		return -1;
+	for (size_t i = 0; i < len / A64_INSN_SIZE; i++)
+		a64_put32(buf + i * A64_INSN_SIZE, a64_callops_disabled_words[i]);
+	return 0;
+}
+
+/*
+ * The trampoline blob (written from the ABI described in the CALL_OPS
+ * series, not copied).  It is entered by the BL at func+4 (func+8 after
+ * BTI C), with x30 = the address after the BL and x9 = the caller's LR
+ * (the idle form's MOV).  The literal is at func-8 and 8-aligned, so x30
+ * is literal+16 or literal+20: clearing the low 3 bits gives literal+16 in
+ * both cases.  The literal holds ops minus the load bias (so that the text
+ * needs no relocation in a PIE); the bias is (ADR anchor) - [anchor], the
+ * anchor holding its own link-time address.  The default ops are told by
+ * address and return at once, so their func (link-time) is never called
+ * through a bias.  An ops with direct_call set is entered by `BR X17` at
+ * once, with x9 and x30 as they are (the kernel's direct-call convention).
+ * Otherwise it saves x0-x8 (arguments and the indirect-result register),
+ * x9, fp, the resume address and q0-q7 (user-space callbacks may use
+ * FP/SIMD), calls ops->func(func, parent_ip, ops, regs), restores
+ * everything and returns with `RET x10` (RET is not subject to BTI) and
+ * x30 = the caller's LR, so the function's own PAC/frame code sees its real
+ * return address.  The ops offsets (func 0, direct_call 16) and the frame
+ * (struct ps_regs) are runtime/callops.h's.
+ */
+#define A64_TB_ANCHOR	0x00	/* .8byte: link-time address of the anchor */
+#define A64_TB_DOPS	0x08	/* default ops: func, priv, direct_call */
+#define A64_TB_NOOP	0x20	/* the default ops' func */
+#define A64_TB_ENTRY	0x30	/* the BL target */
+
+static const uint32_t a64_callops_tramp_words[] = {
+	0, 0,		/* anchor (filled in)					*/
+	0, 0, 0, 0, 0, 0, /* default ops: func (filled in), priv, direct_call	*/
+	0xd503245f,	/* noop:  bti	c					*/
+	0xd65f03c0,	/*	ret						*/
+	0xd503201f,	/*	nop						*/
+	0xd503201f,	/*	nop						*/
+	0xd503245f,	/* entry: bti	c					*/
+	0x927df3ca,	/*	and	x10, x30, #~7		literal + 16	*/
+	0xf85f014b,	/*	ldur	x11, [x10, #-16]	ops - bias	*/
+	0x10fffe30,	/*	adr	x16, anchor				*/
+	0x58fffe11,	/*	ldr	x17, anchor		its link address */
+	0xcb110210,	/*	sub	x16, x16, x17		bias		*/
+	0x8b10016b,	/*	add	x11, x11, x16		ops		*/
+	0x10fffdf1,	/*	adr	x17, default_ops			*/
+	0xeb11017f,	/*	cmp	x11, x17				*/
+	0x54000460,	/*	b.eq	fast					*/
+	0xf9400971,	/*	ldr	x17, [x11, #16]		ops->direct_call */
+	0xb5000491,	/*	cbnz	x17, direct				*/
+	0xd103c3ff,	/*	sub	sp, sp, #240				*/
+	0xa90007e0,	/*	stp	x0, x1, [sp]				*/
+	0xa9010fe2,	/*	stp	x2, x3, [sp, #16]			*/
+	0xa90217e4,	/*	stp	x4, x5, [sp, #32]			*/
+	0xa9031fe6,	/*	stp	x6, x7, [sp, #48]			*/
+	0xa90427e8,	/*	stp	x8, x9, [sp, #64]	x9: caller's LR	*/
+	0xa9057bfd,	/*	stp	x29, x30, [sp, #80]	fp, resume pc	*/
+	0xad0307e0,	/*	stp	q0, q1, [sp, #96]			*/
+	0xad040fe2,	/*	stp	q2, q3, [sp, #128]			*/
+	0xad0517e4,	/*	stp	q4, q5, [sp, #160]			*/
+	0xad061fe6,	/*	stp	q6, q7, [sp, #192]			*/
+	0xa90e7bfd,	/*	stp	x29, x30, [sp, #224]	frame record	*/
+	0x910383fd,	/*	add	x29, sp, #224				*/
+	0xd1002140,	/*	sub	x0, x10, #8		ip = func	*/
+	0xaa0903e1,	/*	mov	x1, x9			parent_ip	*/
+	0xaa0b03e2,	/*	mov	x2, x11			ops		*/
+	0x910003e3,	/*	mov	x3, sp			regs		*/
+	0xf9400170,	/*	ldr	x16, [x11]		ops->func	*/
+	0xd63f0200,	/*	blr	x16					*/
+	0xad4307e0,	/*	ldp	q0, q1, [sp, #96]			*/
+	0xad440fe2,	/*	ldp	q2, q3, [sp, #128]			*/
+	0xad4517e4,	/*	ldp	q4, q5, [sp, #160]			*/
+	0xad461fe6,	/*	ldp	q6, q7, [sp, #192]			*/
+	0xa94007e0,	/*	ldp	x0, x1, [sp]				*/
+	0xa9410fe2,	/*	ldp	x2, x3, [sp, #16]			*/
+	0xa94217e4,	/*	ldp	x4, x5, [sp, #32]			*/
+	0xa9431fe6,	/*	ldp	x6, x7, [sp, #48]			*/
+	0xa94427e8,	/*	ldp	x8, x9, [sp, #64]			*/
+	0xa9452bfd,	/*	ldp	x29, x10, [sp, #80]	fp, resume pc	*/
+	0x9103c3ff,	/*	add	sp, sp, #240				*/
+	0xaa0903fe,	/*	mov	x30, x9			caller's LR back */
+	0xd65f0140,	/*	ret	x10					*/
+	0xaa1e03ea,	/* fast:  mov	x10, x30	default ops: nothing to do */
+	0xaa0903fe,	/*	mov	x30, x9					*/
+	0xd65f0140,	/*	ret	x10					*/
+	0xd61f0220,	/* direct: br	x17	lands on the target's BTI C	*/
+};
+
+static const struct arch_callops a64_callops = {
+	.site_len		= A64_CALLOPS_WORDS * A64_INSN_SIZE,
+	.tramp_size		= sizeof(a64_callops_tramp_words),
+	.tramp_anchor		= A64_TB_ANCHOR,
+	.tramp_default_ops	= A64_TB_DOPS,
+	.tramp_noop		= A64_TB_NOOP,
+	.tramp_entry		= A64_TB_ENTRY,
+};
+
+static int a64_callops_tramp(uint8_t *buf, size_t len, uint64_t addr)
+{
+	if (len != sizeof(a64_callops_tramp_words) || addr % 8)
+		return -1;
+	for (size_t i = 0; i < len / A64_INSN_SIZE; i++)
+		a64_put32(buf + i * A64_INSN_SIZE, a64_callops_tramp_words[i]);
+	a64_put64(buf + A64_TB_ANCHOR, addr + A64_TB_ANCHOR);
+	a64_put64(buf + A64_TB_DOPS, addr + A64_TB_NOOP);	/* default ops' func */
+	return 0;
+}
+
 const struct arch_ops arch_arm64 = {
 	.name			= "arm64",
 	.machine		= EM_AARCH64,
 	.insn_align		= 4,
 	.call_len		= 4,
-	.literal_size		= 8,
+	.literal_size		= A64_LITERAL_SIZE,
 	.patch_nop_sizes	= 1u << 4,
 	.patch_nop_at		= a64_patch_nop_at,
 	.abs64_reloc		= R_AARCH64_ABS64,
@@ -350,4 +529,8 @@ const struct arch_ops arch_arm64 = {
 	.pcrel_decode		= a64_pcrel_decode,
 	.pcrel_encode		= a64_pcrel_encode,
 	/* no alignment relocations: align_target and align_padding stay NULL */
+	.callops		= &a64_callops,
+	.callops_site		= a64_callops_site,
+	.callops_disabled	= a64_callops_disabled,
+	.callops_tramp		= a64_callops_tramp,
 };

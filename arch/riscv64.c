@@ -662,4 +662,5 @@ const struct arch_ops arch_riscv64 = {
 	.pcrel_encode		= rv_pcrel_encode,
 	.align_target		= rv_align_target,
 	.align_padding		= rv_align_padding,
+	/* embed is arm64 only: callops and its three hooks stay NULL */
 };

@@ -706,4 +706,5 @@ const struct arch_ops arch_x86_64 = {
 	 * has an alignment to restore.  insn_len, pcrel_decode,
 	 * pcrel_encode, align_target and align_padding stay NULL.
 	 */
+	/* embed is arm64 only: callops and its three hooks stay NULL */
 };

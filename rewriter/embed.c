@@ -28,8 +28,18 @@
  * NOP); then the trampoline blob: an anchor word holding its own link-time
  * address, the default no-op ops, a no-op function, and the trampoline.
  *
+ * Every instruction is the architecture's (arch_ops.callops*, arm64 only
+ * today): what an undisturbed site looks like and where its call goes
+ * (callops_site), the idle form written at its entry (callops_disabled:
+ * MOV X9, X30; NOP), and the blob, written for its link-time address with
+ * its anchor and the default ops filled in (callops_tramp; the code and
+ * its calling convention are described in arch/arm64.c).  The BL that the
+ * runtime writes must reach the trampoline from every site, which
+ * encode_call, the same encoding, checks.  embed only places bytes and
+ * computes addresses.
+ *
  * PIE: the literals hold (ops - load bias) and the trampoline adds the bias,
- * computed PC-relatively as (ADR anchor) - [anchor].  The alternative,
+ * computed PC-relatively from the anchor.  The alternative,
  * R_AARCH64_RELATIVE relocations for the literals, would be text
  * relocations: every page of text made writable by the dynamic linker
  * (DT_TEXTREL), refused under W^X policies and by ld.so's BTI/PAC hardening,
@@ -39,19 +49,6 @@
  * address of the default ops, is valid in both.  The default ops are
  * recognised by address in the trampoline and return at once, so their func
  * field (link-time) is never called through a PIE bias.
- *
- * The trampoline (written from the ABI described in the CALL_OPS series,
- * not copied): it is entered by the BL at func+4 (func+8 after BTI C), with
- * x30 = the address after the BL and x9 = the caller's LR.  The literal is
- * at func-8 and 8-aligned, so x30 is literal+16 or literal+20: clearing the
- * low 3 bits gives literal+16 in both cases.  An ops with direct_call set
- * is entered by `BR X17` at once, with x9 and x30 as they are (the kernel's
- * direct-call convention).  Otherwise it saves x0-x8 (arguments and the
- * indirect-result register), x9, fp, the resume address and q0-q7
- * (user-space callbacks may use FP/SIMD), calls
- * ops->func(func, parent_ip, ops, regs), restores everything and returns
- * with `RET x10` (RET is not subject to BTI) and x30 = the caller's LR, so
- * the function's own PAC/frame code sees its real return address.
  *
  * Sites whose literal is not 8-byte aligned cannot have their ops swapped
  * with one store: they are reported and left untouched (untraceable).  A
@@ -65,15 +62,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "arch.h"
 #include "elfio.h"
 #include "recordsites.h"
 #include "rewriter.h"
 #include "segment.h"
-
-#define A64_NOP		0xd503201fu
-#define A64_BTI_C	0xd503245fu
-#define A64_BTI_JC	0xd50324dfu
-#define A64_MOV_X9_LR	0xaa1e03e9u	/* ORR x9, xzr, x30 */
 
 #define SEG_ALIGN	0x10000u	/* 64 KiB: the largest arm64 page */
 
@@ -82,70 +75,6 @@
 #define SEG_ENTRY	sizeof(struct ps_site)
 #define HDR_FIELD(f)	offsetof(struct ps_seg_header, f)
 #define SITE_FIELD(f)	offsetof(struct ps_site, f)
-
-/* The trampoline blob; offsets of its parts. */
-#define TB_ANCHOR	0x00	/* .8byte: link-time address of the anchor */
-#define TB_DOPS		0x08	/* default ops: func, priv, direct_call */
-#define TB_NOOP		0x20	/* the default ops' func */
-#define TB_ENTRY	0x30	/* the BL target */
-
-static const uint32_t tramp_code[] = {
-	0, 0,		/* anchor (filled in)					*/
-	0, 0, 0, 0, 0, 0, /* default ops: func (filled in), priv, direct_call	*/
-	0xd503245f,	/* noop:  bti	c					*/
-	0xd65f03c0,	/*	ret						*/
-	0xd503201f,	/*	nop						*/
-	0xd503201f,	/*	nop						*/
-	0xd503245f,	/* entry: bti	c					*/
-	0x927df3ca,	/*	and	x10, x30, #~7		literal + 16	*/
-	0xf85f014b,	/*	ldur	x11, [x10, #-16]	ops - bias	*/
-	0x10fffe30,	/*	adr	x16, anchor				*/
-	0x58fffe11,	/*	ldr	x17, anchor		its link address */
-	0xcb110210,	/*	sub	x16, x16, x17		bias		*/
-	0x8b10016b,	/*	add	x11, x11, x16		ops		*/
-	0x10fffdf1,	/*	adr	x17, default_ops			*/
-	0xeb11017f,	/*	cmp	x11, x17				*/
-	0x54000460,	/*	b.eq	fast					*/
-	0xf9400971,	/*	ldr	x17, [x11, #16]		ops->direct_call */
-	0xb5000491,	/*	cbnz	x17, direct				*/
-	0xd103c3ff,	/*	sub	sp, sp, #240				*/
-	0xa90007e0,	/*	stp	x0, x1, [sp]				*/
-	0xa9010fe2,	/*	stp	x2, x3, [sp, #16]			*/
-	0xa90217e4,	/*	stp	x4, x5, [sp, #32]			*/
-	0xa9031fe6,	/*	stp	x6, x7, [sp, #48]			*/
-	0xa90427e8,	/*	stp	x8, x9, [sp, #64]	x9: caller's LR	*/
-	0xa9057bfd,	/*	stp	x29, x30, [sp, #80]	fp, resume pc	*/
-	0xad0307e0,	/*	stp	q0, q1, [sp, #96]			*/
-	0xad040fe2,	/*	stp	q2, q3, [sp, #128]			*/
-	0xad0517e4,	/*	stp	q4, q5, [sp, #160]			*/
-	0xad061fe6,	/*	stp	q6, q7, [sp, #192]			*/
-	0xa90e7bfd,	/*	stp	x29, x30, [sp, #224]	frame record	*/
-	0x910383fd,	/*	add	x29, sp, #224				*/
-	0xd1002140,	/*	sub	x0, x10, #8		ip = func	*/
-	0xaa0903e1,	/*	mov	x1, x9			parent_ip	*/
-	0xaa0b03e2,	/*	mov	x2, x11			ops		*/
-	0x910003e3,	/*	mov	x3, sp			regs		*/
-	0xf9400170,	/*	ldr	x16, [x11]		ops->func	*/
-	0xd63f0200,	/*	blr	x16					*/
-	0xad4307e0,	/*	ldp	q0, q1, [sp, #96]			*/
-	0xad440fe2,	/*	ldp	q2, q3, [sp, #128]			*/
-	0xad4517e4,	/*	ldp	q4, q5, [sp, #160]			*/
-	0xad461fe6,	/*	ldp	q6, q7, [sp, #192]			*/
-	0xa94007e0,	/*	ldp	x0, x1, [sp]				*/
-	0xa9410fe2,	/*	ldp	x2, x3, [sp, #16]			*/
-	0xa94217e4,	/*	ldp	x4, x5, [sp, #32]			*/
-	0xa9431fe6,	/*	ldp	x6, x7, [sp, #48]			*/
-	0xa94427e8,	/*	ldp	x8, x9, [sp, #64]			*/
-	0xa9452bfd,	/*	ldp	x29, x10, [sp, #80]	fp, resume pc	*/
-	0x9103c3ff,	/*	add	sp, sp, #240				*/
-	0xaa0903fe,	/*	mov	x30, x9			caller's LR back */
-	0xd65f0140,	/*	ret	x10					*/
-	0xaa1e03ea,	/* fast:  mov	x10, x30	default ops: nothing to do */
-	0xaa0903fe,	/*	mov	x30, x9					*/
-	0xd65f0140,	/*	ret	x10					*/
-	0xd61f0220,	/* direct: br	x17	lands on the target's BTI C	*/
-};
-#define TB_SIZE		((uint64_t)sizeof(tramp_code))
 
 
 static void put_le(uint8_t *p, uint64_t v, int n)
@@ -164,15 +93,26 @@ static uint64_t get_le(const uint8_t *p, int n)
 }
 
 
-static int read_u32(struct elfio *e, uint64_t addr, uint32_t *v)
+/*
+ * Read up to n bytes of code at addr into buf, one instruction unit at a
+ * time, each checked to lie in a section's bytes on its own; the number of
+ * bytes read, short at the first unit that does not.
+ */
+static size_t read_code(struct elfio *e, uint64_t addr, uint8_t *buf, size_t n, unsigned int unit)
 {
-	struct elfio_section *s = elfio_addr_to_sec(e, addr);
+	size_t got = 0;
 
-	if (!s || addr + 4 > s->addr + s->shdr.sh_size || elfio_section_data(e, s) ||
-	    !s->data || addr - s->addr + 4 > s->size)
-		return -ERANGE;
-	*v = (uint32_t)get_le(s->data + (addr - s->addr), 4);
-	return 0;
+	while (n - got >= unit) {
+		uint64_t a = addr + got;
+		struct elfio_section *s = elfio_addr_to_sec(e, a);
+
+		if (!s || a + unit > s->addr + s->shdr.sh_size || elfio_section_data(e, s) ||
+		    !s->data || a - s->addr + unit > s->size)
+			break;
+		memcpy(buf + got, s->data + (a - s->addr), unit);
+		got += unit;
+	}
+	return got;
 }
 
 /* Write n bytes of v at address addr, through the rewrite. */
@@ -191,6 +131,8 @@ static const char *func_name(const struct site *s)
 
 struct esite {
 	uint64_t func, lit, call;
+	uint64_t idle;			/* where the idle form goes ... */
+	unsigned int idle_len;		/* ... and its length */
 };
 
 /* Offsets of Elf64_Phdr fields in the file. */
@@ -217,6 +159,8 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 	uint64_t seg_off, seg_addr, seg_size, tb_off, tramp, dops;
 	uint64_t old_str_off, old_str_size;
 	const GElf_Ehdr *eh;
+	const struct arch_ops *ops;
+	const struct arch_callops *co;
 	size_t note = SIZE_MAX, nloads = 0, shnum, shstrndx, phnum, rawlen;
 	int err = -EINVAL;
 
@@ -228,10 +172,12 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 		return errno ? -errno : -EINVAL;
 	eh = elfio_ehdr(e);
 
-	if (eh->e_machine != EM_AARCH64) {
+	ops = arch_by_machine(eh->e_machine);
+	if (!ops || !ops->callops) {
 		elfio_err(e, "embed handles arm64 images only");
 		goto out;
 	}
+	co = ops->callops;
 	if (eh->e_type != ET_EXEC && eh->e_type != ET_DYN) {
 		elfio_err(e, "embed needs a linked program (ET_EXEC or PIE)");
 		goto out;
@@ -337,37 +283,39 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 	}
 	for (size_t i = 0; i < r->nsites; i++) {
 		const struct site *s = &r->sites[i];
-		uint64_t lit = s->addr, func = lit + 8, call;
-		uint32_t w0, w1, w2, l0, l1;
+		uint64_t lit = s->addr, func = lit + ops->literal_size;
+		struct arch_callops_site cs;
+		uint8_t area[64];	/* more than any site_len (arm64: 20) */
+		size_t want = co->site_len < sizeof(area) ? co->site_len : sizeof(area), got = 0;
+		int ret = ARCH_CALLOPS_MISALIGNED;
 
 		if (s->flavour != FLAVOUR_CALL_OPS)
 			continue;
-		if (s->misaligned || lit % 8) {
+		/* record has judged the literal against its --align (8); the arch's rule decides */
+		if (!s->misaligned) {
+			got = read_code(e, lit, area, want, ops->insn_align);
+			ret = ops->callops_site(area, got, lit, &cs);
+		}
+		if (ret == ARCH_CALLOPS_MISALIGNED) {
 			printf("misaligned: %s at 0x%" PRIx64 ": ops literal 0x%" PRIx64
 			       " not 8-byte aligned, left untraced\n", func_name(s), func, lit);
 			rep->misaligned++;
 			continue;
 		}
-		if (read_u32(e, lit, &l0) || read_u32(e, lit + 4, &l1) ||
-		    read_u32(e, func, &w0) || read_u32(e, func + 4, &w1) ||
-		    read_u32(e, func + 8, &w2)) {
+		if (got < co->site_len) {
 			elfio_err(e, "cannot read the entry of %s at 0x%" PRIx64, func_name(s), func);
 			goto out;
 		}
-		call = func + 4;
-		if (w0 == A64_BTI_C || w0 == A64_BTI_JC) {
-			call += 4;
-			w0 = w1;
-			w1 = w2;
-		}
-		if (l0 != A64_NOP || l1 != A64_NOP || w0 != A64_NOP || w1 != A64_NOP) {
+		if (ret != ARCH_CALLOPS_OK) {
 			elfio_err(e, "%s at 0x%" PRIx64 " is not two NOPs before and two "
 				  "NOPs at its entry: not a -fpatchable-function-entry=4,2 site", func_name(s), func);
 			goto out;
 		}
 		v[n].func = func;
 		v[n].lit = lit;
-		v[n++].call = call;
+		v[n].call = func + cs.call_off;
+		v[n].idle = func + cs.disabled_off;
+		v[n++].idle_len = cs.disabled_len;
 	}
 	if (!n) {
 		elfio_err(e, "every CALL_OPS site is misaligned: nothing can be traced");
@@ -384,17 +332,18 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 		goto out;
 	}
 	tb_off = SEG_HDR + n * SEG_ENTRY;		/* a multiple of 16 */
-	seg_size = tb_off + TB_SIZE;
+	seg_size = tb_off + co->tramp_size;
 	if ((err = elfio_rw_place_segment(w, seg_size, SEG_ALIGN, maxend, &seg_off, &seg_addr)))
 		goto out;
 	err = -EINVAL;
-	tramp = seg_addr + tb_off + TB_ENTRY;
-	dops = seg_addr + tb_off + TB_DOPS;
+	tramp = seg_addr + tb_off + co->tramp_entry;
+	dops = seg_addr + tb_off + co->tramp_default_ops;
 
+	/* the call the runtime writes at each site, encoded here once to know it can be */
 	for (size_t i = 0; i < n; i++) {
-		int64_t d = (int64_t)(tramp - v[i].call);
+		uint8_t call[16];
 
-		if (d < -(1LL << 27) || d >= (1LL << 27)) {
+		if (ops->call_len > sizeof(call) || ops->encode_call(call, v[i].call, tramp)) {
 			const struct elfio_symbol *f = elfio_function_at(e, v[i].func, 8);
 
 			elfio_err(e, "%s at 0x%" PRIx64 " is out of BL range (128 MiB) of the "
@@ -411,12 +360,25 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 		goto out;
 	}
 
-	/* The sites: default ops in the literal, MOV X9, X30; NOP at the entry. */
-	for (size_t i = 0; i < n; i++)
-		if ((err = put_addr(w, v[i].lit, dops, 8)) ||
-		    (err = put_addr(w, v[i].call - 4, A64_MOV_X9_LR, 4)) ||
-		    (err = put_addr(w, v[i].call, A64_NOP, 4)))
+	/*
+	 * The sites: default ops in the literal, the idle form at the entry,
+	 * patched a unit at a time as the site was read.
+	 */
+	for (size_t i = 0; i < n; i++) {
+		uint8_t idle[64];
+
+		if ((err = put_addr(w, v[i].lit, dops, (int)ops->literal_size)))
 			goto out;
+		if (v[i].idle_len > sizeof(idle) || ops->callops_disabled(idle, v[i].idle_len)) {
+			err = -EINVAL;
+			elfio_err(e, "cannot encode the idle form of the site at 0x%" PRIx64
+				  ": a bug, please report it", v[i].func);
+			goto out;
+		}
+		for (unsigned int k = 0, u = ops->insn_align; k < v[i].idle_len; k += u)
+			if ((err = elfio_rw_patch_addr(w, v[i].idle + k, idle + k, u)))
+				goto out;
+	}
 
 	/* The segment. */
 	uint8_t *q0 = seg;
@@ -433,17 +395,19 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 		put_le(q + SITE_FIELD(literal), v[i].lit, 8);
 		put_le(q + SITE_FIELD(call), v[i].call, 8);
 	}
-	for (size_t i = 0; i < TB_SIZE / 4; i++)
-		put_le(q0 + tb_off + 4 * i, tramp_code[i], 4);
-	put_le(q0 + tb_off + TB_ANCHOR, seg_addr + tb_off + TB_ANCHOR, 8);
-	put_le(q0 + tb_off + TB_DOPS, seg_addr + tb_off + TB_NOOP, 8);
+	if (ops->callops_tramp(q0 + tb_off, co->tramp_size, seg_addr + tb_off)) {
+		err = -EINVAL;
+		elfio_err(e, "cannot write the trampoline at 0x%" PRIx64
+			  ": a bug, please report it", seg_addr + tb_off);
+		goto out;
+	}
 
 	/* The segment's two sections: the header and table, the code. */
 	GElf_Shdr sites_sh = { .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC, .sh_addr = seg_addr,
 			       .sh_offset = 0, .sh_size = tb_off, .sh_addralign = 8 };
 	GElf_Shdr tramp_sh = { .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
 			       .sh_addr = seg_addr + tb_off, .sh_offset = tb_off,
-			       .sh_size = TB_SIZE, .sh_addralign = 16 };
+			       .sh_size = co->tramp_size, .sh_addralign = 16 };
 	if ((err = elfio_rw_add_segment(w, PF_R | PF_X, seg)) ||
 	    (err = elfio_rw_add_section(w, ".patchsite.sites", &sites_sh)) ||
 	    (err = elfio_rw_add_section(w, ".patchsite.tramp", &tramp_sh)))
@@ -453,7 +417,7 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 		goto out;
 	rep->sites = n;
 	rep->tramp = tramp;
-	rep->tramp_bytes = TB_SIZE;
+	rep->tramp_bytes = co->tramp_size;
 	rep->seg_addr = seg_addr;
 	rep->seg_offset = seg_off;
 	rep->seg_size = seg_size;

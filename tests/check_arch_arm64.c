@@ -27,6 +27,93 @@
  * fits and one step past it; one step past is what the assembler refuses
  * ("branch out of range", "conditional branch out of range", "pc-relative
  * address offset out of range", "... not word aligned").
+ *
+ * The CALL_OPS rows (callops_site) are the bytes from a function's literal
+ * to its entry + 12, copied from aarch64-linux-gnu-objdump -d of objects
+ * that aarch64-linux-gnu-gcc 12.2 built with -O2 (or -Os)
+ * -fpatchable-function-entry=4,2 [-falign-functions=8]
+ * [-mbranch-protection=bti|pac-ret|standard] and of near-miss flavours
+ * (=2, =3,2, -pg), at the addresses objdump shows; the idle rows from
+ * objdump of fixtures/embed/out/prog after `patchsite embed`.  Neither GCC
+ * nor clang 14 puts BTI JC or BTI J at a function entry, so those rows, the
+ * attached site and the idle form itself come from GNU as:
+ *
+ *	printf '\t.text\n\tmov x9, x30\n\tnop\n\tbti jc\n\tbti j\n' > t.s
+ *	aarch64-linux-gnu-as t.s -o t.o && aarch64-linux-gnu-objdump -d t.o
+ *	   0:	aa1e03e9 	mov	x9, x30
+ *	   4:	d503201f 	nop
+ *	   8:	d50324df 	bti	jc
+ *	   c:	d503249f 	bti	j
+ *
+ * The trampoline blob (callops_tramp) is checked against this source,
+ * assembled by GNU as 2.40 (the listing beside a64_callops_tramp_words in
+ * arch/arm64.c, with its labels):
+ *
+ *	aarch64-linux-gnu-as tramp.S -o tramp.o
+ *	aarch64-linux-gnu-objdump -d tramp.o; aarch64-linux-gnu-nm -n tramp.o
+ *
+ *		.text
+ *		.p2align 4
+ *	anchor:	.8byte	0
+ *	default_ops:
+ *		.8byte	0, 0, 0
+ *	noop:	bti	c
+ *		ret
+ *		nop
+ *		nop
+ *	entry:	bti	c
+ *		and	x10, x30, #~7
+ *		ldur	x11, [x10, #-16]
+ *		adr	x16, anchor
+ *		ldr	x17, anchor
+ *		sub	x16, x16, x17
+ *		add	x11, x11, x16
+ *		adr	x17, default_ops
+ *		cmp	x11, x17
+ *		b.eq	fast
+ *		ldr	x17, [x11, #16]
+ *		cbnz	x17, direct
+ *		sub	sp, sp, #240
+ *		stp	x0, x1, [sp]
+ *		stp	x2, x3, [sp, #16]
+ *		stp	x4, x5, [sp, #32]
+ *		stp	x6, x7, [sp, #48]
+ *		stp	x8, x9, [sp, #64]
+ *		stp	x29, x30, [sp, #80]
+ *		stp	q0, q1, [sp, #96]
+ *		stp	q2, q3, [sp, #128]
+ *		stp	q4, q5, [sp, #160]
+ *		stp	q6, q7, [sp, #192]
+ *		stp	x29, x30, [sp, #224]
+ *		add	x29, sp, #224
+ *		sub	x0, x10, #8
+ *		mov	x1, x9
+ *		mov	x2, x11
+ *		mov	x3, sp
+ *		ldr	x16, [x11]
+ *		blr	x16
+ *		ldp	q0, q1, [sp, #96]
+ *		ldp	q2, q3, [sp, #128]
+ *		ldp	q4, q5, [sp, #160]
+ *		ldp	q6, q7, [sp, #192]
+ *		ldp	x0, x1, [sp]
+ *		ldp	x2, x3, [sp, #16]
+ *		ldp	x4, x5, [sp, #32]
+ *		ldp	x6, x7, [sp, #48]
+ *		ldp	x8, x9, [sp, #64]
+ *		ldp	x29, x10, [sp, #80]
+ *		add	sp, sp, #240
+ *		mov	x30, x9
+ *		ret	x10
+ *	fast:	mov	x10, x30
+ *		mov	x30, x9
+ *		ret	x10
+ *	direct:	br	x17
+ *
+ * Its code words are compared one by one with objdump's, and the data
+ * words (anchor, default ops) with the addresses they must hold; the
+ * PC-relative words are decoded with pcrel_decode and must land on the
+ * labels nm lists.
  */
 #include <elf.h>
 #include <errno.h>
@@ -595,6 +682,442 @@ START_TEST(test_ops_fields)
 }
 END_TEST
 
+/* --- embed: CALL_OPS sites --- */
+
+struct site_case {
+	const char *what;
+	uint64_t literal;		/* the literal's address: the function's - 8 */
+	size_t len;
+	uint8_t bytes[24];
+	int ret;
+	unsigned int call_off, disabled_off;	/* ARCH_CALLOPS_OK only */
+};
+
+#define SITE_OK(c, d)	ARCH_CALLOPS_OK, (c), (d)
+#define SITE_NONE	ARCH_CALLOPS_NONE, 0, 0
+#define SITE_MIS	ARCH_CALLOPS_MISALIGNED, 0, 0
+
+static const struct site_case site_cases[] = {
+	/* gcc -O2 =4,2 -falign-functions=8: leaf at 0x8 */
+	{ "=4,2: NOP NOP, NOP NOP", 0x0, 20,
+	  { W(0xd503201f), W(0xd503201f), W(0xd503201f), W(0xd503201f), W(0x90000001) },
+	  SITE_OK(4, 0) },
+	/* the same with -mbranch-protection=bti: leaf at 0x8 */
+	{ "=4,2 bti: NOP NOP, BTI C, NOP NOP", 0x0, 20,
+	  { W(0xd503201f), W(0xd503201f), W(0xd503245f), W(0xd503201f), W(0xd503201f) },
+	  SITE_OK(8, 4) },
+	/* -mbranch-protection=standard, non-leaf caller at 0x48: PACIASP after the area */
+	{ "=4,2 standard: BTI C, NOP NOP, then PACIASP", 0x40, 24,
+	  { W(0xd503201f), W(0xd503201f), W(0xd503245f), W(0xd503201f), W(0xd503201f),
+	    W(0xd503233f) },
+	  SITE_OK(8, 4) },
+	/* -mbranch-protection=pac-ret, non-leaf caller at 0x30: no BTI, PACIASP is word 5 */
+	{ "=4,2 pac-ret: NOP NOP, NOP NOP, PACIASP", 0x28, 20,
+	  { W(0xd503201f), W(0xd503201f), W(0xd503201f), W(0xd503201f), W(0xd503233f) },
+	  SITE_OK(4, 0) },
+	{ "BTI JC (as)", 0x0, 20,
+	  { W(0xd503201f), W(0xd503201f), W(0xd50324df), W(0xd503201f), W(0xd503201f) },
+	  SITE_OK(8, 4) },
+	{ "a linked kernel-space address", 0xffff800080010ff8, 20,
+	  { W(0xd503201f), W(0xd503201f), W(0xd503245f), W(0xd503201f), W(0xd503201f) },
+	  SITE_OK(8, 4) },
+	{ "more bytes than the area: only site_len are read", 0x1000, 24,
+	  { W(0xd503201f), W(0xd503201f), W(0xd503201f), W(0xd503201f), W(0xa9be7bfd),
+	    W(0x00000000) },
+	  SITE_OK(4, 0) },
+
+	/* --- misaligned: alignment first, whatever the bytes --- */
+	/* gcc -O2 =4,2 without -falign-functions: add at 0x2c */
+	{ "=4,2 unaligned: literal at 0x24", 0x24, 20,
+	  { W(0xd503201f), W(0xd503201f), W(0xd503201f), W(0xd503201f), W(0x0b010000) },
+	  SITE_MIS },
+	/* gcc -Os =4,2 -mbranch-protection=bti: sub3 at 0x4c */
+	{ "=4,2 -Os bti: literal at 0x44", 0x44, 20,
+	  { W(0xd503201f), W(0xd503201f), W(0xd503245f), W(0xd503201f), W(0xd503201f) },
+	  SITE_MIS },
+	/* fixtures/embed mis.S: mis_seven at 0x401f0c in prog */
+	{ "misaligned, no bytes at all", 0x401f04, 0, { 0 }, SITE_MIS },
+	{ "misaligned by 1", 0x1001, 20,
+	  { W(0xd503201f), W(0xd503201f), W(0xd503201f), W(0xd503201f), W(0xd503201f) },
+	  SITE_MIS },
+
+	/* --- near misses --- */
+	/* =2 -falign-functions=8: caller at 0x20, the previous function's ret before */
+	{ "=2: RET NOP, NOP NOP", 0x18, 20,
+	  { W(0xd65f03c0), W(0xd503201f), W(0xd503201f), W(0xd503201f), W(0xa9be7bfd) },
+	  SITE_NONE },
+	/* =3,2 -falign-functions=8: caller at 0x28, one NOP at the entry */
+	{ "=3,2: NOP NOP, NOP STP", 0x20, 20,
+	  { W(0xd503201f), W(0xd503201f), W(0xd503201f), W(0xa9be7bfd), W(0x910003fd) },
+	  SITE_NONE },
+	/* -pg -mbranch-protection=bti: caller at 0x30 */
+	{ "-pg: STR RET, BTI C, STP, MOV", 0x28, 20,
+	  { W(0xb9000020), W(0xd65f03c0), W(0xd503245f), W(0xa9be7bfd), W(0x910003fd) },
+	  SITE_NONE },
+	/* prog after embed: add at 0x401fc0, its literal the default ops 0x4b69e8 */
+	{ "idle (embedded): literal set, MOV X9, X30; NOP", 0x401fb8, 20,
+	  { W(0x004b69e8), W(0x00000000), W(0xaa1e03e9), W(0xd503201f), W(0x0b010000) },
+	  SITE_NONE },
+	/* prog after embed: bti_add at 0x4020a0 */
+	{ "idle (embedded) after BTI C", 0x402098, 20,
+	  { W(0x004b69e8), W(0x00000000), W(0xd503245f), W(0xaa1e03e9), W(0xd503201f) },
+	  SITE_NONE },
+	{ "idle form with the literal still NOPs", 0x1000, 20,
+	  { W(0xd503201f), W(0xd503201f), W(0xaa1e03e9), W(0xd503201f), W(0x0b010000) },
+	  SITE_NONE },
+	/* as: .8byte 0x0000aaaaaaab8a28; mov x9, x30; bl .+0xb4a50 */
+	{ "attached: ops in the literal, MOV X9, X30; BL", 0x30, 20,
+	  { W(0xaaab8a28), W(0x0000aaaa), W(0xaa1e03e9), W(0x9402d294), W(0xd65f03c0) },
+	  SITE_NONE },
+	{ "BTI J is not a landing pad for calls (as)", 0x18, 20,
+	  { W(0xd503201f), W(0xd503201f), W(0xd503249f), W(0xd503201f), W(0xd503201f) },
+	  SITE_NONE },
+	{ "PACIASP before the NOPs (as)", 0x48, 20,
+	  { W(0xd503201f), W(0xd503201f), W(0xd503233f), W(0xd503201f), W(0xd503201f) },
+	  SITE_NONE },
+	{ "BTI C with one NOP after it", 0x0, 20,
+	  { W(0xd503201f), W(0xd503201f), W(0xd503245f), W(0xd503201f), W(0x90000001) },
+	  SITE_NONE },
+	{ "one literal NOP (=3,1 shape)", 0x0, 20,
+	  { W(0xd65f03c0), W(0xd503201f), W(0xd503201f), W(0xd503201f), W(0x90000001) },
+	  SITE_NONE },
+	{ "UDF #0 padding for the literal", 0x0, 20,
+	  { W(0x00000000), W(0x00000000), W(0xd503201f), W(0xd503201f), W(0x90000001) },
+	  SITE_NONE },
+	{ "19 bytes of a site", 0x0, 19,
+	  { W(0xd503201f), W(0xd503201f), W(0xd503245f), W(0xd503201f), W(0xd503201f) },
+	  SITE_NONE },
+	{ "16 bytes: the fifth word missing", 0x0, 16,
+	  { W(0xd503201f), W(0xd503201f), W(0xd503201f), W(0xd503201f) },
+	  SITE_NONE },
+	{ "empty buffer", 0x0, 0, { 0 }, SITE_NONE },
+};
+
+START_TEST(test_callops_site)
+{
+	const struct site_case *c = &site_cases[_i];
+	uint8_t *buf = dup_exact(c->bytes, c->len);
+	struct arch_callops_site site;
+	int ret;
+
+	memset(&site, 0x5a, sizeof(site));
+	ret = ops->callops_site(buf, c->len, c->literal, &site);
+	ck_assert_msg(ret == c->ret, "%s: ret %d, want %d", c->what, ret, c->ret);
+	if (ret == ARCH_CALLOPS_OK) {
+		struct arch_insn insn;
+
+		ck_assert_msg(site.call_off == c->call_off && site.disabled_off == c->disabled_off,
+			      "%s: call_off %u disabled_off %u, want %u %u", c->what,
+			      site.call_off, site.disabled_off, c->call_off, c->disabled_off);
+		ck_assert_uint_eq(site.disabled_len, 8);
+		/* the call NOP is a NOP of the area, and the idle form covers it */
+		ck_assert_int_eq(ops->decode(buf + ops->literal_size + site.call_off, 4,
+					     c->literal + ops->literal_size + site.call_off, &insn),
+				 ARCH_DECODE_OK);
+		ck_assert_int_eq(insn.kind, INSN_NOP);
+		ck_assert_uint_ge(site.call_off, site.disabled_off);
+		ck_assert_uint_lt(site.call_off, site.disabled_off + site.disabled_len);
+	}
+	free(buf);
+}
+END_TEST
+
+/* The literal's address decides alignment before any byte is looked at. */
+START_TEST(test_callops_site_align)
+{
+	static const uint8_t area[20] = {
+		W(0xd503201f), W(0xd503201f), W(0xd503201f), W(0xd503201f), W(0xd503201f)
+	};
+	struct arch_callops_site site;
+
+	for (uint64_t a = 0x1000; a < 0x1010; a++)
+		ck_assert_int_eq(ops->callops_site(area, sizeof(area), a, &site),
+				 a % 8 ? ARCH_CALLOPS_MISALIGNED : ARCH_CALLOPS_OK);
+	ck_assert_int_eq(ops->callops_site(NULL, 0, 0x1004, &site), ARCH_CALLOPS_MISALIGNED);
+	ck_assert_int_eq(ops->callops_site(area, sizeof(area), 0xfffffffffffffff8, &site),
+			 ARCH_CALLOPS_OK);
+}
+END_TEST
+
+struct disabled_case {
+	size_t len;
+	int ret;
+	uint8_t bytes[8];
+};
+
+/* as: mov x9, x30; nop */
+static const struct disabled_case disabled_cases[] = {
+	{ 8, 0, { W(0xaa1e03e9), W(0xd503201f) } },
+	{ 4, -1, { 0 } },
+	{ 12, -1, { 0 } },
+	{ 0, -1, { 0 } },
+};
+
+START_TEST(test_callops_disabled)
+{
+	const struct disabled_case *c = &disabled_cases[_i];
+	uint8_t buf[16], untouched[16];
+	struct arch_insn insn;
+
+	memset(buf, 0xaa, sizeof(buf));
+	memset(untouched, 0xaa, sizeof(untouched));
+	ck_assert_int_eq(ops->callops_disabled(buf, c->len), c->ret);
+	if (c->ret) {
+		ck_assert_mem_eq(buf, untouched, sizeof(buf));
+		return;
+	}
+	ck_assert_mem_eq(buf, c->bytes, c->len);
+	ck_assert_mem_eq(buf + c->len, untouched, sizeof(buf) - c->len);
+	/* MOV X9, X30 is nothing the decoder cares about; the call slot stays a NOP */
+	ck_assert_int_eq(ops->decode(buf, 4, 0x1000, &insn), ARCH_DECODE_OK);
+	ck_assert_int_eq(insn.kind, INSN_OTHER);
+	ck_assert_int_eq(ops->decode(buf + 4, 4, 0x1004, &insn), ARCH_DECODE_OK);
+	ck_assert_int_eq(insn.kind, INSN_NOP);
+}
+END_TEST
+
+/* --- embed: the trampoline blob --- */
+
+/* Labels of tramp.S (nm -n): the offsets struct arch_callops names, and two more. */
+#define TB_ANCHOR	0x00
+#define TB_DEFAULT_OPS	0x08
+#define TB_NOOP		0x20
+#define TB_ENTRY	0x30
+#define TB_FAST		0xe0
+#define TB_DIRECT	0xec
+#define TB_SIZE		0xf0
+
+/* objdump -d tramp.o: every code word, from noop on (the data words are checked apart) */
+static const struct {
+	unsigned int off;
+	uint32_t word;
+} tramp_as[] = {
+	{ 0x20, 0xd503245f },	/* noop:    bti c */
+	{ 0x24, 0xd65f03c0 },	/*          ret */
+	{ 0x28, 0xd503201f },	/*          nop */
+	{ 0x2c, 0xd503201f },	/*          nop */
+	{ 0x30, 0xd503245f },	/* entry:   bti c */
+	{ 0x34, 0x927df3ca },	/*          and x10, x30, #0xfffffffffffffff8 */
+	{ 0x38, 0xf85f014b },	/*          ldur x11, [x10, #-16] */
+	{ 0x3c, 0x10fffe30 },	/*          adr x16, 0 <anchor> */
+	{ 0x40, 0x58fffe11 },	/*          ldr x17, 0 <anchor> */
+	{ 0x44, 0xcb110210 },	/*          sub x16, x16, x17 */
+	{ 0x48, 0x8b10016b },	/*          add x11, x11, x16 */
+	{ 0x4c, 0x10fffdf1 },	/*          adr x17, 8 <default_ops> */
+	{ 0x50, 0xeb11017f },	/*          cmp x11, x17 */
+	{ 0x54, 0x54000460 },	/*          b.eq e0 <fast> */
+	{ 0x58, 0xf9400971 },	/*          ldr x17, [x11, #16] */
+	{ 0x5c, 0xb5000491 },	/*          cbnz x17, ec <direct> */
+	{ 0x60, 0xd103c3ff },	/*          sub sp, sp, #0xf0 */
+	{ 0x64, 0xa90007e0 },	/*          stp x0, x1, [sp] */
+	{ 0x68, 0xa9010fe2 },	/*          stp x2, x3, [sp, #16] */
+	{ 0x6c, 0xa90217e4 },	/*          stp x4, x5, [sp, #32] */
+	{ 0x70, 0xa9031fe6 },	/*          stp x6, x7, [sp, #48] */
+	{ 0x74, 0xa90427e8 },	/*          stp x8, x9, [sp, #64] */
+	{ 0x78, 0xa9057bfd },	/*          stp x29, x30, [sp, #80] */
+	{ 0x7c, 0xad0307e0 },	/*          stp q0, q1, [sp, #96] */
+	{ 0x80, 0xad040fe2 },	/*          stp q2, q3, [sp, #128] */
+	{ 0x84, 0xad0517e4 },	/*          stp q4, q5, [sp, #160] */
+	{ 0x88, 0xad061fe6 },	/*          stp q6, q7, [sp, #192] */
+	{ 0x8c, 0xa90e7bfd },	/*          stp x29, x30, [sp, #224] */
+	{ 0x90, 0x910383fd },	/*          add x29, sp, #0xe0 */
+	{ 0x94, 0xd1002140 },	/*          sub x0, x10, #0x8 */
+	{ 0x98, 0xaa0903e1 },	/*          mov x1, x9 */
+	{ 0x9c, 0xaa0b03e2 },	/*          mov x2, x11 */
+	{ 0xa0, 0x910003e3 },	/*          mov x3, sp */
+	{ 0xa4, 0xf9400170 },	/*          ldr x16, [x11] */
+	{ 0xa8, 0xd63f0200 },	/*          blr x16 */
+	{ 0xac, 0xad4307e0 },	/*          ldp q0, q1, [sp, #96] */
+	{ 0xb0, 0xad440fe2 },	/*          ldp q2, q3, [sp, #128] */
+	{ 0xb4, 0xad4517e4 },	/*          ldp q4, q5, [sp, #160] */
+	{ 0xb8, 0xad461fe6 },	/*          ldp q6, q7, [sp, #192] */
+	{ 0xbc, 0xa94007e0 },	/*          ldp x0, x1, [sp] */
+	{ 0xc0, 0xa9410fe2 },	/*          ldp x2, x3, [sp, #16] */
+	{ 0xc4, 0xa94217e4 },	/*          ldp x4, x5, [sp, #32] */
+	{ 0xc8, 0xa9431fe6 },	/*          ldp x6, x7, [sp, #48] */
+	{ 0xcc, 0xa94427e8 },	/*          ldp x8, x9, [sp, #64] */
+	{ 0xd0, 0xa9452bfd },	/*          ldp x29, x10, [sp, #80] */
+	{ 0xd4, 0x9103c3ff },	/*          add sp, sp, #0xf0 */
+	{ 0xd8, 0xaa0903fe },	/*          mov x30, x9 */
+	{ 0xdc, 0xd65f0140 },	/*          ret x10 */
+	{ 0xe0, 0xaa1e03ea },	/* fast:    mov x10, x30 */
+	{ 0xe4, 0xaa0903fe },	/*          mov x30, x9 */
+	{ 0xe8, 0xd65f0140 },	/*          ret x10 */
+	{ 0xec, 0xd61f0220 },	/* direct:  br x17 */
+};
+
+/*
+ * The PC-relative words of the blob and where the listing says they point;
+ * every other code word must decode as not PC-relative.
+ */
+static const struct {
+	unsigned int off;
+	const char *name;
+	unsigned int target;
+} tramp_pcrel[] = {
+	{ 0x3c, "adr",		TB_ANCHOR },		/* adr x16, anchor */
+	{ 0x40, "ldr literal",	TB_ANCHOR },		/* ldr x17, anchor */
+	{ 0x4c, "adr",		TB_DEFAULT_OPS },	/* adr x17, default_ops */
+	{ 0x54, "b.cond",	TB_FAST },		/* b.eq fast */
+	{ 0x5c, "cbz/cbnz",	TB_DIRECT },		/* cbnz x17, direct */
+};
+
+/* Link-time addresses to write the blob for: ET_EXEC, PIE, the top of the space. */
+static const uint64_t tramp_addrs[] = {
+	0x4b69e0,		/* prog's blob: seg 0x4b6840 + 0x1a0 */
+	0x0,
+	0x10000 + 0x40 + 0x20,
+	0xaaaaaaab0000,
+	0xffffffffffffff00,
+};
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+START_TEST(test_callops_layout)
+{
+	const struct arch_callops *co = ops->callops;
+
+	ck_assert_ptr_nonnull(co);
+	ck_assert_uint_eq(co->site_len, 20);		/* literal .. func + 12 */
+	ck_assert_uint_eq(co->tramp_size, TB_SIZE);
+	ck_assert_uint_eq(co->tramp_anchor, TB_ANCHOR);
+	ck_assert_uint_eq(co->tramp_default_ops, TB_DEFAULT_OPS);
+	ck_assert_uint_eq(co->tramp_noop, TB_NOOP);
+	ck_assert_uint_eq(co->tramp_entry, TB_ENTRY);
+	ck_assert_uint_eq(co->tramp_size % 8, 0);
+	/* the default ops (func, priv, direct_call) end where the no-op function starts */
+	ck_assert_uint_eq(co->tramp_default_ops + 3 * 8, co->tramp_noop);
+	ck_assert_ptr_nonnull(ops->callops_site);
+	ck_assert_ptr_nonnull(ops->callops_disabled);
+	ck_assert_ptr_nonnull(ops->callops_tramp);
+}
+END_TEST
+
+/* embed is arm64 only: the other architectures have no callops. */
+START_TEST(test_callops_arm64_only)
+{
+	static const unsigned int others[] = { EM_X86_64, EM_RISCV };
+
+	for (size_t i = 0; i < ARRAY_SIZE(others); i++) {
+		const struct arch_ops *o = arch_by_machine(others[i]);
+
+		ck_assert_ptr_nonnull(o);
+		ck_assert_ptr_null(o->callops);
+		ck_assert_ptr_null(o->callops_site);
+		ck_assert_ptr_null(o->callops_disabled);
+		ck_assert_ptr_null(o->callops_tramp);
+	}
+	ck_assert_ptr_eq(arch_by_machine(EM_AARCH64), ops);
+}
+END_TEST
+
+START_TEST(test_callops_tramp)
+{
+	uint64_t addr = tramp_addrs[_i];
+	uint8_t *buf = malloc(TB_SIZE + 8);
+	unsigned int k = 0;
+
+	ck_assert_ptr_nonnull(buf);
+	memset(buf, 0xaa, TB_SIZE + 8);
+	ck_assert_int_eq(ops->callops_tramp(buf, TB_SIZE, addr), 0);
+
+	/* the data: the anchor's own address; default ops = { noop, NULL, NULL } */
+	ck_assert_uint_eq(get64(buf + TB_ANCHOR), addr + TB_ANCHOR);
+	ck_assert_uint_eq(get64(buf + TB_DEFAULT_OPS), addr + TB_NOOP);
+	ck_assert_uint_eq(get64(buf + TB_DEFAULT_OPS + 8), 0);
+	ck_assert_uint_eq(get64(buf + TB_DEFAULT_OPS + 16), 0);
+
+	/* the code, word for word as GNU as made it, and nothing written past the end */
+	ck_assert_uint_eq(tramp_as[0].off, TB_NOOP);
+	for (size_t i = 0; i < ARRAY_SIZE(tramp_as); i++) {
+		ck_assert_uint_eq(tramp_as[i].off, TB_NOOP + 4 * i);
+		ck_assert_msg(get32(buf + tramp_as[i].off) == tramp_as[i].word,
+			      "blob word at 0x%x: %08x, as made %08x", tramp_as[i].off,
+			      get32(buf + tramp_as[i].off), tramp_as[i].word);
+	}
+	ck_assert_uint_eq(TB_NOOP + 4 * ARRAY_SIZE(tramp_as), TB_SIZE);
+	for (unsigned int off = TB_SIZE; off < TB_SIZE + 8; off++)
+		ck_assert_uint_eq(buf[off], 0xaa);
+
+	/* PC-relative words land on their labels; no other code word is PC-relative */
+	for (unsigned int off = TB_NOOP; off < TB_SIZE; off += 4) {
+		struct arch_pcrel pc;
+		int ret = ops->pcrel_decode(buf + off, 4, &pc);
+
+		if (k < ARRAY_SIZE(tramp_pcrel) && tramp_pcrel[k].off == off) {
+			ck_assert_int_eq(ret, ARCH_PCREL_OK);
+			ck_assert_str_eq(pc.name, tramp_pcrel[k].name);
+			ck_assert_msg((int64_t)off + pc.disp == (int64_t)tramp_pcrel[k].target,
+				      "%s at 0x%x goes to 0x%llx, want 0x%x", pc.name, off,
+				      (unsigned long long)(off + pc.disp), tramp_pcrel[k].target);
+			k++;
+		} else {
+			ck_assert_msg(ret == ARCH_PCREL_NONE, "word at 0x%x is PC-relative", off);
+		}
+	}
+	ck_assert_uint_eq(k, ARRAY_SIZE(tramp_pcrel));
+
+	/* what the labels hold: landing pads where calls arrive, the fast and direct exits */
+	ck_assert_uint_eq(get32(buf + TB_NOOP), 0xd503245f);	/* bti c: default ops' func */
+	ck_assert_uint_eq(get32(buf + TB_ENTRY), 0xd503245f);	/* bti c: the sites' BL */
+	ck_assert_uint_eq(get32(buf + TB_FAST), 0xaa1e03ea);	/* mov x10, x30 */
+	ck_assert_uint_eq(get32(buf + TB_DIRECT), 0xd61f0220);	/* br x17 */
+	free(buf);
+}
+END_TEST
+
+/* A site's BL reaches the entry from 128 MiB - 4 below to 128 MiB above (encode_call). */
+START_TEST(test_callops_tramp_reach)
+{
+	uint64_t tramp = 0x4b69e0 + TB_ENTRY;
+	uint8_t bl[4];
+	struct arch_insn insn;
+
+	/* from below: at most 128 MiB - 4 forward */
+	ck_assert_int_eq(ops->encode_call(bl, tramp - 0x7fffffc, tramp), 0);
+	ck_assert_int_eq(ops->decode(bl, 4, tramp - 0x7fffffc, &insn), ARCH_DECODE_OK);
+	ck_assert_uint_eq(insn.target, tramp);
+	ck_assert_int_eq(ops->encode_call(bl, tramp - 0x8000000, tramp), -1);
+	/* from above: 128 MiB back */
+	ck_assert_int_eq(ops->encode_call(bl, tramp + 0x8000000, tramp), 0);
+	ck_assert_int_eq(ops->decode(bl, 4, tramp + 0x8000000, &insn), ARCH_DECODE_OK);
+	ck_assert_uint_eq(insn.target, tramp);
+	ck_assert_int_eq(ops->encode_call(bl, tramp + 0x8000004, tramp), -1);
+}
+END_TEST
+
+START_TEST(test_callops_tramp_bad)
+{
+	static const struct {
+		size_t len;
+		uint64_t addr;
+	} bad[] = {
+		{ TB_SIZE - 4, 0x1000 }, { TB_SIZE + 4, 0x1000 }, { 0, 0x1000 },
+		{ TB_SIZE, 0x1004 }, { TB_SIZE, 0x1001 },
+	};
+	uint8_t buf[TB_SIZE + 8], untouched[TB_SIZE + 8];
+
+	memset(untouched, 0xaa, sizeof(untouched));
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		memset(buf, 0xaa, sizeof(buf));
+		ck_assert_int_eq(ops->callops_tramp(buf, bad[i].len, bad[i].addr), -1);
+		ck_assert_mem_eq(buf, untouched, sizeof(buf));
+	}
+}
+END_TEST
+
 Suite *arch_arm64_suite(void)
 {
 	Suite *s = suite_create("arch_arm64");
@@ -615,6 +1138,17 @@ Suite *arch_arm64_suite(void)
 	tcase_add_loop_test(tc, test_pcrel_identity, 0, 4);
 	tcase_add_test(tc, test_insn_len);
 	tcase_add_test(tc, test_nop_unit);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("callops");
+	tcase_add_test(tc, test_callops_layout);
+	tcase_add_test(tc, test_callops_arm64_only);
+	tcase_add_loop_test(tc, test_callops_site, 0, ARRAY_SIZE(site_cases));
+	tcase_add_test(tc, test_callops_site_align);
+	tcase_add_loop_test(tc, test_callops_disabled, 0, ARRAY_SIZE(disabled_cases));
+	tcase_add_loop_test(tc, test_callops_tramp, 0, ARRAY_SIZE(tramp_addrs));
+	tcase_add_test(tc, test_callops_tramp_reach);
+	tcase_add_test(tc, test_callops_tramp_bad);
 	suite_add_tcase(s, tc);
 	return s;
 }
