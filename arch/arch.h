@@ -224,6 +224,16 @@ struct arch_ops {
 	unsigned int (*nop_unit)(unsigned int e_flags);
 
 	/*
+	 * The NOP unit a compiler's -march=ARCH string selects (riscv: c.nop
+	 * with the C extension, else nop), or 0 when the string says nothing
+	 * about it (NULL: the arch has one unit).  DW_AT_producer names
+	 * -march, so a unit's flags tell its NOP unit in a mixed link.
+	 */
+	unsigned int (*nop_unit_march)(const char *march);
+	/* A name for the NOP of `len` bytes, for people ("c.nop", "NOP", "0x90"). */
+	const char *(*nop_name)(unsigned int len);
+
+	/*
 	 * The rewriting hooks below are NULL where not supported: x86_64 for
 	 * all of them (repad refuses such objects), arm64 for the alignment
 	 * relocation pair (it has none).

@@ -506,6 +506,12 @@ static int a64_callops_tramp(uint8_t *buf, size_t len, uint64_t addr)
 	return 0;
 }
 
+static const char *a64_nop_name(unsigned int len)
+{
+	(void)len;
+	return "NOP";
+}
+
 const struct arch_ops arch_arm64 = {
 	.name			= "arm64",
 	.machine		= EM_AARCH64,
@@ -525,6 +531,7 @@ const struct arch_ops arch_arm64 = {
 	.encode_nops		= a64_encode_nops,
 	.encode_call		= a64_encode_call,
 	.nop_unit		= a64_nop_unit,
+	.nop_name		= a64_nop_name,
 	.insn_len		= a64_insn_len,
 	.pcrel_decode		= a64_pcrel_decode,
 	.pcrel_encode		= a64_pcrel_encode,

@@ -31,6 +31,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "arch.h"
 
@@ -633,6 +634,23 @@ static unsigned int rv_patch_nop_at(const uint8_t *buf, size_t len)
 	return 0;
 }
 
+static unsigned int rv_nop_unit_march(const char *march)
+{
+	const char *p = march;
+
+	if (strncmp(p, "rv32", 4) && strncmp(p, "rv64", 4))
+		return 0;
+	for (p += 4; *p && *p != '_' && *p != ' '; p++)
+		if (*p == 'c')
+			return 2;
+	return 4;
+}
+
+static const char *rv_nop_name(unsigned int len)
+{
+	return len == 2 ? "c.nop" : "nop";
+}
+
 const struct arch_ops arch_riscv64 = {
 	.name			= "riscv64",
 	.machine		= EM_RISCV,
@@ -657,6 +675,8 @@ const struct arch_ops arch_riscv64 = {
 	.encode_nops		= rv_encode_nops,
 	.encode_call		= rv_encode_call,
 	.nop_unit		= rv_nop_unit,
+	.nop_unit_march		= rv_nop_unit_march,
+	.nop_name		= rv_nop_name,
 	.insn_len		= rv_insn_len,
 	.pcrel_decode		= rv_pcrel_decode,
 	.pcrel_encode		= rv_pcrel_encode,

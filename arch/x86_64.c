@@ -669,6 +669,11 @@ static unsigned int x86_nop_unit(unsigned int e_flags)
 	return 1;
 }
 
+static const char *x86_nop_name(unsigned int len)
+{
+	return len == 1 ? "0x90" : "NOP";
+}
+
 const struct arch_ops arch_x86_64 = {
 	.name = "x86_64",
 	.machine = EM_X86_64,
@@ -700,6 +705,7 @@ const struct arch_ops arch_x86_64 = {
 	.encode_nops = x86_encode_nops,
 	.encode_call = x86_encode_call,
 	.nop_unit = x86_nop_unit,
+	.nop_name = x86_nop_name,
 	/*
 	 * Not supported: moving x86 code (repad) would need a length decode
 	 * of every instruction and rel8/rel32 re-encoding, and no x86 site

@@ -213,19 +213,6 @@ static int compute_shapes(struct record *r, const struct elfio_symbol *const *f,
 
 /* --- DWARF: the flags each unit was built with ------------------------------ */
 
-/* The NOP unit of a riscv unit: its -march names the C extension or not. */
-static unsigned int riscv_unit_from_march(const char *march, unsigned int dflt)
-{
-	const char *p = march;
-
-	if (strncmp(p, "rv32", 4) && strncmp(p, "rv64", 4))
-		return dflt;
-	for (p += 4; *p && *p != '_' && *p != ' '; p++)
-		if (*p == 'c')
-			return 2;
-	return 4;
-}
-
 /* Is the token t[0..len) exactly this flag? */
 static bool is_flag(const char *t, size_t len, const char *flag)
 {
@@ -272,8 +259,10 @@ static int parse_producer(struct record *r, const char *prod, struct stmt *st)
 			fentry = true;
 		} else if (is_flag(t, len, "-mnop-mcount")) {
 			nopmcount = true;
-		} else if (r->arch->machine == EM_RISCV && !strncmp(t, "-march=", 7)) {
-			unit = riscv_unit_from_march(t + 7, unit);
+		} else if (r->arch->nop_unit_march && !strncmp(t, "-march=", 7)) {
+			unsigned int mu = r->arch->nop_unit_march(t + 7);
+			if (mu)
+				unit = mu;
 		}
 	}
 	if (!any_flag)
@@ -449,14 +438,6 @@ static int stmt_of(const struct stmts *ss, const struct fshape *s)
 
 /* --- The vote ------------------------------------------------------------- */
 
-static const char *unit_name(const struct record *r, unsigned int u)
-{
-	if (r->arch->machine == EM_RISCV)
-		return u == 2 ? "c.nop" : "nop";
-	if (r->arch->machine == EM_X86_64)
-		return u == 1 ? "0x90" : "NOP";
-	return "NOP";
-}
 
 /*
  * The bytes before the symbol, among the functions that carry the area
@@ -1121,7 +1102,7 @@ void record_describe_layout(const struct record *r, const struct layout *l, char
 				   ? "call-ops" : "patchable";
 		if (l->unit)
 			snprintf(buf, len, "%s, %u bytes of %s before the symbol and %u after "
-				 "(-fpatchable-function-entry=%u,%u)", name, l->pre, unit_name(r, l->unit),
+				 "(-fpatchable-function-entry=%u,%u)", name, l->pre, r->arch->nop_name(l->unit),
 				 l->post, (l->pre + l->post) / l->unit, l->pre / l->unit);
 		else
 			snprintf(buf, len, "%s, %u bytes before the symbol and %u after", name, l->pre,

@@ -1080,7 +1080,7 @@ void rs_detect_from_tables(struct record *r, const struct record_options *o,
 		}
 	}
 	r->patchable = pfe || o->patchable_n >= 0;
-	if (!r->patchable && other && r->arch->machine != EM_X86_64) {
+	if (!r->patchable && other && !(r->arch->policy & ARCH_POLICY_PFE_IS_PADDING)) {
 		/* arm64/riscv kernels link __patchable_function_entries into the
 		   region: entries that land on NOPs mean a patchable layout */
 		for_each_table(r, only, tb) {

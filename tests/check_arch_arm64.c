@@ -679,6 +679,9 @@ START_TEST(test_ops_fields)
 	ck_assert_uint_eq(ops->jump_slot_reloc, R_AARCH64_JUMP_SLOT);
 	ck_assert_uint_eq(ops->glob_dat_reloc, R_AARCH64_GLOB_DAT);
 	ck_assert_uint_eq(ops->plt_entry_size, 16);
+	/* one NOP unit whatever -march says: no hook; findings name it "NOP" */
+	ck_assert_ptr_null(ops->nop_unit_march);
+	ck_assert_str_eq(ops->nop_name(4), "NOP");
 }
 END_TEST
 

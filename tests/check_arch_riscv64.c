@@ -752,6 +752,37 @@ START_TEST(test_nop_unit)
 }
 END_TEST
 
+/*
+ * The NOP unit a unit's -march selects, as GCC writes it in DW_AT_producer
+ * ("-march=rv64imac_zicsr_zifencei" for a kernel with RISCV_ISA_C): C among
+ * the single-letter extensions means c.nop; a 'c' in a multi-letter one
+ * after '_' does not; an -march for another target says nothing.
+ */
+static const struct {
+	const char *march;
+	unsigned int unit;
+} march_cases[] = {
+	{ "rv64imac_zicsr_zifencei", 2 },
+	{ "rv64gc", 2 },
+	{ "rv64imafdc_zicsr_zifencei_zihintpause", 2 },
+	{ "rv64ima_zicsr_zifencei", 4 },
+	{ "rv64imafd_zicbom_zicboz", 4 },	/* the c of zicbom is no C extension */
+	{ "rv64g", 4 },
+	{ "rv64i -mabi=lp64", 4 },		/* the token ends at a space */
+	{ "rv32imc", 2 },
+	{ "armv8-a", 0 },
+	{ "", 0 },
+};
+
+START_TEST(test_nop_unit_march)
+{
+	ck_assert_uint_eq(ops->nop_unit_march(march_cases[_i].march), march_cases[_i].unit);
+	if (march_cases[_i].unit)
+		ck_assert_str_eq(ops->nop_name(march_cases[_i].unit),
+				 march_cases[_i].unit == 2 ? "c.nop" : "nop");
+}
+END_TEST
+
 static const struct {
 	uint64_t offset;
 	int64_t addend;
@@ -887,6 +918,7 @@ Suite *arch_riscv64_suite(void)
 
 	tc = tcase_create("align");
 	tcase_add_test(tc, test_nop_unit);
+	tcase_add_loop_test(tc, test_nop_unit_march, 0, ARRAY_SIZE(march_cases));
 	tcase_add_loop_test(tc, test_align_target, 0, ARRAY_SIZE(align_cases));
 	tcase_add_loop_test(tc, test_align_padding, 0, ARRAY_SIZE(pad_cases));
 	suite_add_tcase(s, tc);

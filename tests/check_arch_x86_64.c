@@ -65,6 +65,9 @@ START_TEST(test_ops_fields)
 	ck_assert_uint_eq(a->glob_dat_reloc, R_X86_64_GLOB_DAT);
 	ck_assert_uint_eq(a->plt_entry_size, 16);
 	ck_assert_uint_eq(a->align_reloc, 0);
+	ck_assert_ptr_null(a->nop_unit_march);
+	ck_assert_str_eq(a->nop_name(1), "0x90");	/* -fpatchable-function-entry pads with 0x90 */
+	ck_assert_str_eq(a->nop_name(5), "NOP");
 	ck_assert_uint_eq(a->relax_reloc, 0);
 	ck_assert_uint_eq(a->none_reloc, R_X86_64_NONE);
 	ck_assert_ptr_null(a->patch_points);
