@@ -6,26 +6,14 @@
  * Strategy: with -fpatchable-function-entry=4,2 the two NOPs before each
  * function are the ops literal, which must be 8-byte aligned.  GCC ignores
  * -falign-functions under -Os and for cold code, and leaves the text section
- * 4-byte aligned, so the literal's alignment is left to chance.  We raise
- * sh_addralign of every text section holding a site to 8 and, walking its
- * sites in increasing offset order, insert one 4-byte NOP in front of each
- * literal whose offset (counting the NOPs inserted so far) is 4 mod 8.  An
- * insertion point always lies between two functions, so no function grows.
+ * 4-byte aligned, so the literal's alignment is left to chance.  repad is a
+ * plan, a map and a rewrite, on the object elfio has open.
  *
- * Everything behind an insertion point moves by 4 for each point at or
- * before it (map_offset()):
- *  - symbol values, and the sizes of symbols that strictly span a point;
- *  - r_offset of the section's own relocations;
- *  - addends of relocations anywhere whose symbol is defined in the section
- *    (`.text + 0x54` in __patchable_function_entries, .eh_frame, .debug_*,
- *    function-pointer tables): the new addend is map(V + A) - map(V);
- *  - PC-relative instructions that the assembler resolved inside the section
- *    with no relocation (calls between static functions): B, BL, B.cond,
- *    CBZ/CBNZ, TBZ/TBNZ, ADR, LDR literal.  Their immediates are re-encoded,
- *    or we refuse when the new distance does not fit.  An ADRP always carries
- *    a relocation in an object; an unrelocated one is refused.
- * Words in data regions of a text section (AAELF64 `$d` mapping symbols)
- * are not decoded.
+ * The plan: where padding goes.  record_scan() finds the literals; every
+ * text section holding one gets sh_addralign 8 and, walking its literals in
+ * increasing offset order, one 4-byte NOP in front of each literal whose
+ * offset (counting the NOPs inserted so far) is 4 mod 8.  An insertion
+ * point always lies between two functions, so no function grows.
  *
  * riscv64 (=8,4 with C: four c.nop; =4,2 without: two nop) is different.
  * The literal may sit at 2, 4 or 6 mod 8, so each point has its own
@@ -38,16 +26,53 @@
  * the linker shrinks to what the alignment needs (also under --no-relax).
  * A literal that an existing R_RISCV_ALIGN already pads up to is left
  * alone, so a second run adds nothing; the new relocations are merged in
- * offset order without splitting R_RISCV_RELAX pairs.  The linker moves
- * symbols as it deletes bytes but not addends and not resolved
- * instructions, so in a relaxed section we refuse an addend (`.text + N`)
- * or a resolved branch that crosses our padding.  Without relaxation the
- * padding is plain NOPs, as on arm64, and the resolved branch, jal, c.j,
- * c.beqz/c.bnez and auipc + %pcrel_lo pairs (LLVM resolves them under
- * -mno-relax; GNU as keeps relocations) are re-encoded or refused; data
- * (`$d`) that would lose the alignment of its offset is refused too.
- * R_RISCV_ADD/SUB/SET and PCREL_LO12 relocations name local labels, whose
- * values move like any symbol's.
+ * offset order without splitting R_RISCV_RELAX pairs.
+ *
+ * DWARF quantities that the assembler resolved as label differences inside
+ * a section are planned by repad_dwarf.c (dwarf_fixups()): line-program
+ * address advances, a unit's DW_AT_high_pc length, .debug_aranges lengths
+ * and the offset pairs of .debug_rnglists and .debug_loclists (objects with
+ * one unit).  .debug_line, .debug_rnglists and .debug_loclists may need
+ * more bytes themselves, and get insertion points of their own.  riscv64
+ * objects built with relaxation relocate all of these, and are left to the
+ * linker.
+ *
+ * The map: how every offset moves.  Everything behind an insertion point
+ * moves by the padding at or before it (map_offset(); map_end() for the end
+ * of a range, map_target() for what a relocation points to):
+ *  - symbol values, and the sizes of symbols that strictly span a point;
+ *  - r_offset of the section's own relocations;
+ *  - addends of relocations anywhere whose symbol is defined in the section
+ *    (`.text + 0x54` in __patchable_function_entries, .eh_frame, .debug_*,
+ *    function-pointer tables): the new addend is map(V + A) - map(V).
+ *    Relocations from .debug_* sections to exactly an insertion point name
+ *    the end of the function before it;
+ *  - PC-relative instructions that the assembler resolved inside the section
+ *    with no relocation (calls between static functions): B, BL, B.cond,
+ *    CBZ/CBNZ, TBZ/TBNZ, ADR, LDR literal; riscv64 branches, jal, c.j,
+ *    c.beqz/c.bnez and auipc + %pcrel_lo pairs (LLVM resolves them under
+ *    -mno-relax; GNU as keeps relocations).  Their immediates are
+ *    re-encoded, or we refuse when the new distance does not fit.  An ADRP
+ *    always carries a relocation in an object; an unrelocated one is
+ *    refused.  Words in data regions of a text section (`$d` mapping
+ *    symbols) are not decoded; riscv64 data that would lose the alignment
+ *    of its offset (where no R_RISCV_ALIGN keeps it) is refused.
+ * The linker moves symbols as it relaxes but not addends and not resolved
+ * instructions, so in a section it relaxes we refuse an addend (`.text + N`)
+ * or a resolved branch that crosses our padding.  R_RISCV_ADD/SUB/SET and
+ * PCREL_LO12 relocations name local labels, whose values move like any
+ * symbol's.
+ *
+ * The rewrite: the new contents of every section that changes (grown text
+ * with its NOPs and re-encoded instructions, moved relocations with the new
+ * R_RISCV_ALIGNs, the symbol table, the DWARF) go to elfio's writer
+ * (elfio_rw_set_data(), a raised alignment elfio_rw_set_shdr()), which has
+ * libelf lay the object out anew and writes it atomically: an ET_REL has
+ * no program headers, and a grown section moves everything after it.
+ * The input is read through elfio alone (its section headers, symbols and
+ * the Elf_Data of its open handle), as the file says it: a section that
+ * elfio or libdw decompressed in place while the plan was made is written
+ * back as it was (keep_as_in_file()).
  *
  * What is instruction knowledge is asked of arch/ (arch.h): the NOP unit
  * for the object's e_flags and the NOP bytes (nop_unit, encode_nops), the
@@ -55,31 +80,12 @@
  * (insn_len, pcrel_decode, pcrel_encode), where an R_RISCV_ALIGN pads to
  * (align_target) and what `.balign 8` emits (align_padding).  This file
  * walks sections, mapping symbols and relocations, and moves offsets.
- *
- * elfio's edit list only replaces bytes in place, and a grown section moves
- * everything after it in the file, so the output is rebuilt with libelf
- * (ELF_C_WRITE on a memfd; an ET_REL has no program headers, so libelf's own
- * layout is right) and handed to elfio_write_file_atomic().
- *
- * DWARF quantities that the assembler resolved as label differences inside
- * a section are fixed by repad_dwarf.c (dwarf_fixups()): line-program
- * address advances, a unit's DW_AT_high_pc length, .debug_aranges lengths
- * and the offset pairs of .debug_rnglists and .debug_loclists (objects with
- * one unit).  Relocations from .debug_* sections to exactly an insertion
- * point name the end of the function before it (map_target()).  riscv64
- * objects built with relaxation relocate all of these, and are left to the
- * linker.
  */
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "arch.h"
 #include "elfio.h"
@@ -90,7 +96,11 @@
 #define REPAD_MAX_ALIGN	0x1000000	/* 16 MiB: larger section alignments are refused */
 #define REPAD_ALIGN	8	/* natural alignment of the 8-byte ops literal */
 
-/* What happens to one section of the input. */
+/*
+ * What happens to one section of the input: its part of the plan, and
+ * (buf) its new contents.  The arrays grow with elfio_grow() and are
+ * elfio_free()d; cum and buf are malloc'd.
+ */
 struct grow {
 	uint64_t *points;	/* old offsets of the insertion points, increasing */
 	size_t n, cap;
@@ -108,40 +118,132 @@ struct grow {
 	uint64_t *relocated;	/* old r_offsets of its own relocations, sorted */
 	size_t nrelocated, caprelocated;
 	bool realign;		/* sh_addralign below REPAD_ALIGN */
-	uint8_t *buf;		/* new contents (ours), NULL if unchanged */
+	uint8_t *buf;		/* new contents (ours, handed to elfio_rw until the commit),
+				   NULL if unchanged */
 	size_t size;
 };
 
 static int push(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
 {
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 16;
-		uint64_t *nv = realloc(*v, nc * sizeof(**v));
-
-		if (!nv)
-			return -ENOMEM;
-		*v = nv;
-		*cap = nc;
-	}
+	if (elfio_grow(v, cap, *n + 1, sizeof(**v)))
+		return -ENOMEM;
 	(*v)[(*n)++] = x;
 	return 0;
 }
 
-/* Number of points p with p < x (strict) or p <= x. */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Whether the sorted v[0..n) holds x. */
+static bool sorted_has(const uint64_t *v, size_t n, uint64_t x)
+{
+	size_t k = elfio_bound(v, n, sizeof(*v), 0, x, false);
+
+	return k < n && v[k] == x;
+}
+
+/* A copy of n bytes that we may change (malloc'd, never empty). */
+static void *dup_bytes(const void *p, size_t n)
+{
+	void *q = malloc(n ? n : 1);
+
+	if (q && n)
+		memcpy(q, p, n);
+	return q;
+}
+
+static void grow_free(struct grow *g)
+{
+	elfio_free(g->points);
+	elfio_free(g->pads);
+	elfio_free(g->aligned);
+	elfio_free(g->maps);
+	elfio_free(g->sites);
+	elfio_free(g->relocated);
+	free(g->cum);
+	free(g->buf);
+}
+
+struct repad {
+	const char *path;
+	struct elfio *e;
+	const struct arch_ops *arch;
+	size_t nsec;
+	/*
+	 * The section headers as the file has them, taken when elfio has
+	 * validated them and nothing is decompressed yet: elfio_section_data()
+	 * (a symbol table's strings) and libdw inflate an SHF_COMPRESSED
+	 * section in elfio's handle, whose header then says so.  What repad
+	 * reads a section as, and refuses, follows the file.
+	 */
+	GElf_Shdr *shdr;
+	struct grow *g;		/* one per section index */
+	const struct elfio_symtab *symtab;	/* elfio's main symbol table (names) */
+	size_t symtab_index;
+	Elf_Data *symdata;	/* its Elf_Data and SHT_SYMTAB_SHNDX's (libelf's, elfio's handle) */
+	Elf_Data *xndxdata;
+	struct repad_report *rep;
+	bool riscv;		/* EM_RISCV (else EM_AARCH64) */
+	unsigned int unit;	/* NOP unit for e_flags: arm64 4, riscv 2 with RVC, else 4 */
+	struct arch_align_pad apad;	/* riscv: `.balign 8` where the linker relaxes */
+};
+
+/*
+ * Section i's data as libelf reads it on the handle elfio has open: typed
+ * (a relocation or symbol section whose size is not a whole number of
+ * entries has none), and for an SHF_COMPRESSED section the compressed
+ * bytes, unless something inflated it in place.  Valid until elfio_close().
+ */
+static Elf_Data *in_data(struct repad *rp, size_t i)
+{
+	return elf_getdata(elfio_section(rp->e, i)->scn, NULL);
+}
+
+/* Section of a symbol, through SHT_SYMTAB_SHNDX; 0 if not in a section. */
+static size_t sym_section(const GElf_Sym *sym, Elf32_Word xndx)
+{
+	if (sym->st_shndx == SHN_XINDEX)
+		return xndx;
+	if (sym->st_shndx == SHN_UNDEF || sym->st_shndx >= SHN_LORESERVE)
+		return 0;
+	return sym->st_shndx;
+}
+
+/*
+ * Symbol i and its section (0: none), read as libelf reads it: its checks
+ * (an index past the table or its SHT_SYMTAB_SHNDX, a table that does not
+ * hold symbols) are repad's refusals, with libelf's words.
+ */
+static int get_sym(struct repad *rp, size_t i, GElf_Sym *sym, size_t *shndx)
+{
+	Elf32_Word xndx = 0;
+
+	if (!rp->symdata || !gelf_getsymshndx(rp->symdata, rp->xndxdata, (int)i, sym, &xndx)) {
+		elfio_error(rp->path, "symbol %zu: %s", i, elf_errmsg(-1));
+		return -EINVAL;
+	}
+	*shndx = sym_section(sym, xndx);
+	if (*shndx >= rp->nsec)
+		*shndx = 0;
+	return 0;
+}
+
+/* --- The map ---------------------------------------------------------------- */
+
+/*
+ * Number of points p with p < x (strict) or p <= x.  Points are offsets in
+ * a section, never negative, so none lies below a negative x (an addend's
+ * target before the section's start).
+ */
 static size_t points_before(const struct grow *g, int64_t x, bool strict)
 {
-	size_t lo = 0, hi = g->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		bool below = strict ? (int64_t)g->points[mid] < x : (int64_t)g->points[mid] <= x;
-
-		if (below)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	if (x < 0)
+		return 0;
+	return elfio_bound(g->points, g->n, sizeof(*g->points), 0, (uint64_t)x, !strict);
 }
 
 /* New offset of old offset x: what sits at a point moves behind the padding. */
@@ -155,6 +257,37 @@ static int64_t map_end(const struct grow *g, int64_t x)
 {
 	return g->n ? x + (int64_t)g->cum[points_before(g, x, true)] : x;
 }
+
+/* A non-SHF_ALLOC .debug_* section: what it says about code ends at a point too. */
+static bool is_debug_section(const struct repad *rp, size_t i)
+{
+	const struct elfio_section *sec = elfio_section(rp->e, i);
+
+	return sec && !(sec->shdr.sh_flags & SHF_ALLOC) && sec->name &&
+	       !strncmp(sec->name, ".debug_", 7);
+}
+
+/*
+ * New offset of a relocation's target t in section sx.  A padded text
+ * section moves what sits at an insertion point behind the padding: the
+ * literal and the function after it, which __patchable_function_entries,
+ * .eh_frame and code point to.  In DWARF a target at a point is as often
+ * the end of the previous function (the DW_AT_call_return_pc of a tail
+ * call, the end of a DWARF 4 range) as the start of the next one, and
+ * what starts there (the literal) has no DWARF of its own, so the debug
+ * sections map it as an end: the padding goes to the function before.
+ * Not in a riscv64 section the linker relaxes: there the DWARF names
+ * local labels, which move with the symbols, and the linker owns the
+ * padding (R_RISCV_ALIGN).
+ */
+static int64_t map_target(const struct repad *rp, size_t sx, int64_t t, bool debug)
+{
+	const struct grow *g = &rp->g[sx];
+
+	return debug && g->nsites && !g->relax ? map_end(g, t) : map_offset(g, t);
+}
+
+/* --- The plan --------------------------------------------------------------- */
 
 static int add_point(struct grow *g, uint64_t off, uint64_t pad)
 {
@@ -178,60 +311,6 @@ static int finish_points(struct grow *g)
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static bool is_relocated(const struct grow *g, uint64_t off)
-{
-	return g->nrelocated &&
-	       bsearch(&off, g->relocated, g->nrelocated, sizeof(off), cmp_u64) != NULL;
-}
-
-struct repad {
-	const char *path;
-	struct elfio *e;
-	const struct arch_ops *arch;
-	Elf *in;		/* our own read handle: raw section data to copy */
-	int in_fd;
-	size_t nsec;
-	struct grow *g;		/* one per section index */
-	Elf_Data *symdata;	/* input .symtab and SHT_SYMTAB_SHNDX (libelf's) */
-	Elf_Data *xndxdata;
-	size_t symtab_index;
-	struct repad_report *rep;
-	bool riscv;		/* EM_RISCV (else EM_AARCH64) */
-	unsigned int unit;	/* NOP unit for e_flags: arm64 4, riscv 2 with RVC, else 4 */
-	struct arch_align_pad apad;	/* riscv: `.balign 8` where the linker relaxes */
-};
-
-/* Section of a symbol, through SHT_SYMTAB_SHNDX; 0 if not in a section. */
-static size_t sym_section(const GElf_Sym *sym, Elf32_Word xndx)
-{
-	if (sym->st_shndx == SHN_XINDEX)
-		return xndx;
-	if (sym->st_shndx == SHN_UNDEF || sym->st_shndx >= SHN_LORESERVE)
-		return 0;
-	return sym->st_shndx;
-}
-
-static int get_sym(struct repad *rp, size_t i, GElf_Sym *sym, size_t *shndx)
-{
-	Elf32_Word xndx = 0;
-
-	if (!rp->symdata || !gelf_getsymshndx(rp->symdata, rp->xndxdata, (int)i, sym, &xndx)) {
-		elfio_error(rp->path, "symbol %zu: %s", i, elf_errmsg(-1));
-		return -EINVAL;
-	}
-	*shndx = sym_section(sym, xndx);
-	if (*shndx >= rp->nsec)
-		*shndx = 0;
-	return 0;
-}
-
 /*
  * riscv64: which sections the linker may relax (any R_RISCV_RELAX or
  * R_RISCV_ALIGN in their relocations), the lowest such offset, and the
@@ -239,30 +318,27 @@ static int get_sym(struct repad *rp, size_t i, GElf_Sym *sym, size_t *shndx)
  */
 static int scan_relax(struct repad *rp)
 {
-	Elf_Scn *scn = NULL;
-
 	for (size_t i = 0; i < rp->nsec; i++)
 		rp->g[i].first_relax = UINT64_MAX;
-	while ((scn = elf_nextscn(rp->in, scn))) {
-		GElf_Shdr sh;
+	for (size_t k = 1; k < rp->nsec; k++) {
+		const GElf_Shdr *sh = &rp->shdr[k];
 		Elf_Data *d;
 		struct grow *g;
 		size_t n;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
-		    !sh.sh_info || sh.sh_info >= rp->nsec)
+		if (sh->sh_type != SHT_RELA || !sh->sh_info || sh->sh_info >= rp->nsec)
 			continue;
-		g = &rp->g[sh.sh_info];
-		d = elf_getdata(scn, NULL);
-		n = d && sh.sh_entsize ? d->d_size / sh.sh_entsize : 0;
+		g = &rp->g[sh->sh_info];
+		d = in_data(rp, k);
+		n = d && sh->sh_entsize ? d->d_size / sh->sh_entsize : 0;
 		for (size_t i = 0; i < n; i++) {
 			GElf_Rela ra;
 			unsigned int type;
 			uint64_t to, al;
 
 			if (!gelf_getrela(d, (int)i, &ra)) {
-				elfio_error(rp->path, "relocation %zu of section %zu: %s", i,
-					    elf_ndxscn(scn), elf_errmsg(-1));
+				elfio_error(rp->path, "relocation %zu of section %zu: %s", i, k,
+					    elf_errmsg(-1));
 				return -EINVAL;
 			}
 			type = (unsigned int)GELF_R_TYPE(ra.r_info);
@@ -284,8 +360,8 @@ static int scan_relax(struct repad *rp)
 	return 0;
 }
 
-/* Collect the CALL_OPS literals per section and choose the insertion points. */
-static int plan(struct repad *rp)
+/* The CALL_OPS literals of each section (record_scan()), and the insertion points. */
+static int choose_points(struct repad *rp)
 {
 	struct record_options o;
 	struct record *r = NULL;
@@ -334,8 +410,7 @@ static int plan(struct repad *rp)
 				 * past the first of them: only an R_RISCV_ALIGN that pads
 				 * up to the literal keeps it aligned.
 				 */
-				if (g->naligned &&
-				    bsearch(&off, g->aligned, g->naligned, sizeof(off), cmp_u64))
+				if (sorted_has(g->aligned, g->naligned, off))
 					continue;
 				if (!shift && off <= g->first_relax && !mis)
 					continue;
@@ -373,33 +448,36 @@ out:
 	return ret;
 }
 
+static bool is_relocated(const struct grow *g, uint64_t off)
+{
+	return sorted_has(g->relocated, g->nrelocated, off);
+}
+
 static int load_relocated(struct repad *rp)
 {
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(rp->in, scn))) {
-		GElf_Shdr sh;
+	for (size_t k = 1; k < rp->nsec; k++) {
+		const GElf_Shdr *sh = &rp->shdr[k];
 		Elf_Data *d;
 		struct grow *g;
 		size_t n;
 
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_RELA && sh.sh_type != SHT_REL))
+		if (sh->sh_type != SHT_RELA && sh->sh_type != SHT_REL)
 			continue;
-		if (sh.sh_info >= rp->nsec || !rp->g[sh.sh_info].n)
+		if (sh->sh_info >= rp->nsec || !rp->g[sh->sh_info].n)
 			continue;
-		if (sh.sh_type == SHT_REL) {
+		if (sh->sh_type == SHT_REL) {
 			elfio_error(rp->path, "SHT_REL relocations for a section to grow are not supported");
 			return -ENOTSUP;
 		}
-		g = &rp->g[sh.sh_info];
-		d = elf_getdata(scn, NULL);
-		n = d && sh.sh_entsize ? d->d_size / sh.sh_entsize : 0;
+		g = &rp->g[sh->sh_info];
+		d = in_data(rp, k);
+		n = d && sh->sh_entsize ? d->d_size / sh->sh_entsize : 0;
 		for (size_t i = 0; i < n; i++) {
 			GElf_Rela ra;
 
 			if (!gelf_getrela(d, (int)i, &ra)) {
-				elfio_error(rp->path, "relocation %zu of section %zu: %s", i,
-					    elf_ndxscn(scn), elf_errmsg(-1));
+				elfio_error(rp->path, "relocation %zu of section %zu: %s", i, k,
+					    elf_errmsg(-1));
 				return -EINVAL;
 			}
 			if (push(&g->relocated, &g->nrelocated, &g->caprelocated, ra.r_offset))
@@ -413,13 +491,12 @@ static int load_relocated(struct repad *rp)
 /*
  * Mapping symbols (AAELF64 `$x`, `$d`, optionally `.suffix`; riscv `$x`
  * with an ISA string) of every section that grows, as old offsets with
- * bit 0 set for `$d`, sorted, in g->maps.  One pass over the symbols.
+ * bit 0 set for `$d`, sorted, in g->maps.  One pass over the symbols; the
+ * names are elfio's (it checked every one when it loaded the table).
  */
 static int mapping_symbols(struct repad *rp)
 {
 	size_t nsym = rp->symdata ? rp->symdata->d_size / sizeof(Elf64_Sym) : 0;
-	size_t strndx = rp->symtab_index ?
-			elfio_section(rp->e, rp->symtab_index)->shdr.sh_link : 0;
 
 	for (size_t i = 1; i < nsym; i++) {
 		GElf_Sym sym;
@@ -432,7 +509,7 @@ static int mapping_symbols(struct repad *rp)
 		if (!sx || !rp->g[sx].n || GELF_ST_TYPE(sym.st_info) != STT_NOTYPE)
 			continue;
 		g = &rp->g[sx];
-		name = elf_strptr(rp->in, strndx, sym.st_name);
+		name = i < rp->symtab->count ? rp->symtab->syms[i].name : NULL;
 		/* riscv: `$x` may carry the ISA string, `$xrv64i2p1_c2p0` */
 		if (!name || name[0] != '$' || (name[1] != 'd' && name[1] != 'x') ||
 		    (name[2] && name[2] != '.' &&
@@ -447,6 +524,198 @@ static int mapping_symbols(struct repad *rp)
 			qsort(rp->g[i].maps, rp->g[i].nmaps, sizeof(uint64_t), cmp_u64);
 	return 0;
 }
+
+/* repad_dwarf.c's view of the sections. */
+static int64_t dw_map(const void *ctx, size_t sec, int64_t x, bool end)
+{
+	const struct repad *rp = ctx;
+
+	return end ? map_end(&rp->g[sec], x) : map_offset(&rp->g[sec], x);
+}
+
+static bool dw_grows(const void *ctx, size_t sec)
+{
+	const struct repad *rp = ctx;
+
+	/* riscv64 relaxed: the toolchain relocates its DWARF, see map_target() */
+	return sec < rp->nsec && rp->g[sec].n && rp->g[sec].nsites && !rp->g[sec].relax;
+}
+
+static int cmp_dw_rel(const void *a, const void *b)
+{
+	const struct repad_dw_rel *x = a, *y = b;
+
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/*
+ * The relocations of debug section idx, resolved as fix_relas() will, sorted
+ * (elfio_free()d by the caller).
+ */
+static int dw_rels(struct repad *rp, size_t idx, struct repad_dw_rel **out, size_t *nout)
+{
+	struct repad_dw_rel *v = NULL;
+	size_t n = 0, cap = 0;
+
+	for (size_t k = 1; k < rp->nsec; k++) {
+		const GElf_Shdr *sh = &rp->shdr[k];
+		Elf_Data *d;
+		size_t nr;
+
+		if (sh->sh_type != SHT_RELA || sh->sh_info != idx ||
+		    sh->sh_link != rp->symtab_index || !rp->symtab_index)
+			continue;
+		d = in_data(rp, k);
+		nr = d && sh->sh_entsize ? d->d_size / sh->sh_entsize : 0;
+		for (size_t i = 0; i < nr; i++) {
+			GElf_Rela ra;
+			GElf_Sym sym;
+			size_t sx = 0, si;
+			struct repad_dw_rel r = { 0 };
+
+			if (!gelf_getrela(d, (int)i, &ra)) {
+				elfio_error(rp->path, "relocation %zu of section %zu: %s", i, k,
+					    elf_errmsg(-1));
+				goto bad;
+			}
+			si = GELF_R_SYM(ra.r_info);
+			if (si && get_sym(rp, si, &sym, &sx))
+				goto bad;
+			r.offset = ra.r_offset;
+			if (si && sx && sym.st_value <= INT64_MAX / 4 &&
+			    ra.r_addend <= INT64_MAX / 4 && ra.r_addend >= -(INT64_MAX / 4)) {
+				int64_t t = (int64_t)sym.st_value + ra.r_addend;
+
+				r.sec = sx;
+				r.old = t;
+				r.new = map_target(rp, sx, t, true);
+			}
+			if (elfio_grow(&v, &cap, n + 1, sizeof(*v))) {
+				elfio_free(v);
+				return -ENOMEM;
+			}
+			v[n++] = r;
+		}
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_dw_rel);
+	*out = v;
+	*nout = n;
+	return 0;
+bad:
+	elfio_free(v);
+	return -EINVAL;
+}
+
+/* Section index of the non-alloc, uncompressed PROGBITS section `name`; 0 if none. */
+static size_t dw_section(const struct repad *rp, const char *name)
+{
+	for (size_t i = 1; i < rp->nsec; i++) {
+		const struct elfio_section *sec = elfio_section(rp->e, i);
+
+		if (sec && sec->name && !strcmp(sec->name, name) &&
+		    sec->shdr.sh_type == SHT_PROGBITS &&
+		    !(sec->shdr.sh_flags & (SHF_ALLOC | SHF_COMPRESSED)))
+			return i;
+	}
+	return 0;
+}
+
+/*
+ * The DWARF that the assembler resolved without relocations
+ * (repad_dwarf.c): .debug_line, .debug_rnglists and .debug_loclists may
+ * grow (their own insertion points, like a text section's; relocations in
+ * them and DW_AT_stmt_list/DW_AT_ranges/DW_AT_location addends move with
+ * them), .debug_info and .debug_aranges are patched in place.
+ * Their new contents go to g->buf, which rewrite_section() takes as they are.
+ */
+static int dwarf_fixups(struct repad *rp)
+{
+	static const char *const names[] = { ".debug_info", ".debug_line", ".debug_aranges",
+					     ".debug_rnglists", ".debug_loclists" };
+	size_t abbrev = dw_section(rp, ".debug_abbrev"), units = 0;
+	struct repad_dw_rel cu_low = { 0 };
+	struct repad_dw info = { 0 };	/* what .debug_info said about the location lists */
+	bool any = false;
+	int ret = 0;
+
+	for (size_t i = 1; i < rp->nsec; i++)
+		any |= dw_grows(rp, i);
+	if (!any)
+		return 0;
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]) && !ret; k++) {
+		size_t idx = dw_section(rp, names[k]);
+		struct repad_dw dw = { .path = rp->path, .name = names[k], .ctx = rp,
+				       .map = dw_map, .grows = dw_grows, .units = units,
+				       .cu_low = cu_low, .loc_sec = info.loc_sec,
+				       .loc_starts = info.loc_starts,
+				       .nloc_starts = info.nloc_starts, .loc_bad = info.loc_bad };
+		struct repad_dw_rel *rel = NULL;
+		struct repad_dw_out o = { 0 };
+		struct grow *g;
+		Elf_Data *id;
+		uint8_t *copy = NULL;
+
+		if (!idx)
+			continue;
+		g = &rp->g[idx];
+		id = in_data(rp, idx);
+		/* d_buf is NULL for an empty or SHT_NOBITS section: nothing to read */
+		if (!id || !id->d_size || !id->d_buf || g->n || g->buf)
+			continue;
+		ret = dw_rels(rp, idx, &rel, &dw.nrel);
+		if (ret)
+			break;
+		dw.rel = rel;
+		if (k == 1 || k == 3 || k == 4) {
+			/* sections that may grow: their own insertion points */
+			if (k == 1)
+				ret = repad_dwarf_line(&dw, id->d_buf, id->d_size, &o);
+			else if (k == 3)
+				ret = repad_dwarf_rnglists(&dw, id->d_buf, id->d_size, &o);
+			else
+				ret = repad_dwarf_loclists(&dw, id->d_buf, id->d_size, &o);
+			for (size_t j = 0; !ret && o.buf && j < o.n; j++)
+				ret = add_point(g, o.points[j], o.pads[j]);
+			if (!ret && o.buf)
+				ret = finish_points(g);
+			if (!ret && o.buf) {
+				g->buf = o.buf;
+				g->size = o.size;
+				o.buf = NULL;
+			}
+		} else {
+			copy = dup_bytes(id->d_buf, id->d_size);
+			if (!copy) {
+				ret = -ENOMEM;
+			} else if (k == 0) {
+				Elf_Data *ad = abbrev ? in_data(rp, abbrev) : NULL;
+
+				dw.loc_sec = dw_section(rp, ".debug_loclists");
+				if (ad && ad->d_buf && ad->d_size)
+					ret = repad_dwarf_info(&dw, copy, id->d_size, ad->d_buf,
+							       ad->d_size, abbrev);
+				units = dw.units;
+				cu_low = dw.cu_low;
+				info = dw;	/* takes dw.loc_starts */
+			} else {
+				ret = repad_dwarf_aranges(&dw, copy, id->d_size);
+			}
+			if (!ret && dw.fixed) {
+				g->buf = copy;
+				g->size = id->d_size;
+				copy = NULL;
+			}
+		}
+		free(copy);
+		elfio_free(rel);
+		repad_dw_out_free(&o);
+	}
+	free(info.loc_starts);
+	return ret;
+}
+
+/* --- The rewrite ------------------------------------------------------------ */
 
 /*
  * Where mapping symbol m takes effect in a walk that steps from
@@ -598,59 +867,29 @@ static int grow_text(struct repad *rp, size_t i, const uint8_t *old, size_t size
 	return fix_pcrel(rp, i, old, size, g->maps, g->nmaps);
 }
 
-/* Copy a libelf buffer so that we may change it (ours, freed by the caller). */
-static void *dup_buf(const Elf_Data *d)
-{
-	void *p = malloc(d->d_size ? d->d_size : 1);
-
-	if (p && d->d_size)
-		memcpy(p, d->d_buf, d->d_size);
-	return p;
-}
-
-/* Owners of the output's Elf_Data buffers that are ours. */
-struct owned {
-	void **v;
-	size_t n, cap;
-};
-
-static int own(struct owned *o, void *p)
-{
-	if (o->n == o->cap) {
-		size_t nc = o->cap ? o->cap * 2 : 16;
-		void **nv = realloc(o->v, nc * sizeof(*nv));
-
-		if (!nv) {
-			free(p);
-			return -ENOMEM;
-		}
-		o->v = nv;
-		o->cap = nc;
-	}
-	o->v[o->n++] = p;
-	return 0;
-}
-
 /*
  * riscv64, a section the linker relaxes: each insertion point's padding
  * gets an R_RISCV_ALIGN (symbol 0, addend = the padding's size), as GNU as
  * emits for `.balign 8` (rp->apad, from arch_ops.align_padding), so that
  * the linker keeps what the literal's alignment needs after it has deleted
- * bytes before it.  The relocations
- * (already moved) are merged in offset order, never between two at the same
- * offset, so R_RISCV_RELAX pairs stay adjacent.
+ * bytes before it.  The first n relocations of rg->buf (already moved) and
+ * the new ones are merged in offset order, never between two at the same
+ * offset, so R_RISCV_RELAX pairs stay adjacent; rg->buf is replaced.
  */
-static int add_align_relocs(struct repad *rp, const struct grow *g, size_t n, Elf_Data *od,
-			    struct owned *owned)
+static int add_align_relocs(struct repad *rp, const struct grow *g, size_t n, struct grow *rg)
 {
 	size_t total = n + g->n, k = 0, o = 0;
 	Elf64_Rela *nv = malloc(total * sizeof(*nv));
-	const Elf64_Rela *ov = od->d_buf;
+	const uint8_t *ov = rg->buf;
 
-	if (!nv || own(owned, nv))
+	if (!nv)
 		return -ENOMEM;
 	for (size_t i = 0; i <= n; i++) {
-		while (k < g->n && (i == n || g->points[k] + g->cum[k] <= ov[i].r_offset)) {
+		Elf64_Rela r = { 0 };
+
+		if (i < n)
+			memcpy(&r, ov + i * sizeof(r), sizeof(r));
+		while (k < g->n && (i == n || g->points[k] + g->cum[k] <= r.r_offset)) {
 			nv[o].r_offset = g->points[k] + g->cum[k];
 			/* the addend counts the NOPs it covers: pads[k], rp->apad.size */
 			nv[o].r_info = ELF64_R_INFO(0, rp->apad.type);
@@ -660,56 +899,39 @@ static int add_align_relocs(struct repad *rp, const struct grow *g, size_t n, El
 			rp->rep->relocs++;
 		}
 		if (i < n)
-			nv[o++] = ov[i];
+			nv[o++] = r;
 	}
-	od->d_buf = nv;
-	od->d_size = total * sizeof(*nv);
+	free(rg->buf);
+	rg->buf = (uint8_t *)nv;
+	rg->size = total * sizeof(*nv);
 	return 0;
 }
 
-/* A non-SHF_ALLOC .debug_* section: what it says about code ends at a point too. */
-static bool is_debug_section(const struct repad *rp, size_t i)
-{
-	const struct elfio_section *sec = elfio_section(rp->e, i);
-
-	return sec && !(sec->shdr.sh_flags & SHF_ALLOC) && sec->name &&
-	       !strncmp(sec->name, ".debug_", 7);
-}
-
 /*
- * New offset of a relocation's target t in section sx.  A padded text
- * section moves what sits at an insertion point behind the padding: the
- * literal and the function after it, which __patchable_function_entries,
- * .eh_frame and code point to.  In DWARF a target at a point is as often
- * the end of the previous function (the DW_AT_call_return_pc of a tail
- * call, the end of a DWARF 4 range) as the start of the next one, and
- * what starts there (the literal) has no DWARF of its own, so the debug
- * sections map it as an end: the padding goes to the function before.
- * Not in a riscv64 section the linker relaxes: there the DWARF names
- * local labels, which move with the symbols, and the linker owns the
- * padding (R_RISCV_ALIGN).
+ * The relocations of section idx (header sh, data id), moved, into g->buf.
+ * Each is read as libelf reads it (gelf_getrela(): sh_size / sh_entsize
+ * entries, an error at the first that is not a whole Elf64_Rela) and the
+ * changed ones written back in the file's layout, which is the host's
+ * (ELF64 little-endian, checked by elfio_open()).
  */
-static int64_t map_target(const struct repad *rp, size_t sx, int64_t t, bool debug)
+static int fix_relas(struct repad *rp, size_t idx, const GElf_Shdr *sh, Elf_Data *id)
 {
-	const struct grow *g = &rp->g[sx];
-
-	return debug && g->nsites && !g->relax ? map_end(g, t) : map_offset(g, t);
-}
-
-static int fix_relas(struct repad *rp, size_t idx, const GElf_Shdr *sh, Elf_Data *od,
-		     struct owned *owned)
-{
-	size_t n = sh->sh_entsize ? od->d_size / sh->sh_entsize : 0;
+	size_t n = sh->sh_entsize ? id->d_size / sh->sh_entsize : 0;
 	const struct grow *gt = sh->sh_info < rp->nsec ? &rp->g[sh->sh_info] : NULL;
 	bool debug = sh->sh_info < rp->nsec && is_debug_section(rp, sh->sh_info);
+	struct grow *rg = &rp->g[idx];
 
+	rg->buf = dup_bytes(id->d_buf, id->d_size);
+	if (!rg->buf)
+		return -ENOMEM;
+	rg->size = id->d_size;
 	for (size_t i = 0; i < n; i++) {
 		GElf_Rela ra;
 		GElf_Sym sym;
 		size_t sx, si;
 		bool changed = false;
 
-		if (!gelf_getrela(od, (int)i, &ra)) {
+		if (!gelf_getrela(id, (int)i, &ra)) {
 			elfio_error(rp->path, "relocation %zu of section %zu (entry size %" PRIu64
 				    "): %s", i, idx, (uint64_t)sh->sh_entsize, elf_errmsg(-1));
 			return -EINVAL;
@@ -752,23 +974,26 @@ static int fix_relas(struct repad *rp, size_t idx, const GElf_Shdr *sh, Elf_Data
 			}
 		}
 		if (changed) {
-			if (!gelf_update_rela(od, (int)i, &ra)) {
-				elfio_error(rp->path, "relocation %zu of section %zu: %s", i, idx,
-					    elf_errmsg(-1));
-				return -EINVAL;
-			}
+			/* entry i is whole: gelf_getrela() read it */
+			memcpy(rg->buf + i * sizeof(Elf64_Rela), &ra, sizeof(Elf64_Rela));
 			rp->rep->relocs++;
 		}
 	}
 	if (gt && gt->n && gt->relax)
-		return add_align_relocs(rp, gt, n, od, owned);
+		return add_align_relocs(rp, gt, n, rg);
 	return 0;
 }
 
-static int fix_symtab(struct repad *rp, Elf_Data *od)
+/* The symbol table (data id), its values and sizes moved, into its g->buf. */
+static int fix_symtab(struct repad *rp, Elf_Data *id)
 {
-	size_t n = od->d_size / sizeof(Elf64_Sym);
+	size_t n = id->d_size / sizeof(Elf64_Sym);
+	struct grow *sg = &rp->g[rp->symtab_index];
 
+	sg->buf = dup_bytes(id->d_buf, id->d_size);
+	if (!sg->buf)
+		return -ENOMEM;
+	sg->size = id->d_size;
 	for (size_t i = 1; i < n; i++) {
 		GElf_Sym sym;
 		size_t sx;
@@ -795,116 +1020,102 @@ static int fix_symtab(struct repad *rp, Elf_Data *od)
 			continue;
 		sym.st_value = (uint64_t)nv;
 		sym.st_size = (uint64_t)(ne - nv);
-		if (!gelf_update_sym(od, (int)i, &sym)) {
-			elfio_error(rp->path, "symbol %zu: %s", i, elf_errmsg(-1));
-			return -EINVAL;
-		}
+		/* symbol i is whole: gelf_getsymshndx() read it */
+		memcpy(sg->buf + i * sizeof(Elf64_Sym), &sym, sizeof(Elf64_Sym));
 		rp->rep->symbols++;
 	}
 	return 0;
 }
 
 /*
- * Rebuild the object on memfd `fd`.  Each output section gets one Elf_Data:
- * either the input's d_buf (libelf's, valid while rp->in is open) or a
- * buffer of ours listed in `owned`.
+ * A section nobody changed, but that elfio (a symbol table's strings) or
+ * libdw inflated in place while the plan was made: libelf would write it
+ * inflated, under its live header.  Write it as the file has it.
  */
-static int build(struct repad *rp, Elf *out, struct owned *owned)
+static int keep_as_in_file(struct repad *rp, struct elfio_rw *w, size_t i)
 {
-	GElf_Ehdr eh;
-	size_t shstrndx;
+	const GElf_Shdr *live = elfio_rw_shdr(w, i);
+	const GElf_Shdr *sh = &rp->shdr[i];
+	size_t len;
+	const uint8_t *raw = elfio_raw(rp->e, &len);
 	int ret;
 
-	if (!gelf_getehdr(rp->in, &eh) || !gelf_newehdr(out, ELFCLASS64) ||
-	    elf_getshdrstrndx(rp->in, &shstrndx))
-		goto libelf_err;
-	for (size_t i = 1; i < rp->nsec; i++) {
-		Elf_Scn *is = elf_getscn(rp->in, i), *os = elf_newscn(out);
-		struct grow *g = &rp->g[i];
-		GElf_Shdr sh;
-		Elf_Data *id, *od;
-
-		if (!is || !os || !gelf_getshdr(is, &sh))
-			goto libelf_err;
-		if (elf_ndxscn(os) != i) {
-			elfio_error(rp->path, "section numbering changed while copying");
-			return -EINVAL;
-		}
-		id = elf_getdata(is, NULL);
-		if (elf_getdata(is, id)) {
-			elfio_error(rp->path, "section %zu has more than one data block", i);
-			return -EINVAL;
-		}
-		if ((g->nsites || sh.sh_type == SHT_RELA || i == rp->symtab_index) &&
-		    (sh.sh_flags & SHF_COMPRESSED) && (g->n || sh.sh_type != SHT_PROGBITS)) {
-			elfio_error(rp->path, "section '%s' is compressed",
-				    elfio_section(rp->e, i)->name);
-			return -ENOTSUP;
-		}
-		if (g->realign)
-			sh.sh_addralign = REPAD_ALIGN;
-		if (g->realign || (g->n && g->nsites))
-			rp->rep->sections++;
-		od = elf_newdata(os);
-		if (!od)
-			goto libelf_err;
-		if (id) {
-			od->d_type = id->d_type;
-			od->d_size = id->d_size;
-			od->d_buf = id->d_buf;
-		} else {
-			od->d_type = ELF_T_BYTE;
-			od->d_size = sh.sh_type == SHT_NOBITS ? sh.sh_size : 0;
-		}
-		od->d_align = sh.sh_addralign ? sh.sh_addralign : 1;
-		od->d_off = 0;
-		od->d_version = EV_CURRENT;
-		if (g->buf && id) {
-			/* DWARF rewritten by dwarf_fixups() */
-			od->d_buf = g->buf;
-			od->d_size = g->size;
-		} else if (g->n && id) {
-			ret = grow_text(rp, i, id->d_buf, id->d_size);
-			if (ret)
-				return ret;
-			od->d_buf = g->buf;
-			od->d_size = g->size;
-		} else if (id && (sh.sh_type == SHT_RELA || i == rp->symtab_index)) {
-			void *copy = dup_buf(id);
-
-			if (!copy || own(owned, copy))
-				return -ENOMEM;
-			od->d_buf = copy;
-			ret = sh.sh_type == SHT_RELA ? fix_relas(rp, i, &sh, od, owned) : fix_symtab(rp, od);
-			if (ret)
-				return ret;
-		}
-		if (!gelf_update_shdr(os, &sh))
-			goto libelf_err;
+	if (!live || !(sh->sh_flags & SHF_COMPRESSED) || (live->sh_flags & SHF_COMPRESSED))
+		return 0;
+	/* elfio_open() checked that every section lies inside the file */
+	if (!raw || sh->sh_offset > len || sh->sh_size > len - sh->sh_offset) {
+		elfio_error(rp->path, "section %zu: the file's bytes are not available", i);
+		return -EINVAL;
 	}
-	eh.e_phoff = 0;
-	eh.e_phnum = 0;
-	/* elfutils has no elf_setshstrndx: a large index goes to section 0's sh_link */
-	if (shstrndx >= SHN_LORESERVE) {
-		Elf_Scn *zero = elf_getscn(out, 0);
-		GElf_Shdr sh0;
-
-		if (!zero || !gelf_getshdr(zero, &sh0))
-			goto libelf_err;
-		sh0.sh_link = (Elf64_Word)shstrndx;
-		if (!gelf_update_shdr(zero, &sh0))
-			goto libelf_err;
-		eh.e_shstrndx = SHN_XINDEX;
-	} else {
-		eh.e_shstrndx = (Elf64_Half)shstrndx;
-	}
-	if (!gelf_update_ehdr(out, &eh) || elf_update(out, ELF_C_WRITE) < 0)
-		goto libelf_err;
-	return 0;
-libelf_err:
-	elfio_error(rp->path, "cannot build the output: %s", elf_errmsg(-1));
-	return -EINVAL;
+	ret = elfio_rw_set_shdr(w, i, sh);
+	return ret ? ret : elfio_rw_set_data(w, i, raw + sh->sh_offset, sh->sh_size);
 }
+
+/*
+ * Section i's new contents and header, to the writer.  The checks and the
+ * choices are made on the file's header (rp->shdr) and libelf's data, in
+ * section order, as the output is laid out.
+ */
+static int rewrite_section(struct repad *rp, struct elfio_rw *w, size_t i)
+{
+	const GElf_Shdr *sh = &rp->shdr[i];
+	struct grow *g = &rp->g[i];
+	Elf_Data *id = in_data(rp, i);
+	int ret = 0;
+
+	if ((g->nsites || sh->sh_type == SHT_RELA || i == rp->symtab_index) &&
+	    (sh->sh_flags & SHF_COMPRESSED) && (g->n || sh->sh_type != SHT_PROGBITS)) {
+		elfio_error(rp->path, "section '%s' is compressed", elfio_section(rp->e, i)->name);
+		return -ENOTSUP;
+	}
+	if (g->realign) {
+		GElf_Shdr nsh = *sh;
+
+		nsh.sh_addralign = REPAD_ALIGN;
+		ret = elfio_rw_set_shdr(w, i, &nsh);
+		if (ret)
+			return ret;
+	}
+	if (g->realign || (g->n && g->nsites))
+		rp->rep->sections++;
+	if (!id)
+		return 0;	/* libelf has no data for it: written empty, as it reads it */
+	if (!g->buf) {		/* else DWARF, rewritten by dwarf_fixups() */
+		if (g->n)
+			ret = grow_text(rp, i, id->d_buf, id->d_size);
+		else if (sh->sh_type == SHT_RELA)
+			ret = fix_relas(rp, i, sh, id);
+		else if (i == rp->symtab_index)
+			ret = fix_symtab(rp, id);
+		else
+			return keep_as_in_file(rp, w, i);
+		if (ret)
+			return ret;
+	}
+	return elfio_rw_set_data(w, i, g->buf, g->size);
+}
+
+/*
+ * The rewrite: every section's new contents to elfio's writer, which has
+ * libelf lay the object out anew and writes it atomically (mode kept).
+ * The buffers are ours (g->buf) and live until repad_object() returns.
+ */
+static int rewrite(struct repad *rp, const char *out_path)
+{
+	struct elfio_rw *w = elfio_rw_new(rp->e);
+	int ret = 0;
+
+	if (!w)
+		return -ENOMEM;
+	for (size_t i = 1; i < rp->nsec && !ret; i++)
+		ret = rewrite_section(rp, w, i);
+	if (!ret)
+		ret = elfio_rw_commit(w, out_path, NULL);
+	elfio_rw_free(w);
+	return ret;
+}
+
+/* --- The object ------------------------------------------------------------- */
 
 static int check_input(struct repad *rp)
 {
@@ -945,301 +1156,60 @@ static int check_input(struct repad *rp)
 	return 0;
 }
 
-static int open_input(struct repad *rp)
+/*
+ * What repad reads the object as, from elfio: the section headers as the
+ * file has them (before anything is inflated in place), the main symbol
+ * table (elfio's, which checks it), and libelf's Elf_Data of that table
+ * and of the SHT_SYMTAB_SHNDX linked to it (the last one, as ever).
+ */
+static int load_input(struct repad *rp)
 {
 	const struct elfio_symtab *st;
-	Elf_Scn *scn = NULL;
 
-	rp->in_fd = open(rp->path, O_RDONLY | O_CLOEXEC);
-	if (rp->in_fd < 0) {
-		elfio_error(rp->path, "cannot open: %s", strerror(errno));
-		return -errno;
-	}
-	rp->in = elf_begin(rp->in_fd, ELF_C_READ, NULL);
-	if (!rp->in || elf_getshdrnum(rp->in, &rp->nsec)) {
-		elfio_error(rp->path, "cannot read: %s", elf_errmsg(-1));
-		return -EINVAL;
-	}
-	if (rp->nsec != elfio_nsections(rp->e)) {
-		elfio_error(rp->path, "section count differs between readers");
-		return -EINVAL;
-	}
+	rp->nsec = elfio_nsections(rp->e);
+	rp->shdr = calloc(rp->nsec, sizeof(*rp->shdr));
+	if (!rp->shdr)
+		return -ENOMEM;
+	for (size_t i = 1; i < rp->nsec; i++)
+		rp->shdr[i] = elfio_section(rp->e, i)->shdr;
 	if (elfio_symbols(rp->e, &st))
 		return -EINVAL;
 	if (st) {
+		rp->symtab = st;
 		rp->symtab_index = st->shndx;
-		rp->symdata = elf_getdata(elf_getscn(rp->in, st->shndx), NULL);
+		rp->symdata = in_data(rp, st->shndx);
 	}
-	while ((scn = elf_nextscn(rp->in, scn))) {
-		GElf_Shdr sh;
-
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB_SHNDX &&
-		    sh.sh_link == rp->symtab_index)
-			rp->xndxdata = elf_getdata(scn, NULL);
-	}
+	for (size_t i = 1; i < rp->nsec; i++)
+		if (rp->shdr[i].sh_type == SHT_SYMTAB_SHNDX && rp->shdr[i].sh_link == rp->symtab_index)
+			rp->xndxdata = in_data(rp, i);
 	rp->g = calloc(rp->nsec, sizeof(*rp->g));
 	return rp->g ? 0 : -ENOMEM;
 }
 
-/* Run libelf on a memfd, then hand the bytes to the atomic writer. */
-static int write_output(struct repad *rp, const char *out_path)
+/* The plan: insertion points, the DWARF's, and what the map needs. */
+static int make_plan(struct repad *rp)
 {
-	struct owned owned = { 0 };
-	struct stat st;
-	Elf *out = NULL;
-	void *map = MAP_FAILED;
-	mode_t mode;
-	int fd = -1, ret;
-
-	fd = memfd_create("patchsite-repad", MFD_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		elfio_error(out_path, "memfd_create: %s", strerror(errno));
-		goto out;
-	}
-	out = elf_begin(fd, ELF_C_WRITE, NULL);
-	if (!out) {
-		elfio_error(out_path, "elf_begin: %s", elf_errmsg(-1));
-		ret = -EINVAL;
-		goto out;
-	}
-	ret = build(rp, out, &owned);
-	if (ret)
-		goto out;
-	elf_end(out);
-	out = NULL;
-	if (fstat(rp->in_fd, &st) < 0) {
-		ret = -errno;
-		elfio_error(out_path, "fstat: %s", strerror(errno));
-		goto out;
-	}
-	mode = st.st_mode & 07777;
-	if (fstat(fd, &st) < 0) {
-		ret = -errno;
-		elfio_error(out_path, "fstat: %s", strerror(errno));
-		goto out;
-	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (map == MAP_FAILED) {
-		ret = -errno;
-		elfio_error(out_path, "mmap: %s", strerror(errno));
-		goto out;
-	}
-	ret = elfio_write_file_atomic(out_path, map, (size_t)st.st_size, mode);
-out:
-	if (map != MAP_FAILED)
-		munmap(map, (size_t)st.st_size);
-	elf_end(out);
-	if (fd >= 0)
-		close(fd);
-	for (size_t i = 0; i < owned.n; i++)
-		free(owned.v[i]);
-	free(owned.v);
-	return ret;
-}
-
-/* repad_dwarf.c's view of the sections. */
-static int64_t dw_map(const void *ctx, size_t sec, int64_t x, bool end)
-{
-	const struct repad *rp = ctx;
-
-	return end ? map_end(&rp->g[sec], x) : map_offset(&rp->g[sec], x);
-}
-
-static bool dw_grows(const void *ctx, size_t sec)
-{
-	const struct repad *rp = ctx;
-
-	/* riscv64 relaxed: the toolchain relocates its DWARF, see map_target() */
-	return sec < rp->nsec && rp->g[sec].n && rp->g[sec].nsites && !rp->g[sec].relax;
-}
-
-static int cmp_dw_rel(const void *a, const void *b)
-{
-	const struct repad_dw_rel *x = a, *y = b;
-
-	return x->offset < y->offset ? -1 : x->offset > y->offset;
-}
-
-/* The relocations of debug section idx, resolved as fix_relas() will, sorted. */
-static int dw_rels(struct repad *rp, size_t idx, struct repad_dw_rel **out, size_t *nout)
-{
-	Elf_Scn *scn = NULL;
-	struct repad_dw_rel *v = NULL;
-	size_t n = 0, cap = 0;
-
-	while ((scn = elf_nextscn(rp->in, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t nr;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || sh.sh_info != idx ||
-		    sh.sh_link != rp->symtab_index || !rp->symtab_index)
-			continue;
-		d = elf_getdata(scn, NULL);
-		nr = d && sh.sh_entsize ? d->d_size / sh.sh_entsize : 0;
-		for (size_t i = 0; i < nr; i++) {
-			GElf_Rela ra;
-			GElf_Sym sym;
-			size_t sx = 0, si;
-			struct repad_dw_rel r = { 0 };
-
-			if (!gelf_getrela(d, (int)i, &ra)) {
-				elfio_error(rp->path, "relocation %zu of section %zu: %s", i,
-					    elf_ndxscn(scn), elf_errmsg(-1));
-				goto bad;
-			}
-			si = GELF_R_SYM(ra.r_info);
-			if (si && get_sym(rp, si, &sym, &sx))
-				goto bad;
-			r.offset = ra.r_offset;
-			if (si && sx && sym.st_value <= INT64_MAX / 4 &&
-			    ra.r_addend <= INT64_MAX / 4 && ra.r_addend >= -(INT64_MAX / 4)) {
-				int64_t t = (int64_t)sym.st_value + ra.r_addend;
-
-				r.sec = sx;
-				r.old = t;
-				r.new = map_target(rp, sx, t, true);
-			}
-			if (n == cap) {
-				size_t nc = cap ? cap * 2 : 64;
-				struct repad_dw_rel *nv = realloc(v, nc * sizeof(*nv));
-
-				if (!nv) {
-					free(v);
-					return -ENOMEM;
-				}
-				v = nv;
-				cap = nc;
-			}
-			v[n++] = r;
-		}
-	}
-	if (n)
-		qsort(v, n, sizeof(*v), cmp_dw_rel);
-	*out = v;
-	*nout = n;
-	return 0;
-bad:
-	free(v);
-	return -EINVAL;
-}
-
-/* Section index of the non-alloc, uncompressed PROGBITS section `name`; 0 if none. */
-static size_t dw_section(const struct repad *rp, const char *name)
-{
-	for (size_t i = 1; i < rp->nsec; i++) {
-		const struct elfio_section *sec = elfio_section(rp->e, i);
-
-		if (sec && sec->name && !strcmp(sec->name, name) &&
-		    sec->shdr.sh_type == SHT_PROGBITS &&
-		    !(sec->shdr.sh_flags & (SHF_ALLOC | SHF_COMPRESSED)))
-			return i;
-	}
-	return 0;
-}
-
-/*
- * The DWARF that the assembler resolved without relocations
- * (repad_dwarf.c): .debug_line, .debug_rnglists and .debug_loclists may
- * grow (their own insertion points, like a text section's; relocations in
- * them and DW_AT_stmt_list/DW_AT_ranges/DW_AT_location addends move with
- * them), .debug_info and .debug_aranges are patched in place.
- * Their new contents go to g->buf, which build() takes as they are.
- */
-static int dwarf_fixups(struct repad *rp)
-{
-	static const char *const names[] = { ".debug_info", ".debug_line", ".debug_aranges",
-					     ".debug_rnglists", ".debug_loclists" };
-	size_t abbrev = dw_section(rp, ".debug_abbrev"), units = 0;
-	struct repad_dw_rel cu_low = { 0 };
-	struct repad_dw info = { 0 };	/* what .debug_info said about the location lists */
-	bool any = false;
 	int ret = 0;
 
-	for (size_t i = 1; i < rp->nsec; i++)
-		any |= dw_grows(rp, i);
-	if (!any)
-		return 0;
-	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]) && !ret; k++) {
-		size_t idx = dw_section(rp, names[k]);
-		struct repad_dw dw = { .path = rp->path, .name = names[k], .ctx = rp,
-				       .map = dw_map, .grows = dw_grows, .units = units,
-				       .cu_low = cu_low, .loc_sec = info.loc_sec,
-				       .loc_starts = info.loc_starts,
-				       .nloc_starts = info.nloc_starts, .loc_bad = info.loc_bad };
-		struct repad_dw_rel *rel = NULL;
-		struct repad_dw_out o = { 0 };
-		struct grow *g;
-		Elf_Data *id;
-		uint8_t *copy = NULL;
-
-		if (!idx)
-			continue;
-		g = &rp->g[idx];
-		id = elf_getdata(elf_getscn(rp->in, idx), NULL);
-		/* d_buf is NULL for an empty or SHT_NOBITS section: nothing to read */
-		if (!id || !id->d_size || !id->d_buf || g->n || g->buf)
-			continue;
-		ret = dw_rels(rp, idx, &rel, &dw.nrel);
-		if (ret)
-			break;
-		dw.rel = rel;
-		if (k == 1 || k == 3 || k == 4) {
-			/* sections that may grow: their own insertion points */
-			if (k == 1)
-				ret = repad_dwarf_line(&dw, id->d_buf, id->d_size, &o);
-			else if (k == 3)
-				ret = repad_dwarf_rnglists(&dw, id->d_buf, id->d_size, &o);
-			else
-				ret = repad_dwarf_loclists(&dw, id->d_buf, id->d_size, &o);
-			for (size_t j = 0; !ret && o.buf && j < o.n; j++)
-				ret = add_point(g, o.points[j], o.pads[j]);
-			if (!ret && o.buf)
-				ret = finish_points(g);
-			if (!ret && o.buf) {
-				g->buf = o.buf;
-				g->size = o.size;
-				o.buf = NULL;
-			}
-		} else {
-			copy = dup_buf(id);
-			if (!copy) {
-				ret = -ENOMEM;
-			} else if (k == 0) {
-				Elf_Data *ad = abbrev ? elf_getdata(elf_getscn(rp->in, abbrev), NULL) : NULL;
-
-				dw.loc_sec = dw_section(rp, ".debug_loclists");
-				if (ad && ad->d_buf && ad->d_size)
-					ret = repad_dwarf_info(&dw, copy, id->d_size, ad->d_buf,
-							       ad->d_size, abbrev);
-				units = dw.units;
-				cu_low = dw.cu_low;
-				info = dw;	/* takes dw.loc_starts */
-			} else {
-				ret = repad_dwarf_aranges(&dw, copy, id->d_size);
-			}
-			if (!ret && dw.fixed) {
-				g->buf = copy;
-				g->size = id->d_size;
-				copy = NULL;
-			}
-		}
-		free(copy);
-		free(rel);
-		repad_dw_out_free(&o);
-	}
-	free(info.loc_starts);
+	if (rp->arch->align_target)
+		ret = scan_relax(rp);
+	if (!ret)
+		ret = choose_points(rp);
+	if (!ret)
+		ret = dwarf_fixups(rp);
+	if (!ret)
+		ret = load_relocated(rp);
+	if (!ret)
+		ret = mapping_symbols(rp);
 	return ret;
 }
 
 int repad_object(const char *in, const char *out, struct repad_report *rep)
 {
-	struct repad rp = { .path = in, .in_fd = -1, .rep = rep };
+	struct repad rp = { .path = in, .rep = rep };
 	int ret;
 
 	memset(rep, 0, sizeof(*rep));
-	elf_version(EV_CURRENT);
 	rp.e = elfio_open(in, 0);
 	if (!rp.e)
 		return errno ? -errno : -EINVAL;
@@ -1255,43 +1225,20 @@ int repad_object(const char *in, const char *out, struct repad_report *rep)
 		ret = -EINVAL;
 		goto out;
 	}
-	ret = open_input(&rp);
-	if (ret)
-		goto out;
-	if (rp.arch->align_target)
-		ret = scan_relax(&rp);
-	if (ret)
-		goto out;
-	ret = plan(&rp);
-	if (ret)
-		goto out;
-	ret = dwarf_fixups(&rp);
-	if (ret)
-		goto out;
-	ret = load_relocated(&rp);
-	if (ret)
-		goto out;
-	ret = mapping_symbols(&rp);
-	if (ret)
-		goto out;
-	ret = write_output(&rp, out);
-	if (ret)
-		memset(rep, 0, sizeof(*rep));
-out:
-	for (size_t i = 0; rp.g && i < rp.nsec; i++) {
-		free(rp.g[i].points);
-		free(rp.g[i].sites);
-		free(rp.g[i].relocated);
-		free(rp.g[i].pads);
-		free(rp.g[i].cum);
-		free(rp.g[i].aligned);
-		free(rp.g[i].maps);
-		free(rp.g[i].buf);
+	ret = load_input(&rp);
+	if (!ret)
+		ret = make_plan(&rp);
+	if (!ret) {
+		ret = rewrite(&rp, out);
+		if (ret)
+			memset(rep, 0, sizeof(*rep));
 	}
+out:
+	/* after the commit: the writer held our buffers until then */
+	for (size_t i = 0; rp.g && i < rp.nsec; i++)
+		grow_free(&rp.g[i]);
 	free(rp.g);
-	elf_end(rp.in);
-	if (rp.in_fd >= 0)
-		close(rp.in_fd);
+	free(rp.shdr);
 	elfio_close(rp.e);
 	return ret;
 }
