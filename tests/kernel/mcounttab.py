@@ -12,6 +12,9 @@ patchsite with, and the tool that makes the broken tables it must catch.
   mcounttab.py sites IMAGE                what sorttable keeps: values inside a
                                           sized function symbol (counting the
                                           8 bytes before it on arm64)
+  mcounttab.py misaligned IMAGE           of those, the ones not 8-byte aligned
+                                          (arm64 CALL_OPS literals the kernel
+                                          skips: "Misaligned patch-site")
   mcounttab.py clear IMAGE OUT            every slot (and addend) zeroed
   mcounttab.py move IMAGE OUT N DELTA     N entries spread over the table moved
                                           by DELTA bytes; prints their old values
@@ -118,6 +121,9 @@ def main():
             print(f"{v:#x}")
     elif cmd == "sites":
         for v in sorted(v for v in img.values() if v and img.inside(v)):
+            print(f"{v:#x}")
+    elif cmd == "misaligned":
+        for v in sorted(v for v in img.values() if v and img.inside(v) and v % 8):
             print(f"{v:#x}")
     elif cmd in ("clear", "move", "shift"):
         out = sys.argv[3]

@@ -51,14 +51,7 @@ mkdir -p "$T"
 
 # --- the arm64 CALL_OPS kernel ---------------------------------------------
 if [ ! -f "$A/.config.patchsite" ]; then
-	kbuild arm64 tinyconfig >/dev/null || die "arm64 tinyconfig failed"
-	"$SRC/scripts/config" --file "$A/.config" \
-		-e PRINTK -e TTY -e SERIAL_AMBA_PL011 -e SERIAL_AMBA_PL011_CONSOLE \
-		-e FTRACE -e FUNCTION_TRACER -e FUNCTION_GRAPH_TRACER -e DYNAMIC_FTRACE \
-		-e FTRACE_STARTUP_TEST -e KALLSYMS -e EXPERT -e RELOCATABLE -e JUMP_LABEL \
-		-e ARM64_PTR_AUTH -e ARM64_PTR_AUTH_KERNEL -e BINFMT_ELF \
-		-d CC_OPTIMIZE_FOR_SIZE -e CC_OPTIMIZE_FOR_PERFORMANCE
-	kbuild arm64 olddefconfig >/dev/null || die "arm64 olddefconfig failed"
+	arm64_config "$A" performance
 	cp "$A/.config" "$A/.config.patchsite"
 fi
 for c in DYNAMIC_FTRACE_WITH_CALL_OPS FTRACE_STARTUP_TEST RELOCATABLE JUMP_LABEL; do
@@ -113,12 +106,6 @@ EOF
 	else
 		not_ok "$what" "$T/$name.check"
 	fi
-}
-
-boot_arm64() { # NAME IMAGE -> $T/NAME.boot.log
-	timeout "$BOOT_TIMEOUT" qemu-system-aarch64 -M virt -cpu max -m 256M -nographic -no-reboot \
-		-kernel "$2" -append "console=ttyAMA0 earlycon panic=-1" </dev/null \
-		>"$T/$1.boot.log" 2>&1
 }
 
 image_of() { # VMLINUX IMAGE: as arch/arm64/boot/Makefile makes Image
@@ -208,7 +195,7 @@ done
 # --- arm64 boots --------------------------------------------------------------
 image_of "$T/arm64.refilled" "$T/refilled.Image" || die "objcopy of the refilled kernel failed"
 image_of "$T/arm64.wrong" "$T/wrong.Image" || die "objcopy of the wrong kernel failed"
-boot_arm64 built "$OUT/arm64.Image"
+boot_arm64 "$OUT/arm64.Image" "$T/built.boot.log" "$BOOT_TIMEOUT"
 selftests "$T/built.boot.log" >"$T/built.tests"
 nb=$(wc -l <"$T/built.tests")
 if [ "$nb" -gt 0 ] && ! grep -q FAILED "$T/built.boot.log" && reached_init "$T/built.boot.log"; then
@@ -216,7 +203,7 @@ if [ "$nb" -gt 0 ] && ! grep -q FAILED "$T/built.boot.log" && reached_init "$T/b
 else
 	not_ok "arm64 as built boots and passes its ftrace self tests" "$T/built.boot.log"
 fi
-boot_arm64 refilled "$T/refilled.Image"
+boot_arm64 "$T/refilled.Image" "$T/refilled.boot.log" "$BOOT_TIMEOUT"
 selftests "$T/refilled.boot.log" >"$T/refilled.tests"
 if [ "$nb" -gt 0 ] && ! grep -q FAILED "$T/refilled.boot.log" && reached_init "$T/refilled.boot.log" &&
 	cmp -s "$T/built.tests" "$T/refilled.tests"; then
@@ -225,7 +212,7 @@ else
 	diff "$T/built.tests" "$T/refilled.tests" >>"$T/refilled.boot.log" 2>&1
 	not_ok "arm64 refilled: the same self tests PASSED as built" "$T/refilled.boot.log"
 fi
-boot_arm64 wrong "$T/wrong.Image"
+boot_arm64 "$T/wrong.Image" "$T/wrong.boot.log" "$BOOT_TIMEOUT"
 selftests "$T/wrong.boot.log" >"$T/wrong.tests"
 if ! cmp -s "$T/built.tests" "$T/wrong.tests" && ! reached_init "$T/wrong.boot.log"; then
 	ok "arm64 with entries at func+0 (a wrong layout): fails ($(grep -m1 -o 'Undefined instruction\|ftrace bug\|Kernel panic' "$T/wrong.boot.log" || echo 'no init'))"
