@@ -68,11 +68,13 @@ fixtures: san
 	$(MAKE) -C fixtures/repad
 	$(MAKE) -C fixtures/embed
 	$(MAKE) -C fixtures/nearmiss
+	$(MAKE) -C fixtures/repad-kernel
 
 e2e: san all fixtures
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/run.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/minikernel.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/repad.sh
+	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/repad-kernel.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/repad-zlib.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/embed.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/nearmiss.sh
@@ -145,5 +147,6 @@ clean:
 	$(MAKE) -C fixtures/repad clean
 	$(MAKE) -C fixtures/embed clean
 	$(MAKE) -C fixtures/nearmiss clean
+	$(MAKE) -C fixtures/repad-kernel clean
 	$(MAKE) -C bench/attach clean
 	$(MAKE) -C fuzz clean

@@ -86,6 +86,7 @@
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "arch.h"
 #include "elfio.h"
@@ -1115,6 +1116,38 @@ static int rewrite(struct repad *rp, const char *out_path)
 	return ret;
 }
 
+/* Whether the plan changes anything: an insertion point or a raised alignment. */
+static bool plan_changes(const struct repad *rp)
+{
+	for (size_t i = 1; i < rp->nsec; i++)
+		if (rp->g[i].n || rp->g[i].realign)
+			return true;
+	return false;
+}
+
+/* Whether out names the input itself (repad --in-place, or -o to the same file). */
+static bool same_file(const char *in, const char *out)
+{
+	struct stat a, b;
+
+	if (!strcmp(in, out))
+		return true;
+	return !stat(in, &a) && !stat(out, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* -o of an object with nothing to pad: the input's own bytes, written atomically. */
+static int copy_input(struct repad *rp, const char *out)
+{
+	size_t len;
+	const uint8_t *raw = elfio_raw(rp->e, &len);
+
+	if (!raw) {
+		elfio_error(rp->path, "the file's bytes are not available");
+		return -EINVAL;
+	}
+	return elfio_write_file_atomic(out, raw, len, elfio_mode(rp->e));
+}
+
 /* --- The object ------------------------------------------------------------- */
 
 static int check_input(struct repad *rp)
@@ -1228,7 +1261,15 @@ int repad_object(const char *in, const char *out, struct repad_report *rep)
 	ret = load_input(&rp);
 	if (!ret)
 		ret = make_plan(&rp);
-	if (!ret) {
+	if (!ret && !plan_changes(&rp)) {
+		/*
+		 * Nothing to pad or realign (most assembly files, any object
+		 * without CALL_OPS): the output is the input, byte for byte, not
+		 * libelf's layout of it, and in place nothing is written at all,
+		 * so that make sees the object as it was.
+		 */
+		ret = same_file(in, out) ? 0 : copy_input(&rp, out);
+	} else if (!ret) {
 		ret = rewrite(&rp, out);
 		if (ret)
 			memset(rep, 0, sizeof(*rep));
