@@ -91,7 +91,7 @@ arm64_config() { # BUILD-DIR OPT [MAKE-ARGS...]
 # Boot an arm64 Image under qemu-system-aarch64 (no root file system: the
 # ftrace start-up tests run before init).
 boot_arm64() { # IMAGE LOG [TIMEOUT]
-	timeout "${3:-240}" qemu-system-aarch64 -M virt -cpu max -m 256M -nographic -no-reboot \
+	timeout "${3:-240}" qemu-system-aarch64 -M virt -cpu max -m 256M -nographic -no-reboot -nic none \
 		-kernel "$1" -append "console=ttyAMA0 earlycon panic=-1" </dev/null >"$2" 2>&1
 }
 
