@@ -14,9 +14,11 @@
  *  - symbols with absolute (or synthetic) addresses, and the sized
  *    function symbols sorted by address for lookups;
  *  - relocation sections decoded into arrays;
- *  - an edit list and an atomic writer for the rewriting commands: edits
- *    are (file offset, bytes) applied to a copy of the input written to a
- *    temporary file beside the target, fsync'd, and renamed over it.
+ *  - one writer for a changed image (elfio_rw, rewrite.c): byte patches,
+ *    new section contents and headers, a new segment, all on the image
+ *    already open, committed once to a temporary file beside the target,
+ *    fsync'd, optionally read back, and renamed over it; the edit list
+ *    below is its byte-patch layer.
  *
  * Errors are printed once, where they happen, as
  * "patchsite: FILE: what is wrong"; functions return 0 or a negative errno,

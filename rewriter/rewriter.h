@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rewriter.h - commands that rewrite relocatable objects before the final
- * link.  Each works through elfio's edit list and atomic writer: the input
- * is never written in place, and on any failure it is left as it was.
+ * rewriter.h - the commands that rewrite files: pin and repad on
+ * relocatable objects before the final link, embed on a linked program.
+ * Each reads its input once, through elfio, and writes through elfio's one
+ * writer (elfio_rw): a temporary file renamed over the target, so that on
+ * any failure the input is left as it was.
  */
 #ifndef PATCHSITE_REWRITER_H
 #define PATCHSITE_REWRITER_H

@@ -47,6 +47,7 @@ A=$W/arm64
 
 kernel_packages
 kernel_source
+rm -rf "$T"	# a rerun must not read the last run's damaged images as lists
 mkdir -p "$T"
 
 # --- the arm64 CALL_OPS kernel ---------------------------------------------
