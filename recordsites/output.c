@@ -2,9 +2,11 @@
 /*
  * output.c - the table in each form a build needs.
  *
- * Strategy: every form is rendered into memory first (open_memstream, or
- * the ELF builder) and only then written, to stdout or atomically to a
- * file, so a failure never leaves half a table behind.  Nothing in the
+ * Strategy: every form is rendered into memory first (open_memstream, the
+ * ELF builder, or for the default list of a linked image, the one a kernel
+ * build asks for, a plain buffer with no stream in between) and only then
+ * written, to stdout or atomically to a file, so a failure never leaves
+ * half a table behind.  Nothing in the
  * output depends on the input's path, the time or the locale.
  */
 #include <elf.h>
@@ -111,18 +113,35 @@ static const char *type_name(struct record *r)
 /* "0x" + lowercase hex, no padding, newline, at p; returns the bytes written */
 static size_t put_hex_line(char *p, uint64_t v)
 {
-	char b[20];
-	size_t n = sizeof(b);
+	static const char hex[] = "0123456789abcdef";
+	/* digits: 1 for 0, else one per started nibble */
+	unsigned int nd = v ? (67 - (unsigned int)__builtin_clzll(v)) / 4 : 1;
 
-	b[--n] = '\n';
-	do {
-		b[--n] = "0123456789abcdef"[v & 15];
+	p[0] = '0';
+	p[1] = 'x';
+	for (unsigned int i = nd; i > 0; i--) {
+		p[1 + i] = hex[v & 15];
 		v >>= 4;
-	} while (v);
-	b[--n] = 'x';
-	b[--n] = '0';
-	memcpy(p, b + n, sizeof(b) - n);
-	return sizeof(b) - n;
+	}
+	p[2 + nd] = '\n';
+	return 3 + nd;
+}
+
+/*
+ * The plain list of a linked image, the default output: one buffer of
+ * 19 bytes or less a line, written as it is (no stream in between).
+ * NULL with errno set when out of memory.
+ */
+static char *render_plain_list(const struct record *r, size_t *len)
+{
+	char *buf = malloc(r->nsites * 19 + 1);
+
+	*len = 0;
+	if (!buf)
+		return NULL;
+	for (size_t i = 0; i < r->nsites; i++)
+		*len += put_hex_line(buf + *len, r->sites[i].addr);
+	return buf;
 }
 
 static void emit_list(struct record *r, FILE *o, bool sym)
@@ -131,11 +150,9 @@ static void emit_list(struct record *r, FILE *o, bool sym)
 
 	if (!sym && !elfio_is_rel(r->e)) {
 		/* the plain list of a linked image: one buffer, one write */
-		char *buf = malloc(r->nsites * 20 + 1);
-		size_t len = 0;
+		size_t len;
+		char *buf = render_plain_list(r, &len);
 		if (buf) {
-			for (size_t i = 0; i < r->nsites; i++)
-				len += put_hex_line(buf + len, r->sites[i].addr);
 			fwrite(buf, 1, len, o);
 			free(buf);
 			return;
@@ -351,6 +368,12 @@ int record_output(struct record *r, enum out_format fmt, const char *path)
 			return ret;
 		}
 		text = (char *)bin;
+	} else if (fmt == OUT_LIST && !elfio_is_rel(r->e)) {
+		text = render_plain_list(r, &len);
+		if (!text) {
+			elfio_err(r->e, "out of memory for the list of %zu sites", r->nsites);
+			return -ENOMEM;
+		}
 	} else {
 		FILE *o = open_memstream(&text, &len);
 		if (!o)

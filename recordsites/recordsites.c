@@ -270,7 +270,28 @@ unsigned int rs_nops_before(struct record *r, uint64_t addr, uint64_t lo, unsign
 {
 	unsigned int sizes = unit ? 1u << unit : r->arch->patch_nop_sizes, n = 0;
 	unsigned int top = 31 - (unsigned int)__builtin_clz(sizes | 1);
+	size_t left;
+	const uint8_t *end;
 
+	/*
+	 * One unit (every function's shape asks so): walk the bytes of the
+	 * section that holds addr - 1 directly, and leave the general walk
+	 * only what crosses into another section.
+	 */
+	if (unit && addr && (end = text_at(r, addr - 1, &left)) != NULL) {
+		uint64_t back = addr - r->priv->cache->addr;	/* bytes of it before addr */
+
+		end++;
+		left--;
+		while (n + unit <= limit && n + unit <= back && addr - n - unit >= lo &&
+		       r->arch->patch_nop_at(end - n - unit, left + n + unit) == unit)
+			n += unit;
+		if (n + unit > back && n + unit <= limit && addr >= n + unit &&
+		    addr - n - unit >= lo)
+			goto general;	/* the run may go on in the section before */
+		return n;
+	}
+general:
 	for (;;) {
 		unsigned int step = 0;
 
@@ -592,20 +613,6 @@ static int cmp_rela_off(const void *a, const void *b)
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-static const struct elfio_rela *find_dynrel(struct record_priv *p, uint64_t off)
-{
-	size_t lo = 0, hi = p->ndynrel;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (p->dynrel[mid].offset < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < p->ndynrel && p->dynrel[lo].offset == off ? &p->dynrel[lo] : NULL;
-}
-
 /* Is offset a slot of one of the tables? */
 static bool in_a_table(const struct record *r, uint64_t off)
 {
@@ -626,25 +633,35 @@ static int load_dynrel(struct record *r)
 	struct record_priv *p = r->priv;
 	struct elfio_section *s;
 	bool sorted = true;
-	size_t cap = 0;
+	size_t want = 0;
 
-	for_each_section(r->e, s) {
-		const struct elfio_rela *v;
-		size_t n;
+	/* count, then one array of the right size (most of the ALLOC relocations
+	   of a kernel cover its table) */
+	for (int pass = 0; pass < 2; pass++) {
+		for_each_section(r->e, s) {
+			const struct elfio_rela *v;
+			size_t n;
 
-		if (s->shdr.sh_type != SHT_RELA || !(s->shdr.sh_flags & SHF_ALLOC))
-			continue;
-		int ret = elfio_relas(r->e, s, &v, &n);
-		if (ret)
-			return ret;
-		for (size_t i = 0; i < n; i++) {
-			if (v[i].type != r->arch->relative_reloc || !in_a_table(r, v[i].offset))
+			if (s->shdr.sh_type != SHT_RELA || !(s->shdr.sh_flags & SHF_ALLOC))
 				continue;
-			if (elfio_grow(&p->dynrel, &cap, p->ndynrel + 1, sizeof(*p->dynrel))) {
-				elfio_err(r->e, "out of memory for the table's relocations");
-				return -ENOMEM;
+			int ret = elfio_relas(r->e, s, &v, &n);
+			if (ret)
+				return ret;
+			for (size_t i = 0; i < n; i++) {
+				if (v[i].type != r->arch->relative_reloc || !in_a_table(r, v[i].offset))
+					continue;
+				if (pass)
+					p->dynrel[p->ndynrel++] = v[i];
+				else
+					want++;
 			}
-			p->dynrel[p->ndynrel++] = v[i];
+		}
+		if (pass || !want)
+			break;
+		p->dynrel = elfio_calloc(want, sizeof(*p->dynrel));
+		if (!p->dynrel) {
+			elfio_err(r->e, "out of memory for the table's relocations");
+			return -ENOMEM;
 		}
 	}
 	for (size_t i = 1; i < p->ndynrel && sorted; i++)
@@ -753,6 +770,7 @@ static int fill_table_linked(struct record *r, struct site_table *t)
 {
 	struct record_priv *p = r->priv;
 	struct elfio_section *sec = NULL;
+	size_t at = 0;
 
 	for (size_t i = 0; i < t->count; i++) {
 		struct table_entry *te = &t->entries[i];
@@ -779,7 +797,13 @@ static int fill_table_linked(struct record *r, struct site_table *t)
 			v = 0;	/* .bss-like: zero */
 		}
 		te->value = v;
-		const struct elfio_rela *rel = find_dynrel(p, te->slot);
+		/* slots ascend, and so do the relocations: walk them beside the slots */
+		if (at && p->dynrel[at - 1].offset >= te->slot)
+			at = ELFIO_BOUND(p->dynrel, p->ndynrel, offset, te->slot, false);
+		while (at < p->ndynrel && p->dynrel[at].offset < te->slot)
+			at++;
+		const struct elfio_rela *rel = at < p->ndynrel && p->dynrel[at].offset == te->slot
+					       ? &p->dynrel[at] : NULL;
 		if (rel) {
 			te->has_rela = true;
 			if (v == 0 || v != (uint64_t)rel->addend) {
