@@ -3,7 +3,8 @@
 # (issue 4: "seconds at most"), beside a baseline of comparable work: objcopy
 # and `ld -r` of the same object.  Also checks that the output is right.
 #
-#   sh bench/repad/run.sh   (PATCHSITE=..., FUNCS=40000, FILES=8, RUNS=5, SCALE=4)
+#   sh bench/repad/run.sh   (PATCHSITE=..., FUNCS=40000, FILES=8, RUNS=5, SCALE=4,
+#                            PATCHSITE_BEFORE=/path/to/older/patchsite)
 #
 # 1. gen.py writes FUNCS functions in FILES C files (plus main.c); each is
 #    compiled with aarch64-linux-gnu-gcc -Os -g -fpatchable-function-entry=4,2
@@ -19,6 +20,15 @@
 #      patchsite audit big.o
 #    under /usr/bin/time -f '%e %U %S %M'; reports the median wall and CPU
 #    time, the largest peak RSS, and the ratios to repad.
+#    With PATCHSITE_BEFORE (an older build, e.g. from a `git worktree` of an
+#    earlier commit), each round also runs
+#      $PATCHSITE_BEFORE repad big.o -o big.padded-before.o
+#    in the same rounds (before the new build in odd rounds, after it in
+#    even ones, so that neither always gets the warmer cache), and the
+#    report adds its row and a `before / after` line (median wall, median
+#    CPU, peak RSS; above 1 means the new build is faster or smaller).
+#    Its output must be byte-identical to the new one's (cmp): an ok/not ok
+#    check like the others, so a change of output is reported, not hidden.
 # 3. Checks, for each: eu-elflint --gnu-ld accepts padded.o; big.o has
 #    misaligned literals and padded.o none; a static program linked from
 #    padded.o (and main.o, repadded too) has no misaligned literal and as many
@@ -44,6 +54,7 @@ FUNCS=${FUNCS:-40000}
 FILES=${FILES:-8}
 RUNS=${RUNS:-5}
 SCALE=${SCALE:-4}
+PATCHSITE_BEFORE=${PATCHSITE_BEFORE:-}
 CFLAGS_A64="-Os -g -fpatchable-function-entry=4,2"
 out=${OUT:-$root/bench/out/repad}
 TIME=/usr/bin/time
@@ -52,6 +63,11 @@ fail=0
 ok() { echo "ok - $1"; }
 notok() { echo "not ok - $1"; fail=$((fail + 1)); }
 check() { name=$1; shift; if "$@"; then ok "$name"; else notok "$name"; fi; }
+
+if [ -n "$PATCHSITE_BEFORE" ] && [ ! -x "$PATCHSITE_BEFORE" ]; then
+	echo "# PATCHSITE_BEFORE=$PATCHSITE_BEFORE: not an executable" >&2
+	exit 2
+fi
 
 mkdir -p "$out"
 key="$(cat "$here/gen.py" | cksum) $FUNCS $FILES $CFLAGS_A64 $(${CROSS}gcc --version | head -1)"
@@ -151,6 +167,7 @@ bench() {
 	in=$1
 	b=$(basename "$in" .o)
 	padded=$out/$b.padded.o
+	before=$out/$b.padded-before.o
 	size=$(wc -c <"$in")
 	text=$(${CROSS}size -A "$in" | awk '$1 == ".text" { print $2 }')
 	count_literals "$in" || notok "literals.py counts the literals of $b.o"
@@ -161,8 +178,16 @@ bench() {
 	rm -f "$out"/t.*
 	i=0
 	while [ "$i" -lt "$RUNS" ]; do
-		rm -f "$padded" "$out/copy.o" "$out/relinked.o"
-		timed repad "$PATCHSITE" repad "$in" -o "$padded"
+		rm -f "$padded" "$before" "$out/copy.o" "$out/relinked.o"
+		if [ -n "$PATCHSITE_BEFORE" ] && [ $((i % 2)) -eq 0 ]; then
+			timed before "$PATCHSITE_BEFORE" repad "$in" -o "$before"
+			timed repad "$PATCHSITE" repad "$in" -o "$padded"
+		elif [ -n "$PATCHSITE_BEFORE" ]; then
+			timed repad "$PATCHSITE" repad "$in" -o "$padded"
+			timed before "$PATCHSITE_BEFORE" repad "$in" -o "$before"
+		else
+			timed repad "$PATCHSITE" repad "$in" -o "$padded"
+		fi
 		timed objcopy ${CROSS}objcopy "$in" "$out/copy.o"
 		timed ldr ${CROSS}ld -r "$in" -o "$out/relinked.o"
 		timed audit "$PATCHSITE" audit "$in"
@@ -170,13 +195,19 @@ bench() {
 	done
 	rm -f "$out/copy.o" "$out/relinked.o"
 	sed 's/^/# /' "$out/log.repad"
+	names="repad objcopy ldr audit"
+	if [ -n "$PATCHSITE_BEFORE" ]; then
+		names="repad before objcopy ldr audit"
+		sed 's/^/# before: /' "$out/log.before"
+	fi
 	rw=$(median "$out/t.repad" 1); rc=$(cpu "$out/t.repad")
 	echo
 	echo "| command ($RUNS runs each, interleaved) | median wall | median CPU | peak RSS | wall / repad | CPU / repad |"
 	echo "| --- | ---: | ---: | ---: | ---: | ---: |"
-	for n in repad objcopy ldr audit; do
+	for n in $names; do
 		case $n in
 		repad) cmd="patchsite repad $b.o -o $b.padded.o" ;;
+		before) cmd="$PATCHSITE_BEFORE repad $b.o -o $b.padded-before.o" ;;
 		objcopy) cmd="${CROSS}objcopy $b.o copy.o" ;;
 		ldr) cmd="${CROSS}ld -r $b.o -o relinked.o" ;;
 		audit) cmd="patchsite audit $b.o" ;;
@@ -184,9 +215,26 @@ bench() {
 		w=$(median "$out/t.$n" 1); c=$(cpu "$out/t.$n")
 		echo "| \`$cmd\` | $w s | $c s | $(rss "$out/t.$n") MiB | $(awk -v a="$w" -v b="$rw" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }') | $(awk -v a="$c" -v b="$rc" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }') |"
 	done
+	if [ -n "$PATCHSITE_BEFORE" ]; then
+		bw=$(median "$out/t.before" 1); bc=$(cpu "$out/t.before")
+		echo
+		echo "before / after ($b.o): median wall $bw s / $rw s = $(awk -v a="$bw" -v b="$rw" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'),\
+ median CPU $bc s / $rc s = $(awk -v a="$bc" -v b="$rc" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'),\
+ peak RSS $(rss "$out/t.before") / $(rss "$out/t.repad") MiB = $(awk -v a="$(rss "$out/t.before")" -v b="$(rss "$out/t.repad")" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')"
+	fi
 	echo
-	for n in repad objcopy ldr audit; do echo "# raw $n (wall user sys rss_kb): $(tr '\n' ';' <"$out/t.$n")"; done
+	for n in $names; do echo "# raw $n (wall user sys rss_kb): $(tr '\n' ';' <"$out/t.$n")"; done
 	echo
+
+	if [ -n "$PATCHSITE_BEFORE" ]; then
+		if [ -s "$padded" ] && [ -s "$before" ] && cmp -s "$before" "$padded"; then
+			ok "$b.o: the before build's output is byte-identical to this one's ($(wc -c <"$padded") bytes)"
+		else
+			notok "$b.o: the before build's output differs from this one's"
+			echo "# $(cmp "$before" "$padded" 2>&1 | head -n 1); sizes: $(wc -c <"$before" 2>/dev/null) before, $(wc -c <"$padded" 2>/dev/null) after"
+		fi
+		rm -f "$before"
+	fi
 
 	has_misaligned "$in"; r=$?
 	check "$b.o: literals.py: $nmis of $nlit literals misaligned before repad (want > 0)" [ "$r" -eq 0 ]
