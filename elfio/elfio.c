@@ -8,6 +8,10 @@
  * its section headers, its symbol table and the few text bytes at each
  * candidate, nothing more.  Compressed modules are the exception: they are
  * inflated into a buffer we own and given to libelf with elf_memory().
+ * Symbol tables and relocations are read where they lie: a table is checked
+ * whole once, and only what a caller keeps is copied out (the sized
+ * functions; every symbol only for elfio_symbols).  A caller done with a
+ * section's bytes can hand its pages back (elfio_section_release).
  *
  * Every header-derived offset and count is checked against the file size
  * before libelf or we rely on it, one step at a time, each with its own
@@ -56,7 +60,10 @@ struct elfio {
 	bool main_loaded;
 	const struct elfio_symtab *main_tab;
 
+	struct symview *views;		/* section index -> its table's view, or NULL */
+
 	bool funcs_loaded;
+	struct elfio_symbol *fsyms;	/* the sized functions of the main table */
 	const struct elfio_symbol **funcs;
 	uint64_t *funcs_maxend;		/* running max of addr+size, for lookups */
 	size_t nfuncs;
@@ -626,6 +633,8 @@ void elfio_close(struct elfio *e)
 	free(e->tabs);
 	free(e->tab_of);
 	free(e->xndx_of);
+	free(e->views);
+	elfio_free(e->fsyms);
 	elfio_free(e->funcs);
 	elfio_free(e->funcs_maxend);
 	for (size_t i = 0; e->secs && i < e->nsec; i++)
@@ -708,6 +717,34 @@ static void prefault(struct elfio *e, const void *p, size_t len)
 #endif
 }
 
+void elfio_section_release(struct elfio *e, const struct elfio_section *s)
+{
+#ifdef MADV_DONTNEED
+	size_t fsize;
+	const char *base = e->mem ? NULL : elf_rawfile(e->elf, &fsize);
+	long pg = sysconf(_SC_PAGESIZE);
+
+	/*
+	 * Only bytes of the file mapping (ELF_C_READ_MMAP: read-only and
+	 * private, so nothing in it was ever written and a page dropped reads
+	 * back the same), and only whole pages of this section.
+	 */
+	if (!base || pg <= 0 || s->shdr.sh_type == SHT_NOBITS ||
+	    (s->shdr.sh_flags & SHF_COMPRESSED) || s->shdr.sh_offset > fsize ||
+	    s->shdr.sh_size > fsize - s->shdr.sh_offset)
+		return;
+	uintptr_t lo = (uintptr_t)base + s->shdr.sh_offset;
+	uintptr_t hi = lo + s->shdr.sh_size;
+	lo = (lo + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
+	hi &= ~((uintptr_t)pg - 1);
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+#else
+	(void)e;
+	(void)s;
+#endif
+}
+
 int elfio_section_data(struct elfio *e, struct elfio_section *s)
 {
 	if (s->loaded)
@@ -776,14 +813,39 @@ struct elfio_section *elfio_addr_to_sec(struct elfio *e, uint64_t addr)
 
 /* --- Symbols -------------------------------------------------------------- */
 
-static int load_symtab(struct elfio *e, size_t shndx, struct elfio_symtab *t)
+/*
+ * A symbol table where it is: the checked header, the mapped entries and
+ * the string table.  checked: every entry has passed decode_sym once.
+ */
+struct symview {
+	bool ready, checked;
+	const uint8_t *raw;	/* the entries (ELF64 LSB, checked at open) */
+	const uint8_t *xraw;	/* its SHT_SYMTAB_SHNDX, or NULL */
+	const char *strs;
+	size_t strsz, count;
+	bool terminated;	/* the string table ends with a NUL */
+};
+
+/* The header of table shndx, checked once; errors as they always were. */
+static int symtab_view(struct elfio *e, size_t shndx, struct symview **out)
 {
 	struct elfio_section *s = &e->secs[shndx];
+	struct symview *v;
 	Elf_Data *xdata = NULL;
 	Elf_Data *d;
 	int ret;
 
-	t->shndx = shndx;
+	if (!e->views) {
+		e->views = calloc(e->nsec, sizeof(*e->views));
+		if (!e->views) {
+			elfio_err(e, "out of memory for the symbol tables");
+			return -ENOMEM;
+		}
+	}
+	v = &e->views[shndx];
+	*out = v;
+	if (v->ready)
+		return 0;
 	if (s->shdr.sh_type != SHT_SYMTAB && s->shdr.sh_type != SHT_DYNSYM) {
 		elfio_err(e, "section '%s' is not a symbol table", s->name);
 		return -EINVAL;
@@ -818,14 +880,14 @@ static int load_symtab(struct elfio *e, size_t shndx, struct elfio_symtab *t)
 		}
 	}
 
-	t->count = s->shdr.sh_size / sizeof(Elf64_Sym);
-	if (d && d->d_size < t->count * sizeof(Elf64_Sym)) {
+	size_t count = s->shdr.sh_size / sizeof(Elf64_Sym);
+	if (d && d->d_size < count * sizeof(Elf64_Sym)) {
 		elfio_err(e, "symbol table '%s' is truncated", s->name);
 		return -EINVAL;
 	}
 	/*
 	 * Symbols are read straight from the (mapped) table and names straight
-	 * from the string table: a 100,000-symbol vmlinux is loaded in one pass
+	 * from the string table: a 100,000-symbol vmlinux is read in one pass
 	 * with no libelf call per symbol.  The image is ELF64 LSB (checked at
 	 * open) and so is every host we build for, so the layout is the file's.
 	 */
@@ -833,65 +895,144 @@ static int load_symtab(struct elfio *e, size_t shndx, struct elfio_symtab *t)
 	ret = elfio_section_data(e, strsec);
 	if (ret)
 		return ret;
-	const char *strs = (const char *)strsec->data;
-	size_t strsz = strsec->size;
-	bool terminated = strsz && strs[strsz - 1] == 0;
-	const uint8_t *raw = d ? d->d_buf : NULL;
-	const uint8_t *xraw = xdata ? xdata->d_buf : NULL;
-	if (raw)
-		prefault(e, raw, t->count * sizeof(Elf64_Sym));
+	v->strs = (const char *)strsec->data;
+	v->strsz = strsec->size;
+	v->terminated = v->strsz && v->strs[v->strsz - 1] == 0;
+	v->raw = d ? d->d_buf : NULL;
+	v->xraw = xdata ? xdata->d_buf : NULL;
+	v->count = count;
+	if (v->raw)
+		prefault(e, v->raw, count * sizeof(Elf64_Sym));
+	v->ready = true;
+	return 0;
+}
 
+/* Symbol i of table s (view v), checked: 0, or -EINVAL with the error printed. */
+static int decode_sym(struct elfio *e, const struct elfio_section *s, const struct symview *v,
+		      size_t i, struct elfio_symbol *sym)
+{
+	Elf64_Sym gs;
+	Elf32_Word xndx = 0;
+
+	memcpy(&gs, v->raw + i * sizeof(gs), sizeof(gs));
+	if (v->xraw)
+		memcpy(&xndx, v->xraw + i * sizeof(xndx), sizeof(xndx));
+	if (gs.st_name >= v->strsz ||
+	    (!v->terminated && !memchr(v->strs + gs.st_name, 0, v->strsz - gs.st_name))) {
+		elfio_err(e, "symbol table '%s': symbol %zu has a bad name index %u",
+			  s->name, i, gs.st_name);
+		return -EINVAL;
+	}
+	sym->name = v->strs + gs.st_name;
+	sym->type = ELF64_ST_TYPE(gs.st_info);
+	sym->bind = ELF64_ST_BIND(gs.st_info);
+	sym->size = gs.st_size;
+	sym->shndx = gs.st_shndx == SHN_XINDEX ? xndx : gs.st_shndx;
+	if (gs.st_shndx == SHN_XINDEX && !v->xraw) {
+		elfio_err(e, "symbol table '%s': symbol '%s' needs SHT_SYMTAB_SHNDX, "
+			  "which is missing", s->name, sym->name);
+		return -EINVAL;
+	}
+	sym->in_section = gs.st_shndx != SHN_UNDEF &&
+			  (gs.st_shndx < SHN_LORESERVE || gs.st_shndx == SHN_XINDEX);
+	if (gs.st_shndx == SHN_UNDEF || gs.st_shndx == SHN_COMMON) {
+		sym->addr = 0;
+	} else if (gs.st_shndx == SHN_ABS) {
+		sym->addr = gs.st_value;
+	} else if (sym->shndx >= e->nsec) {
+		elfio_err(e, "symbol table '%s': symbol '%s' has a bad section index %u",
+			  s->name, sym->name, sym->shndx);
+		return -EINVAL;
+	} else if (e->ehdr.e_type == ET_REL) {
+		sym->addr = e->secs[sym->shndx].addr + gs.st_value;
+	} else {
+		sym->addr = gs.st_value;
+	}
+	return 0;
+}
+
+static int load_symtab(struct elfio *e, size_t shndx, struct elfio_symtab *t)
+{
+	struct elfio_section *s = &e->secs[shndx];
+	struct symview *v;
+	int ret;
+
+	t->shndx = shndx;
+	ret = symtab_view(e, shndx, &v);
+	if (ret)
+		return ret;
+	t->count = v->count;
 	t->syms = elfio_calloc(t->count ? t->count : 1, sizeof(*t->syms));
 	if (!t->syms)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->count; i++) {
-		struct elfio_symbol *sym = &t->syms[i];
-		Elf64_Sym gs;
-		Elf32_Word xndx = 0;
-
-		memcpy(&gs, raw + i * sizeof(gs), sizeof(gs));
-		if (xraw)
-			memcpy(&xndx, xraw + i * sizeof(xndx), sizeof(xndx));
-		if (gs.st_name >= strsz ||
-		    (!terminated && !memchr(strs + gs.st_name, 0, strsz - gs.st_name))) {
-			elfio_err(e, "symbol table '%s': symbol %zu has a bad name index %u",
-				  s->name, i, gs.st_name);
-			ret = -EINVAL;
+		ret = decode_sym(e, s, v, i, &t->syms[i]);
+		if (ret)
 			goto err;
-		}
-		sym->name = strs + gs.st_name;
-		sym->type = ELF64_ST_TYPE(gs.st_info);
-		sym->bind = ELF64_ST_BIND(gs.st_info);
-		sym->size = gs.st_size;
-		sym->shndx = gs.st_shndx == SHN_XINDEX ? xndx : gs.st_shndx;
-		if (gs.st_shndx == SHN_XINDEX && !xraw) {
-			elfio_err(e, "symbol table '%s': symbol '%s' needs SHT_SYMTAB_SHNDX, "
-				  "which is missing", s->name, sym->name);
-			ret = -EINVAL;
-			goto err;
-		}
-		sym->in_section = gs.st_shndx != SHN_UNDEF &&
-				  (gs.st_shndx < SHN_LORESERVE || gs.st_shndx == SHN_XINDEX);
-		if (gs.st_shndx == SHN_UNDEF || gs.st_shndx == SHN_COMMON) {
-			sym->addr = 0;
-		} else if (gs.st_shndx == SHN_ABS) {
-			sym->addr = gs.st_value;
-		} else if (sym->shndx >= e->nsec) {
-			elfio_err(e, "symbol table '%s': symbol '%s' has a bad section index %u",
-				  s->name, sym->name, sym->shndx);
-			ret = -EINVAL;
-			goto err;
-		} else if (e->ehdr.e_type == ET_REL) {
-			sym->addr = e->secs[sym->shndx].addr + gs.st_value;
-		} else {
-			sym->addr = gs.st_value;
-		}
 	}
+	v->checked = true;
 	return 0;
 err:
 	elfio_free(t->syms);
 	t->syms = NULL;
 	return ret;
+}
+
+int elfio_symtab_check(struct elfio *e, size_t shndx, size_t *count)
+{
+	struct symview *v;
+	struct elfio_symbol y;
+	int ret;
+
+	*count = 0;
+	if (shndx == 0 || shndx >= e->nsec) {
+		elfio_err(e, "bad symbol table index %zu", shndx);
+		return -EINVAL;
+	}
+	ret = symtab_view(e, shndx, &v);
+	if (ret)
+		return ret;
+	/*
+	 * The checks of decode_sym on the fields they read, with nothing
+	 * written; a symbol that fails one is decoded to say why.
+	 */
+	for (size_t i = 0; i < v->count && !v->checked; i++) {
+		const uint8_t *p = v->raw + i * sizeof(Elf64_Sym);
+		uint32_t name;
+		uint16_t sh;
+		Elf32_Word x = 0;
+
+		memcpy(&name, p + offsetof(Elf64_Sym, st_name), sizeof(name));
+		memcpy(&sh, p + offsetof(Elf64_Sym, st_shndx), sizeof(sh));
+		if (sh == SHN_XINDEX && v->xraw)
+			memcpy(&x, v->xraw + i * sizeof(x), sizeof(x));
+		bool bad = name >= v->strsz ||
+			   (!v->terminated && !memchr(v->strs + name, 0, v->strsz - name)) ||
+			   (sh == SHN_XINDEX && !v->xraw) ||
+			   (sh != SHN_UNDEF && sh != SHN_COMMON && sh != SHN_ABS &&
+			    (sh == SHN_XINDEX ? x : sh) >= e->nsec);
+		if (bad && (ret = decode_sym(e, &e->secs[shndx], v, i, &y)))
+			return ret;
+	}
+	v->checked = true;
+	*count = v->count;
+	return 0;
+}
+
+const char *elfio_symtab_name(struct elfio *e, size_t shndx, size_t i)
+{
+	const struct symview *v = &e->views[shndx];
+	uint32_t st_name;
+
+	memcpy(&st_name, v->raw + i * sizeof(Elf64_Sym) + offsetof(Elf64_Sym, st_name),
+	       sizeof(st_name));
+	return v->strs + st_name;
+}
+
+void elfio_symtab_get(struct elfio *e, size_t shndx, size_t i, struct elfio_symbol *out)
+{
+	/* checked already: no error */
+	decode_sym(e, &e->secs[shndx], &e->views[shndx], i, out);
 }
 
 int elfio_symtab_by_index(struct elfio *e, size_t shndx, const struct elfio_symtab **out)
@@ -924,17 +1065,24 @@ int elfio_symtab_by_index(struct elfio *e, size_t shndx, const struct elfio_symt
 	return 0;
 }
 
+size_t elfio_main_symtab(const struct elfio *e)
+{
+	size_t idx = 0;
+
+	for (size_t i = 1; i < e->nsec && !idx; i++)
+		if (e->secs[i].shdr.sh_type == SHT_SYMTAB)
+			idx = i;
+	for (size_t i = 1; i < e->nsec && !idx; i++)
+		if (e->secs[i].shdr.sh_type == SHT_DYNSYM)
+			idx = i;
+	return idx;
+}
+
 int elfio_symbols(struct elfio *e, const struct elfio_symtab **out)
 {
 	if (!e->main_loaded) {
-		size_t idx = 0;
+		size_t idx = elfio_main_symtab(e);
 
-		for (size_t i = 1; i < e->nsec && !idx; i++)
-			if (e->secs[i].shdr.sh_type == SHT_SYMTAB)
-				idx = i;
-		for (size_t i = 1; i < e->nsec && !idx; i++)
-			if (e->secs[i].shdr.sh_type == SHT_DYNSYM)
-				idx = i;
 		if (idx) {
 			int ret = elfio_symtab_by_index(e, idx, &e->main_tab);
 			if (ret)
@@ -976,15 +1124,19 @@ static int cmp_fkey(const void *a, const void *b)
 }
 
 /*
- * Sort by address with an LSD radix sort (16-bit digits, skipping digits
- * that are the same in every key: kernel addresses share their top half),
- * then order aliases at one address with cmp_fkey.  Linear in the number
- * of functions; a comparison sort of 50,000 keys was 15% of `record`.
+ * Sort by address with an LSD radix sort over the bits in which the keys
+ * differ (kernel addresses share their top 40), 11 bits a pass so that the
+ * counts stay in the L1 cache, then order aliases at one address with
+ * cmp_fkey.  Linear in the number of functions; a comparison sort of
+ * 50,000 keys was 15% of `record`.
  */
+#define RADIX_BITS	11
+
 static int sort_fkeys(struct fkey *k, size_t n)
 {
-	struct fkey *tmp;
+	struct fkey *tmp, *src = k, *dst;
 	uint64_t all_or = 0, all_and = ~0ULL;
+	size_t cnt[(1u << RADIX_BITS) + 1];
 
 	if (n < 2)
 		return 0;
@@ -992,27 +1144,31 @@ static int sort_fkeys(struct fkey *k, size_t n)
 		all_or |= k[i].addr;
 		all_and &= k[i].addr;
 	}
+	uint64_t diff = all_or ^ all_and;
 	tmp = elfio_calloc(n, sizeof(*tmp));
-	size_t *cnt = malloc(65537 * sizeof(*cnt));
-	if (!tmp || !cnt) {
-		elfio_free(tmp);
-		free(cnt);
+	if (!tmp)
 		return -ENOMEM;
+	dst = tmp;
+	if (diff) {
+		unsigned int lo = (unsigned int)__builtin_ctzll(diff);
+		unsigned int hi = 64 - (unsigned int)__builtin_clzll(diff);
+		for (unsigned int shift = lo; shift < hi; shift += RADIX_BITS) {
+			const uint64_t mask = (1u << RADIX_BITS) - 1;
+			memset(cnt, 0, sizeof(cnt));
+			for (size_t i = 0; i < n; i++)
+				cnt[((src[i].addr >> shift) & mask) + 1]++;
+			for (size_t d = 1; d <= mask; d++)
+				cnt[d] += cnt[d - 1];
+			for (size_t i = 0; i < n; i++)
+				dst[cnt[(src[i].addr >> shift) & mask]++] = src[i];
+			struct fkey *sw = src;
+			src = dst;
+			dst = sw;
+		}
 	}
-	for (int shift = 0; shift < 64; shift += 16) {
-		if (!(((all_or ^ all_and) >> shift) & 0xffff))
-			continue;	/* this digit is the same in every key */
-		memset(cnt, 0, 65537 * sizeof(*cnt));
-		for (size_t i = 0; i < n; i++)
-			cnt[((k[i].addr >> shift) & 0xffff) + 1]++;
-		for (size_t d = 1; d <= 65536; d++)
-			cnt[d] += cnt[d - 1];
-		for (size_t i = 0; i < n; i++)
-			tmp[cnt[(k[i].addr >> shift) & 0xffff]++] = k[i];
-		memcpy(k, tmp, n * sizeof(*k));
-	}
+	if (src != k)
+		memcpy(k, src, n * sizeof(*k));
 	elfio_free(tmp);
-	free(cnt);
 	for (size_t i = 1, j; i < n; i = j) {
 		for (j = i; j < n && k[j].addr == k[i - 1].addr; j++)
 			;
@@ -1030,24 +1186,45 @@ static bool is_function(const struct elfio *e, const struct elfio_symbol *s)
 	       s->in_section && s->shndx < e->nsec;
 }
 
+/*
+ * The sized functions are read off the main table where it lies (checked
+ * whole, as elfio_symbols would), and only they are kept: a kernel has
+ * three or four symbols for each function, and an array of all of them was
+ * megabytes that `record` never reads.
+ */
 int elfio_functions(struct elfio *e, const struct elfio_symbol *const **out, size_t *count)
 {
 	if (!e->funcs_loaded) {
-		const struct elfio_symtab *t;
+		size_t idx = elfio_main_symtab(e), total = 0, n = 0, cap = 0;
 		struct fkey *k;
-		int ret = elfio_symbols(e, &t);
+		int ret;
 
-		if (ret)
+		if (idx && (ret = elfio_symtab_check(e, idx, &total)))
 			return ret;
-		size_t n = 0, total = t ? t->count : 0, nfunc = 0;
-		for (size_t i = 0; i < total; i++)
-			nfunc += is_function(e, &t->syms[i]);
-		k = elfio_calloc(nfunc ? nfunc : 1, sizeof(*k));
+		const struct symview *v = idx ? &e->views[idx] : NULL;
+		for (size_t i = 0; i < total; i++) {
+			Elf64_Sym gs;
+			unsigned char type;
+
+			/* the fields that decide, straight from the entry */
+			memcpy(&gs, v->raw + i * sizeof(gs), sizeof(gs));
+			type = ELF64_ST_TYPE(gs.st_info);
+			if ((type != STT_FUNC && type != STT_GNU_IFUNC) || !gs.st_size ||
+			    gs.st_shndx == SHN_UNDEF ||
+			    (gs.st_shndx >= SHN_LORESERVE && gs.st_shndx != SHN_XINDEX))
+				continue;
+			if (elfio_grow(&e->fsyms, &cap, n + 1, sizeof(*e->fsyms))) {
+				elfio_err(e, "out of memory for the function symbols");
+				return -ENOMEM;
+			}
+			elfio_symtab_get(e, idx, i, &e->fsyms[n]);
+			n += is_function(e, &e->fsyms[n]);
+		}
+		k = elfio_calloc(n ? n : 1, sizeof(*k));
 		if (!k)
 			return -ENOMEM;
-		for (size_t i = 0; i < total; i++)
-			if (is_function(e, &t->syms[i]))
-				k[n++] = (struct fkey){ t->syms[i].addr, &t->syms[i] };
+		for (size_t i = 0; i < n; i++)
+			k[i] = (struct fkey){ e->fsyms[i].addr, &e->fsyms[i] };
 		ret = sort_fkeys(k, n);
 		if (ret) {
 			elfio_free(k);
@@ -1138,19 +1315,13 @@ const struct elfio_symbol *elfio_function_at(struct elfio *e, uint64_t addr, uin
 
 /* --- Relocations ---------------------------------------------------------- */
 
-int elfio_relas(struct elfio *e, struct elfio_section *rel, const struct elfio_rela **out,
-		size_t *count)
+int elfio_relas_raw(struct elfio *e, struct elfio_section *rel, const uint8_t **raw,
+		    size_t *count)
 {
-	struct elfio_rela *v;
 	Elf_Data *d;
 
-	*out = NULL;
+	*raw = NULL;
 	*count = 0;
-	if (rel->relas) {
-		*out = rel->relas;
-		*count = rel->nrelas;
-		return 0;
-	}
 	if (rel->shdr.sh_type != SHT_RELA) {
 		elfio_err(e, "section '%s' is not a SHT_RELA section", rel->name);
 		return -EINVAL;
@@ -1169,6 +1340,29 @@ int elfio_relas(struct elfio *e, struct elfio_section *rel, const struct elfio_r
 		elfio_err(e, "relocation section '%s' is truncated", rel->name);
 		return -EINVAL;
 	}
+	*raw = d ? d->d_buf : NULL;
+	*count = n;
+	return 0;
+}
+
+int elfio_relas(struct elfio *e, struct elfio_section *rel, const struct elfio_rela **out,
+		size_t *count)
+{
+	struct elfio_rela *v;
+	const uint8_t *raw;
+	size_t n;
+	int ret;
+
+	*out = NULL;
+	*count = 0;
+	if (rel->relas) {
+		*out = rel->relas;
+		*count = rel->nrelas;
+		return 0;
+	}
+	ret = elfio_relas_raw(e, rel, &raw, &n);
+	if (ret)
+		return ret;
 	v = elfio_calloc(n ? n : 1, sizeof(*v));
 	if (!v) {
 		elfio_err(e, "out of memory for %zu relocations of '%s'", n, rel->name);
@@ -1180,15 +1374,8 @@ int elfio_relas(struct elfio *e, struct elfio_section *rel, const struct elfio_r
 	 * arm64 vmlinux has 140,000 relocations; gelf_getrela per entry was a
 	 * tenth of `record`.
 	 */
-	const uint8_t *raw = d ? d->d_buf : NULL;
-	for (size_t i = 0; i < n; i++) {
-		Elf64_Rela r;
-		memcpy(&r, raw + i * sizeof(r), sizeof(r));
-		v[i].offset = r.r_offset;
-		v[i].type = (uint32_t)ELF64_R_TYPE(r.r_info);
-		v[i].sym = (uint32_t)ELF64_R_SYM(r.r_info);
-		v[i].addend = r.r_addend;
-	}
+	for (size_t i = 0; i < n; i++)
+		v[i] = elfio_rela_get(raw, i);
 	rel->relas = v;
 	rel->nrelas = n;
 	*out = v;

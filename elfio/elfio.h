@@ -33,6 +33,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct elfio_section {
 	size_t index;
@@ -103,6 +104,14 @@ struct elfio_section *elfio_find_section_by_name(struct elfio *e, const char *na
 /* Load (and decompress) a section's bytes; NOBITS gives data NULL, size 0. */
 int elfio_section_data(struct elfio *e, struct elfio_section *s);
 bool is_text_section(const struct elfio_section *s);
+/*
+ * Done with a section's bytes for a while: the pages of it that lie in the
+ * mapped file leave this process (a later read maps them again from the
+ * page cache, unchanged), so that what is resident at once is what is in
+ * use.  Pointers into it stay valid.  A no-op for bytes that are not the
+ * file's mapping (a decompressed image or section).
+ */
+void elfio_section_release(struct elfio *e, const struct elfio_section *s);
 
 /* Section containing address addr (ALLOC sections, not NOBITS unless allow_nobits). */
 struct elfio_section *elfio_addr_to_sec(struct elfio *e, uint64_t addr);
@@ -114,6 +123,19 @@ struct elfio_section *elfio_addr_to_sec(struct elfio *e, uint64_t addr);
 int elfio_symbols(struct elfio *e, const struct elfio_symtab **out);
 /* Any symbol table by section index (for relocations' sh_link). */
 int elfio_symtab_by_index(struct elfio *e, size_t shndx, const struct elfio_symtab **out);
+
+/*
+ * A symbol table read where it lies, with nothing loaded (an image's table
+ * is megabytes; a pass over it for a few names needs none of that): checked
+ * whole on first use, with the errors elfio_symtab_by_index gives, then
+ * read one symbol at a time.  0 and the count, or a negative errno.
+ */
+int elfio_symtab_check(struct elfio *e, size_t shndx, size_t *count);
+/* Of a checked table: symbol i's name, or all of it decoded. */
+const char *elfio_symtab_name(struct elfio *e, size_t shndx, size_t i);
+void elfio_symtab_get(struct elfio *e, size_t shndx, size_t i, struct elfio_symbol *out);
+/* The section index of the main table (see elfio_symbols), 0 if none. */
+size_t elfio_main_symtab(const struct elfio *e);
 
 /*
  * Sized STT_FUNC (and STT_GNU_IFUNC) symbols of the main table, sorted by
@@ -129,6 +151,22 @@ const struct elfio_symbol *elfio_function_at(struct elfio *e, uint64_t addr, uin
  */
 int elfio_relas(struct elfio *e, struct elfio_section *rel, const struct elfio_rela **out,
 		size_t *count);
+
+/*
+ * A SHT_RELA section's entries where they lie, for one pass with no
+ * decoded copy kept (checked as elfio_relas checks them): entry i is
+ * elfio_rela_get(raw, i).
+ */
+int elfio_relas_raw(struct elfio *e, struct elfio_section *rel, const uint8_t **raw,
+		    size_t *count);
+static inline struct elfio_rela elfio_rela_get(const uint8_t *raw, size_t i)
+{
+	Elf64_Rela r;
+
+	memcpy(&r, raw + i * sizeof(r), sizeof(r));
+	return (struct elfio_rela){ r.r_offset, (uint32_t)ELF64_R_TYPE(r.r_info),
+				    (uint32_t)ELF64_R_SYM(r.r_info), r.r_addend };
+}
 
 /* Read a little-endian 64-bit value at address addr; -ERANGE if not mapped. */
 int elfio_read_u64(struct elfio *e, uint64_t addr, uint64_t *val);
