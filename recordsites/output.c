@@ -113,16 +113,23 @@ static const char *type_name(struct record *r)
 /* "0x" + lowercase hex, no padding, newline, at p; returns the bytes written */
 static size_t put_hex_line(char *p, uint64_t v)
 {
-	static const char hex[] = "0123456789abcdef";
+	static char pairs[512];
 	/* digits: 1 for 0, else one per started nibble */
 	unsigned int nd = v ? (67 - (unsigned int)__builtin_clzll(v)) / 4 : 1;
+	unsigned int i = nd;
 
+	if (!pairs[0])
+		for (unsigned int b = 0; b < 256; b++) {
+			pairs[2 * b] = "0123456789abcdef"[b >> 4];
+			pairs[2 * b + 1] = "0123456789abcdef"[b & 15];
+		}
 	p[0] = '0';
 	p[1] = 'x';
-	for (unsigned int i = nd; i > 0; i--) {
-		p[1 + i] = hex[v & 15];
-		v >>= 4;
-	}
+	/* two digits a step, from the last */
+	for (; i >= 2; i -= 2, v >>= 8)
+		memcpy(p + i, pairs + 2 * (v & 0xff), 2);
+	if (i)
+		p[2] = pairs[2 * (v & 0xf) + 1];
 	p[2 + nd] = '\n';
 	return 3 + nd;
 }

@@ -32,6 +32,7 @@
  *     overridden weak functions.
  */
 #include <elf.h>
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -463,50 +464,62 @@ static int collect_targets_linked(struct record *r)
 	struct elfio_section *s;
 	int ret;
 
-	/* Defined mcount symbols, from every symbol table. */
+	/*
+	 * Defined mcount symbols, from every symbol table, read where the
+	 * tables lie: only a few names matter, and copying every symbol of a
+	 * kernel out was megabytes.
+	 */
 	for_each_section(r->e, s) {
-		const struct elfio_symtab *t;
+		size_t count;
 
 		if (s->shdr.sh_type != SHT_SYMTAB && s->shdr.sh_type != SHT_DYNSYM)
 			continue;
-		ret = elfio_symtab_by_index(r->e, s->index, &t);
+		ret = elfio_symtab_check(r->e, s->index, &count);
 		if (ret)
 			return ret;
-		for (size_t i = 1; i < t->count; i++) {
-			const struct elfio_symbol *y = &t->syms[i];
-			if (y->shndx == SHN_UNDEF || !y->addr || !arch_is_mcount_name(y->name))
+		for (size_t i = 1; i < count; i++) {
+			const char *name = elfio_symtab_name(r->e, s->index, i);
+			struct elfio_symbol y;
+
+			if (!arch_is_mcount_name(name))
 				continue;
-			ret = rs_push_target(&p->targets, &p->ntargets, y->addr,
-					  arch_mcount_is_entry(y->name));
+			elfio_symtab_get(r->e, s->index, i, &y);
+			if (y.shndx == SHN_UNDEF || !y.addr)
+				continue;
+			ret = rs_push_target(&p->targets, &p->ntargets, y.addr,
+					  arch_mcount_is_entry(name));
 			if (ret)
 				return ret;
 		}
 	}
 
-	/* GOT slots of mcount symbols, from the dynamic relocations. */
+	/* GOT slots of mcount symbols, from the dynamic relocations (one pass, none kept). */
 	for_each_section(r->e, s) {
-		const struct elfio_symtab *t;
-		const struct elfio_rela *v;
-		size_t n;
+		const uint8_t *raw;
+		size_t n, count;
 
 		if (s->shdr.sh_type != SHT_RELA || !(s->shdr.sh_flags & SHF_ALLOC) ||
 		    !s->shdr.sh_link)
 			continue;
-		ret = elfio_symtab_by_index(r->e, s->shdr.sh_link, &t);
+		ret = elfio_symtab_check(r->e, s->shdr.sh_link, &count);
 		if (ret)
 			return ret;
-		ret = elfio_relas(r->e, s, &v, &n);
+		ret = elfio_relas_raw(r->e, s, &raw, &n);
 		if (ret)
 			return ret;
 		for (size_t i = 0; i < n && !ret; i++) {
-			if (!v[i].sym || v[i].sym >= t->count)
+			struct elfio_rela v = elfio_rela_get(raw, i);
+
+			if (!v.sym || v.sym >= count)
 				continue;
-			const char *name = t->syms[v[i].sym].name;
-			bool slot_type = v[i].type == r->arch->jump_slot_reloc ||
-					 (r->arch->glob_dat_reloc && v[i].type == r->arch->glob_dat_reloc) ||
-					 v[i].type == r->arch->abs64_reloc;
-			if (slot_type && arch_is_mcount_name(name))
-				ret = rs_push_target(&p->slots, &p->nslots, v[i].offset,
+			bool slot_type = v.type == r->arch->jump_slot_reloc ||
+					 (r->arch->glob_dat_reloc && v.type == r->arch->glob_dat_reloc) ||
+					 v.type == r->arch->abs64_reloc;
+			if (!slot_type)
+				continue;
+			const char *name = elfio_symtab_name(r->e, s->shdr.sh_link, v.sym);
+			if (arch_is_mcount_name(name))
+				ret = rs_push_target(&p->slots, &p->nslots, v.offset,
 						  arch_mcount_is_entry(name));
 		}
 		if (ret)
@@ -633,35 +646,28 @@ static int load_dynrel(struct record *r)
 	struct record_priv *p = r->priv;
 	struct elfio_section *s;
 	bool sorted = true;
-	size_t want = 0;
+	size_t cap = 0;
 
-	/* count, then one array of the right size (most of the ALLOC relocations
-	   of a kernel cover its table) */
-	for (int pass = 0; pass < 2; pass++) {
-		for_each_section(r->e, s) {
-			const struct elfio_rela *v;
-			size_t n;
+	for_each_section(r->e, s) {
+		const uint8_t *raw;
+		size_t n;
 
-			if (s->shdr.sh_type != SHT_RELA || !(s->shdr.sh_flags & SHF_ALLOC))
+		if (s->shdr.sh_type != SHT_RELA || !(s->shdr.sh_flags & SHF_ALLOC))
+			continue;
+		int ret = elfio_relas_raw(r->e, s, &raw, &n);
+		if (ret)
+			return ret;
+		for (size_t i = 0; i < n; i++) {
+			struct elfio_rela v = elfio_rela_get(raw, i);
+
+			if (v.type != r->arch->relative_reloc || !in_a_table(r, v.offset))
 				continue;
-			int ret = elfio_relas(r->e, s, &v, &n);
-			if (ret)
-				return ret;
-			for (size_t i = 0; i < n; i++) {
-				if (v[i].type != r->arch->relative_reloc || !in_a_table(r, v[i].offset))
-					continue;
-				if (pass)
-					p->dynrel[p->ndynrel++] = v[i];
-				else
-					want++;
+			if (p->ndynrel == cap &&
+			    elfio_grow(&p->dynrel, &cap, p->ndynrel + 1, sizeof(*p->dynrel))) {
+				elfio_err(r->e, "out of memory for the table's relocations");
+				return -ENOMEM;
 			}
-		}
-		if (pass || !want)
-			break;
-		p->dynrel = elfio_calloc(want, sizeof(*p->dynrel));
-		if (!p->dynrel) {
-			elfio_err(r->e, "out of memory for the table's relocations");
-			return -ENOMEM;
+			p->dynrel[p->ndynrel++] = v;
 		}
 	}
 	for (size_t i = 1; i < p->ndynrel && sorted; i++)
@@ -784,9 +790,8 @@ static int fill_table_linked(struct record *r, struct site_table *t)
 				sec = NULL;
 		}
 		if (sec && te->slot - sec->addr + 8 <= sec->size) {
-			const uint8_t *b = sec->data + (te->slot - sec->addr);
-			for (int k = 7; k >= 0; k--)
-				v = (v << 8) | b[k];
+			memcpy(&v, sec->data + (te->slot - sec->addr), sizeof(v));
+			v = le64toh(v);
 		} else if (elfio_read_u64(r->e, te->slot, &v)) {
 			struct elfio_section *s = elfio_addr_to_sec(r->e, te->slot);
 			if (!s || s->shdr.sh_type != SHT_NOBITS) {
@@ -888,7 +893,6 @@ static int fill_table_rel(struct record *r, struct site_table *t, struct elfio_s
 
 static int collect_tables(struct record *r)
 {
-	const struct elfio_symtab *st;
 	struct elfio_section *s, **relas = NULL;
 	size_t nrelas = 0;
 	int ret;
@@ -924,21 +928,27 @@ static int collect_tables(struct record *r)
 	free(relas);
 
 	/* A kernel's reserved region. */
-	ret = elfio_symbols(r->e, &st);
-	if (ret)
+	size_t main = elfio_main_symtab(r->e), count = 0;
+	if (main && (ret = elfio_symtab_check(r->e, main, &count)))
 		return ret;
-	if (st && !elfio_is_rel(r->e)) {
+	if (main && !elfio_is_rel(r->e)) {
+		struct elfio_symbol sy, sstart, sstop;
 		const struct elfio_symbol *start = NULL, *stop = NULL;
-		for (size_t i = 1; i < st->count; i++) {
-			const char *nm = st->syms[i].name;
+		for (size_t i = 1; i < count; i++) {
+			const char *nm = elfio_symtab_name(r->e, main, i);
 			/* 100,000 names: only "__st..." can match */
-			if (st->syms[i].shndx == SHN_UNDEF || nm[0] != '_' || nm[1] != '_' ||
-			    nm[2] != 's' || nm[3] != 't')
+			if (nm[0] != '_' || nm[1] != '_' || nm[2] != 's' || nm[3] != 't')
 				continue;
-			if (!strcmp(st->syms[i].name, "__start_mcount_loc"))
-				start = &st->syms[i];
-			else if (!strcmp(st->syms[i].name, "__stop_mcount_loc"))
-				stop = &st->syms[i];
+			elfio_symtab_get(r->e, main, i, &sy);
+			if (sy.shndx == SHN_UNDEF)
+				continue;
+			if (!strcmp(nm, "__start_mcount_loc")) {
+				sstart = sy;
+				start = &sstart;
+			} else if (!strcmp(nm, "__stop_mcount_loc")) {
+				sstop = sy;
+				stop = &sstop;
+			}
 		}
 		if (start && stop) {
 			if (stop->addr < start->addr) {
@@ -1535,6 +1545,22 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 	ret = collect_tables(r);
 	if (ret)
 		goto err;
+	/*
+	 * A linked image's symbol tables, their names and its dynamic
+	 * relocations have told all they tell (the functions, the targets,
+	 * the table's values are ours now): their pages leave before the text
+	 * is read, a third of what would otherwise be resident at once.
+	 */
+	if (!elfio_is_rel(e)) {
+		struct elfio_section *s;
+		for_each_section(e, s) {
+			bool symtab = s->shdr.sh_type == SHT_SYMTAB || s->shdr.sh_type == SHT_DYNSYM;
+			if (symtab || (s->shdr.sh_type == SHT_RELA && (s->shdr.sh_flags & SHF_ALLOC)))
+				elfio_section_release(e, s);
+			if (symtab && s->shdr.sh_link < elfio_nsections(e))
+				elfio_section_release(e, elfio_section(e, s->shdr.sh_link));
+		}
+	}
 	r->priv->entry_only = true;
 	for (size_t i = 0; i < r->priv->ntargets; i++)
 		r->priv->entry_only &= r->priv->targets[i].entry;
