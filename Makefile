@@ -87,13 +87,17 @@ fuzz: san fixtures
 	$(MAKE) -C fuzz fuzz
 
 # Real kernels from Debian's linux-source-6.12 (one source tree, built out of
-# tree per arch in build-kernel/): a riscv64 kernel linked --no-relax,
-# relaxed, relaxed+pin, each booted under qemu-system-riscv64; then the
-# tables of that kernel and of an arm64 CALL_OPS kernel cleared, moved and
-# shifted, and the arm64 one booted as built, refilled and wrong
+# tree per arch in build-kernel/, contrib/linux applied): a riscv64 kernel
+# linked --no-relax, relaxed, relaxed+pin, each booted under
+# qemu-system-riscv64; then the tables of that kernel and of an arm64
+# CALL_OPS kernel cleared, moved and shifted, and the arm64 one booted as
+# built, refilled and wrong; then arm64 -Os with CALL_OPS: the guard lifted
+# alone (misaligned, fails to boot), and with PATCHSITE= (boots, passes the
+# -O2 kernel's ftrace self tests)
 kernel-check: all
 	PATCHSITE=$(CURDIR)/patchsite bash tests/kernel/riscv-relax.sh
 	PATCHSITE=$(CURDIR)/patchsite bash tests/kernel/tables.sh
+	PATCHSITE=$(CURDIR)/patchsite bash tests/kernel/call-ops-os.sh
 
 check: deps
 	$(MAKE) unit

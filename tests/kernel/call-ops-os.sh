@@ -13,8 +13,9 @@
 #           (restored afterwards), no patchsite: CALL_OPS on, the literals
 #           left where the link puts them.  Its misaligned sites are counted
 #           by tests/kernel/mcounttab.py from the kernel's own table and by
-#           `patchsite audit`, which must agree; it must not boot through its
-#           ftrace self tests (so this test can fail);
+#           `patchsite audit`, which must agree; ftrace must fail at boot
+#           (it faults writing a misaligned literal and disables itself) and
+#           the tracer self tests must not pass (so this test can fail);
 #   patched make ... PATCHSITE=/path/to/patchsite: every object repadded as
 #           it is made, the guard lifted by the integration, vmlinux's table
 #           written and audited after the final link.  CALL_OPS and direct
@@ -54,17 +55,20 @@ text_size() { # VMLINUX
 	aarch64-linux-gnu-size -A "$1" | awk '$1 == ".text" { print $2 }'
 }
 
-build() { # NAME [MAKE-ARGS...] -> $T/NAME.{vmlinux,Image,build.log,seconds}
-	local name=$1 t0 t1
+# The build's wall time and its CPU time (user + system of make and every
+# compiler, assembler, linker and patchsite it ran): the machine is shared,
+# and CPU time is what the load does not inflate much.
+build() { # NAME [MAKE-ARGS...] -> $T/NAME.{vmlinux,Image,build.log,seconds,cpu}
+	local name=$1
 	shift
-	t0=$(date +%s.%N)
-	kbuild arm64 "$@" Image >"$T/$name.build.log" 2>&1 || {
+	/usr/bin/time -f "%e %U %S" -o "$T/$name.time" \
+		bash -c '. tests/kernel/lib.sh; kbuild arm64 "$@" Image' kbuild "$@" \
+		>"$T/$name.build.log" 2>&1 || {
 		tail -n 30 "$T/$name.build.log" >&2
 		die "the $name build failed"
 	}
-	t1=$(date +%s.%N)
-	python3 -c "import sys; print('%.0f' % (float(sys.argv[2]) - float(sys.argv[1])))" \
-		"$t0" "$t1" >"$T/$name.seconds"
+	awk '{ printf "%.0f\n", $1 }' "$T/$name.time" >"$T/$name.seconds"
+	awk '{ printf "%.0f\n", $2 + $3 }' "$T/$name.time" >"$T/$name.cpu"
 	cp "$B/vmlinux" "$T/$name.vmlinux"
 	cp "$B/arch/arm64/boot/Image" "$T/$name.Image"
 }
@@ -94,6 +98,10 @@ build guard
 cp "$W/Kconfig.arm64.patched" "$KCONFIG"
 
 $TAB sites "$T/guard.vmlinux" >"$T/guard.sites" || die "mcounttab.py cannot read the guard kernel"
+# the compiler's own sites (its __patchable_function_entries, linked and
+# sorted, untouched by patchsite), by function: the oracle for the table
+# of the padded kernel below
+$TAB functions "$T/guard.vmlinux" >"$T/guard.functions" || die "mcounttab.py functions failed"
 $TAB misaligned "$T/guard.vmlinux" >"$T/guard.misaligned" || die "mcounttab.py misaligned failed"
 nmis=$(wc -l <"$T/guard.misaligned")
 nsites=$(wc -l <"$T/guard.sites")
@@ -109,10 +117,18 @@ else
 fi
 boot_arm64 "$T/guard.Image" "$T/guard.boot.log" "$BOOT_TIMEOUT"
 selftests "$T/guard.boot.log" >"$T/guard.tests"
-if ! cmp -s "$OUT/tables/built.tests" "$T/guard.tests" && ! reached_init "$T/guard.boot.log"; then
-	ok "guard lifted, no patchsite: does not boot through its self tests ($(grep -m1 -o 'Internal error[^:]*\|BUG[^\r]*\|Kernel panic' "$T/guard.boot.log" | head -n 1 || echo 'no init'))"
+# 6.12's ftrace_call_adjust() returns 0 for a misaligned literal and
+# ftrace_process_locs() keeps a record at address 0: the first update
+# faults on it ("ftrace bug ... faulted on modifying 0x0"; seen elsewhere:
+# a BUG in patch_map), ftrace disables itself, the tracer self tests do not
+# run, and the kernel may still reach init
+why=$(tr -d '\r' <"$T/guard.boot.log" | grep -m1 -o 'ftrace bug\|ftrace faulted on [a-z]*\|Internal error[^:]*\|BUG[^[]*\|Kernel panic[^-]*' || true)
+ng=$(wc -l <"$T/guard.tests")
+if ! cmp -s "$OUT/tables/built.tests" "$T/guard.tests" && [ -n "$why" ]; then
+	ok "guard lifted, no patchsite: $why; $ng of the -O2 kernel's $(wc -l <"$OUT/tables/built.tests") self tests PASSED"
 else
-	not_ok "guard lifted, no patchsite: does not boot through its self tests" "$T/guard.boot.log"
+	diff "$OUT/tables/built.tests" "$T/guard.tests" >>"$T/guard.boot.log" 2>&1
+	not_ok "guard lifted, no patchsite: fails the -O2 kernel's self tests, with ftrace's failure named" "$T/guard.boot.log"
 fi
 
 # --- 2. PATCHSITE=... -------------------------------------------------------
@@ -150,15 +166,28 @@ else
 	not_ok "PATCHSITE: the same self tests PASSED as -O2" "$T/patched.boot.log"
 fi
 
+# none left out: the table that patchsite wrote names the same functions as
+# the compiler's own table of the unpadded link (the code is the same, only
+# padded): a site dropped or added would show here
+$TAB functions "$T/patched.vmlinux" >"$T/patched.functions" || die "mcounttab.py functions failed"
+if [ -s "$T/guard.functions" ] && cmp -s "$T/guard.functions" "$T/patched.functions"; then
+	ok "PATCHSITE: the table names the same $(wc -l <"$T/patched.functions") functions as the compiler's own table of the unpadded link"
+else
+	diff "$T/guard.functions" "$T/patched.functions" | head -n 20 >"$T/functions.diff"
+	not_ok "PATCHSITE: the table names the same functions as the compiler's own table" "$T/functions.diff"
+fi
+
 # --- 3. sizes and build times -------------------------------------------------
 o2=$(text_size "$OUT/arm64.vmlinux")
 g=$(text_size "$T/guard.vmlinux")
 p=$(text_size "$T/patched.vmlinux")
 tg=$(cat "$T/guard.seconds")
 tp=$(cat "$T/patched.seconds")
+cg=$(cat "$T/guard.cpu")
+cp=$(cat "$T/patched.cpu")
 echo "# .text bytes: -O2 $o2, -Os (guard lifted) $g, -Os with patchsite $p"
 python3 -c "import sys; o,g,p=map(int,sys.argv[1:]); print('# -Os with patchsite: %.1f%% smaller than -O2; the padding costs %d bytes (%.2f%%) over -Os' % (100.0*(o-p)/o, p-g, 100.0*(p-g)/g))" "$o2" "$g" "$p"
-python3 -c "import sys; a,b=map(int,sys.argv[1:]); print('# build time: -Os %d s, -Os with PATCHSITE %d s (%+.1f%%)' % (a, b, 100.0*(b-a)/a))" "$tg" "$tp"
+python3 -c "import sys; a,b,c,d=map(int,sys.argv[1:]); print('# build: -Os %d s wall, %d s CPU; -Os with PATCHSITE %d s wall (%+.1f%%), %d s CPU (%+.1f%%)' % (a, c, b, 100.0*(b-a)/a, d, 100.0*(d-c)/c))" "$tg" "$tp" "$cg" "$cp"
 if [ "$p" -gt "$g" ] && [ "$p" -lt "$o2" ]; then
 	ok "text: -Os with patchsite is larger than plain -Os (the padding) and smaller than -O2"
 else

@@ -32,7 +32,7 @@ die() {
 kernel_packages() {
 	local need="linux-source-6.12 qemu-system-misc qemu-system-arm opensbi flex bison bc make
 		gcc-riscv64-linux-gnu gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu
-		binutils-riscv64-linux-gnu libssl-dev libelf-dev python3 xz-utils" missing="" p
+		binutils-riscv64-linux-gnu libssl-dev libelf-dev python3 xz-utils time" missing="" p
 	for p in $need; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
 			missing="$missing $p"

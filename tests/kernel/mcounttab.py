@@ -15,6 +15,10 @@ patchsite with, and the tool that makes the broken tables it must catch.
   mcounttab.py misaligned IMAGE           of those, the ones not 8-byte aligned
                                           (arm64 CALL_OPS literals the kernel
                                           skips: "Misaligned patch-site")
+  mcounttab.py functions IMAGE            of those, the function each is the
+                                          site of, by name (the smallest of its
+                                          aliases), sorted: comparable between
+                                          two links of the same code
   mcounttab.py clear IMAGE OUT            every slot (and addend) zeroed
   mcounttab.py move IMAGE OUT N DELTA     N entries spread over the table moved
                                           by DELTA bytes; prints their old values
@@ -47,6 +51,7 @@ class Image:
             s["name"] = self.cstr(strtab["off"] + s["name"])
         self.syms = {}
         self.funcs = []
+        self.fname = {}   # start of a sized function -> its smallest name
         for s in self.secs:
             if s["type"] != 2:  # SHT_SYMTAB
                 continue
@@ -58,6 +63,8 @@ class Image:
                     self.syms[n] = value
                 if info & 0xF == 2 and shndx and size:  # STT_FUNC, defined, sized
                     self.funcs.append((value, size))
+                    if n < self.fname.get(value, "\xff"):
+                        self.fname[value] = n
         self.funcs.sort()
         self.start = self.syms["__start_mcount_loc"]
         self.stop = self.syms["__stop_mcount_loc"]
@@ -100,18 +107,24 @@ class Image:
     def values(self):
         return [self.get(s) for s in self.slots()]
 
-    def inside(self, v):
+    def function(self, v):
+        """The start of the sized function v belongs to (counting the 8 bytes
+        before it on arm64), or None: sorttable's rule."""
         before = 8 if self.machine == 183 else 0     # EM_AARCH64: the literal
-        starts = [a for a, _ in self.funcs]
-        i = bisect.bisect_right(starts, v + before) - 1
+        if not hasattr(self, "starts"):
+            self.starts = [a for a, _ in self.funcs]
+        i = bisect.bisect_right(self.starts, v + before) - 1
         while i >= 0:
             a, n = self.funcs[i]
             if a - before <= v < a + n:
-                return True
+                return a
             if a + n + (1 << 20) < v:
                 break
             i -= 1
-        return False
+        return None
+
+    def inside(self, v):
+        return self.function(v) is not None
 
 
 def main():
@@ -122,6 +135,9 @@ def main():
     elif cmd == "sites":
         for v in sorted(v for v in img.values() if v and img.inside(v)):
             print(f"{v:#x}")
+    elif cmd == "functions":
+        for n in sorted(img.fname[img.function(v)] for v in img.values() if v and img.inside(v)):
+            print(n)
     elif cmd == "misaligned":
         for v in sorted(v for v in img.values() if v and img.inside(v) and v % 8):
             print(f"{v:#x}")
