@@ -1132,22 +1132,19 @@ static int cmp_fkey(const void *a, const void *b)
  */
 #define RADIX_BITS	11
 
-static int sort_fkeys(struct fkey *k, size_t n)
+static void sort_fkeys(struct fkey *k, size_t n, struct fkey *tmp)
 {
-	struct fkey *tmp, *src = k, *dst;
+	struct fkey *src = k, *dst;
 	uint64_t all_or = 0, all_and = ~0ULL;
 	size_t cnt[(1u << RADIX_BITS) + 1];
 
 	if (n < 2)
-		return 0;
+		return;
 	for (size_t i = 0; i < n; i++) {
 		all_or |= k[i].addr;
 		all_and &= k[i].addr;
 	}
 	uint64_t diff = all_or ^ all_and;
-	tmp = elfio_calloc(n, sizeof(*tmp));
-	if (!tmp)
-		return -ENOMEM;
 	dst = tmp;
 	if (diff) {
 		unsigned int lo = (unsigned int)__builtin_ctzll(diff);
@@ -1168,7 +1165,6 @@ static int sort_fkeys(struct fkey *k, size_t n)
 	}
 	if (src != k)
 		memcpy(k, src, n * sizeof(*k));
-	elfio_free(tmp);
 	for (size_t i = 1, j; i < n; i = j) {
 		for (j = i; j < n && k[j].addr == k[i - 1].addr; j++)
 			;
@@ -1177,7 +1173,6 @@ static int sort_fkeys(struct fkey *k, size_t n)
 		if (j == i)
 			j++;
 	}
-	return 0;
 }
 
 static bool is_function(const struct elfio *e, const struct elfio_symbol *s)
@@ -1202,34 +1197,38 @@ int elfio_functions(struct elfio *e, const struct elfio_symbol *const **out, siz
 		if (idx && (ret = elfio_symtab_check(e, idx, &total)))
 			return ret;
 		const struct symview *v = idx ? &e->views[idx] : NULL;
-		for (size_t i = 0; i < total; i++) {
-			Elf64_Sym gs;
-			unsigned char type;
+		/* count, then copy into one array of the right size (no growth, no copies) */
+		for (int pass = 0; pass < 2; pass++) {
+			for (size_t i = 0; i < total; i++) {
+				Elf64_Sym gs;
+				unsigned char type;
 
-			/* the fields that decide, straight from the entry */
-			memcpy(&gs, v->raw + i * sizeof(gs), sizeof(gs));
-			type = ELF64_ST_TYPE(gs.st_info);
-			if ((type != STT_FUNC && type != STT_GNU_IFUNC) || !gs.st_size ||
-			    gs.st_shndx == SHN_UNDEF ||
-			    (gs.st_shndx >= SHN_LORESERVE && gs.st_shndx != SHN_XINDEX))
-				continue;
-			if (elfio_grow(&e->fsyms, &cap, n + 1, sizeof(*e->fsyms))) {
-				elfio_err(e, "out of memory for the function symbols");
+				/* the fields that decide, straight from the entry */
+				memcpy(&gs, v->raw + i * sizeof(gs), sizeof(gs));
+				type = ELF64_ST_TYPE(gs.st_info);
+				if ((type != STT_FUNC && type != STT_GNU_IFUNC) || !gs.st_size ||
+				    gs.st_shndx == SHN_UNDEF ||
+				    (gs.st_shndx >= SHN_LORESERVE && gs.st_shndx != SHN_XINDEX))
+					continue;
+				if (!pass) {
+					cap++;
+					continue;
+				}
+				elfio_symtab_get(e, idx, i, &e->fsyms[n]);
+				n += is_function(e, &e->fsyms[n]);
+			}
+			if (!pass && !(e->fsyms = elfio_calloc(cap ? cap : 1, sizeof(*e->fsyms)))) {
+				elfio_err(e, "out of memory for %zu function symbols", cap);
 				return -ENOMEM;
 			}
-			elfio_symtab_get(e, idx, i, &e->fsyms[n]);
-			n += is_function(e, &e->fsyms[n]);
 		}
-		k = elfio_calloc(n ? n : 1, sizeof(*k));
+		/* the keys and the sort's scratch space, in one block */
+		k = elfio_calloc(n ? 2 * n : 1, sizeof(*k));
 		if (!k)
 			return -ENOMEM;
 		for (size_t i = 0; i < n; i++)
 			k[i] = (struct fkey){ e->fsyms[i].addr, &e->fsyms[i] };
-		ret = sort_fkeys(k, n);
-		if (ret) {
-			elfio_free(k);
-			return ret;
-		}
+		sort_fkeys(k, n, k + n);
 		e->funcs = elfio_calloc(n ? n : 1, sizeof(*e->funcs));
 		e->funcs_maxend = elfio_calloc(n ? n : 1, sizeof(*e->funcs_maxend));
 		if (!e->funcs || !e->funcs_maxend) {

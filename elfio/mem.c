@@ -9,8 +9,9 @@
  * faults, a third of `record`.  A block of 1 MiB or more is mapped here,
  * rounded to 2 MiB and marked MADV_HUGEPAGE (transparent huge pages are
  * "madvise" by default on Debian), so that it faults in a few 2 MiB pages.
- * Smaller blocks are malloc's.  Each block starts with a header that says
- * which it is, so one free works for both.  Where huge pages are not to be
+ * Smaller blocks are malloc's.  A mapped block grows with mremap, its pages
+ * moved, not copied.  Each block starts with a header that says which it
+ * is, so one free works for both.  Where huge pages are not to be
  * had, the mapping simply stays 4 KiB pages.
  *
  * elfio_bound() is the one binary search over sorted arrays of records
@@ -108,6 +109,19 @@ void *elfio_realloc(void *p, size_t n, size_t size)
 	h = (struct hdr *)p - 1;
 	if (bytes <= h->usable)
 		return p;
+	if (h->magic == MAGIC_MAP && bytes <= SIZE_MAX - sizeof(*h) - HUGE_PAGE) {
+		/* a mapped block grows by moving its pages, not copying them */
+		size_t len = (bytes + sizeof(*h) + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
+		void *m = mremap(h, h->mapped, len, MREMAP_MAYMOVE);
+		if (m == MAP_FAILED) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		h = m;
+		h->mapped = len;
+		h->usable = len - sizeof(*h);
+		return h + 1;
+	}
 	np = block(bytes, false);
 	if (!np)
 		return NULL;

@@ -192,6 +192,16 @@ static int compute_shapes(struct record *r, const struct elfio_symbol *const *f,
 	}
 	/* the entry calls the shapes found, as calls; the functions the sweep found calls in */
 	if (r->priv->entry_only && r->priv->ntargets + r->priv->nslots) {
+		size_t calls = 0;
+		for (size_t k = 0; k < n; k++)
+			calls += v[k].call;
+		/* room for them all at once: no growth, no copies */
+		if (calls && elfio_grow(&r->priv->calls, &r->priv->calls_cap,
+					r->priv->ncalls + calls, sizeof(*r->priv->calls))) {
+			elfio_free(v);
+			elfio_err(r->e, "out of memory for the calls to __fentry__");
+			return -ENOMEM;
+		}
 		for (size_t k = 0; k < n; k++)
 			if (v[k].call && rs_push_call(r, v[k].addr + v[k].land, v[k].sym, true)) {
 				elfio_free(v);

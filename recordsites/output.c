@@ -6,7 +6,8 @@
  * ELF builder, or for the default list of a linked image, the one a kernel
  * build asks for, a plain buffer with no stream in between) and only then
  * written, to stdout or atomically to a file, so a failure never leaves
- * half a table behind.  Nothing in the
+ * half a table behind.  That list on stdout is the exception: making it
+ * cannot fail, so it is made and written 64 KiB at a time.  Nothing in the
  * output depends on the input's path, the time or the locale.
  */
 #include <elf.h>
@@ -149,6 +150,27 @@ static char *render_plain_list(const struct record *r, size_t *len)
 	for (size_t i = 0; i < r->nsites; i++)
 		*len += put_hex_line(buf + *len, r->sites[i].addr);
 	return buf;
+}
+
+/*
+ * The same list to stdout in pieces of 64 KiB: making it cannot fail, so
+ * there is no half-made table to hold back, and a buffer the size of the
+ * list would be a page fault for every 4 KiB of it.  0 or -EIO.
+ */
+static int write_plain_list(const struct record *r, FILE *o)
+{
+	char buf[65536];
+	size_t len = 0;
+
+	for (size_t i = 0; i < r->nsites; i++) {
+		len += put_hex_line(buf + len, r->sites[i].addr);
+		if (len > sizeof(buf) - 20 || i + 1 == r->nsites) {
+			if (fwrite(buf, 1, len, o) != len)
+				return -EIO;
+			len = 0;
+		}
+	}
+	return 0;
 }
 
 static void emit_list(struct record *r, FILE *o, bool sym)
@@ -375,6 +397,13 @@ int record_output(struct record *r, enum out_format fmt, const char *path)
 			return ret;
 		}
 		text = (char *)bin;
+	} else if (fmt == OUT_LIST && !elfio_is_rel(r->e) && !path) {
+		ret = write_plain_list(r, stdout);
+		if (fflush(stdout))
+			ret = -errno;
+		if (ret)
+			elfio_error("<stdout>", "write error: %s", strerror(errno));
+		return ret;
 	} else if (fmt == OUT_LIST && !elfio_is_rel(r->e)) {
 		text = render_plain_list(r, &len);
 		if (!text) {

@@ -657,6 +657,19 @@ static int load_dynrel(struct record *r)
 		int ret = elfio_relas_raw(r->e, s, &raw, &n);
 		if (ret)
 			return ret;
+		/*
+		 * Room for as many as the table has slots, at most, at once: a
+		 * kernel's covers every slot, and growing one at a time from
+		 * nothing was a page fault for each 4 KiB and copies.
+		 */
+		size_t slots = 0;
+		for (size_t t = 0; t < r->ntables; t++)
+			slots += r->tables[t].count;
+		if (!cap && n && elfio_grow(&p->dynrel, &cap, slots < n ? slots : n,
+					    sizeof(*p->dynrel))) {
+			elfio_err(r->e, "out of memory for the table's relocations");
+			return -ENOMEM;
+		}
 		for (size_t i = 0; i < n; i++) {
 			struct elfio_rela v = elfio_rela_get(raw, i);
 
