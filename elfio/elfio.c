@@ -908,8 +908,8 @@ static int symtab_view(struct elfio *e, size_t shndx, struct symview **out)
 }
 
 /* Symbol i of table s (view v), checked: 0, or -EINVAL with the error printed. */
-static int decode_sym(struct elfio *e, const struct elfio_section *s, const struct symview *v,
-		      size_t i, struct elfio_symbol *sym)
+static inline int decode_sym(struct elfio *e, const struct elfio_section *s,
+			     const struct symview *v, size_t i, struct elfio_symbol *sym)
 {
 	Elf64_Sym gs;
 	Elf32_Word xndx = 0;
@@ -949,6 +949,28 @@ static int decode_sym(struct elfio *e, const struct elfio_section *s, const stru
 		sym->addr = gs.st_value;
 	}
 	return 0;
+}
+
+/*
+ * The checks of decode_sym on the fields they read, with nothing written:
+ * true when symbol i fails one (decode_sym then says why).
+ */
+static inline bool sym_bad(const struct elfio *e, const struct symview *v, size_t i)
+{
+	const uint8_t *p = v->raw + i * sizeof(Elf64_Sym);
+	uint32_t name;
+	uint16_t sh;
+	Elf32_Word x = 0;
+
+	memcpy(&name, p + offsetof(Elf64_Sym, st_name), sizeof(name));
+	memcpy(&sh, p + offsetof(Elf64_Sym, st_shndx), sizeof(sh));
+	if (sh == SHN_XINDEX && v->xraw)
+		memcpy(&x, v->xraw + i * sizeof(x), sizeof(x));
+	return name >= v->strsz ||
+	       (!v->terminated && !memchr(v->strs + name, 0, v->strsz - name)) ||
+	       (sh == SHN_XINDEX && !v->xraw) ||
+	       (sh != SHN_UNDEF && sh != SHN_COMMON && sh != SHN_ABS &&
+		(sh == SHN_XINDEX ? x : sh) >= e->nsec);
 }
 
 static int load_symtab(struct elfio *e, size_t shndx, struct elfio_symtab *t)
@@ -992,28 +1014,9 @@ int elfio_symtab_check(struct elfio *e, size_t shndx, size_t *count)
 	ret = symtab_view(e, shndx, &v);
 	if (ret)
 		return ret;
-	/*
-	 * The checks of decode_sym on the fields they read, with nothing
-	 * written; a symbol that fails one is decoded to say why.
-	 */
-	for (size_t i = 0; i < v->count && !v->checked; i++) {
-		const uint8_t *p = v->raw + i * sizeof(Elf64_Sym);
-		uint32_t name;
-		uint16_t sh;
-		Elf32_Word x = 0;
-
-		memcpy(&name, p + offsetof(Elf64_Sym, st_name), sizeof(name));
-		memcpy(&sh, p + offsetof(Elf64_Sym, st_shndx), sizeof(sh));
-		if (sh == SHN_XINDEX && v->xraw)
-			memcpy(&x, v->xraw + i * sizeof(x), sizeof(x));
-		bool bad = name >= v->strsz ||
-			   (!v->terminated && !memchr(v->strs + name, 0, v->strsz - name)) ||
-			   (sh == SHN_XINDEX && !v->xraw) ||
-			   (sh != SHN_UNDEF && sh != SHN_COMMON && sh != SHN_ABS &&
-			    (sh == SHN_XINDEX ? x : sh) >= e->nsec);
-		if (bad && (ret = decode_sym(e, &e->secs[shndx], v, i, &y)))
+	for (size_t i = 0; i < v->count && !v->checked; i++)
+		if (sym_bad(e, v, i) && (ret = decode_sym(e, &e->secs[shndx], v, i, &y)))
 			return ret;
-	}
 	v->checked = true;
 	*count = v->count;
 	return 0;
@@ -1191,18 +1194,27 @@ int elfio_functions(struct elfio *e, const struct elfio_symbol *const **out, siz
 {
 	if (!e->funcs_loaded) {
 		size_t idx = elfio_main_symtab(e), total = 0, n = 0, cap = 0;
+		struct symview *v = NULL;
 		struct fkey *k;
 		int ret;
 
-		if (idx && (ret = elfio_symtab_check(e, idx, &total)))
+		if (idx && (ret = symtab_view(e, idx, &v)))
 			return ret;
-		const struct symview *v = idx ? &e->views[idx] : NULL;
-		/* count, then copy into one array of the right size (no growth, no copies) */
+		total = v ? v->count : 0;
+		/*
+		 * Check every symbol (elfio_symtab_check's errors) and count the
+		 * functions in one pass, then copy them into one array of the
+		 * right size (no growth, no copies).
+		 */
 		for (int pass = 0; pass < 2; pass++) {
 			for (size_t i = 0; i < total; i++) {
 				Elf64_Sym gs;
 				unsigned char type;
+				struct elfio_symbol y;
 
+				if (!pass && !v->checked && sym_bad(e, v, i) &&
+				    (ret = decode_sym(e, &e->secs[idx], v, i, &y)))
+					return ret;
 				/* the fields that decide, straight from the entry */
 				memcpy(&gs, v->raw + i * sizeof(gs), sizeof(gs));
 				type = ELF64_ST_TYPE(gs.st_info);
@@ -1214,9 +1226,11 @@ int elfio_functions(struct elfio *e, const struct elfio_symbol *const **out, siz
 					cap++;
 					continue;
 				}
-				elfio_symtab_get(e, idx, i, &e->fsyms[n]);
+				decode_sym(e, &e->secs[idx], v, i, &e->fsyms[n]);	/* checked */
 				n += is_function(e, &e->fsyms[n]);
 			}
+			if (v)
+				v->checked = true;
 			if (!pass && !(e->fsyms = elfio_calloc(cap ? cap : 1, sizeof(*e->fsyms)))) {
 				elfio_err(e, "out of memory for %zu function symbols", cap);
 				return -ENOMEM;
