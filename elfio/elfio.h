@@ -198,7 +198,30 @@ int elfio_grow(void *v, size_t *cap, size_t need, size_t size);
  * uint64_t at byte offset key_off, the index of the first element whose
  * key is >= key (upper: > key); n if none.  ELFIO_BOUND names the field.
  */
-size_t elfio_bound(const void *v, size_t n, size_t size, size_t key_off, uint64_t key, bool upper);
+static inline size_t elfio_bound(const void *v, size_t n, size_t size, size_t key_off, uint64_t key,
+				 bool upper)
+{
+	/*
+	 * Inline, so that each caller's size and key_off are constants: out of
+	 * line, the multiply and the unaligned load cost repad more than twice
+	 * the hand-written searches it replaced (callgrind: 900 M against
+	 * 400 M instructions on the 40,000-function bench object).
+	 */
+	const unsigned char *b = (const unsigned char *)v;
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
+
+		memcpy(&k, b + mid * size + key_off, sizeof(k));
+		if (upper ? k <= key : k < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
 #define ELFIO_BOUND(v, n, field, key, upper)						\
 	elfio_bound((v), (n), sizeof(*(v)), offsetof(__typeof__(*(v)), field), (key), (upper))
 

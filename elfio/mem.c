@@ -14,8 +14,9 @@
  * is, so one free works for both.  Where huge pages are not to be
  * had, the mapping simply stays 4 KiB pages.
  *
- * elfio_bound() is the one binary search over sorted arrays of records
- * keyed by a 64-bit field (sites, targets, relocations, shapes, ranges).
+ * elfio_bound() (inline, in elfio.h) is the one binary search over sorted
+ * arrays of records keyed by a 64-bit field (sites, targets, relocations,
+ * shapes, ranges).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -148,21 +149,4 @@ int elfio_grow(void *vp, size_t *cap, size_t need, size_t size)
 	*v = nv;
 	*cap = ncap;
 	return 0;
-}
-
-size_t elfio_bound(const void *v, size_t n, size_t size, size_t key_off, uint64_t key, bool upper)
-{
-	const uint8_t *b = v;
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		uint64_t k;
-		memcpy(&k, b + mid * size + key_off, sizeof(k));
-		if (upper ? k <= key : k < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }

@@ -108,6 +108,9 @@ struct grow {
 	uint64_t *pads;		/* bytes inserted at each point (n of them) */
 	size_t npads, cappads;
 	uint64_t *cum;		/* cum[k]: bytes inserted before point k; cum[n]: all */
+	size_t *bucket;		/* bucket[b]: first point at or after b << bshift (nbuckets + 1) */
+	size_t nbuckets;
+	unsigned int bshift;
 	bool relax;		/* riscv: the linker may relax it, points get R_RISCV_ALIGN */
 	uint64_t first_relax;	/* riscv: lowest offset of an R_RISCV_RELAX/ALIGN */
 	uint64_t *aligned;	/* riscv: offsets an R_RISCV_ALIGN pads up to (>= 8), sorted */
@@ -166,6 +169,7 @@ static void grow_free(struct grow *g)
 	elfio_free(g->sites);
 	elfio_free(g->relocated);
 	free(g->cum);
+	free(g->bucket);
 	free(g->buf);
 }
 
@@ -242,9 +246,18 @@ static int get_sym(struct repad *rp, size_t i, GElf_Sym *sym, size_t *shndx)
  */
 static size_t points_before(const struct grow *g, int64_t x, bool strict)
 {
+	uint64_t b = (uint64_t)x >> g->bshift;
+	size_t lo, hi;
+
 	if (x < 0)
 		return 0;
-	return elfio_bound(g->points, g->n, sizeof(*g->points), 0, (uint64_t)x, !strict);
+	if (b >= g->nbuckets)
+		return g->n;	/* behind the last point */
+	/* every point before lo is below x, every one from hi on above it */
+	lo = g->bucket[b];
+	hi = g->bucket[b + 1];
+	return lo + elfio_bound(g->points + lo, hi - lo, sizeof(*g->points), 0, (uint64_t)x,
+				!strict);
 }
 
 /* New offset of old offset x: what sits at a point moves behind the padding. */
@@ -298,17 +311,41 @@ static int add_point(struct grow *g, uint64_t off, uint64_t pad)
 	return 0;
 }
 
-/* Prefix sums of the pads, once the points are chosen. */
+/*
+ * Prefix sums of the pads, once the points are chosen, and the bucket
+ * index that map_offset() and map_end() start from: every symbol,
+ * relocation and DWARF address of the section is mapped (1.7 M lookups on
+ * the 40,000-function bench object), and a plain binary search over the
+ * points took 17 steps each.  Buckets of 2^bshift bytes, about one point
+ * each, leave a step or two.
+ */
 static int finish_points(struct grow *g)
 {
+	uint64_t span;
+	size_t k = 0;
+
 	if (!g->n)
 		return 0;
 	g->cum = malloc((g->n + 1) * sizeof(*g->cum));
 	if (!g->cum)
 		return -ENOMEM;
 	g->cum[0] = 0;
-	for (size_t k = 0; k < g->n; k++)
+	for (k = 0; k < g->n; k++)
 		g->cum[k + 1] = g->cum[k] + g->pads[k];
+	span = g->points[g->n - 1] / g->n;
+	g->bshift = 0;
+	while (g->bshift < 63 && (2ull << g->bshift) <= span)
+		g->bshift++;
+	g->nbuckets = (size_t)(g->points[g->n - 1] >> g->bshift) + 1;
+	g->bucket = malloc((g->nbuckets + 1) * sizeof(*g->bucket));
+	if (!g->bucket)
+		return -ENOMEM;
+	k = 0;
+	for (size_t b = 0; b <= g->nbuckets; b++) {
+		while (k < g->n && (g->points[k] >> g->bshift) < b)
+			k++;
+		g->bucket[b] = k;
+	}
 	return 0;
 }
 
@@ -791,10 +828,13 @@ static int fix_pcrel(struct repad *rp, size_t i, const uint8_t *old, size_t size
 		}
 		if (off + len > size)
 			break;
-		if (is_relocated(g, off))
-			continue;
+		/*
+		 * Decode first: most words are not PC-relative, and the search
+		 * of the relocated offsets cost more than the decode (callgrind:
+		 * 200 M instructions on the 40,000-function bench object).
+		 */
 		st = rp->arch->pcrel_decode(old + off, size - off, &pc);
-		if (st == ARCH_PCREL_NONE)
+		if (st == ARCH_PCREL_NONE || is_relocated(g, off))
 			continue;
 		if (st == ARCH_PCREL_PAGE) {
 			elfio_error(rp->path, "%s+%#" PRIx64 ": %s without a relocation", name, off,
@@ -1240,6 +1280,7 @@ static int make_plan(struct repad *rp)
 int repad_object(const char *in, const char *out, struct repad_report *rep)
 {
 	struct repad rp = { .path = in, .rep = rep };
+	unsigned long errors = elfio_errors_reported();
 	int ret;
 
 	memset(rep, 0, sizeof(*rep));
@@ -1281,5 +1322,8 @@ out:
 	free(rp.g);
 	free(rp.shdr);
 	elfio_close(rp.e);
+	/* the paths that only return -ENOMEM: say it once, here */
+	if (ret && elfio_errors_reported() == errors)
+		elfio_error(in, "cannot repad: %s", strerror(-ret));
 	return ret;
 }
