@@ -111,26 +111,34 @@ static const char *type_name(struct record *r)
 	}
 }
 
+/* The 8 hex digits of x, most significant first, as 8 ASCII bytes (little-endian host order). */
+static inline uint64_t hex8(uint32_t x)
+{
+	uint64_t t = x;
+
+	/* one nibble a byte, the last nibble in the first byte */
+	t = ((t & 0xffff0000ull) << 16) | (t & 0xffffull);
+	t = ((t & 0x0000ff000000ff00ull) << 8) | (t & 0x000000ff000000ffull);
+	t = ((t & 0x00f000f000f000f0ull) << 4) | (t & 0x000f000f000f000full);
+	t = __builtin_bswap64(t);	/* the first nibble in the first byte */
+	/* '0' + d, and 'a' - '0' - 10 more where d > 9 */
+	return t + 0x3030303030303030ull +
+	       (((t + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull) * 0x27;
+}
+
 /* "0x" + lowercase hex, no padding, newline, at p; returns the bytes written */
 static size_t put_hex_line(char *p, uint64_t v)
 {
-	static char pairs[512];
+	char d[16];
+	uint64_t hi = hex8((uint32_t)(v >> 32)), lo = hex8((uint32_t)v);
 	/* digits: 1 for 0, else one per started nibble */
 	unsigned int nd = v ? (67 - (unsigned int)__builtin_clzll(v)) / 4 : 1;
-	unsigned int i = nd;
 
-	if (!pairs[0])
-		for (unsigned int b = 0; b < 256; b++) {
-			pairs[2 * b] = "0123456789abcdef"[b >> 4];
-			pairs[2 * b + 1] = "0123456789abcdef"[b & 15];
-		}
+	memcpy(d, &hi, 8);
+	memcpy(d + 8, &lo, 8);
 	p[0] = '0';
 	p[1] = 'x';
-	/* two digits a step, from the last */
-	for (; i >= 2; i -= 2, v >>= 8)
-		memcpy(p + i, pairs + 2 * (v & 0xff), 2);
-	if (i)
-		p[2] = pairs[2 * (v & 0xf) + 1];
+	memcpy(p + 2, d + 16 - nd, nd);
 	p[2 + nd] = '\n';
 	return 3 + nd;
 }

@@ -64,6 +64,9 @@ struct record_priv {
 	size_t tset_cap;		/* its slots, a power of two (0: none yet) */
 	size_t tables_cap;		/* room in record.tables */
 	bool entry_only;		/* every target is an entry target */
+	/* linked: __start_mcount_loc and __stop_mcount_loc, defined, if present */
+	struct elfio_symbol region_start, region_stop;
+	bool have_start, have_stop;
 	unsigned int nop_unit;		/* the NOP unit the ELF flags name */
 
 	/* calls to a target found by decoding (linked images), ascending */

@@ -469,6 +469,7 @@ static int collect_targets_linked(struct record *r)
 	 * tables lie: only a few names matter, and copying every symbol of a
 	 * kernel out was megabytes.
 	 */
+	size_t main = elfio_main_symtab(r->e);
 	for_each_section(r->e, s) {
 		size_t count;
 
@@ -481,6 +482,22 @@ static int collect_targets_linked(struct record *r)
 			const char *name = elfio_symtab_name(r->e, s->index, i);
 			struct elfio_symbol y;
 
+			/*
+			 * The same walk of the main table finds a kernel's reserved
+			 * region for collect_tables: only "__st..." can be its ends,
+			 * and the last of each name wins.
+			 */
+			if (s->index == main && name[0] == '_' && name[1] == '_' && name[2] == 's' &&
+			    name[3] == 't') {
+				elfio_symtab_get(r->e, s->index, i, &y);
+				if (y.shndx != SHN_UNDEF && !strcmp(name, "__start_mcount_loc")) {
+					p->region_start = y;
+					p->have_start = true;
+				} else if (y.shndx != SHN_UNDEF && !strcmp(name, "__stop_mcount_loc")) {
+					p->region_stop = y;
+					p->have_stop = true;
+				}
+			}
 			if (!arch_is_mcount_name(name))
 				continue;
 			elfio_symtab_get(r->e, s->index, i, &y);
@@ -940,29 +957,13 @@ static int collect_tables(struct record *r)
 	}
 	free(relas);
 
-	/* A kernel's reserved region. */
+	/* A kernel's reserved region (its ends found by collect_targets_linked). */
 	size_t main = elfio_main_symtab(r->e), count = 0;
 	if (main && (ret = elfio_symtab_check(r->e, main, &count)))
 		return ret;
 	if (main && !elfio_is_rel(r->e)) {
-		struct elfio_symbol sy, sstart, sstop;
-		const struct elfio_symbol *start = NULL, *stop = NULL;
-		for (size_t i = 1; i < count; i++) {
-			const char *nm = elfio_symtab_name(r->e, main, i);
-			/* 100,000 names: only "__st..." can match */
-			if (nm[0] != '_' || nm[1] != '_' || nm[2] != 's' || nm[3] != 't')
-				continue;
-			elfio_symtab_get(r->e, main, i, &sy);
-			if (sy.shndx == SHN_UNDEF)
-				continue;
-			if (!strcmp(nm, "__start_mcount_loc")) {
-				sstart = sy;
-				start = &sstart;
-			} else if (!strcmp(nm, "__stop_mcount_loc")) {
-				sstop = sy;
-				stop = &sstop;
-			}
-		}
+		const struct elfio_symbol *start = r->priv->have_start ? &r->priv->region_start : NULL;
+		const struct elfio_symbol *stop = r->priv->have_stop ? &r->priv->region_stop : NULL;
 		if (start && stop) {
 			if (stop->addr < start->addr) {
 				elfio_err(r->e, "__stop_mcount_loc is below __start_mcount_loc");
