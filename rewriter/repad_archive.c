@@ -199,8 +199,13 @@ static int repad_path(const char *in, const char *out, struct repad_report *rep,
 	char **m;
 	size_t nm;
 	int ret = elfio_thin_archive_members(in, &m, &nm);
-	for (size_t k = 0; !ret && k < nm; k++)
-		ret = repad_path(m[k], m[k], rep, depth + 1);
+	for (size_t k = 0; !ret && k < nm; k++) {
+		/* repad_object() starts its report from zero: one per member */
+		struct repad_report r = { 0 };
+
+		ret = repad_path(m[k], m[k], &r, depth + 1);
+		add_report(rep, &r);
+	}
 	for (size_t k = 0; k < nm; k++)
 		free(m[k]);
 	free(m);

@@ -762,5 +762,76 @@ same_entry_lines() {
 }
 check "addr2line: same file:line at every function entry" same_entry_lines
 
+# Archives, as a build that cannot hook every object hands them over: a
+# regular one, linked through its symbol index (the linker pulls the
+# members harness.o needs by it, so a stale index shows as a failed link
+# or a different run), and a thin one (vmlinux.a, lib.a), whose members are
+# files repadded in place.  Each member must come out as `repad -o` makes
+# that object, and the one-line report must add up the objects' own.
+AR=aarch64-linux-gnu-ar
+functions_of() { # LOG...: the sum of "padded N functions"
+	cat "$@" | sed -n 's/.*: padded \([0-9]*\) functions.*/\1/p' | awk '{ n += $1 } END { print n + 0 }'
+}
+want=$(functions_of $(for o in $objs; do echo "$work/$o.o.log"; done))
+members_are_repad_o() { # DIR: each member file there = repad -o of it (entry.o: itself)
+	for o in $objs entry; do
+		[ "$o" = entry ] && ref=$fix/out/entry.o || ref=$work/$o.o
+		cmp "$ref" "$1/$o.o" || return 1
+	done
+}
+run_same() { # PROG: prints what the unpadded program printed, under qemu
+	"$QEMU" -L "$SYSROOT" "$1" >"$1.out" 2>&1 && diff "$work/out.orig" "$1.out"
+}
+link_ar() { # OUT ARCHIVE: harness.o and the archive, nothing else
+	"$CC_A64" -no-pie -Wl,-T,"$fix/tables.lds" -o "$1" "$fix/out/harness.o" "$2" 2>"$1.ld" ||
+		{ cat "$1.ld"; return 1; }
+}
+link_run() { link_ar "$1" "$2" && run_same "$1"; }
+extract_members() { (cd "$1" && $AR x "$2") && members_are_repad_o "$1"; }
+mkdir -p "$work/ar/x" "$work/thin"
+$AR rcs "$work/ar/k.a" $(for o in $objs entry; do echo "$fix/out/$o.o"; done) ||
+	notok "ar rcs k.a"
+check "archive: repad k.a -o k.pad.a exits 0" sh -c \
+	"'$PATCHSITE' repad '$work/ar/k.a' -o '$work/ar/k.pad.a' >'$work/ar/k.log'"
+show "$work/ar/k.log"
+check "archive: the same members in the same order" sh -c \
+	"[ \"\$($AR t '$work/ar/k.a')\" = \"\$($AR t '$work/ar/k.pad.a')\" ]"
+check "archive: every member is what repad -o makes of that object" \
+	extract_members "$work/ar/x" "$work/ar/k.pad.a"
+check "archive: the report adds up the objects' ($want functions)" \
+	[ "$(functions_of "$work/ar/k.log")" = "$want" ]
+check "archive: linked through its index, the program runs as unpadded" \
+	link_run "$work/prog.ar" "$work/ar/k.pad.a"
+check "archive: linked, as many literals as unpadded, none misaligned" \
+	none_misaligned "$work/prog.orig" "$work/prog.ar"
+
+for o in $objs entry; do cp "$fix/out/$o.o" "$work/thin/$o.o"; done
+(cd "$work/thin" && $AR rcsT t.a $(for o in $objs entry; do echo "$o.o"; done)) || notok "ar rcsT t.a"
+cp "$work/thin/t.a" "$work/thin/t.a.orig"
+"$PATCHSITE" repad "$work/thin/t.a" -o "$work/thin/t2.a" >"$work/thin/refuse.out" 2>"$work/thin/refuse.err"
+rc=$?
+check "thin archive: -o is refused (exit 2, one line, nothing written)" sh -c \
+	"[ $rc -eq 2 ] && [ \$(wc -l <'$work/thin/refuse.err') -eq 1 ] && [ ! -s '$work/thin/refuse.out' ] && [ ! -e '$work/thin/t2.a' ]"
+check "thin archive: repad --in-place exits 0" sh -c \
+	"'$PATCHSITE' repad --in-place '$work/thin/t.a' >'$work/thin/t.log'"
+show "$work/thin/t.log"
+check "thin archive: every member file is what repad -o makes of it" members_are_repad_o "$work/thin"
+check "thin archive: the archive itself is unchanged" cmp "$work/thin/t.a.orig" "$work/thin/t.a"
+check "thin archive: the report adds up the objects' ($want functions)" \
+	[ "$(functions_of "$work/thin/t.log")" = "$want" ]
+check "thin archive: linked, the program runs as unpadded" \
+	link_run "$work/prog.thin" "$work/thin/t.a"
+check "thin archive: linked, as many literals as unpadded, none misaligned" \
+	none_misaligned "$work/prog.orig" "$work/prog.thin"
+
+# An archive in which nothing changes is not written.
+$AR rcs "$work/ar/e.a" "$fix/out/entry.o" && touch -d '2001-02-03 04:05:06' "$work/ar/e.a" &&
+	cp -p "$work/ar/e.a" "$work/ar/e.a.orig" || notok "ar rcs e.a"
+before=$(stat -c '%Y %i' "$work/ar/e.a")
+check "archive with no site: repad --in-place exits 0" sh -c \
+	"'$PATCHSITE' repad --in-place '$work/ar/e.a' >/dev/null"
+check "archive with no site: not rewritten (bytes, mtime, inode)" sh -c \
+	"cmp -s '$work/ar/e.a.orig' '$work/ar/e.a' && [ \"\$(stat -c '%Y %i' '$work/ar/e.a')\" = '$before' ]"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
