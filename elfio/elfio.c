@@ -727,9 +727,14 @@ void elfio_section_release(struct elfio *e, const struct elfio_section *s)
 	/*
 	 * Only bytes of the file mapping (ELF_C_READ_MMAP: read-only and
 	 * private, so nothing in it was ever written and a page dropped reads
-	 * back the same), and only whole pages of this section.
+	 * back the same), and only whole pages of this section.  Where mmap
+	 * fails, libelf reads the file into malloc'd memory instead, and there
+	 * MADV_DONTNEED would zero live data: mmap's result is page-aligned,
+	 * glibc's large allocations are not (they start 16 bytes into their
+	 * mapping), so an unaligned base is never released.
 	 */
-	if (!base || pg <= 0 || s->shdr.sh_type == SHT_NOBITS ||
+	if (!base || pg <= 0 || ((uintptr_t)base & ((uintptr_t)pg - 1)) ||
+	    s->shdr.sh_type == SHT_NOBITS ||
 	    (s->shdr.sh_flags & SHF_COMPRESSED) || s->shdr.sh_offset > fsize ||
 	    s->shdr.sh_size > fsize - s->shdr.sh_offset)
 		return;
