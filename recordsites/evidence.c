@@ -161,6 +161,8 @@ static long shape_find(const struct fshape *v, size_t n, uint64_t addr)
  * function's own NOPs are never taken for the next one's, and a symbol
  * nested in another (an inner entry point) has none.
  */
+#define SHAPE_PREFETCH	16	/* functions ahead whose text is asked for (rs_prefetch_text) */
+
 static int compute_shapes(struct record *r, const struct elfio_symbol *const *f, size_t nf,
 			  struct fshape **out, size_t *nout)
 {
@@ -186,6 +188,8 @@ static int compute_shapes(struct record *r, const struct elfio_symbol *const *f,
 			lo = sec->addr;
 		if (lo > f[i]->addr)
 			lo = f[i]->addr;	/* nested: no NOPs before it are its own */
+		if (i + SHAPE_PREFETCH < nf)
+			rs_prefetch_text(r, f[i + SHAPE_PREFETCH]->addr);
 		shape_of(r, f[i], lo, &v[n++]);
 		if (f[i]->addr + f[i]->size > maxend)
 			maxend = f[i]->addr + f[i]->size;

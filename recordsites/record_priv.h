@@ -86,6 +86,7 @@ struct record_priv {
 
 /* Bytes and decoding (recordsites.c) */
 int rs_decode_at(struct record *r, uint64_t addr, struct arch_insn *insn);
+void rs_prefetch_text(const struct record *r, uint64_t addr);
 unsigned int rs_landing_len(struct record *r, uint64_t addr);
 bool rs_is_patch_nop(const struct record *r, const struct arch_insn *in);
 bool rs_is_mcount_call(struct record *r, uint64_t addr, const struct arch_insn *in, bool *entry);
