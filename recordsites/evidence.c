@@ -188,6 +188,10 @@ static int compute_shapes(struct record *r, const struct elfio_symbol *const *f,
 			lo = sec->addr;
 		if (lo > f[i]->addr)
 			lo = f[i]->addr;	/* nested: no NOPs before it are its own */
+		/* the symbols are in symbol-table order, their text in address
+		   order: ask for the symbol first, then for its text */
+		if (i + 2 * SHAPE_PREFETCH < nf)
+			__builtin_prefetch(f[i + 2 * SHAPE_PREFETCH]);
 		if (i + SHAPE_PREFETCH < nf)
 			rs_prefetch_text(r, f[i + SHAPE_PREFETCH]->addr);
 		shape_of(r, f[i], lo, &v[n++]);
