@@ -913,54 +913,10 @@ static int symtab_view(struct elfio *e, size_t shndx, struct symview **out)
 }
 
 /* Symbol i of table s (view v), checked: 0, or -EINVAL with the error printed. */
-static inline int decode_sym(struct elfio *e, const struct elfio_section *s,
-			     const struct symview *v, size_t i, struct elfio_symbol *sym)
-{
-	Elf64_Sym gs;
-	Elf32_Word xndx = 0;
+/* What is wrong with symbol i, the one place these rules are written. */
+enum sym_fault { SYM_OK, SYM_BAD_NAME, SYM_NO_SHNDX, SYM_BAD_SECTION };
 
-	memcpy(&gs, v->raw + i * sizeof(gs), sizeof(gs));
-	if (v->xraw)
-		memcpy(&xndx, v->xraw + i * sizeof(xndx), sizeof(xndx));
-	if (gs.st_name >= v->strsz ||
-	    (!v->terminated && !memchr(v->strs + gs.st_name, 0, v->strsz - gs.st_name))) {
-		elfio_err(e, "symbol table '%s': symbol %zu has a bad name index %u",
-			  s->name, i, gs.st_name);
-		return -EINVAL;
-	}
-	sym->name = v->strs + gs.st_name;
-	sym->type = ELF64_ST_TYPE(gs.st_info);
-	sym->bind = ELF64_ST_BIND(gs.st_info);
-	sym->size = gs.st_size;
-	sym->shndx = gs.st_shndx == SHN_XINDEX ? xndx : gs.st_shndx;
-	if (gs.st_shndx == SHN_XINDEX && !v->xraw) {
-		elfio_err(e, "symbol table '%s': symbol '%s' needs SHT_SYMTAB_SHNDX, "
-			  "which is missing", s->name, sym->name);
-		return -EINVAL;
-	}
-	sym->in_section = gs.st_shndx != SHN_UNDEF &&
-			  (gs.st_shndx < SHN_LORESERVE || gs.st_shndx == SHN_XINDEX);
-	if (gs.st_shndx == SHN_UNDEF || gs.st_shndx == SHN_COMMON) {
-		sym->addr = 0;
-	} else if (gs.st_shndx == SHN_ABS) {
-		sym->addr = gs.st_value;
-	} else if (sym->shndx >= e->nsec) {
-		elfio_err(e, "symbol table '%s': symbol '%s' has a bad section index %u",
-			  s->name, sym->name, sym->shndx);
-		return -EINVAL;
-	} else if (e->ehdr.e_type == ET_REL) {
-		sym->addr = e->secs[sym->shndx].addr + gs.st_value;
-	} else {
-		sym->addr = gs.st_value;
-	}
-	return 0;
-}
-
-/*
- * The checks of decode_sym on the fields they read, with nothing written:
- * true when symbol i fails one (decode_sym then says why).
- */
-static inline bool sym_bad(const struct elfio *e, const struct symview *v, size_t i)
+static inline enum sym_fault sym_fault(const struct elfio *e, const struct symview *v, size_t i)
 {
 	const uint8_t *p = v->raw + i * sizeof(Elf64_Sym);
 	uint32_t name;
@@ -969,14 +925,68 @@ static inline bool sym_bad(const struct elfio *e, const struct symview *v, size_
 
 	memcpy(&name, p + offsetof(Elf64_Sym, st_name), sizeof(name));
 	memcpy(&sh, p + offsetof(Elf64_Sym, st_shndx), sizeof(sh));
-	if (sh == SHN_XINDEX && v->xraw)
+	if (name >= v->strsz || (!v->terminated && !memchr(v->strs + name, 0, v->strsz - name)))
+		return SYM_BAD_NAME;
+	if (sh == SHN_XINDEX && !v->xraw)
+		return SYM_NO_SHNDX;
+	if (sh == SHN_XINDEX)
 		memcpy(&x, v->xraw + i * sizeof(x), sizeof(x));
-	return name >= v->strsz ||
-	       (!v->terminated && !memchr(v->strs + name, 0, v->strsz - name)) ||
-	       (sh == SHN_XINDEX && !v->xraw) ||
-	       (sh != SHN_UNDEF && sh != SHN_COMMON && sh != SHN_ABS &&
-		(sh == SHN_XINDEX ? x : sh) >= e->nsec);
+	if (sh != SHN_UNDEF && sh != SHN_COMMON && sh != SHN_ABS &&
+	    (sh == SHN_XINDEX ? x : sh) >= e->nsec)
+		return SYM_BAD_SECTION;
+	return SYM_OK;
 }
+
+/* Whether symbol i fails a check (decode_sym then says which). */
+static inline bool sym_bad(const struct elfio *e, const struct symview *v, size_t i)
+{
+	return sym_fault(e, v, i) != SYM_OK;
+}
+
+static inline int decode_sym(struct elfio *e, const struct elfio_section *s,
+			     const struct symview *v, size_t i, struct elfio_symbol *sym)
+{
+	Elf64_Sym gs;
+	Elf32_Word xndx = 0;
+	enum sym_fault f = sym_fault(e, v, i);
+
+	memcpy(&gs, v->raw + i * sizeof(gs), sizeof(gs));
+	if (f == SYM_BAD_NAME) {
+		elfio_err(e, "symbol table '%s': symbol %zu has a bad name index %u",
+			  s->name, i, gs.st_name);
+		return -EINVAL;
+	}
+	if (v->xraw)
+		memcpy(&xndx, v->xraw + i * sizeof(xndx), sizeof(xndx));
+	sym->name = v->strs + gs.st_name;
+	sym->type = ELF64_ST_TYPE(gs.st_info);
+	sym->bind = ELF64_ST_BIND(gs.st_info);
+	sym->size = gs.st_size;
+	sym->shndx = gs.st_shndx == SHN_XINDEX ? xndx : gs.st_shndx;
+	if (f == SYM_NO_SHNDX) {
+		elfio_err(e, "symbol table '%s': symbol '%s' needs SHT_SYMTAB_SHNDX, "
+			  "which is missing", s->name, sym->name);
+		return -EINVAL;
+	}
+	if (f == SYM_BAD_SECTION) {
+		elfio_err(e, "symbol table '%s': symbol '%s' has a bad section index %u",
+			  s->name, sym->name, sym->shndx);
+		return -EINVAL;
+	}
+	sym->in_section = gs.st_shndx != SHN_UNDEF &&
+			  (gs.st_shndx < SHN_LORESERVE || gs.st_shndx == SHN_XINDEX);
+	if (gs.st_shndx == SHN_UNDEF || gs.st_shndx == SHN_COMMON)
+		sym->addr = 0;
+	else if (gs.st_shndx == SHN_ABS)
+		sym->addr = gs.st_value;
+	else if (e->ehdr.e_type == ET_REL)
+		sym->addr = e->secs[sym->shndx].addr + gs.st_value;
+	else
+		sym->addr = gs.st_value;
+	return 0;
+}
+
+
 
 static int load_symtab(struct elfio *e, size_t shndx, struct elfio_symtab *t)
 {
