@@ -11,6 +11,7 @@
  * output depends on the input's path, the time or the locale.
  */
 #include <elf.h>
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,7 +112,10 @@ static const char *type_name(struct record *r)
 	}
 }
 
-/* The 8 hex digits of x, most significant first, as 8 ASCII bytes (little-endian host order). */
+/*
+ * The 8 hex digits of x as 8 ASCII bytes, the most significant digit in the
+ * least significant byte: stored with htole64, it reads first on any host.
+ */
 static inline uint64_t hex8(uint32_t x)
 {
 	uint64_t t = x;
@@ -130,7 +134,7 @@ static inline uint64_t hex8(uint32_t x)
 static size_t put_hex_line(char *p, uint64_t v)
 {
 	char d[16];
-	uint64_t hi = hex8((uint32_t)(v >> 32)), lo = hex8((uint32_t)v);
+	uint64_t hi = htole64(hex8((uint32_t)(v >> 32))), lo = htole64(hex8((uint32_t)v));
 	/* digits: 1 for 0, else one per started nibble */
 	unsigned int nd = v ? (67 - (unsigned int)__builtin_clzll(v)) / 4 : 1;
 
@@ -185,16 +189,7 @@ static void emit_list(struct record *r, FILE *o, bool sym)
 {
 	char a[256], f[512];
 
-	if (!sym && !elfio_is_rel(r->e)) {
-		/* the plain list of a linked image: one buffer, one write */
-		size_t len;
-		char *buf = render_plain_list(r, &len);
-		if (buf) {
-			fwrite(buf, 1, len, o);
-			free(buf);
-			return;
-		}
-	}
+	/* (the plain list of a linked image never comes here: record_output) */
 	for (size_t i = 0; i < r->nsites; i++) {
 		const struct site *s = &r->sites[i];
 		record_text_addr(r, s->addr, a, sizeof(a));
