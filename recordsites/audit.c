@@ -38,6 +38,54 @@ const char *finding_kind_name(enum finding_kind k)
 	return k < FIND_COUNT ? kind_names[k] : "?";
 }
 
+/* A stale entry outside every sized function: an overridden weak function's code. */
+static bool is_weak_leftover(const struct finding *f)
+{
+	return f->kind == FIND_STALE && !f->func && strstr(f->msg, "outside every sized function");
+}
+
+int audit_ignore_parse(const char *list, unsigned int *mask)
+{
+	const char *p = list;
+
+	*mask = 0;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		int k;
+		for (k = 0; k < FIND_COUNT; k++)
+			if (strlen(kind_names[k]) == len && !strncmp(p, kind_names[k], len))
+				break;
+		if (k < FIND_COUNT)
+			*mask |= 1u << k;
+		else if (len == 4 && !strncmp(p, "weak", 4))
+			*mask |= AUDIT_IGNORE_WEAK;
+		else
+			return -1;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+void audit_ignore(struct audit *a, unsigned int mask)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < a->n; i++) {
+		const struct finding *f = &a->v[i];
+		bool weak = is_weak_leftover(f);
+		if ((mask & (1u << f->kind)) || (weak && (mask & AUDIT_IGNORE_WEAK))) {
+			a->count[f->kind]--;
+			a->ignored[f->kind]++;
+			a->ignored_weak += weak;
+			continue;
+		}
+		a->v[w++] = *f;
+	}
+	a->n = w;
+}
+
 static struct finding *add(struct audit *a, enum finding_kind k, uint64_t addr,
 			   const struct elfio_symbol *f)
 {
@@ -237,8 +285,13 @@ int audit_run(struct record *r, struct audit *a)
 		}
 		/* nobody sorts a program's __patchable_function_entries: only the
 		   tables a kernel reads (and its region holds the PFE entries) */
-		if (descents && tb->kind != TABLE_PFE) {
-			fd = add(a, FIND_UNSORTED, tb->entries[first].value, NULL);
+		/* ... and not a module's: the kernel sorts it when it loads it
+		   (ftrace_process_locs), and in an ET_REL the order compared is
+		   across sections anyway */
+		if (descents && tb->kind != TABLE_PFE && !elfio_is_rel(r->e)) {
+			uint64_t fv = tb->entries[first].value;
+			fd = add(a, FIND_UNSORTED, fv,
+				 r->has_symbols ? elfio_function_at(r->e, fv, r->pre_bytes) : NULL);
 			if (!fd) {
 				free(vals);
 				goto out;
@@ -294,11 +347,24 @@ int audit_run(struct record *r, struct audit *a)
 		free(vals);
 	}
 
+	/* A module with sites and no table: the kernel traces none of them. */
+	if (!r->ntables && r->nsites && elfio_is_rel(r->e) &&
+	    (elfio_find_section_by_name(r->e, ".gnu.linkonce.this_module") ||
+	     elfio_find_section_by_name(r->e, ".modinfo"))) {
+		fd = add(a, FIND_MISSING, r->sites[0].addr, r->sites[0].func);
+		if (!fd)
+			goto out;
+		snprintf(fd->msg, sizeof(fd->msg), "the module has %zu sites and no __mcount_loc: "
+			 "the kernel traces none of them", r->nsites);
+	}
+
 	/* Missing: only meaningful against a table that exists. */
 	if (total_entries) {
 		for (size_t i = 0; i < r->nsites; i++) {
 			const struct site *s = &r->sites[i];
-			if (s->sources & SRC_TABLE)
+			/* a misaligned site is one finding: record --in-place leaves
+			   it out of the table on purpose */
+			if ((s->sources & SRC_TABLE) || s->misaligned)
 				continue;
 			fd = add(a, FIND_MISSING, s->addr, s->func);
 			if (!fd)
@@ -400,7 +466,8 @@ int audit_print(struct record *r, const struct audit *a, bool json, FILE *o)
 	char addr[256], fn[512], lay[1024], cu[512];
 
 	if (json) {
-		fprintf(o, "{\"machine\":\"%s\",\"sites\":%zu,\"layout\":", r->arch->name, r->nsites);
+		fprintf(o, "{\"schema\":%d,\"machine\":\"%s\",\"site_count\":%zu,\"layout\":",
+			RECORD_JSON_SCHEMA, r->arch->name, r->nsites);
 		record_describe_layout(r, &r->ev.main, lay, sizeof(lay));
 		record_json_string(o, lay);
 		fputs(",\"evidence\":", o);
@@ -408,13 +475,21 @@ int audit_print(struct record *r, const struct audit *a, bool json, FILE *o)
 		record_json_string(o, lay);
 		fputs(",\"tables\":[", o);
 		for (size_t t = 0; t < r->ntables; t++) {
+			size_t nonzero = 0;
+			for (size_t i = 0; i < r->tables[t].count; i++)
+				nonzero += r->tables[t].entries[i].value != 0;
 			fprintf(o, "%s{\"name\":", t ? "," : "");
 			record_json_string(o, r->tables[t].name);
-			fprintf(o, ",\"entries\":%zu}", r->tables[t].count);
+			/* slots reserved, entries that are not zero (what the text counts) */
+			fprintf(o, ",\"slots\":%zu,\"entries\":%zu}", r->tables[t].count, nonzero);
 		}
 		fputs("],\"summary\":{", o);
 		for (int k = 0; k < FIND_COUNT; k++)
 			fprintf(o, "%s\"%s\":%zu", k ? "," : "", kind_names[k], a->count[k]);
+		fputs("},\"ignored\":{", o);
+		for (int k = 0; k < FIND_COUNT; k++)
+			fprintf(o, "%s\"%s\":%zu", k ? "," : "", kind_names[k], a->ignored[k]);
+		fprintf(o, ",\"weak\":%zu", a->ignored_weak);
 		fputs("},\"findings\":[", o);
 		for (size_t i = 0; i < a->n; i++) {
 			const struct finding *f = &a->v[i];
@@ -464,6 +539,14 @@ int audit_print(struct record *r, const struct audit *a, bool json, FILE *o)
 	fprintf(o, "summary:");
 	for (int k = 0; k < FIND_COUNT; k++)
 		fprintf(o, "%s %zu %s", k ? "," : "", a->count[k], kind_names[k]);
+	for (int k = 0, first = 1; k < FIND_COUNT; k++) {
+		if (!a->ignored[k])
+			continue;
+		fprintf(o, "%s %zu %s", first ? "; ignored:" : ",", a->ignored[k], kind_names[k]);
+		if (k == FIND_STALE && a->ignored_weak)
+			fprintf(o, " (%zu of them weak leftovers)", a->ignored_weak);
+		first = 0;
+	}
 	fputc('\n', o);
 	return 0;
 }

@@ -1350,6 +1350,15 @@ void record_describe(struct record *r, char *buf, size_t len)
 				 "sites, %zu of %zu sites are not in it", t->name, stale, nonzero,
 				 r->nsites - listed, r->nsites);
 	}
+	if (!t) {
+		bool module = elfio_is_rel(r->e) &&
+			      (elfio_find_section_by_name(r->e, ".gnu.linkonce.this_module") ||
+			       elfio_find_section_by_name(r->e, ".modinfo"));
+		snprintf(tab, sizeof(tab), "; no table (no __mcount_loc, __patchable_function_entries "
+			 "or __start_mcount_loc region)%s", !r->nsites ? "" : module
+			 ? ": an error for a module, the kernel traces none of its sites"
+			 : ": not an error for a program or object that no kernel reads");
+	}
 	/* the layouts of units or sections that differ from the main one, named */
 	char others[320] = "";
 	size_t on = 0, ol = 0;

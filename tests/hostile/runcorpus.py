@@ -71,11 +71,11 @@ def check_json(out):
         j = json.loads(out.decode("utf-8"))
     except ValueError as e:
         return "json does not parse: %s" % e
-    for k in ("machine", "type", "flavours", "count", "sites"):
+    for k in ("schema", "machine", "type", "flavours", "site_count", "sites"):
         if k not in j:
             return "json lacks %r" % k
-    if j["count"] != len(j["sites"]):
-        return "count %s but %d sites" % (j["count"], len(j["sites"]))
+    if j["site_count"] != len(j["sites"]):
+        return "count %s but %d sites" % (j["site_count"], len(j["sites"]))
     seen = set()
     for s in j["sites"]:
         for k in ("address", "function", "offset", "flavour", "misaligned"):
@@ -147,7 +147,7 @@ def judge(name, expect, path, results, base):
         if rc != 0 or got != n:
             return "record: exit %s with %d sites, expected exit 0 with %d" % (rc, got, n)
         try:
-            jc = json.loads(results[1][1].decode())["count"]
+            jc = json.loads(results[1][1].decode())["site_count"]
         except (ValueError, KeyError):
             jc = None
         if jc != n:
