@@ -105,14 +105,16 @@ boot_arm64() { # IMAGE LOG [TIMEOUT [INITRAMFS]]
 # The x86_64 configuration: tinyconfig (64BIT) plus what distribution
 # kernels carry that shapes a function's entry (CALL_PADDING: 16 bytes of
 # NOPs before each function, __pfx_ symbols over them; call depth tracking,
-# IBT: ENDBR64 before the __fentry__ call; PARAVIRT), ftrace with the
+# IBT: ENDBR64 before the __fentry__ call; PARAVIRT, and XEN_PV for its
+# PARAVIRT_XXL: functions written in inline assembly inside C units, which
+# have padding and no __fentry__ call), ftrace with the
 # compiler's own table (-mrecord-mcount) and the start-up tests, PVH (qemu
 # boots vmlinux itself through its PVH ELF note), DWARF, and what a busybox
 # initramfs needs (ttyS0, initrd, ELF and scripts, devtmpfs, proc, sys,
 # tracefs).  X86_CONFIG_WANT lists the options that must end up =y.
 X86_CONFIG_WANT="64BIT CPU_MITIGATIONS MITIGATION_RETPOLINE MITIGATION_RETHUNK
 	CPU_SUP_INTEL MITIGATION_CALL_DEPTH_TRACKING CALL_PADDING CALL_THUNKS
-	PREFIX_SYMBOLS X86_KERNEL_IBT HYPERVISOR_GUEST PARAVIRT PVH
+	PREFIX_SYMBOLS X86_KERNEL_IBT HYPERVISOR_GUEST PARAVIRT PVH XEN XEN_PV PARAVIRT_XXL
 	FTRACE FUNCTION_TRACER DYNAMIC_FTRACE FUNCTION_GRAPH_TRACER
 	FTRACE_MCOUNT_USE_CC BUILDTIME_MCOUNT_SORT FTRACE_STARTUP_TEST
 	DEBUG_INFO DEBUG_INFO_DWARF5 PRINTK TTY SERIAL_8250 SERIAL_8250_CONSOLE
@@ -125,7 +127,7 @@ x86_config() { # BUILD-DIR [MAKE-ARGS...]
 	"$SRC/scripts/config" --file "$b/.config" \
 		-e 64BIT -e CPU_MITIGATIONS -e MITIGATION_RETPOLINE -e MITIGATION_RETHUNK \
 		-e CPU_SUP_INTEL -e MITIGATION_CALL_DEPTH_TRACKING -e X86_KERNEL_IBT \
-		-e HYPERVISOR_GUEST -e PARAVIRT -e PVH \
+		-e HYPERVISOR_GUEST -e PARAVIRT -e PVH -e XEN -e XEN_PV \
 		-e FTRACE -e FUNCTION_TRACER -e DYNAMIC_FTRACE -e FUNCTION_GRAPH_TRACER \
 		-e FTRACE_STARTUP_TEST \
 		-e DEBUG_KERNEL -e DEBUG_INFO -e DEBUG_INFO_DWARF5 -e DEBUG_INFO_REDUCED \

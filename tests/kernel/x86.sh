@@ -18,6 +18,12 @@
 #   2. the table cleared (every slot zero): audit names the sites missing
 #      (exit 1); record --in-place refills it (exit 0), the refilled table
 #      = the oracle; audit of the result is clean (exit 0).
+# The kernel integration (contrib/linux) with PATCHSITE=, without a second
+# build (every object would be recompiled: see below):
+#   0001: repad --in-place --quiet leaves every object of vmlinux.a byte for
+#      byte, exit 0 (x86_64 has no ops literal to align);
+#   0003: record --in-place on vmlinux as linked and sorted (exit 0), then
+#      audit (exit 0): the table = the oracle.
 # Booted under qemu-system-x86_64 (TCG, PVH entry, -kernel vmlinux) with a
 # busybox-static initramfs whose /init switches the function tracer on
 # over every function and counts enabled_functions (lib.sh's initramfs):
@@ -148,6 +154,52 @@ if [ "$rc" -eq 1 ] && [ "$(grep -c "^missing: " "$T/wrong.audit")" -eq "$n" ]; t
 else
 	echo "audit exit status $rc" >>"$T/wrong.audit"
 	not_ok "x86_64 every entry moved into the padding: audit names every site missing" "$T/wrong.audit"
+fi
+
+# --- the kernel integration (contrib/linux) on x86_64 -------------------------
+# A build with PATCHSITE=... recompiles every object (0001 makes repad part
+# of each object's command line, so kbuild's if_changed rebuilds them all):
+# a second full build, too dear for make check.  What it would run is run
+# here instead, on the same files:
+# 0001: repad --in-place --quiet after each object is made; on x86_64 there
+# is no ops literal to align, so every object must come out byte for byte
+# (the objects, and so the link, of a PATCHSITE= build are those of this one)
+ar t "$X/vmlinux.a" >"$T/objects" || die "cannot list vmlinux.a"
+no=$(wc -l <"$T/objects")
+[ "$no" -gt 100 ] || die "vmlinux.a has only $no members"
+mkdir -p "$T/repad"
+bad=0
+while read -r o; do
+	c=$T/repad/obj.o
+	cp "$X/$o" "$c" || die "cannot copy $o"
+	"$PATCHSITE" repad --in-place --quiet "$c" >"$T/repad/out" 2>&1
+	rc=$?
+	if [ "$rc" -ne 0 ] || ! cmp -s "$X/$o" "$c"; then
+		[ "$bad" -lt 5 ] && echo "$o: repad exit status $rc, $(cmp -s "$X/$o" "$c" && echo unchanged || echo changed): $(head -n 2 "$T/repad/out")" >>"$T/repad.log"
+		bad=$((bad + 1))
+	fi
+done <"$T/objects"
+if [ "$bad" -eq 0 ]; then
+	ok "x86_64 PATCHSITE= (0001): repad --in-place leaves each of the $no objects of vmlinux.a byte for byte (exit 0)"
+else
+	echo "$bad of $no objects" >>"$T/repad.log"
+	not_ok "x86_64 PATCHSITE= (0001): repad --in-place leaves every object of vmlinux.a byte for byte (exit 0)" \
+		"$T/repad.log"
+fi
+# 0003: in link-vmlinux.sh, after the final link and sorttable (x86 sorts
+# the table at build time, BUILDTIME_MCOUNT_SORT), record --in-place on the
+# full table, then audit as the gate; arch/x86/Makefile.postlink runs after
+# it and does not touch the table
+P=$T/postlink.vmlinux
+cp "$V" "$P"
+"$PATCHSITE" record --in-place "$P" >"$T/postlink.err" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && "$PATCHSITE" audit "$P" >>"$T/postlink.err" 2>&1 &&
+	$TAB dump "$P" >"$T/postlink.values" && cmp -s "$T/postlink.values" "$T/oracle"; then
+	ok "x86_64 PATCHSITE= (0003): record --in-place after sorttable (exit 0), audit passes, the table = the kernel's"
+else
+	echo "record --in-place exit status $rc" >>"$T/postlink.err"
+	not_ok "x86_64 PATCHSITE= (0003): record --in-place, audit, the table = the kernel's" "$T/postlink.err"
 fi
 
 # --- boots --------------------------------------------------------------------
