@@ -164,7 +164,7 @@ fi
 # 0001: repad --in-place --quiet after each object is made; on x86_64 there
 # is no ops literal to align, so every object must come out byte for byte
 # (the objects, and so the link, of a PATCHSITE= build are those of this one)
-ar t "$X/vmlinux.a" >"$T/objects" || die "cannot list vmlinux.a"
+(cd "$X" && ar t vmlinux.a) >"$T/objects" || die "cannot list vmlinux.a"
 no=$(wc -l <"$T/objects")
 [ "$no" -gt 100 ] || die "vmlinux.a has only $no members"
 mkdir -p "$T/repad"
