@@ -32,9 +32,11 @@ static const char usage_text[] =
 	"      --symbolize          print ADDRESS FUNC+0xOFF FLAVOUR\n"
 	"      --format=FMT         list (default), json, asm, elf\n"
 	"      -o, --output=FILE    write to FILE (atomically) instead of stdout\n"
-	"      --patchable=N,M      the -fpatchable-function-entry=N,M layout, when the\n"
-	"                           image has no table to infer it from\n"
-	"      --nop-mcount         x86: sites are 5-byte NOPs at entry (-mnop-mcount)\n"
+	"      --patchable=N,M      state the layout: -fpatchable-function-entry=N,M, where\n"
+	"                           the code alone does not decide it (checked against\n"
+	"                           the code: a layout it does not bear out is refused)\n"
+	"      --nop-mcount         state it: x86 5-byte NOPs at entry (-mnop-mcount)\n"
+	"      --calls              state it: calls to mcount/__fentry__ (-pg, -mfentry)\n"
 	"      --in-place           write the sorted table into the image's own reserved\n"
 	"                           table (the __start/__stop_mcount_loc region, or the\n"
 	"                           __mcount_loc or __patchable_function_entries section)\n"
@@ -45,7 +47,7 @@ static const char usage_text[] =
 	"                       not sites (stale), sites missing from the table, duplicates\n"
 	"      --format=FMT         text (default) or json\n"
 	"      --align=N            literal alignment to check (default 8)\n"
-	"      --patchable=N,M, --nop-mcount   as for record\n"
+	"      --patchable=N,M, --nop-mcount, --calls   as for record\n"
 	"\n"
 	"  pin OBJ|THIN-ARCHIVE...   riscv64, before the final link: keep linker\n"
 	"                       relaxation from shrinking the calls ftrace rewrites with a\n"
@@ -104,7 +106,7 @@ static int parse_nm(const char *s, int *n, int *m)
 	return 0;
 }
 
-enum { OPT_FORMAT = 256, OPT_SYMBOLIZE, OPT_PATCHABLE, OPT_NOP_MCOUNT, OPT_IN_PLACE,
+enum { OPT_FORMAT = 256, OPT_SYMBOLIZE, OPT_PATCHABLE, OPT_NOP_MCOUNT, OPT_CALLS, OPT_IN_PLACE,
        OPT_KEEP_MISALIGNED, OPT_ALIGN };
 
 /* Options that shape how sites are found, shared by record and audit. */
@@ -112,6 +114,10 @@ static int site_option(int c, struct record_options *ro)
 {
 	char *end;
 
+	if ((c == OPT_PATCHABLE || c == OPT_NOP_MCOUNT || c == OPT_CALLS) &&
+	    record_options_stated(ro))
+		return usage_error("%s", "--patchable, --nop-mcount and --calls each state the "
+				   "layout: give one");
 	switch (c) {
 	case OPT_PATCHABLE:
 		if (parse_nm(optarg, &ro->patchable_n, &ro->patchable_m))
@@ -120,6 +126,9 @@ static int site_option(int c, struct record_options *ro)
 		return 0;
 	case OPT_NOP_MCOUNT:
 		ro->force_nop_mcount = true;
+		return 0;
+	case OPT_CALLS:
+		ro->force_calls = true;
 		return 0;
 	case OPT_ALIGN: {
 		unsigned long a = strtoul(optarg, &end, 0);
@@ -138,6 +147,7 @@ static int cmd_audit(int argc, char **argv)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "patchable", required_argument, NULL, OPT_PATCHABLE },
 		{ "nop-mcount", no_argument, NULL, OPT_NOP_MCOUNT },
+		{ "calls", no_argument, NULL, OPT_CALLS },
 		{ "align", required_argument, NULL, OPT_ALIGN },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -202,6 +212,7 @@ static int cmd_record(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "patchable", required_argument, NULL, OPT_PATCHABLE },
 		{ "nop-mcount", no_argument, NULL, OPT_NOP_MCOUNT },
+		{ "calls", no_argument, NULL, OPT_CALLS },
 		{ "align", required_argument, NULL, OPT_ALIGN },
 		{ "in-place", no_argument, NULL, OPT_IN_PLACE },
 		{ "keep-misaligned", no_argument, NULL, OPT_KEEP_MISALIGNED },
@@ -229,6 +240,7 @@ static int cmd_record(int argc, char **argv)
 			break;
 		case OPT_PATCHABLE:
 		case OPT_NOP_MCOUNT:
+		case OPT_CALLS:
 		case OPT_ALIGN:
 			ret = site_option(c, &ro);
 			if (ret)

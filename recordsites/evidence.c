@@ -135,6 +135,17 @@ static void shape_of(struct record *r, const struct elfio_symbol *f, uint64_t lo
 		s->post = (uint8_t)(in.len + rs_nop_run(r, a + in.len, in.len,
 							lim > in.len ? lim - in.len : 0));
 		s->pre = (uint8_t)rs_nops_before(r, f->addr, lo, in.len, SHAPE_MAX);
+		/*
+		 * A symbol that is nothing but NOPs falls through into what
+		 * follows it: it is padding with a name (objtool's __pfx_
+		 * symbols over x86 call padding, -fpatchable-function-entry=16,16),
+		 * not a function with a patch area.  It votes for no layout and
+		 * is never a site.
+		 */
+		if (s->land + s->post >= f->size) {
+			s->unit = s->post = s->pre = 0;
+			s->padding = true;
+		}
 	} else if ((r->arch->policy & ARCH_POLICY_NOP_MCOUNT) && in.len == r->arch->call_len) {
 		s->nop5 = true;
 	}
@@ -288,9 +299,14 @@ static int parse_producer(struct record *r, const char *prod, struct stmt *st)
 	st->kind = STMT_LAYOUT;
 	st->layout.kind = LAYOUT_NONE;
 	st->flag = "no patch-site flag";
-	/* x86 kernels' -fpatchable-function-entry is call padding next to -mfentry */
+	/*
+	 * x86 kernels' -fpatchable-function-entry is call padding next to
+	 * -mfentry; and an area wholly before the symbol (N == M: =16,16 where
+	 * a notrace file drops -mfentry but keeps the padding) leaves no NOP
+	 * at the entry to patch: padding, never a site.
+	 */
 	bool calls = pg || fentry;
-	bool area = n > 0;
+	bool area = n > m;
 	if (area && calls && (r->arch->policy & ARCH_POLICY_PFE_IS_PADDING))
 		area = false;
 	if (area) {
@@ -615,6 +631,9 @@ static int vote(const struct fshape *sh, const uint32_t *idx, size_t n, struct v
 		snprintf(v->why, sizeof(v->why), "the functions mix flavours: %zu call an mcount "
 			 "target, %zu begin with a 5-byte NOP, %zu with a NOP area", calls, nop5, area);
 		v->result = VOTE_AMBIGUOUS;
+		/* the leader, for the option the refusal suggests */
+		v->layout = (struct layout){ kind, kind == LAYOUT_AREA ? bu : 0, 0,
+					     kind == LAYOUT_AREA ? bk * bu : 0 };
 		return 0;
 	}
 	if (kind == LAYOUT_CALLS) {
@@ -640,12 +659,16 @@ static int vote(const struct fshape *sh, const uint32_t *idx, size_t n, struct v
 		snprintf(v->why, sizeof(v->why), "%zu of %zu functions begin with %s; too few for "
 			 "a vote (%d are needed)", best, n, what, MIN_VOTE);
 		v->result = VOTE_AMBIGUOUS;
+		v->layout = (struct layout){ kind, kind == LAYOUT_AREA ? bu : 0, 0,
+					     kind == LAYOUT_AREA ? bk * bu : 0 };
 		return 0;
 	}
 	if (weak ? best * 2 < n : best * 3 < strong * 2) {
 		snprintf(v->why, sizeof(v->why), "no clear majority: %zu of %zu functions begin "
 			 "with %s, %zu with two NOPs or more", best, n, what, strong);
 		v->result = VOTE_AMBIGUOUS;
+		v->layout = (struct layout){ kind, kind == LAYOUT_AREA ? bu : 0, 0,
+					     kind == LAYOUT_AREA ? bk * bu : 0 };
 		return 0;
 	}
 	if (kind == LAYOUT_NOP5) {
@@ -765,10 +788,106 @@ static void summarise(struct record *r)
 	}
 }
 
-static int ambiguous(struct record *r, const char *why)
+/*
+ * The option that states layout l, for a message: --calls, --nop-mcount,
+ * --patchable=N,M (M left to the user when the NOPs before the symbol are
+ * what is in doubt).
+ */
+static void option_for(const struct record *r, const struct layout *l, bool pre_known, char *buf,
+		       size_t len)
 {
-	elfio_err(r->e, "the patch-site layout is ambiguous: %s; state it with --patchable=N,M "
-		  "(or --nop-mcount)", why);
+	unsigned int u = l->unit ? l->unit : r->priv->nop_unit;
+
+	switch (l->kind) {
+	case LAYOUT_CALLS:
+		snprintf(buf, len, "--calls");
+		break;
+	case LAYOUT_NOP5:
+		snprintf(buf, len, "--nop-mcount");
+		break;
+	case LAYOUT_AREA:
+		if (pre_known)
+			snprintf(buf, len, "--patchable=%u,%u", (l->pre + l->post) / u, l->pre / u);
+		else
+			snprintf(buf, len, "--patchable=N,M, N-M=%u (M: the NOPs before the "
+				 "symbol)", l->post / u);
+		break;
+	case LAYOUT_NONE:
+		snprintf(buf, len, "--calls, --nop-mcount or --patchable=N,M");
+		break;
+	}
+}
+
+static int ambiguous(struct record *r, const char *why, const struct layout *leader)
+{
+	char opt[128];
+
+	option_for(r, leader, false, opt, sizeof(opt));
+	elfio_err(r->e, "the patch-site layout is ambiguous: %s; state it with %s", why, opt);
+	return -EINVAL;
+}
+
+/*
+ * A stated layout never overrides the code silently: under it the code
+ * must have sites, and not far fewer than the table under test has
+ * entries.  What the code shows by itself (the vote of all functions, or
+ * the calls the sweep decoded) is named so that the message suggests an
+ * option that is right for the image.
+ */
+int rs_check_stated(struct record *r)
+{
+	struct record_priv *p = r->priv;
+	const struct site_table *t = record_table_under_test(r);
+	const struct record_options *o = &r->opts;
+	size_t entries = 0;
+	char stated[64], code[400] = "", opt[128];
+	struct vote v = { 0 };
+
+	if (r->ev.source != EVIDENCE_STATED)
+		return 0;
+	for (size_t i = 0; t && i < t->count; i++)
+		entries += t->entries[i].value != 0;
+	if (p->nshapes) {
+		uint32_t *all = malloc(p->nshapes * sizeof(*all));
+		if (!all) {
+			elfio_err(r->e, "out of memory for the vote that checks the stated layout");
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < p->nshapes; i++)
+			all[i] = (uint32_t)i;
+		int ret = vote(p->shapes, all, p->nshapes, &v);
+		free(all);
+		if (ret) {
+			elfio_err(r->e, "out of memory for the vote that checks the stated layout");
+			return -ENOMEM;
+		}
+	} else if (p->ncalls) {
+		v.result = VOTE_DECIDED;
+		v.layout.kind = LAYOUT_CALLS;
+		v.carriers = p->ncalls;
+	}
+	bool other = v.result == VOTE_DECIDED && v.carriers &&
+		     !same_layout(&v.layout, &r->ev.main);
+	bool none = !r->nsites && (entries || other);
+	bool few = entries && r->nsites * 2 < entries;
+	if (!none && !few)
+		return 0;
+	if (o->patchable_n >= 0)
+		snprintf(stated, sizeof(stated), "--patchable=%d,%d", o->patchable_n, o->patchable_m);
+	else
+		snprintf(stated, sizeof(stated), "%s", o->force_nop_mcount ? "--nop-mcount" : "--calls");
+	if (other) {
+		char lay[192];
+		record_describe_layout(r, &v.layout, lay, sizeof(lay));
+		option_for(r, &v.layout, true, opt, sizeof(opt));
+		snprintf(code, sizeof(code), "; the code shows %s in %zu functions (state %s, or "
+			 "nothing)", lay, v.carriers, opt);
+	}
+	if (entries)
+		elfio_err(r->e, "%s does not match the code: it gives %zu sites where table '%s' "
+			  "has %zu entries%s", stated, r->nsites, t->name, entries, code);
+	else
+		elfio_err(r->e, "%s does not match the code: it gives no sites%s", stated, code);
 	return -EINVAL;
 }
 
@@ -858,14 +977,16 @@ int rs_establish_layout(struct record *r, const struct record_options *o)
 		goto oom;
 
 	/* 1. stated: every function is judged by its decoded shape against it */
-	if (o->patchable_n >= 0 || o->force_nop_mcount) {
+	if (record_options_stated(o)) {
 		struct layout l = none;
 		unsigned int u = p->nop_unit;
 		if (o->patchable_n >= 0)
 			l = (struct layout){ LAYOUT_AREA, u, (unsigned int)o->patchable_m * u,
 					     (unsigned int)(o->patchable_n - o->patchable_m) * u };
-		else
+		else if (o->force_nop_mcount)
 			l.kind = LAYOUT_NOP5;
+		else
+			l.kind = LAYOUT_CALLS;
 		p->layouts[0] = l;
 		r->ev.source = EVIDENCE_STATED;
 		r->ev.main = l;
@@ -997,7 +1118,7 @@ int rs_establish_layout(struct record *r, const struct record_options *o)
 						 : (struct layout){ LAYOUT_NOP5, 0, 0, 0 };
 			}
 			if (!t2 || (!r->patchable && !r->nop_mcount)) {
-				ret = ambiguous(r, why);
+				ret = ambiguous(r, why, &v.layout);
 				goto out;
 			}
 			int k = add_layout(r, &l);
@@ -1229,7 +1350,21 @@ void record_describe(struct record *r, char *buf, size_t len)
 				 "sites, %zu of %zu sites are not in it", t->name, stale, nonzero,
 				 r->nsites - listed, r->nsites);
 	}
+	/* the layouts of units or sections that differ from the main one, named */
+	char others[320] = "";
+	size_t on = 0, ol = 0;
+	for (size_t i = 0; i < r->priv->nlayouts; i++) {
+		const struct layout *l = &r->priv->layouts[i];
+		char d[192];
+		if (l->kind == LAYOUT_NONE || same_layout(l, &r->ev.main))
+			continue;
+		record_describe_layout(r, l, d, sizeof(d));
+		if (ol < sizeof(others))
+			ol += (size_t)snprintf(others + ol, sizeof(others) - ol, "%s%s",
+					       on++ ? "; " : " (some units or sections: ", d);
+	}
+	if (on && ol < sizeof(others))
+		snprintf(others + ol, sizeof(others) - ol, ")");
 	snprintf(buf, len, "%s %s: %zu sites: %s%s, %s%s", r->arch->name,
-		 elfio_is_rel(r->e) ? "object" : "image", r->nsites, lay,
-		 r->ev.nlayouts > 1 ? " (other layouts in some units or sections)" : "", ev, tab);
+		 elfio_is_rel(r->e) ? "object" : "image", r->nsites, lay, others, ev, tab);
 }

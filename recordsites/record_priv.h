@@ -29,6 +29,7 @@ struct fshape {
 	uint8_t pre;		/* bytes of that unit's NOPs just before the symbol */
 	bool nop5;		/* begins with the call-sized NOP (x86 -mnop-mcount) */
 	bool call;		/* holds a call to an mcount target */
+	bool padding;		/* nothing but NOPs: padding with a name (__pfx_) */
 	int stmt;		/* DWARF statement index, -1: none */
 	int layout;		/* index into record_priv.layouts, once established */
 	const struct elfio_symbol *sym;	/* the first of its aliases (global first) */
@@ -85,6 +86,7 @@ struct record_priv {
 };
 
 /* Bytes and decoding (recordsites.c) */
+bool rs_is_padding_symbol(struct record *r, const struct elfio_symbol *f);
 int rs_decode_at(struct record *r, uint64_t addr, struct arch_insn *insn);
 void rs_prefetch_text(const struct record *r, uint64_t addr);
 unsigned int rs_landing_len(struct record *r, uint64_t addr);
@@ -104,6 +106,8 @@ const struct target *rs_find_target(const struct target *v, size_t n, uint64_t a
  * -EINVAL with the error printed when the evidence is not decisive.
  */
 int rs_establish_layout(struct record *r, const struct record_options *o);
+/* A stated layout checked against the code (0, or -EINVAL with the error printed). */
+int rs_check_stated(struct record *r);
 
 int rs_push_call(struct record *r, uint64_t addr, const struct elfio_symbol *func, bool entry);
 /* The site a decoded call is, under its function's layout: true and *s filled. */

@@ -73,6 +73,11 @@ void record_options_init(struct record_options *o)
 	o->patchable_m = -1;
 }
 
+bool record_options_stated(const struct record_options *o)
+{
+	return o->patchable_n >= 0 || o->force_nop_mcount || o->force_calls;
+}
+
 /* --- Sorted arrays ------------------------------------------------------- */
 
 static int cmp_target(const void *a, const void *b)
@@ -329,6 +334,31 @@ general:
 			return n;
 		n += step;
 	}
+}
+
+/*
+ * A symbol that is nothing but NOPs falls through into what follows: it is
+ * padding with a name (objtool's __pfx_ symbols over x86 call padding),
+ * never a function with a patch area.
+ */
+bool rs_is_padding_symbol(struct record *r, const struct elfio_symbol *f)
+{
+	return f->size <= 64 && rs_nop_run(r, f->addr, 0, (unsigned int)f->size) >= f->size;
+}
+
+/* The function at addr (elfio_function_at), past padding symbols. */
+static const struct elfio_symbol *function_past_padding(struct record *r, uint64_t addr,
+							 uint64_t slack)
+{
+	const struct elfio_symbol *f = elfio_function_at(r->e, addr, slack);
+
+	for (int i = 0; f && i < 4 && rs_is_padding_symbol(r, f); i++) {
+		const struct elfio_symbol *g = elfio_function_at(r->e, f->addr + f->size, 0);
+		if (!g || g->addr != f->addr + f->size)
+			return f;
+		f = g;
+	}
+	return f;
 }
 
 /* The function starting exactly at addr (the first of its aliases), or NULL. */
@@ -1034,7 +1064,7 @@ static void infer_patchable(struct record *r, const struct site_table *only)
 			const struct elfio_symbol *f;
 			if (!v || !rs_nop_run(r, v, 0, 1))
 				continue;
-			f = elfio_function_at(r->e, v, 64);
+			f = function_past_padding(r, v, 64);
 			if (!f)
 				continue;
 			if (v < f->addr)
@@ -1161,6 +1191,18 @@ void rs_detect_from_tables(struct record *r, const struct record_options *o,
 	}
 	if (r->patchable)
 		infer_patchable(r, only);
+	/*
+	 * x86: a __patchable_function_entries whose areas leave no NOP at the
+	 * entry (=16,16, in objects built without -mfentry) is call padding
+	 * too, not a table of sites.
+	 */
+	if (pfe && o->patchable_n < 0 && r->has_symbols && !r->post_known &&
+	    (r->arch->policy & ARCH_POLICY_PFE_IS_PADDING)) {
+		if (!only)
+			drop_call_padding(r);
+		r->patchable = false;
+		r->pre_bytes = 0;
+	}
 }
 
 /* An object's flavours: the compiler's tables and relocations, or what was stated. */
@@ -1169,6 +1211,10 @@ static void detect_object(struct record *r, const struct record_options *o)
 	struct record_priv *p = r->priv;
 
 	rs_detect_from_tables(r, o, NULL);
+	if (o->force_calls) {
+		r->patchable = r->nop_mcount = false;
+		r->pre_bytes = r->post_bytes = 0;
+	}
 	if (o->patchable_n >= 0) {
 		unsigned int u = p->nop_unit;
 		r->pre_bytes = (unsigned int)o->patchable_m * u;
@@ -1195,7 +1241,7 @@ static void detect_object(struct record *r, const struct record_options *o)
 			r->has_calls = false;
 	}
 	memset(&r->ev, 0, sizeof(r->ev));
-	r->ev.source = o->patchable_n >= 0 || o->force_nop_mcount ? EVIDENCE_STATED
+	r->ev.source = record_options_stated(o) ? EVIDENCE_STATED
 		       : (r->has_calls || r->patchable || r->nop_mcount) ? EVIDENCE_OBJECT
 		       : EVIDENCE_NOTHING;
 	r->ev.main = r->patchable ? table_layout(r)
@@ -1396,7 +1442,7 @@ static int gather(struct record *r, const struct record_options *o, struct cand 
 	 * are the candidates only when the user stated the layout, or when no
 	 * table entry exists at all.
 	 */
-	bool stated = o->patchable_n >= 0 || o->force_nop_mcount;
+	bool stated = record_options_stated(o);
 	bool by_symbol = (stated || !any_table_entry(r)) &&
 			 (r->nop_mcount || (r->patchable && r->post_known));
 	for (size_t i = 0; by_symbol && i < nf; i++) {
@@ -1620,6 +1666,8 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 		ret = sites_from_decodes(r);
 		if (ret)
 			goto oom_err;
+		if ((ret = rs_check_stated(r)))
+			goto err;
 		*out = r;
 		return 0;
 	}
@@ -1654,6 +1702,9 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 		r->sites[r->nsites++] = s;
 	}
 	elfio_free(c.v);
+	c.v = NULL;
+	if ((ret = rs_check_stated(r)))
+		goto err;
 	*out = r;
 	return 0;
 oom_err:

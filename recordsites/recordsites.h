@@ -110,6 +110,7 @@ struct evidence {
 struct record_options {
 	int patchable_n, patchable_m;	/* -1: infer from the image */
 	bool force_nop_mcount;		/* x86 -mnop-mcount without a table to show it */
+	bool force_calls;		/* the sites are calls to the mcount target (-pg, -mfentry) */
 	unsigned int align;		/* CALL_OPS literal alignment (0: 8) */
 };
 
@@ -139,6 +140,8 @@ struct record {
 };
 
 void record_options_init(struct record_options *o);
+/* Does o state the layout (--patchable, --nop-mcount, --calls)? */
+bool record_options_stated(const struct record_options *o);
 /* Find and verify every site.  Returns 0 or negative errno (error printed). */
 int record_scan(struct elfio *e, const struct record_options *o, struct record **out);
 void record_free(struct record *r);

@@ -1194,17 +1194,27 @@ static int check_input(struct repad *rp)
 {
 	const GElf_Ehdr *eh = elfio_ehdr(rp->e);
 
-	/* the architectures whose PC-relative references arch/ can move */
 	rp->arch = arch_by_machine(eh->e_machine);
-	if (!rp->arch || !rp->arch->insn_len || !rp->arch->pcrel_decode ||
-	    !rp->arch->pcrel_encode) {
-		elfio_error(rp->path, "repad handles arm64 and riscv64 objects only (e_machine %u)",
+	if (!rp->arch) {
+		elfio_error(rp->path, "repad handles x86_64, arm64 and riscv64 objects (e_machine %u)",
 			    eh->e_machine);
 		return -ENOTSUP;
 	}
 	if (!elfio_is_rel(rp->e)) {
 		elfio_error(rp->path, "not a relocatable object (ET_REL): repad runs before the final link");
 		return -EINVAL;
+	}
+	/*
+	 * An architecture without an ops literal before its functions (x86_64)
+	 * has nothing to align: the object is left as it is, so that a kernel
+	 * build that repads every object (contrib/linux) works there too.
+	 */
+	if (!rp->arch->literal_size)
+		return 1;
+	/* the architectures whose PC-relative references arch/ can move */
+	if (!rp->arch->insn_len || !rp->arch->pcrel_decode || !rp->arch->pcrel_encode) {
+		elfio_error(rp->path, "repad cannot move the code of %s objects", rp->arch->name);
+		return -ENOTSUP;
 	}
 	if (elfio_was_compressed(rp->e)) {
 		elfio_error(rp->path, "compressed objects cannot be repadded; decompress it first");
@@ -1288,6 +1298,11 @@ int repad_object(const char *in, const char *out, struct repad_report *rep)
 	if (!rp.e)
 		return errno ? -errno : -EINVAL;
 	ret = check_input(&rp);
+	if (ret == 1) {
+		/* nothing to align on this architecture: as for an object with nothing to pad */
+		ret = same_file(in, out) ? 0 : copy_input(&rp, out);
+		goto out;
+	}
 	if (ret)
 		goto out;
 	rp.riscv = elfio_ehdr(rp.e)->e_machine == EM_RISCV;

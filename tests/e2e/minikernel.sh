@@ -104,7 +104,7 @@ done
 
 imgs_ok=1
 for f in riscv64.elf riscv64-norelax.elf riscv64-small.elf riscv64-oracle.elf riscv64.map \
-	x86_64.elf x86_64-small.elf x86_64-oracle.elf aarch64.elf aarch64-small.elf aarch64-oracle.elf; do
+	x86_64.elf x86_64-small.elf x86_64-oracle.elf x86_64-pad.elf aarch64.elf aarch64-small.elf aarch64-oracle.elf; do
 	[ -f "$out/$f" ] || { echo "missing $out/$f" >>"$tmp/msg.img"; imgs_ok=0; }
 done
 if [ "$imgs_ok" = 1 ] && [ -f "$expected" ]; then
@@ -442,8 +442,60 @@ audit_rc "$t/clr" 0 "x86_64: audit of the rewritten table: exit 0"
 idempotent "$t/clr" x86_64
 "$py" "$mkelf" reverse "$x86img" "$t/rev" >"$t/rev.err" 2>&1
 "$PATCHSITE" record --in-place "$t/rev" >/dev/null 2>"$t/rev.err"
+rc=$?
+check "x86_64: reversed table: record --in-place exits 0" inplace_ok "$t/rev.err" "$rc"
 check "x86_64: reversed table: record --in-place sorts it back (byte-identical)" cmp "$x86img" "$t/rev"
 too_small "$out/x86_64-small.elf" x86_64-small
+
+# ======================================= x86_64 as distributions build it
+# Call padding (-fpatchable-function-entry=16,16 under objtool's __pfx_
+# symbols), IBT (ENDBR64 before the call), and eight padded assembly
+# functions that no unit's ranges cover (Debian's 6.12 vmlinux has eight:
+# pv_native_save_fl and the like).  The padding is never a site: with or
+# without DWARF the sites are the calls to __fentry__, the compiler's own
+# table; a stated layout the code does not bear out is refused.
+padimg=$out/x86_64-pad.elf
+t=$tmp/x86pad
+mkdir -p "$t"
+values "$padimg" >"$t/linker"
+"$py" "$mkelf" objdump-sites objdump "$padimg" __fentry__ >"$t/sites"
+check "x86_64 padded: the compiler's table = objdump's call __fentry__ sites (12)" \
+	sh -c "diff '$t/sites' '$t/linker' && [ \$(wc -l <'$t/sites') -eq 12 ]"
+check "x86_64 padded: 8 padded assembly functions and a __pfx_ symbol per function" \
+	sh -c "[ \$(nm '$padimg' | grep -c ' __pfx_mk_') -eq 8 ] && [ \$(nm '$padimg' | grep -c ' __pfx_') -ge 20 ]"
+objcopy --strip-debug "$padimg" "$t/nodebug" || not_ok "x86_64 padded: objcopy --strip-debug"
+for v in dwarf nodebug; do
+	img=$padimg
+	[ "$v" = nodebug ] && img=$t/nodebug
+	"$PATCHSITE" record "$img" >"$t/$v.list" 2>"$t/$v.err"
+	rc=$?
+	check "x86_64 padded ($v): record exits 0" sh -c "[ $rc -eq 0 ] || { cat '$t/$v.err'; false; }"
+	check "x86_64 padded ($v): record = the compiler's table (no padding listed)" \
+		same_sorted "$t/$v.list" "$t/linker"
+	audit_rc "$img" 0 "x86_64 padded ($v): audit of the image as linked: exit 0"
+done
+run_img native "$padimg" trace "$t/trace"
+check "x86_64 padded: linker's table: every site patched, none rejected" patched_all "$t/trace" 12
+"$py" "$mkelf" clear "$t/nodebug" "$t/clr" >"$t/clr.err" 2>&1 ||
+	not_ok "x86_64 padded: mkelf.py clear" "$t/clr.err"
+cp "$t/clr" "$t/clr.orig"
+"$PATCHSITE" record --in-place --patchable=16,16 "$t/clr" >"$t/stated.out" 2>"$t/stated.err"
+rc=$?
+check "x86_64 padded: record --in-place --patchable=16,16 refused: exit 2, one line naming the file" \
+	sh -c "[ $rc -eq 2 ] && [ \$(wc -l <'$t/stated.err') -eq 1 ] &&
+		grep -q '^patchsite: $t/clr: --patchable=16,16 does not match the code' '$t/stated.err' &&
+		grep -q 'state --calls, or nothing' '$t/stated.err' || { echo rc=$rc; cat '$t/stated.err'; false; }"
+check "x86_64 padded: the refused stated layout wrote nothing" cmp "$t/clr.orig" "$t/clr"
+audit_rc "$padimg" 2 "x86_64 padded: audit --patchable=16,16 refused: exit 2" --patchable=16,16
+audit_rc "$padimg" 2 "x86_64 padded: audit --nop-mcount refused: exit 2" --nop-mcount
+"$PATCHSITE" record --in-place "$t/clr" >/dev/null 2>"$t/ip.err"
+rc=$?
+check "x86_64 padded: record --in-place on the cleared table (no DWARF): exit 0" inplace_ok "$t/ip.err" "$rc"
+values "$t/clr" >"$t/restored"
+check "x86_64 padded: rewritten table = the compiler's" same_sorted "$t/restored" "$t/linker"
+run_img native "$t/clr" trace "$t/restored.trace"
+check "x86_64 padded: rewritten table: every site patched, none rejected" patched_all "$t/restored.trace" 12
+check "x86_64 padded: rewritten table: every count exact" counts_exact "$t/restored.trace"
 
 # ================================================================ aarch64
 A64=qemu-aarch64
