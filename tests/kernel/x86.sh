@@ -65,6 +65,7 @@ fi
 for c in $X86_CONFIG_WANT; do
 	grep -q "^CONFIG_$c=y" "$X/.config" || die "x86: CONFIG_$c is not set"
 done
+grep -q "^CONFIG_FUNCTION_PADDING_BYTES=16$" "$X/.config" || die "x86: CONFIG_FUNCTION_PADDING_BYTES is not 16"
 t0=$(date +%s)
 kbuild x86 vmlinux >"$OUT/x86.build.log" 2>&1 || {
 	tail -n 30 "$OUT/x86.build.log" >&2
