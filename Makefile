@@ -94,11 +94,17 @@ fuzz: san fixtures
 # CALL_OPS kernel cleared, moved and shifted, and the arm64 one booted as
 # built, refilled and wrong; then arm64 -Os with CALL_OPS: the guard lifted
 # alone (misaligned, fails to boot), and with PATCHSITE= (boots, passes the
-# -O2 kernel's ftrace self tests)
+# -O2 kernel's ftrace self tests); then an x86_64 kernel with call padding,
+# IBT and call depth tracking, built natively: its table against the
+# kernel's own with and without DWARF, cleared and refilled, booted under
+# qemu-system-x86_64 (PVH) as built, refilled and wrong.  The riscv64,
+# arm64 and x86_64 boots run an initramfs that turns the function tracer on
+# over every function and counts enabled_functions.
 kernel-check: all
 	PATCHSITE=$(CURDIR)/patchsite bash tests/kernel/riscv-relax.sh
 	PATCHSITE=$(CURDIR)/patchsite bash tests/kernel/tables.sh
 	PATCHSITE=$(CURDIR)/patchsite bash tests/kernel/call-ops-os.sh
+	PATCHSITE=$(CURDIR)/patchsite bash tests/kernel/x86.sh
 
 check: deps
 	$(MAKE) unit

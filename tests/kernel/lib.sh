@@ -7,7 +7,8 @@
 #
 # Sets PATCHSITE, W, SRC, OUT; provides ok/not_ok/die, kernel_packages,
 # kernel_source, kbuild ARCH TARGET..., arm64_config, boot_arm64,
-# selftests LOG, reached_init LOG.
+# x86_config, boot_x86, initramfs, tracefs_check, selftests LOG,
+# reached_init LOG.
 
 PATCHSITE=$(readlink -f "${PATCHSITE:-./patchsite}")
 W=$(readlink -m "${KERNEL_WORK:-build-kernel}")
@@ -32,7 +33,8 @@ die() {
 kernel_packages() {
 	local need="linux-source-6.12 qemu-system-misc qemu-system-arm opensbi flex bison bc make
 		gcc-riscv64-linux-gnu gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu
-		binutils-riscv64-linux-gnu libssl-dev libelf-dev python3 xz-utils time" missing="" p
+		binutils-riscv64-linux-gnu libssl-dev libelf-dev python3 xz-utils time
+		qemu-system-x86 busybox-static libc6-dev-arm64-cross libc6-dev-riscv64-cross" missing="" p
 	for p in $need; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
 			missing="$missing $p"
@@ -74,7 +76,8 @@ kernel_source() {
 # The arm64 configuration the kernel tests share: tinyconfig plus ftrace
 # (function and graph tracers, dynamic ftrace, start-up tests), a PL011
 # console, RELOCATABLE (the table's values live in .rela.dyn), static keys
-# and pointer authentication; OPT is performance or size.
+# and pointer authentication, and what the tracefs initramfs needs (initrd,
+# proc, sys; tracefs comes with the tracers); OPT is performance or size.
 arm64_config() { # BUILD-DIR OPT [MAKE-ARGS...]
 	local b=$1 opt=$2 on=CC_OPTIMIZE_FOR_PERFORMANCE off=CC_OPTIMIZE_FOR_SIZE
 	shift 2
@@ -84,15 +87,143 @@ arm64_config() { # BUILD-DIR OPT [MAKE-ARGS...]
 		-e PRINTK -e TTY -e SERIAL_AMBA_PL011 -e SERIAL_AMBA_PL011_CONSOLE \
 		-e FTRACE -e FUNCTION_TRACER -e FUNCTION_GRAPH_TRACER -e DYNAMIC_FTRACE \
 		-e FTRACE_STARTUP_TEST -e KALLSYMS -e EXPERT -e RELOCATABLE -e JUMP_LABEL \
-		-e ARM64_PTR_AUTH -e ARM64_PTR_AUTH_KERNEL -e BINFMT_ELF -d "$off" -e "$on"
+		-e ARM64_PTR_AUTH -e ARM64_PTR_AUTH_KERNEL -e BINFMT_ELF -d "$off" -e "$on" \
+		-e BLK_DEV_INITRD -e PROC_FS -e SYSFS -d RD_GZIP -d RD_BZIP2 -d RD_LZMA \
+		-d RD_XZ -d RD_LZO -d RD_LZ4 -d RD_ZSTD
 	kbuild arm64 "$@" olddefconfig >/dev/null || die "arm64 olddefconfig failed"
 }
 
-# Boot an arm64 Image under qemu-system-aarch64 (no root file system: the
-# ftrace start-up tests run before init).
-boot_arm64() { # IMAGE LOG [TIMEOUT]
+# Boot an arm64 Image under qemu-system-aarch64, with an initramfs if one is
+# given (without one there is no root file system: the ftrace start-up tests
+# run before init).
+boot_arm64() { # IMAGE LOG [TIMEOUT [INITRAMFS]]
 	timeout "${3:-240}" qemu-system-aarch64 -M virt -cpu max -m 256M -nographic -no-reboot -nic none \
-		-kernel "$1" -append "console=ttyAMA0 earlycon panic=-1" </dev/null >"$2" 2>&1
+		-kernel "$1" ${4:+-initrd "$4"} -append "console=ttyAMA0 earlycon panic=-1" \
+		</dev/null >"$2" 2>&1
+}
+
+# The x86_64 configuration: tinyconfig (64BIT) plus what distribution
+# kernels carry that shapes a function's entry (CALL_PADDING: 16 bytes of
+# NOPs before each function, __pfx_ symbols over them; call depth tracking,
+# IBT: ENDBR64 before the __fentry__ call; PARAVIRT, and XEN_PV for its
+# PARAVIRT_XXL: functions written in inline assembly inside C units, which
+# have padding and no __fentry__ call), ftrace with the
+# compiler's own table (-mrecord-mcount) and the start-up tests, PVH (qemu
+# boots vmlinux itself through its PVH ELF note), DWARF, and what a busybox
+# initramfs needs (ttyS0, initrd, ELF and scripts, devtmpfs, proc, sys,
+# tracefs).  X86_CONFIG_WANT lists the options that must end up =y.
+X86_CONFIG_WANT="64BIT CPU_MITIGATIONS MITIGATION_RETPOLINE MITIGATION_RETHUNK
+	CPU_SUP_INTEL MITIGATION_CALL_DEPTH_TRACKING CALL_PADDING CALL_THUNKS
+	PREFIX_SYMBOLS X86_KERNEL_IBT HYPERVISOR_GUEST PARAVIRT PVH XEN XEN_PV PARAVIRT_XXL
+	FTRACE FUNCTION_TRACER DYNAMIC_FTRACE FUNCTION_GRAPH_TRACER
+	FTRACE_MCOUNT_USE_CC BUILDTIME_MCOUNT_SORT FTRACE_STARTUP_TEST
+	DEBUG_INFO DEBUG_INFO_DWARF5 PRINTK TTY SERIAL_8250 SERIAL_8250_CONSOLE
+	BLK_DEV_INITRD BINFMT_ELF BINFMT_SCRIPT DEVTMPFS PROC_FS SYSFS TRACING
+	KALLSYMS"
+x86_config() { # BUILD-DIR [MAKE-ARGS...]
+	local b=$1 c
+	shift
+	kbuild x86 "$@" tinyconfig >/dev/null || die "x86 tinyconfig failed"
+	"$SRC/scripts/config" --file "$b/.config" \
+		-e 64BIT -e CPU_MITIGATIONS -e MITIGATION_RETPOLINE -e MITIGATION_RETHUNK \
+		-e CPU_SUP_INTEL -e MITIGATION_CALL_DEPTH_TRACKING -e X86_KERNEL_IBT \
+		-e HYPERVISOR_GUEST -e PARAVIRT -e PVH -e XEN -e XEN_PV \
+		-e FTRACE -e FUNCTION_TRACER -e DYNAMIC_FTRACE -e FUNCTION_GRAPH_TRACER \
+		-e FTRACE_STARTUP_TEST \
+		-e DEBUG_KERNEL -e DEBUG_INFO -e DEBUG_INFO_DWARF5 -e DEBUG_INFO_REDUCED \
+		-d DEBUG_INFO_NONE -d DEBUG_INFO_BTF \
+		-e PRINTK -e TTY -e SERIAL_8250 -e SERIAL_8250_CONSOLE \
+		-e BLK_DEV_INITRD -e BINFMT_ELF -e BINFMT_SCRIPT -e DEVTMPFS -e PROC_FS \
+		-e SYSFS -e KALLSYMS -d RD_GZIP -d RD_BZIP2 -d RD_LZMA -d RD_XZ -d RD_LZO \
+		-d RD_LZ4 -d RD_ZSTD
+	kbuild x86 "$@" olddefconfig >/dev/null || die "x86 olddefconfig failed"
+	for c in $X86_CONFIG_WANT; do
+		grep -q "^CONFIG_$c=y" "$b/.config" || die "x86: CONFIG_$c is not =y after olddefconfig"
+	done
+	grep -q "^CONFIG_FUNCTION_PADDING_BYTES=16$" "$b/.config" ||
+		die "x86: CONFIG_FUNCTION_PADDING_BYTES is not 16"
+}
+
+# Boot an x86_64 vmlinux under qemu-system-x86_64 (TCG) through its PVH
+# entry, with an initramfs.
+boot_x86() { # VMLINUX INITRAMFS LOG [TIMEOUT]
+	timeout "${4:-300}" qemu-system-x86_64 -m 256M -nographic -no-reboot -nic none \
+		-kernel "$1" -initrd "$2" -append "console=ttyS0 panic=-1" </dev/null >"$3" 2>&1
+}
+
+# initramfs ARCH OUT: an uncompressed initramfs (cpio built by the kernel's
+# own usr/gen_init_cpio.c) whose /init exercises tracefs and prints
+# "TRACEFS ..." lines (read them with tracefs_field): x86 gets busybox-static
+# and a shell script, arm64 and riscv tests/kernel/tracefs-init.c built
+# -static with the cross compiler (the same lines; no busybox for them here).
+initramfs() { # ARCH OUT
+	local arch=$1 out=$2 d=$OUT/initramfs.$1 cc
+	mkdir -p "$d"
+	if [ ! -x "$W/gen_init_cpio" ]; then
+		gcc -O2 -o "$W/gen_init_cpio" "$SRC/usr/gen_init_cpio.c" || die "cannot build gen_init_cpio"
+	fi
+	{
+		echo "dir /dev 755 0 0"
+		echo "nod /dev/console 600 0 0 c 5 1"
+		echo "dir /proc 755 0 0"
+		echo "dir /sys 755 0 0"
+	} >"$d/list"
+	case $arch in
+	x86)
+		[ -x /bin/busybox ] && ! readelf -l /bin/busybox | grep -q "program interpreter" ||
+			die "no static /bin/busybox (apt-get install busybox-static)"
+		cat >"$d/init" <<'INIT'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t tracefs tracefs /sys/kernel/tracing
+cd /sys/kernel/tracing || echo "TRACEFS no tracefs"
+echo "TRACEFS available_filter_functions=$(wc -l < available_filter_functions)"
+if echo function > current_tracer; then w=ok; else w=failed; fi
+echo "TRACEFS function tracer write=$w"
+echo "TRACEFS enabled_functions=$(wc -l < enabled_functions)"
+echo nop > current_tracer
+echo "TRACEFS dmesg ftrace-bug=$(dmesg | grep -c -e 'ftrace bug' -e 'ftrace failed')"
+echo "TRACEFS done"
+reboot -f
+INIT
+		echo "dir /bin 755 0 0" >>"$d/list"
+		echo "file /bin/busybox /bin/busybox 755 0 0" >>"$d/list"
+		;;
+	arm64 | riscv)
+		cc=aarch64-linux-gnu-gcc
+		[ "$arch" = riscv ] && cc=riscv64-linux-gnu-gcc
+		$cc -static -Os -Wall -o "$d/init" tests/kernel/tracefs-init.c >"$d/cc.log" 2>&1 ||
+			die "cannot build the $arch init: $(cat "$d/cc.log")"
+		;;
+	*) die "initramfs: unknown arch $arch" ;;
+	esac
+	echo "file /init $d/init 755 0 0" >>"$d/list"
+	"$W/gen_init_cpio" "$d/list" >"$out" || die "gen_init_cpio failed"
+}
+
+# tracefs_field LOG NAME: the value of "TRACEFS NAME=value" in a boot log
+# (empty when the line is not there)
+tracefs_field() {
+	tr -d '\r' <"$1" | sed -n "s/^TRACEFS $2=\\([^ ]*\\).*/\\1/p" | tail -n 1
+}
+
+# tracefs_ok LOG [WANT]: the initramfs ran to its end, the function tracer
+# was switched on, no "ftrace bug"/"ftrace failed" in the console log or
+# dmesg, and enabled_functions is more than 1000 (and WANT if given).
+# Prints the count; returns 1 otherwise.
+tracefs_ok() {
+	local log=$1 want=${2:-} n
+	n=$(tracefs_field "$log" enabled_functions)
+	echo "${n:-none}"
+	grep -q "^TRACEFS done" <(tr -d '\r' <"$log") || return 1
+	[ "$(tracefs_field "$log" 'function tracer write')" = ok ] || return 1
+	[ "$(tracefs_field "$log" 'dmesg ftrace-bug')" = 0 ] || return 1
+	! grep -q -e "ftrace bug" -e "ftrace failed" "$log" || return 1
+	[ -n "$n" ] && [ "$n" -gt 1000 ] || return 1
+	[ -z "$want" ] || [ "$n" = "$want" ]
 }
 
 # kbuild ARCH MAKE-ARGS...: make in the source tree, out of tree in $W/ARCH
@@ -103,6 +234,7 @@ kbuild() {
 	case $arch in
 	riscv) cross=riscv64-linux-gnu- ;;
 	arm64) cross=aarch64-linux-gnu- ;;
+	x86) cross= ;;	# native: the tests run on x86_64 hosts
 	*) die "kbuild: unknown arch $arch" ;;
 	esac
 	mkdir -p "${KBUILD_DIR:-$W/$arch}"
@@ -112,12 +244,21 @@ kbuild() {
 		CROSS_COMPILE="$cross" -j"$(nproc)" -s "$@"
 }
 
-# The "Testing ...: PASSED" lines of a boot log, normalised.
+# The "Testing ...: PASSED" lines of a boot log, normalised.  A test whose
+# PASSED (a pr_cont) comes after another message (under TCG the clocksource
+# watchdog's, say) is the "Testing ...: " line and a bare "PASSED" line
+# further on: joined.  (The ops tests print their counts and timings before
+# PASSED: left out, as when they are on one line.)
 selftests() {
-	tr -d '\r' <"$1" | sed -n 's/^\[[ 0-9.]*\] //; /^Testing .*: PASSED$/p'
+	tr -d '\r' <"$1" | sed 's/^\[[ 0-9.]*\] //' | awk '
+		/^Testing .*: PASSED$/ { print; p = ""; next }
+		/^Testing .*: $/ { p = ($0 ~ /ops #/) ? "" : $0; next }
+		/^Testing / { p = ""; next }
+		/^PASSED$/ && p != "" { print p "PASSED"; p = "" }'
 }
 
-# Did the boot reach the point where it looks for init (no root file system)?
+# Did the boot reach the point where it looks for init (no root file system)
+# or runs the initramfs's /init?
 reached_init() {
-	grep -q "No working init\|VFS: Unable to mount\|Run /bin/sh as init" "$1"
+	grep -q "No working init\|VFS: Unable to mount\|Run /bin/sh as init\|Run /init as init" "$1"
 }

@@ -3,13 +3,16 @@
 #
 # Builds Debian's linux-source-6.12 for riscv64 (tinyconfig plus the
 # fragment below), links it three ways, and boots each under
-# qemu-system-riscv64 (no root file system: ftrace's start-up self tests
-# run before init):
-#   stock    the kernel's own --no-relax link: every self test PASSED
+# qemu-system-riscv64 with an initramfs whose /init
+# (tests/kernel/tracefs-init.c) switches the function tracer on over every
+# function and counts enabled_functions:
+#   stock    the kernel's own --no-relax link: every self test PASSED,
+#            thousands of functions enabled, no "ftrace bug"
 #   relaxed  --no-relax removed: the boot hangs at the postponed tracer
 #            tests (ftrace writes 8 bytes over a relaxed 4-byte jal)
 #   pinned   --no-relax removed, `patchsite pin vmlinux.a` before the final
-#            link: every self test PASSED, the same list as stock
+#            link: every self test PASSED, the same list as stock, the
+#            same number of functions enabled, no "ftrace bug"
 # and checks `patchsite audit` (the relaxed kernel has a 'short' patch
 # point, the pinned one does not) and `patchsite record` against the
 # kernel's own __mcount_loc region.  Prints the text sizes.
@@ -38,17 +41,21 @@ fi
 cp "$W/Makefile.riscv.stock" "$SRC/arch/riscv/Makefile"
 
 # --- the configuration ------------------------------------------------------
-if [ ! -f "$B/.config.patchsite" ]; then
+# (configured again when a cached configuration predates the initramfs)
+if [ ! -f "$B/.config.patchsite" ] || ! grep -q "^CONFIG_BLK_DEV_INITRD=y" "$B/.config.patchsite"; then
 	kbuild riscv tinyconfig >/dev/null || die "tinyconfig failed"
 	"$SRC/scripts/config" --file "$B/.config" \
 		-e 64BIT -e MMU -e PRINTK -e TTY -e SERIAL_8250 -e SERIAL_8250_CONSOLE \
 		-e SERIAL_OF_PLATFORM -e SERIAL_EARLYCON_RISCV_SBI -e HVC_RISCV_SBI \
 		-e FTRACE -e FUNCTION_TRACER -e DYNAMIC_FTRACE -e FTRACE_STARTUP_TEST \
-		-e KALLSYMS -e RISCV_ISA_C -e NONPORTABLE -e SOC_VIRT
+		-e KALLSYMS -e RISCV_ISA_C -e NONPORTABLE -e SOC_VIRT \
+		-e BINFMT_ELF -e BLK_DEV_INITRD -e PROC_FS -e SYSFS -d RD_GZIP -d RD_BZIP2 \
+		-d RD_LZMA -d RD_XZ -d RD_LZO -d RD_LZ4 -d RD_ZSTD
 	kbuild riscv olddefconfig >/dev/null || die "olddefconfig failed"
 	cp "$B/.config" "$B/.config.patchsite"
 fi
-for c in DYNAMIC_FTRACE FTRACE_STARTUP_TEST RISCV_USE_LINKER_RELAXATION RISCV_ISA_C; do
+for c in DYNAMIC_FTRACE FTRACE_STARTUP_TEST RISCV_USE_LINKER_RELAXATION RISCV_ISA_C \
+	BINFMT_ELF BLK_DEV_INITRD PROC_FS SYSFS TRACING; do
 	grep -q "^CONFIG_$c=y" "$B/.config" || die "CONFIG_$c is not set"
 done
 
@@ -72,7 +79,8 @@ for line in sys.stdin:
 
 boot() { # NAME TIMEOUT -> $OUT/NAME.boot.log; returns qemu/timeout's status
 	timeout "$2" qemu-system-riscv64 -machine virt -bios default -nographic -no-reboot \
-		-m 256M -kernel "$OUT/$1.Image" -append "console=ttyS0 earlycon panic=-1" \
+		-m 256M -kernel "$OUT/$1.Image" -initrd "$OUT/riscv.cpio" \
+		-append "console=ttyS0 earlycon panic=-1" \
 		</dev/null >"$OUT/$1.boot.log" 2>&1
 }
 
@@ -182,6 +190,7 @@ EOF
 done
 
 # --- boots ----------------------------------------------------------------
+initramfs riscv "$OUT/riscv.cpio"
 boot stock "$BOOT_TIMEOUT"
 selftests "$OUT/stock.boot.log" >"$OUT/stock.tests"
 nstock=$(wc -l <"$OUT/stock.tests")
@@ -190,6 +199,12 @@ if [ "$nstock" -gt 0 ] && ! grep -q "FAILED" "$OUT/stock.boot.log" &&
 	ok "boot stock (--no-relax): $nstock self tests PASSED, none FAILED, reached init"
 else
 	not_ok "boot stock (--no-relax): self tests PASSED" "$OUT/stock.boot.log"
+fi
+if fs=$(tracefs_ok "$OUT/stock.boot.log"); then
+	ok "boot stock: function tracer on over every function: $fs enabled, no ftrace bug"
+else
+	not_ok "boot stock: function tracer on, thousands enabled, no ftrace bug (enabled_functions $fs)" \
+		"$OUT/stock.boot.log"
 fi
 
 boot relaxed "$HANG_TIMEOUT"
@@ -211,6 +226,12 @@ if [ -s "$OUT/pinned.tests" ] && ! grep -q "FAILED" "$OUT/pinned.boot.log" &&
 else
 	diff "$OUT/stock.tests" "$OUT/pinned.tests" >>"$OUT/pinned.boot.log" 2>&1
 	not_ok "boot relaxed + patchsite pin: the same self tests PASSED as stock" "$OUT/pinned.boot.log"
+fi
+if fp=$(tracefs_ok "$OUT/pinned.boot.log" "$fs"); then
+	ok "boot relaxed + patchsite pin: function tracer on over every function: $fp enabled as stock, no ftrace bug"
+else
+	not_ok "boot relaxed + patchsite pin: $fs functions enabled as stock, no ftrace bug (got $fp)" \
+		"$OUT/pinned.boot.log"
 fi
 
 # --- sizes ------------------------------------------------------------------

@@ -27,10 +27,13 @@
 #   4. every entry moved by one patch-area step (8 bytes: a table recorded
 #      for the other layout): every entry stale, every site missing, and
 #      one 'shifted' finding that says 8 bytes;
-# and for arm64, booted under qemu-system-aarch64 (no root file system:
-# the ftrace start-up tests run before init):
+# and for arm64, booted under qemu-system-aarch64 with an initramfs whose
+# /init (tests/kernel/tracefs-init.c) switches the function tracer on over
+# every function and counts enabled_functions:
 #   5. as built: the self tests PASSED, none FAILED, the boot reached init;
-#   6. cleared and refilled by record --in-place: the same self tests PASSED;
+#      thousands of functions enabled, no "ftrace bug";
+#   6. cleared and refilled by record --in-place: the same self tests
+#      PASSED, the same number of functions enabled, no "ftrace bug";
 #   7. the wrong table (every entry at func+0, what a layout learned from
 #      the wrong evidence writes): the boot does not pass them (so this test
 #      can fail).
@@ -51,11 +54,13 @@ rm -rf "$T"	# a rerun must not read the last run's damaged images as lists
 mkdir -p "$T"
 
 # --- the arm64 CALL_OPS kernel ---------------------------------------------
-if [ ! -f "$A/.config.patchsite" ]; then
+# (configured again when a cached configuration predates the initramfs)
+if [ ! -f "$A/.config.patchsite" ] || ! grep -q "^CONFIG_BLK_DEV_INITRD=y" "$A/.config.patchsite"; then
 	arm64_config "$A" performance
 	cp "$A/.config" "$A/.config.patchsite"
 fi
-for c in DYNAMIC_FTRACE_WITH_CALL_OPS FTRACE_STARTUP_TEST RELOCATABLE JUMP_LABEL; do
+for c in DYNAMIC_FTRACE_WITH_CALL_OPS FTRACE_STARTUP_TEST RELOCATABLE JUMP_LABEL \
+	BLK_DEV_INITRD PROC_FS SYSFS TRACING; do
 	grep -q "^CONFIG_$c=y" "$A/.config" || die "arm64: CONFIG_$c is not set"
 done
 kbuild arm64 Image >"$OUT/arm64.build.log" 2>&1 || {
@@ -196,7 +201,8 @@ done
 # --- arm64 boots --------------------------------------------------------------
 image_of "$T/arm64.refilled" "$T/refilled.Image" || die "objcopy of the refilled kernel failed"
 image_of "$T/arm64.wrong" "$T/wrong.Image" || die "objcopy of the wrong kernel failed"
-boot_arm64 "$OUT/arm64.Image" "$T/built.boot.log" "$BOOT_TIMEOUT"
+initramfs arm64 "$T/initramfs.cpio"
+boot_arm64 "$OUT/arm64.Image" "$T/built.boot.log" "$BOOT_TIMEOUT" "$T/initramfs.cpio"
 selftests "$T/built.boot.log" >"$T/built.tests"
 nb=$(wc -l <"$T/built.tests")
 if [ "$nb" -gt 0 ] && ! grep -q FAILED "$T/built.boot.log" && reached_init "$T/built.boot.log"; then
@@ -204,7 +210,13 @@ if [ "$nb" -gt 0 ] && ! grep -q FAILED "$T/built.boot.log" && reached_init "$T/b
 else
 	not_ok "arm64 as built boots and passes its ftrace self tests" "$T/built.boot.log"
 fi
-boot_arm64 "$T/refilled.Image" "$T/refilled.boot.log" "$BOOT_TIMEOUT"
+if fb=$(tracefs_ok "$T/built.boot.log"); then
+	ok "arm64 as built: function tracer on over every function: $fb enabled, no ftrace bug"
+else
+	not_ok "arm64 as built: function tracer on, thousands enabled, no ftrace bug (enabled_functions $fb)" \
+		"$T/built.boot.log"
+fi
+boot_arm64 "$T/refilled.Image" "$T/refilled.boot.log" "$BOOT_TIMEOUT" "$T/initramfs.cpio"
 selftests "$T/refilled.boot.log" >"$T/refilled.tests"
 if [ "$nb" -gt 0 ] && ! grep -q FAILED "$T/refilled.boot.log" && reached_init "$T/refilled.boot.log" &&
 	cmp -s "$T/built.tests" "$T/refilled.tests"; then
@@ -212,6 +224,11 @@ if [ "$nb" -gt 0 ] && ! grep -q FAILED "$T/refilled.boot.log" && reached_init "$
 else
 	diff "$T/built.tests" "$T/refilled.tests" >>"$T/refilled.boot.log" 2>&1
 	not_ok "arm64 refilled: the same self tests PASSED as built" "$T/refilled.boot.log"
+fi
+if fr=$(tracefs_ok "$T/refilled.boot.log" "$fb"); then
+	ok "arm64 refilled: function tracer on over every function: $fr enabled as built, no ftrace bug"
+else
+	not_ok "arm64 refilled: $fb functions enabled as built, no ftrace bug (got $fr)" "$T/refilled.boot.log"
 fi
 boot_arm64 "$T/wrong.Image" "$T/wrong.boot.log" "$BOOT_TIMEOUT"
 selftests "$T/wrong.boot.log" >"$T/wrong.tests"
