@@ -28,7 +28,9 @@ T=$OUT/contrib-x86
 
 kernel_packages
 kernel_source
-rm -rf "$T"
+# from scratch: the wrapper must see every object made (an object left from
+# an earlier build is not made again)
+rm -rf "$T" "$X"
 mkdir -p "$T/bin" "$T/pre" "$X"
 
 # the wrapper: the real tool, with each repad's object kept and compared
