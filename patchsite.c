@@ -39,7 +39,12 @@ static const char usage_text[] =
 	"                           table (the __start/__stop_mcount_loc region, or the\n"
 	"                           __mcount_loc or __patchable_function_entries section)\n"
 	"                           and its .rela.dyn addends; with -o, into a copy\n"
+	"                           (edited where it lies, under an undo journal\n"
+	"                           IMAGE.patchsite-journal that the next command rolls\n"
+	"                           back if this one is killed)\n"
 	"      --keep-misaligned    with --in-place: list misaligned CALL_OPS sites too\n"
+	"      --fsync              with --in-place: make the journal, then the image,\n"
+	"                           durable (survives a power cut, not only a kill)\n"
 	"\n"
 	"  audit IMAGE          report misaligned CALL_OPS literals, table entries that are\n"
 	"                       not sites (stale), sites missing from the table, duplicates\n"
@@ -105,7 +110,7 @@ static int parse_nm(const char *s, int *n, int *m)
 }
 
 enum { OPT_FORMAT = 256, OPT_SYMBOLIZE, OPT_PATCHABLE, OPT_NOP_MCOUNT, OPT_IN_PLACE,
-       OPT_KEEP_MISALIGNED, OPT_ALIGN };
+       OPT_KEEP_MISALIGNED, OPT_ALIGN, OPT_FSYNC };
 
 /* Options that shape how sites are found, shared by record and audit. */
 static int site_option(int c, struct record_options *ro)
@@ -205,6 +210,7 @@ static int cmd_record(int argc, char **argv)
 		{ "align", required_argument, NULL, OPT_ALIGN },
 		{ "in-place", no_argument, NULL, OPT_IN_PLACE },
 		{ "keep-misaligned", no_argument, NULL, OPT_KEEP_MISALIGNED },
+		{ "fsync", no_argument, NULL, OPT_FSYNC },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -226,6 +232,9 @@ static int cmd_record(int argc, char **argv)
 			break;
 		case OPT_KEEP_MISALIGNED:
 			io.keep_misaligned = true;
+			break;
+		case OPT_FSYNC:
+			io.fsync = true;
 			break;
 		case OPT_PATCHABLE:
 		case OPT_NOP_MCOUNT:
@@ -263,6 +272,8 @@ static int cmd_record(int argc, char **argv)
 		return usage_error("%s", "record takes exactly one IMAGE");
 	if (fmt == OUT_ELF && !out)
 		return usage_error("%s", "--format=elf needs -o FILE");
+	if (io.fsync && !in_place)
+		return usage_error("%s", "--fsync goes with --in-place");
 	if (in_place && fmt != OUT_LIST)
 		return usage_error("%s", "--in-place writes the image; it takes no --format");
 
