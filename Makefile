@@ -73,6 +73,8 @@ fixtures: san
 e2e: san all fixtures
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/run.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/minikernel.sh
+	PATCHSITE=$(CURDIR)/build-san/patchsite PATCHSITE_PLAIN=$(CURDIR)/patchsite \
+		sh tests/e2e/inplace.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/repad.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/repad-kernel.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/repad-zlib.sh
