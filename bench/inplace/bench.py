@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Time `patchsite record --in-place` beside the kernel's scripts/sorttable
+on one kernel-sized image, interleaved (bench/inplace/run.sh builds
+sorttable and calls this).
+
+    bench.py --patchsite P --sorttable S --image VMLINUX --work DIR [--runs 7]
+             [--before OLD_PATCHSITE]
+
+Each round runs every contender once, in an order rotated round by round,
+each on its own copy of the image in DIR (made once, by copy_file_range):
+
+  sorttable            scripts/sorttable IMAGE, on a copy whose mcount table
+                       is put back in a shuffled order before each run (a
+                       small write, outside the timing), so it sorts for real;
+                       __ex_table and ORC are sorted as the link left them
+  nm + sorttable -s    the whole step of 6.12.117's link-vmlinux.sh:
+                       nm -S IMAGE > nm-sort; sorttable -s nm-sort IMAGE
+  record --in-place    patchsite record --in-place IMAGE, on a copy whose
+                       table is cleared (zeros, a small write outside the
+                       timing) before each run, so every run writes it
+  record --in-place --fsync
+  record               patchsite record IMAGE > /dev/null (no write: the
+                       memory yardstick)
+  before --in-place    (with --before) an older build's record --in-place,
+                       table cleared the same way
+
+Wall time is taken around fork/exec/wait; CPU and peak RSS come from
+wait4()'s rusage of that child alone (for the nm step, nm's and sorttable's
+summed, RSS the larger).  Medians of --runs; every patchsite run must exit 0
+and leave the table as the first run wrote it (checked each round).
+"""
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+
+def run(argv, stdout=subprocess.DEVNULL):
+    t0 = time.perf_counter()
+    pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=[
+        (os.POSIX_SPAWN_OPEN, 1, stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        if isinstance(stdout, str) else (os.POSIX_SPAWN_OPEN, 1, "/dev/null", os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 2, "/dev/null", os.O_WRONLY, 0)])
+    _, status, ru = os.wait4(pid, 0)
+    wall = time.perf_counter() - t0
+    rc = os.waitstatus_to_exitcode(status)
+    return rc, wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss
+
+
+def symbols(path):
+    """Value of __start_mcount_loc/__stop_mcount_loc and the section table."""
+    out = subprocess.run(["nm", path], capture_output=True, text=True, check=True).stdout
+    syms = {}
+    for ln in out.splitlines():
+        f = ln.split()
+        if len(f) == 3 and f[2] in ("__start_mcount_loc", "__stop_mcount_loc"):
+            syms[f[2]] = int(f[0], 16)
+    secs = []
+    out = subprocess.run(["readelf", "-SW", path], capture_output=True, text=True,
+                         check=True).stdout
+    for ln in out.splitlines():
+        f = ln.replace("[ ", "[").split()
+        if len(f) > 6 and f[0].startswith("[") and f[0] != "[Nr]" and f[2] != "NOBITS":
+            secs.append((int(f[3], 16), int(f[4], 16), int(f[5], 16)))
+    return syms, secs
+
+
+def table_range(path):
+    syms, secs = symbols(path)
+    start, stop = syms["__start_mcount_loc"], syms["__stop_mcount_loc"]
+    for addr, off, size in secs:
+        if addr and addr <= start and stop <= addr + size:
+            return off + (start - addr), stop - start
+    sys.exit("bench: no section holds __start_mcount_loc..__stop_mcount_loc in %s" % path)
+
+
+def put(path, off, data):
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.pwrite(fd, data, off)
+    finally:
+        os.close(fd)
+
+
+def get(path, off, n):
+    with open(path, "rb") as f:
+        f.seek(off)
+        return f.read(n)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--patchsite", required=True)
+    ap.add_argument("--sorttable", required=True)
+    ap.add_argument("--image", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--before")
+    a = ap.parse_args()
+
+    os.makedirs(a.work, exist_ok=True)
+    off, size = table_range(a.image)
+    print("# image %s: %d bytes, table of %d slots at file offset 0x%x" %
+          (a.image, os.path.getsize(a.image), size // 8, off), flush=True)
+    # the copies, made once
+    copies = {}
+    names = ["sort", "sortnm", "ip", "ipfsync", "rec"] + (["before"] if a.before else [])
+    for n in names:
+        copies[n] = os.path.join(a.work, n + ".img")
+        shutil.copyfile(a.image, copies[n])
+    orig = get(a.image, off, size)
+    slots = [orig[i:i + 8] for i in range(0, size, 8)]
+    random.Random(17).shuffle(slots)
+    shuffled = b"".join(slots)
+    zeros = bytes(size)
+    nmfile = os.path.join(a.work, "nm-sort")
+    nm = shutil.which("nm")
+
+    def t_sort():
+        put(copies["sort"], off, shuffled)
+        return run([a.sorttable, copies["sort"]])
+
+    def t_sortnm():
+        put(copies["sortnm"], off, shuffled)
+        r1 = run([nm, "-S", copies["sortnm"]], stdout=nmfile)
+        r2 = run([a.sorttable, "-s", nmfile, copies["sortnm"]])
+        return (r1[0] or r2[0], r1[1] + r2[1], r1[2] + r2[2], max(r1[3], r2[3]))
+
+    def inplace(name, binary, extra):
+        def t():
+            put(copies[name], off, zeros)
+            return run([binary, "record", "--in-place"] + extra + [copies[name]])
+        return t
+
+    def t_rec():
+        return run([a.patchsite, "record", copies["rec"]])
+
+    contenders = [("sorttable IMAGE", t_sort),
+                  ("nm -S + sorttable -s (6.12.117's step)", t_sortnm),
+                  ("patchsite record --in-place", inplace("ip", a.patchsite, [])),
+                  ("patchsite record --in-place --fsync", inplace("ipfsync", a.patchsite,
+                                                                  ["--fsync"])),
+                  ("patchsite record (no write)", t_rec)]
+    if a.before:
+        contenders.append(("before: record --in-place", inplace("before", a.before, [])))
+    # one warm-up round (page cache), not counted; it also fixes the expected table
+    for _, f in contenders:
+        f()
+    want = get(copies["ip"], off, size)
+    if want == zeros:
+        sys.exit("bench: record --in-place left the table cleared")
+    res = {n: [] for n, _ in contenders}
+    for r in range(a.runs):
+        order = contenders[r % len(contenders):] + contenders[:r % len(contenders)]
+        for name, f in order:
+            rc, wall, cpu, rss = f()
+            if rc != 0:
+                sys.exit("bench: %s exited %d in round %d" % (name, rc, r))
+            res[name].append((wall, cpu, rss))
+        for n in ("ip", "ipfsync"):
+            if get(copies[n], off, size) != want:
+                sys.exit("bench: round %d: %s's table differs from the first run's" % (r, n))
+            if os.path.exists(copies[n] + ".patchsite-journal"):
+                sys.exit("bench: round %d: a journal was left beside %s" % (r, n))
+    med = {n: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v),
+               max(x[2] for x in v)) for n, v in res.items()}
+    base = med["sorttable IMAGE"]
+    print("| %d runs, interleaved | median wall | median CPU | peak RSS | wall / sorttable |"
+          % a.runs)
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for n, _ in contenders:
+        w, c, m = med[n]
+        print("| %s | %.1f ms | %.1f ms | %.1f MiB | %.2fx |" %
+              (n, w * 1e3, c * 1e3, m / 1024, w / base[0]))
+    ip, rec = med["patchsite record --in-place"], med["patchsite record (no write)"]
+    print("# in-place / sorttable: %.2fx wall (goal: at most 5x); peak RSS in-place %.1f MiB, "
+          "record %.1f MiB (goal: no more)" % (ip[0] / base[0], ip[2] / 1024, rec[2] / 1024))
+    fs = med["patchsite record --in-place --fsync"]
+    print("# --fsync costs %.1f ms (median wall, %.2fx of in-place without it)" %
+          ((fs[0] - ip[0]) * 1e3, fs[0] / ip[0]))
+    if a.before:
+        b = med["before: record --in-place"]
+        print("# before / after (record --in-place): %.2fx wall, %.2fx peak RSS" %
+              (b[0] / ip[0], b[2] / ip[2]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
