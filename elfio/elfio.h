@@ -238,13 +238,16 @@ void elfio_err(const struct elfio *e, const char *fmt, ...) __attribute__((forma
 
 /*
  * An edit list on the input file: byte ranges replaced at file offsets.
- * Later edits of the same bytes win.  Owned by the caller.
+ * Later edits of the same bytes win.  An edit that starts where the last
+ * one ends extends it (a table's 43,000 slots are one edit, not 43,000
+ * allocations).  Owned by the caller.
  */
 struct elfio_edits {
 	struct elfio_edit {
 		uint64_t off;
 		size_t len;
 		uint8_t *bytes;	/* malloc'd, owned by the list */
+		size_t cap;	/* bytes allocated */
 	} *v;
 	size_t n, cap;
 };

@@ -63,7 +63,7 @@
 struct range {
 	uint64_t off;
 	size_t len;
-	uint8_t *old, *new;	/* ours (one block: old, then new) */
+	uint8_t *old, *new;	/* in the journal's buffer */
 };
 
 static void put64(uint8_t *p, uint64_t v)
@@ -352,20 +352,27 @@ static int cmp_edit(const void *a, const void *b)
 }
 
 /*
- * The edits as disjoint ranges sorted by offset, each with the bytes the
- * file holds now (read under the lock) and the new ones (later edits win).
- * Ranges whose new bytes equal the old ones are dropped.
+ * The journal, built in place: the edits as disjoint ranges sorted by
+ * offset, each holding the bytes the file has now (read under the lock)
+ * and the new ones (later edits win), with the ranges' old and new bytes
+ * living in the journal's own buffer (no second copy of a table).  Ranges
+ * whose new bytes equal the old ones are dropped.  *rv point into *jbuf.
  */
-static int make_ranges(int fd, const struct elfio_edits *ed, uint64_t size, struct range **out,
-		       size_t *nout)
+static int build_journal(int fd, const struct stat *st, unsigned int flags,
+			 const struct elfio_edits *ed, struct range **out, size_t *nout,
+			 uint8_t **jbuf, size_t *jlen)
 {
 	const struct elfio_edit **by = NULL;
+	uint64_t size = (uint64_t)st->st_size, total = JOURNAL_HDR + JOURNAL_TRAILER;
 	struct range *rv = NULL;
+	uint8_t *b = NULL, *p;
 	size_t n = 0;
 	int ret = 0;
 
 	*out = NULL;
 	*nout = 0;
+	*jbuf = NULL;
+	*jlen = 0;
 	if (!ed->n)
 		return 0;
 	by = malloc(ed->n * sizeof(*by));
@@ -397,16 +404,26 @@ static int make_ranges(int fd, const struct elfio_edits *ed, uint64_t size, stru
 		n++;
 	}
 	for (size_t i = 0; i < n; i++) {
-		rv[i].old = malloc(2 * rv[i].len);
-		if (!rv[i].old) {
-			ret = -ENOMEM;
+		if (rv[i].len > (JOURNAL_MAX - total) / 2 - JOURNAL_RANGE) {
+			ret = -EFBIG;
 			goto out;
 		}
+		total += JOURNAL_RANGE + 2 * rv[i].len;
+	}
+	b = malloc(total);
+	if (!b) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	p = b + JOURNAL_HDR;
+	for (size_t i = 0; i < n; i++) {
+		rv[i].old = p + JOURNAL_RANGE;
 		rv[i].new = rv[i].old + rv[i].len;
 		ret = pread_all(fd, rv[i].old, rv[i].len, rv[i].off);
 		if (ret)
 			goto out;
 		memcpy(rv[i].new, rv[i].old, rv[i].len);
+		p += JOURNAL_RANGE + 2 * rv[i].len;
 	}
 	/* in list order, so that later edits of the same bytes win */
 	for (size_t i = 0; i < ed->n; i++) {
@@ -425,67 +442,42 @@ static int make_ranges(int fd, const struct elfio_edits *ed, uint64_t size, stru
 		struct range *r = &rv[lo - 1];
 		memcpy(r->new + (x->off - r->off), x->bytes, x->len);
 	}
+	/* drop what does not change, moving the rest down; then headers and CRC */
 	size_t k = 0;
+	p = b + JOURNAL_HDR;
 	for (size_t i = 0; i < n; i++) {
-		if (!memcmp(rv[i].old, rv[i].new, rv[i].len)) {
-			free(rv[i].old);
+		if (!memcmp(rv[i].old, rv[i].new, rv[i].len))
 			continue;
-		}
-		rv[k++] = rv[i];
+		memmove(p + JOURNAL_RANGE, rv[i].old, 2 * rv[i].len);
+		put64(p, rv[i].off);
+		put64(p + 8, rv[i].len);
+		rv[k] = rv[i];
+		rv[k].old = p + JOURNAL_RANGE;
+		rv[k].new = rv[k].old + rv[k].len;
+		p += JOURNAL_RANGE + 2 * rv[i].len;
+		k++;
 	}
 	n = k;
-out:
-	free(by);
-	if (ret) {
-		for (size_t i = 0; i < n; i++)
-			free(rv[i].old);
-		free(rv);
-		return ret;
-	}
-	*out = rv;
-	*nout = n;
-	return 0;
-}
-
-static void free_ranges(struct range *rv, size_t n)
-{
-	for (size_t i = 0; rv && i < n; i++)
-		free(rv[i].old);
-	free(rv);
-}
-
-static int build_journal(const struct stat *st, unsigned int flags, const struct range *rv,
-			 size_t n, uint8_t **out, size_t *len)
-{
-	size_t total = JOURNAL_HDR + JOURNAL_TRAILER;
-	uint8_t *b, *p;
-
-	for (size_t i = 0; i < n; i++) {
-		if (rv[i].len > (JOURNAL_MAX - total) / 2 - JOURNAL_RANGE)
-			return -EFBIG;
-		total += JOURNAL_RANGE + 2 * rv[i].len;
-	}
-	b = malloc(total);
-	if (!b)
-		return -ENOMEM;
+	total = (uint64_t)(p - b) + JOURNAL_TRAILER;
 	memcpy(b, JOURNAL_MAGIC, 8);
 	put64(b + 8, total);
 	put64(b + 16, (uint64_t)st->st_dev);
 	put64(b + 24, (uint64_t)st->st_ino);
-	put64(b + 32, (uint64_t)st->st_size);
+	put64(b + 32, size);
 	put64(b + 40, ((flags & ELFIO_FSYNC) ? JF_FSYNC : 0) | (uint64_t)n << 32);
-	p = b + JOURNAL_HDR;
-	for (size_t i = 0; i < n; i++) {
-		put64(p, rv[i].off);
-		put64(p + 8, rv[i].len);
-		memcpy(p + JOURNAL_RANGE, rv[i].old, rv[i].len);
-		memcpy(p + JOURNAL_RANGE + rv[i].len, rv[i].new, rv[i].len);
-		p += JOURNAL_RANGE + 2 * rv[i].len;
-	}
 	put64(p, crc32(0L, b, (uInt)(total - JOURNAL_TRAILER)));
 	memcpy(p + 4, "PSJE", 4);	/* over the CRC's upper half, which is zero */
-	*out = b;
-	*len = total;
+out:
+	free(by);
+	if (ret || !n) {
+		free(rv);
+		free(b);
+		return ret;
+	}
+	*out = rv;
+	*nout = n;
+	*jbuf = b;
+	*jlen = (size_t)total;
 	return 0;
 }
 
@@ -502,20 +494,22 @@ static int write_ranges(int fd, const struct range *rv, size_t n, bool new)
 /* Do the ranges read back as written?  (The caller's check then reads them as ELF.) */
 static int ranges_read_back(int fd, const struct range *rv, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		uint8_t *b = malloc(rv[i].len);
-		int ret;
+	size_t cap = 1 << 16;
+	uint8_t *b = malloc(cap);
+	int ret = 0;
 
-		if (!b)
-			return -ENOMEM;
-		ret = pread_all(fd, b, rv[i].len, rv[i].off);
-		if (!ret && memcmp(b, rv[i].new, rv[i].len))
-			ret = -EIO;
-		free(b);
-		if (ret)
-			return ret;
+	if (!b)
+		return -ENOMEM;
+	for (size_t i = 0; !ret && i < n; i++) {
+		for (size_t at = 0; !ret && at < rv[i].len; at += cap) {
+			size_t len = rv[i].len - at < cap ? rv[i].len - at : cap;
+			ret = pread_all(fd, b, len, rv[i].off + at);
+			if (!ret && memcmp(b, rv[i].new + at, len))
+				ret = -EIO;
+		}
 	}
-	return 0;
+	free(b);
+	return ret;
 }
 
 int elfio_write_in_place(struct elfio *e, const struct elfio_edits *ed, unsigned int flags,
@@ -565,18 +559,13 @@ int elfio_write_in_place(struct elfio *e, const struct elfio_edits *ed, unsigned
 		elfio_err(e, "file changed while it was being read; nothing written");
 		goto out;
 	}
-	ret = make_ranges(fd, ed, (uint64_t)st.st_size, &rv, &n);
-	if (ret) {
-		what = "cannot prepare the write";
-		goto fail;
-	}
-	if (!n)
-		goto out;	/* every edit already there */
-	ret = build_journal(&st, flags, rv, n, &jbuf, &jlen);
+	ret = build_journal(fd, &st, flags, ed, &rv, &n, &jbuf, &jlen);
 	if (ret) {
 		what = "cannot build the journal";
 		goto fail;
 	}
+	if (!n)
+		goto out;	/* every edit already there */
 
 	/* 1. the journal, whole, before the image changes */
 	jfd = open(jpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -655,7 +644,7 @@ out:
 	if (fd >= 0)
 		close(fd);
 	free(jbuf);
-	free_ranges(rv, n);
+	free(rv);
 	free(jpath);
 	return ret;
 }

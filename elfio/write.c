@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,21 @@ void elfio_edits_free(struct elfio_edits *ed)
 
 int elfio_edits_add(struct elfio_edits *ed, uint64_t off, const void *bytes, size_t len)
 {
+	struct elfio_edit *last = ed->n ? &ed->v[ed->n - 1] : NULL;
+
+	if (last && len && off == last->off + last->len && last->len <= SIZE_MAX / 2 - len) {
+		if (last->len + len > last->cap) {
+			size_t ncap = 2 * (last->len + len);
+			uint8_t *nb = realloc(last->bytes, ncap);
+			if (!nb)
+				return -ENOMEM;
+			last->bytes = nb;
+			last->cap = ncap;
+		}
+		memcpy(last->bytes + last->len, bytes, len);
+		last->len += len;
+		return 0;
+	}
 	if (ed->n == ed->cap) {
 		size_t ncap = ed->cap ? ed->cap * 2 : 64;
 		struct elfio_edit *nv = realloc(ed->v, ncap * sizeof(*nv));
@@ -57,6 +73,7 @@ int elfio_edits_add(struct elfio_edits *ed, uint64_t off, const void *bytes, siz
 	ed->v[ed->n].off = off;
 	ed->v[ed->n].len = len;
 	ed->v[ed->n].bytes = b;
+	ed->v[ed->n].cap = len ? len : 1;
 	ed->n++;
 	return 0;
 }

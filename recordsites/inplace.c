@@ -44,7 +44,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -105,50 +104,66 @@ struct readback {
 	bool applied;			/* values go in place too, not only in addends */
 };
 
+/* The edited file read back in 64 KiB windows (a table is read in order). */
+struct window {
+	int fd;
+	uint64_t off, len;	/* what buf holds */
+	uint8_t buf[1 << 16];
+};
+
+static int window_read(struct window *wd, uint64_t off, void *out, size_t len)
+{
+	if (off < wd->off || off + len > wd->off + wd->len) {
+		ssize_t n = pread(wd->fd, wd->buf, sizeof(wd->buf), (off_t)off);
+		if (n < 0)
+			return -errno;
+		wd->off = off;
+		wd->len = (uint64_t)n;
+		if ((uint64_t)n < len)
+			return -EIO;
+	}
+	memcpy(out, wd->buf + (off - wd->off), len);
+	return 0;
+}
+
 /*
  * In place, only the table's slots and their .rela.dyn entries were written
  * (no text, no symbol, no other table: the sites, found from those, are the
  * input's).  Read the table back from the edited file as record reads it
- * (a RELATIVE relocation's addend is the value), through a mapping of its
- * own: every slot must hold what was written, and each value be a site.
+ * (a RELATIVE relocation's addend is the value): every slot must hold what
+ * was written, and each value be a site.
  */
 static int read_back_in_place(const char *path, void *ctx)
 {
 	const struct readback *rb = ctx;
 	const struct site_table *tb = rb->tb;
 	struct record *r = rb->r;
-	struct stat st;
-	const uint8_t *m = MAP_FAILED;
+	struct window *slots = NULL, *relas = NULL;
 	int fd, ret = -EIO;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		ret = -errno;
-		elfio_error(path, "cannot read back the written table: %s", strerror(errno));
+	slots = malloc(sizeof(*slots));
+	relas = malloc(sizeof(*relas));
+	if (fd < 0 || !slots || !relas) {
+		ret = fd < 0 ? -errno : -ENOMEM;
+		elfio_error(path, "cannot read back the written table: %s", strerror(-ret));
 		goto out;
 	}
-	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED) {
-		ret = -errno;
-		elfio_error(path, "cannot read back the written table: %s", strerror(errno));
-		goto out;
-	}
+	*slots = (struct window){ .fd = fd };
+	*relas = (struct window){ .fd = fd };
 	for (size_t i = 0; i < tb->count; i++) {
 		uint64_t v, content = rb->cov[i].has && !rb->applied ? 0 : rb->want[i];
 
-		if (rb->slot_off[i] > (uint64_t)st.st_size - 8)
+		if (window_read(slots, rb->slot_off[i], &v, 8))
 			goto bad;
-		memcpy(&v, m + rb->slot_off[i], 8);
 		v = le64toh(v);
 		if (v != content)
 			goto bad;
 		if (rb->cov[i].has) {
 			Elf64_Rela er;
-			uint64_t fo = rb->cov[i].file_off;
 
-			if (fo > (uint64_t)st.st_size - sizeof(er))
+			if (window_read(relas, rb->cov[i].file_off, &er, sizeof(er)))
 				goto bad;
-			memcpy(&er, m + fo, sizeof(er));
 			uint32_t type = (uint32_t)ELF64_R_TYPE(le64toh(er.r_info));
 			if (le64toh(er.r_offset) != tb->start + 8 * i ||
 			    ELF64_R_SYM(le64toh(er.r_info)) != 0)
@@ -169,8 +184,8 @@ bad:
 	}
 	ret = 0;
 out:
-	if (m != MAP_FAILED)
-		munmap((void *)m, (size_t)st.st_size);
+	free(slots);
+	free(relas);
 	if (fd >= 0)
 		close(fd);
 	return ret;
@@ -355,7 +370,17 @@ int record_write_in_place(struct record *r, const struct inplace_options *o, con
 	struct readback rb = { r, tb, want, slot_off, cov, applied };
 	if (here) {
 		struct elfio_write_check chk = { read_back_in_place, &rb };
+		struct elfio_section *s;
 		size_t written;
+
+		/*
+		 * The scan is over and the write reads the file through its own
+		 * descriptor: the pages the scan mapped (text, symbols, the DWARF
+		 * libdw read) leave this process first, so that the journal and
+		 * the edits fit under the scan's peak instead of adding to it.
+		 */
+		for_each_section(r->e, s)
+			elfio_section_release(r->e, s);
 		ret = elfio_rw_commit_in_place(w, o->fsync ? ELFIO_FSYNC : 0, &chk, &written);
 		rep->changed = written != 0;
 	} else {

@@ -168,18 +168,20 @@ def main():
             if os.path.exists(copies[n] + ".patchsite-journal"):
                 sys.exit("bench: round %d: a journal was left beside %s" % (r, n))
     med = {n: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v),
-               max(x[2] for x in v)) for n, v in res.items()}
+               statistics.median(x[2] for x in v), max(x[2] for x in v))
+           for n, v in res.items()}
     base = med["sorttable IMAGE"]
-    print("| %d runs, interleaved | median wall | median CPU | peak RSS | wall / sorttable |"
-          % a.runs)
+    print("| %d runs, interleaved | median wall | median CPU | peak RSS, median (max) | "
+          "wall / sorttable |" % a.runs)
     print("| --- | ---: | ---: | ---: | ---: |")
     for n, _ in contenders:
-        w, c, m = med[n]
-        print("| %s | %.1f ms | %.1f ms | %.1f MiB | %.2fx |" %
-              (n, w * 1e3, c * 1e3, m / 1024, w / base[0]))
+        w, c, m, mx = med[n]
+        print("| %s | %.1f ms | %.1f ms | %.1f (%.1f) MiB | %.2fx |" %
+              (n, w * 1e3, c * 1e3, m / 1024, mx / 1024, w / base[0]))
     ip, rec = med["patchsite record --in-place"], med["patchsite record (no write)"]
-    print("# in-place / sorttable: %.2fx wall (goal: at most 5x); peak RSS in-place %.1f MiB, "
-          "record %.1f MiB (goal: no more)" % (ip[0] / base[0], ip[2] / 1024, rec[2] / 1024))
+    print("# in-place / sorttable: %.2fx wall, %.2fx CPU (goal: at most 5x); peak RSS (median) "
+          "in-place %d KiB, record %d KiB: %+d KiB (goal: no more)" %
+          (ip[0] / base[0], ip[1] / base[1], ip[2], rec[2], ip[2] - rec[2]))
     fs = med["patchsite record --in-place --fsync"]
     print("# --fsync costs %.1f ms (median wall, %.2fx of in-place without it)" %
           ((fs[0] - ip[0]) * 1e3, fs[0] / ip[0]))
