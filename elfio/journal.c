@@ -20,8 +20,8 @@
  *  - a journal that does not check (short, bad magic, bad CRC) is torn: it
  *    was being written when the writer died, and the image was not touched
  *    yet.  It is removed.
- *  - a complete journal whose image is another file (device, inode or size
- *    differ) or holds, in some range, a byte that is neither the old nor
+ *  - a complete journal whose image is another file (inode or size differ;
+ *    the device is written down but not compared) or holds, in some range, a byte that is neither the old nor
  *    the new one, describes an image since replaced (a relink): it is
  *    removed and the image left alone.
  *  - otherwise the writer died between its first write to the image and
@@ -304,8 +304,11 @@ int elfio_journal_recover(const char *path, bool quiet)
 			whole = journal_parse(buf, len, &v);
 		}
 	}
-	if (whole && v.dev == (uint64_t)ist.st_dev && v.ino == (uint64_t)ist.st_ino &&
-	    v.size == (uint64_t)ist.st_size) {
+	/*
+	 * Not the device: btrfs and NFS can give the same file another st_dev
+	 * after a reboot, which is when a --fsync journal matters most.
+	 */
+	if (whole && v.ino == (uint64_t)ist.st_ino && v.size == (uint64_t)ist.st_size) {
 		bool match;
 		ret = journal_matches(&v, ifd, &match);
 		if (ret) {
