@@ -45,10 +45,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -324,6 +327,27 @@ ssize_t copy_file_range(int in, loff_t *inoff, int out, loff_t *outoff, size_t l
 		raise(SIGKILL);
 	}
 	return real(in, inoff, out, outoff, partial == 1 && len > 1 ? len / 2 : len, flags);
+}
+
+/*
+ * FICLONE, which the writer tries before copy_file_range: refused on our
+ * temporary when copy_file_range is the call under test, so that a
+ * reflink-capable filesystem (btrfs, XFS) still reaches it.
+ */
+int ioctl(int fd, unsigned long req, ...)
+{
+	REAL(int, "ioctl", int, unsigned long, void *);
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (req == FICLONE && !strcmp(want(), "copy_file_range") && is_temp_fd(fd)) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	return real(fd, req, arg);
 }
 
 int fsync(int fd)
