@@ -525,7 +525,7 @@ int elfio_write_in_place(struct elfio *e, const struct elfio_edits *ed, unsigned
 	uint8_t *jbuf = NULL;
 	struct stat st, est;
 	int fd = -1, jfd = -1, ret;
-	bool image_touched = false, journal_made = false, bad = false;
+	bool image_touched = false, journal_made = false, bad = false, kept = false;
 	const char *what = "cannot write";
 
 	*written = 0;
@@ -631,7 +631,6 @@ int elfio_write_in_place(struct elfio *e, const struct elfio_edits *ed, unsigned
 
 fail:
 	/* roll back; if that fails too, the journal stays for the next command */
-	bool kept = false;
 	if (image_touched && (write_ranges(fd, rv, n, false) ||
 			      ((flags & ELFIO_FSYNC) && fsync(fd) < 0)))
 		kept = true;
