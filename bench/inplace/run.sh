@@ -7,7 +7,9 @@
 #
 #   make bench-inplace      builds ./patchsite, then runs this
 #   sh bench/inplace/run.sh (INPLACE_IMAGE=..., INPLACE_WORK=..., RUNS=7,
-#                            PATCHSITE=..., PATCHSITE_BEFORE=older/patchsite)
+#                            PATCHSITE=..., PATCHSITE_BEFORE=older/patchsite,
+#                            INPLACE_SORTTABLE=0 for an image sorttable refuses,
+#                            e.g. bench/gen.py's vmlinux-arm64-50k: no ORC)
 #
 # 1. sorttable is built from Debian's linux-source-6.12
 #    (/usr/src/linux-source-6.12.tar.xz; apt-get install linux-source-6.12
@@ -66,6 +68,7 @@ if [ -z "$img" ] || [ ! -f "$img" ]; then
 	exit 1
 fi
 echo "bench: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+[ "${INPLACE_SORTTABLE:-1}" = 0 ] && st=none
 set -- --patchsite "$patchsite" --sorttable "$st" --image "$img" --work "$work/run" --runs "$runs"
 [ -n "${PATCHSITE_BEFORE:-}" ] && set -- "$@" --before "$PATCHSITE_BEFORE"
 python3 bench/inplace/bench.py "$@"
