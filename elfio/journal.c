@@ -634,7 +634,7 @@ fail:
 	if (image_touched && (write_ranges(fd, rv, n, false) ||
 			      ((flags & ELFIO_FSYNC) && fsync(fd) < 0)))
 		kept = true;
-	if (journal_made && !kept && unlink(jpath) < 0)
+	if (journal_made && !kept && unlink(jpath) < 0 && errno != ENOENT)
 		kept = true;
 	if (!bad)
 		elfio_error(path, "%s: %s%s", what, strerror(-ret),

@@ -27,6 +27,8 @@
 #             must see it), an fsync that fails, a journal that cannot be
 #             created: exit 2, one `patchsite: IMAGE: ` line, the image
 #             byte-identical, no journal
+#   lock      audit run while a writer is paused between its journal and its
+#             first write to the image waits for it (flock), and sees the output
 #   journals  a torn journal (a kill half way through writing it) and a
 #             stale one (its image replaced by another file) are removed,
 #             the image left as it is
@@ -374,6 +376,40 @@ if kill_before_unlink; then
 	fi
 else
 	not_ok "a kill before the journal's unlink leaves the journal and the output"
+fi
+
+# ---- a live writer's journal is not another command's to roll back: the
+# writer pauses 1.5 s with its journal written and the image not yet, while
+# audit runs; audit waits for the writer's lock, and both end well
+in=$src/x86_64
+out=$tmp/x86_64.out
+rm -rf "$w" && mkdir -p "$w"
+cp "$in" "$img"
+LD_PRELOAD=$shim FAILSHIM_CALL=pwrite FAILSHIM_NTH=1 FAILSHIM_PAUSE=1500 FAILSHIM_TARGET=$img \
+	"$PATCHSITE_PLAIN" record --in-place "$img" >/dev/null 2>"$tmp/we" &
+writer=$!
+i=0
+while [ ! -e "$jrn" ] && [ $i -lt 100 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+if [ -e "$jrn" ]; then
+	t0=$(date +%s%N)
+	"$PATCHSITE_PLAIN" audit "$img" >"$tmp/ao" 2>"$tmp/ae"
+	arc=$?
+	t1=$(date +%s%N)
+	wait $writer
+	wrc=$?
+	waited=$(((t1 - t0) / 1000000))
+	if [ $wrc -eq 0 ] && [ $arc -eq 0 ] && cmp -s "$img" "$out" && clean "" && [ $waited -ge 500 ]; then
+		ok "audit during a live in-place write waits for it (${waited} ms) and sees the output; the writer exits 0"
+	else
+		echo "writer exit $wrc, audit exit $arc after $waited ms" | cat - "$tmp/we" "$tmp/ae" >"$tmp/msg"
+		not_ok "audit during a live in-place write" "$tmp/msg"
+	fi
+else
+	wait $writer
+	not_ok "the paused writer never made its journal"
 fi
 
 # ---- torn and stale journals

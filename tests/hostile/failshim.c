@@ -28,6 +28,8 @@
  *                   (made or not): with FAILSHIM_CALL=* and FAILSHIM_NTH=0,
  *                   how many writes a run makes, to kill at each
  *   FAILSHIM_TARGET the image edited in place: its calls match too
+ *   FAILSHIM_PAUSE  milliseconds: the Nth matching call waits that long,
+ *                   then is made (another command can run meanwhile)
  *   FAILSHIM_CORRUPT with pwrite: the Nth matching call writes its bytes with
  *                   the first one inverted and reports success (a write that
  *                   does not land as asked: the read-back must catch it)
@@ -232,6 +234,11 @@ static int should_fail(const char *call, int relevant, int *partial)
 		return 0;
 	}
 	matched++;
+	const char *pause = getenv("FAILSHIM_PAUSE");
+	if (pause && matched == n) {
+		usleep((useconds_t)atoi(pause) * 1000);
+		return 0;
+	}
 	const char *k = getenv("FAILSHIM_KILL");
 	if (k && matched == n) {
 		if (partial && !strcmp(k, "half")) {
