@@ -45,8 +45,13 @@ static const char help_record[] =
 	"      --in-place           write the sorted table into the image's own reserved\n"
 	"                           table (the __start/__stop_mcount_loc region, or the\n"
 	"                           __mcount_loc or __patchable_function_entries section)\n"
-	"                           and its .rela.dyn addends; with -o, into a copy\n"
+	"                           and its .rela.dyn addends, where the image lies,\n"
+	"                           under an undo journal IMAGE.patchsite-journal that\n"
+	"                           the next command rolls back if this one is killed;\n"
+	"                           with -o, into a copy\n"
 	"      --keep-misaligned    with --in-place: list misaligned CALL_OPS sites too\n"
+	"      --fsync              with --in-place: make the journal, then the image,\n"
+	"                           durable (survives a power cut, not only a kill)\n"
 	"      -v, --verbose        say on stderr how the layout was established (and,\n"
 	"                           with --in-place, what was written)\n"
 	"      -q, --quiet          say nothing on success (the default)\n";
@@ -168,8 +173,7 @@ static int parse_nm(const char *s, int *n, int *m)
 }
 
 enum { OPT_FORMAT = 256, OPT_SYMBOLIZE, OPT_PATCHABLE, OPT_NOP_MCOUNT, OPT_CALLS, OPT_IGNORE,
-       OPT_IN_PLACE,
-       OPT_KEEP_MISALIGNED, OPT_ALIGN };
+       OPT_IN_PLACE, OPT_KEEP_MISALIGNED, OPT_ALIGN, OPT_FSYNC };
 
 /* Options that shape how sites are found, shared by record and audit. */
 static int site_option(int c, struct record_options *ro)
@@ -458,6 +462,7 @@ static int cmd_record(int argc, char **argv)
 		{ "keep-misaligned", no_argument, NULL, OPT_KEEP_MISALIGNED },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "fsync", no_argument, NULL, OPT_FSYNC },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -480,6 +485,9 @@ static int cmd_record(int argc, char **argv)
 			break;
 		case OPT_KEEP_MISALIGNED:
 			io.keep_misaligned = true;
+			break;
+		case OPT_FSYNC:
+			io.fsync = true;
 			break;
 		case OPT_PATCHABLE:
 		case OPT_NOP_MCOUNT:
@@ -531,6 +539,8 @@ static int cmd_record(int argc, char **argv)
 	to_stdout = out && !strcmp(out, "-");
 	if (to_stdout && in_place)
 		return usage_error("%s", "--in-place writes an image: -o - (standard output) is not one");
+	if (io.fsync && !in_place)
+		return usage_error("%s", "--fsync goes with --in-place");
 	if (in_place && fmt != OUT_LIST)
 		return usage_error("%s", "--in-place writes the image; it takes no --format");
 

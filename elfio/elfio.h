@@ -238,13 +238,16 @@ void elfio_err(const struct elfio *e, const char *fmt, ...) __attribute__((forma
 
 /*
  * An edit list on the input file: byte ranges replaced at file offsets.
- * Later edits of the same bytes win.  Owned by the caller.
+ * Later edits of the same bytes win.  An edit that starts where the last
+ * one ends extends it (a table's 43,000 slots are one edit, not 43,000
+ * allocations).  Owned by the caller.
  */
 struct elfio_edits {
 	struct elfio_edit {
 		uint64_t off;
 		size_t len;
 		uint8_t *bytes;	/* malloc'd, owned by the list */
+		size_t cap;	/* bytes allocated */
 	} *v;
 	size_t n, cap;
 };
@@ -282,6 +285,33 @@ int elfio_write_edited_check(struct elfio *e, const struct elfio_edits *ed, cons
 int elfio_write_file_atomic(const char *out_path, const void *buf, size_t len, mode_t mode);
 int elfio_write_file_atomic_check(const char *out_path, const void *buf, size_t len, mode_t mode,
 				  const struct elfio_write_check *chk);
+
+/* --- Editing an image where it lies (journal.c) ---------------------------- */
+
+/*
+ * Write the edits into the open image itself, never a copy: an undo
+ * journal PATH.patchsite-journal (offset, old and new bytes of each range,
+ * a CRC-32) is written whole before the first byte of the image changes,
+ * the ranges are written and read back, chk->check(PATH) runs on the
+ * edited image, and removing the journal commits.  A failure rolls the
+ * old bytes back.  A SIGKILL at any point leaves the image as it was, or
+ * a journal that the next elfio_open of it rolls back.  With ELFIO_FSYNC
+ * the journal is durable before the image changes and the image before
+ * the journal goes (a power cut then leaves the input or the output too).
+ * *written: the bytes written into the image (0 if it already held them).
+ */
+#define ELFIO_FSYNC	0x1
+int elfio_write_in_place(struct elfio *e, const struct elfio_edits *ed, unsigned int flags,
+			 const struct elfio_write_check *chk, size_t *written);
+/*
+ * Run by elfio_open before it reads PATH: a journal beside it is rolled
+ * back (complete), or removed (torn: the image was not touched yet; or
+ * stale: the image was replaced since).  0 when there was none or it was
+ * handled; else a negative errno, the error printed unless quiet.
+ */
+int elfio_journal_recover(const char *path, bool quiet);
+/* PATH.patchsite-journal, malloc'd (NULL when out of memory). */
+char *elfio_journal_path(const char *path);
 
 /* --- Rewriting the open image (rewrite.c) ----------------------------------- */
 
@@ -321,6 +351,12 @@ int elfio_rw_add_section(struct elfio_rw *w, const char *name, const GElf_Shdr *
 bool elfio_rw_changes(const struct elfio_rw *w);
 int elfio_rw_commit(struct elfio_rw *w, const char *out_path,
 		    const struct elfio_write_check *chk);
+/*
+ * Byte patches only: write them into the open image where it lies
+ * (elfio_write_in_place); chk->check gets the image's own path.
+ */
+int elfio_rw_commit_in_place(struct elfio_rw *w, unsigned int flags,
+			     const struct elfio_write_check *chk, size_t *written);
 
 /* --- DWARF attribution ---------------------------------------------------- */
 
