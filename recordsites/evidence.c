@@ -420,8 +420,31 @@ static int read_statements(struct record *r, struct stmts *ss)
 		stmts_free(ss);
 		return ret;
 	}
-	if (ss->nranges)
+	/* the units come in address order as a rule: sort only when they do not */
+	size_t i = 1;
+	while (i < ss->nranges && cmp_region(&ss->ranges[i - 1], &ss->ranges[i]) <= 0)
+		i++;
+	if (i < ss->nranges)
 		qsort(ss->ranges, ss->nranges, sizeof(*ss->ranges), cmp_region);
+	/*
+	 * Where no two ranges overlap, the one holding an address is the last
+	 * that starts at or below it, and a unit's ranges that touch (its .text
+	 * split in two, neighbours of the same statement) can be one: fewer
+	 * ranges for the lookup of every function, the same answers.
+	 */
+	for (i = 1; i < ss->nranges && ss->ranges[i - 1].hi <= ss->ranges[i].lo; i++)
+		;
+	if (i >= ss->nranges && ss->nranges) {
+		size_t n = 1;
+		for (i = 1; i < ss->nranges; i++) {
+			struct region *last = &ss->ranges[n - 1];
+			if (last->hi == ss->ranges[i].lo && last->layout == ss->ranges[i].layout)
+				last->hi = ss->ranges[i].hi;
+			else
+				ss->ranges[n++] = ss->ranges[i];
+		}
+		ss->nranges = n;
+	}
 	return 0;
 }
 
