@@ -620,7 +620,9 @@ static int find_abbrev(struct elfio_dwarf *d, uint64_t tab, uint64_t code, uint6
 	if (!p)
 		return err;
 	end = p + avail;
-	if (get_uleb(&p, end, &c) && c == code) {
+	if (!get_uleb(&p, end, &c) || c == 0)
+		return 0;	/* an empty table */
+	if (c == code) {
 		*at = tab;
 		return 1;
 	}
