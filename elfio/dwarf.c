@@ -927,7 +927,8 @@ struct elfio_dwarf *elfio_dwarf_open(struct elfio *e)
 		return NULL;
 	}
 	d->e = e;
-	d->fd = elfio_fd(e);
+	/* a module decompressed into memory keeps the compressed file open */
+	d->fd = elfio_was_compressed(e) ? -1 : elfio_fd(e);
 	d->single = -1;
 	for (int i = 0; i < S_COUNT; i++)
 		dsec_init(d, (enum dsec_id)i);
