@@ -85,6 +85,9 @@ static const size_t dsec_window[S_COUNT] = {
 struct dsec {
 	bool present;
 	const uint8_t *mem;	/* all of it in memory (libelf's), or NULL: pread() */
+	struct elfio_section *sec;
+	bool mapped;		/* mem is the file's mapping: hand its pages back as we go */
+	uint64_t released;	/* the offset at the last hand-back */
 	uint64_t foff;		/* file offset, for pread() */
 	uint64_t size;
 	uint8_t *buf;		/* pread() window (ours) */
@@ -148,6 +151,8 @@ struct elfio_dwarf {
 };
 
 #define NO_NEXT UINT64_MAX
+/* What a mapped section may leave resident before its pages are handed back. */
+#define RELEASE_STEP	(1u << 20)
 
 /* --- Reading the sections --------------------------------------------------- */
 
@@ -185,8 +190,31 @@ static void dsec_init(struct elfio_dwarf *d, enum dsec_id id)
 
 	if (!s || s->shdr.sh_type == SHT_NOBITS || s->shdr.sh_type == SHT_NULL)
 		return;
-	if (d->fd >= 0 && !s->loaded && !(s->shdr.sh_flags & SHF_COMPRESSED)) {
-		/* elfio_open checked that it lies inside the file */
+	ds->sec = s;
+	if (d->fd >= 0 && !(s->shdr.sh_flags & SHF_COMPRESSED) && id != S_INFO) {
+		/*
+		 * Read in order, and only in part (abbreviation tables, range
+		 * lists, a few strings): where the file is mapped, read there,
+		 * with no copy, and give the pages back every RELEASE_STEP
+		 * (dsec_at).  elfio_open checked that it lies inside the file.
+		 */
+		size_t len;
+		const uint8_t *raw = elfio_raw(d->e, &len);
+		if (raw && s->shdr.sh_offset <= len && s->shdr.sh_size <= len - s->shdr.sh_offset) {
+			ds->mem = raw + s->shdr.sh_offset;
+			ds->size = s->shdr.sh_size;
+			ds->mapped = true;
+		}
+	}
+	if (ds->mapped) {
+		/* done above */
+	} else if (d->fd >= 0 && !(s->shdr.sh_flags & SHF_COMPRESSED)) {
+		/*
+		 * .debug_info: a unit header every 80-160 KB.  Through the
+		 * mapping each costs a page fault that maps 64 KiB around it
+		 * (fault-around); one pread() of its first bytes costs less and
+		 * leaves nothing resident.
+		 */
 		ds->foff = s->shdr.sh_offset;
 		ds->size = s->shdr.sh_size;
 	} else {
@@ -216,6 +244,11 @@ static const uint8_t *dsec_at(struct elfio_dwarf *d, enum dsec_id id, uint64_t a
 	if (want > left)
 		want = left;
 	if (ds->mem) {
+		if (ds->mapped && (at > ds->released + RELEASE_STEP ||
+				   at + RELEASE_STEP < ds->released)) {
+			elfio_section_release(d->e, ds->sec);
+			ds->released = at;
+		}
 		*avail = left;
 		return ds->mem + at;
 	}
@@ -944,8 +977,11 @@ void elfio_dwarf_close(struct elfio_dwarf *d)
 {
 	if (!d)
 		return;
-	for (int i = 0; i < S_COUNT; i++)
+	for (int i = 0; i < S_COUNT; i++) {
 		free(d->s[i].buf);
+		if (d->s[i].mapped)
+			elfio_section_release(d->e, d->s[i].sec);
+	}
 	for (size_t i = 0; i < d->ncache; i++) {
 		free(d->cache[i].name);
 		free(d->cache[i].producer);
