@@ -160,13 +160,20 @@ struct elfio_dwarf {
  * A section's bytes in memory, without an error line: libdw ignores a
  * debug section it cannot inflate, and so does this.
  */
-static int section_in_memory(struct elfio_section *s)
+static int section_in_memory(struct elfio_section *s, bool gnu_compressed)
 {
 	Elf_Data *d;
 
 	if (s->loaded)
 		return 0;
-	if (s->shdr.sh_flags & SHF_COMPRESSED) {
+	if (gnu_compressed) {
+		/* .zdebug_*: libdw inflates it and ignores a failure (then the
+		   bytes are the raw ones, as here) */
+		GElf_Shdr sh;
+		if (elf_compress_gnu(s->scn, 0, 0) >= 0 && gelf_getshdr(s->scn, &sh))
+			s->shdr = sh;
+		d = elf_getdata(s->scn, NULL);
+	} else if (s->shdr.sh_flags & SHF_COMPRESSED) {
 		GElf_Shdr sh;
 		if (elf_compress(s->scn, 0, 0) < 0 || !gelf_getshdr(s->scn, &sh))
 			return -EINVAL;
@@ -183,15 +190,41 @@ static int section_in_memory(struct elfio_section *s)
 	return 0;
 }
 
+static void dsec_bytes(struct elfio_dwarf *d, enum dsec_id id, struct elfio_section *s,
+		       bool gnu);
+
+/*
+ * The section libdw's check_section would take for id: the first, in
+ * section order, named .debug_X or .zdebug_X (GNU-compressed), neither
+ * SHT_NOBITS nor in a section group, that has bytes.
+ */
 static void dsec_init(struct elfio_dwarf *d, enum dsec_id id)
 {
-	struct elfio_section *s = elfio_find_section_by_name(d->e, dsec_names[id]);
+	struct dsec *ds = &d->s[id];
+	struct elfio_section *s;
+	bool gnu = false;
+
+	for (size_t i = 1; i < elfio_nsections(d->e); i++) {
+		s = elfio_section(d->e, i);
+		if (s->shdr.sh_type == SHT_NOBITS || (s->shdr.sh_flags & SHF_GROUP))
+			continue;
+		gnu = s->name[0] == '.' && s->name[1] == 'z' &&
+		      !strcmp(s->name + 2, dsec_names[id] + 1);
+		if (!gnu && strcmp(s->name, dsec_names[id]))
+			continue;
+		ds->sec = s;
+		dsec_bytes(d, id, s, gnu);
+		if (ds->present)
+			return;
+		memset(ds, 0, sizeof(*ds));	/* empty: libdw looks further */
+	}
+}
+
+static void dsec_bytes(struct elfio_dwarf *d, enum dsec_id id, struct elfio_section *s, bool gnu)
+{
 	struct dsec *ds = &d->s[id];
 
-	if (!s || s->shdr.sh_type == SHT_NOBITS || s->shdr.sh_type == SHT_NULL)
-		return;
-	ds->sec = s;
-	if (d->fd >= 0 && !(s->shdr.sh_flags & SHF_COMPRESSED) && id != S_INFO) {
+	if (d->fd >= 0 && !gnu && !(s->shdr.sh_flags & SHF_COMPRESSED) && id != S_INFO) {
 		/*
 		 * Read in order, and only in part (abbreviation tables, range
 		 * lists, a few strings): where the file is mapped, read there,
@@ -208,7 +241,7 @@ static void dsec_init(struct elfio_dwarf *d, enum dsec_id id)
 	}
 	if (ds->mapped) {
 		/* done above */
-	} else if (d->fd >= 0 && !(s->shdr.sh_flags & SHF_COMPRESSED)) {
+	} else if (d->fd >= 0 && !gnu && !(s->shdr.sh_flags & SHF_COMPRESSED)) {
 		/*
 		 * .debug_info: a unit header every 80-160 KB.  Through the
 		 * mapping each costs a page fault that maps 64 KiB around it
@@ -218,7 +251,7 @@ static void dsec_init(struct elfio_dwarf *d, enum dsec_id id)
 		ds->foff = s->shdr.sh_offset;
 		ds->size = s->shdr.sh_size;
 	} else {
-		if (section_in_memory(s))
+		if (section_in_memory(s, gnu))
 			return;
 		ds->mem = s->data;
 		ds->size = s->size;
@@ -349,8 +382,9 @@ static bool get_sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
 
 /*
  * The header of the unit at off, as libdw's __libdw_next_unit checks it.
- * 1 and *u filled, 0 at the end or at a header libdw would stop at, or
- * -ENOMEM.
+ * 1 and *u filled, 2 for a unit of a version or type libdw cannot read
+ * (only u->off, u->end and u->next are), 0 at the end or at a header libdw
+ * would stop at, or -ENOMEM.
  */
 static int read_header(struct elfio_dwarf *d, uint64_t off, struct unit *u)
 {
@@ -391,13 +425,18 @@ static int read_header(struct elfio_dwarf *d, uint64_t off, struct unit *u)
 			return 0;
 		u->unit_type = *q++;
 	}
-	if (u->version < 2 || u->version > 5)
-		return 0;
-	if (u->version == 5 && !(u->unit_type == DW_UT_compile || u->unit_type == DW_UT_partial ||
-				 u->unit_type == DW_UT_skeleton ||
-				 u->unit_type == DW_UT_split_compile ||
-				 u->unit_type == DW_UT_type || u->unit_type == DW_UT_split_type))
-		return 0;
+	if (u->version < 2 || u->version > 5 ||
+	    (u->version == 5 && !(u->unit_type == DW_UT_compile || u->unit_type == DW_UT_partial ||
+				  u->unit_type == DW_UT_skeleton ||
+				  u->unit_type == DW_UT_split_compile ||
+				  u->unit_type == DW_UT_type || u->unit_type == DW_UT_split_type))) {
+		/* libdw's walk goes on past a header it cannot read; its unit has no DIE */
+		u->next = off + 2 * u->offset_size - 4 + len;
+		if (u->next <= off)
+			u->next = NO_NEXT;
+		u->end = u->next < size ? u->next : size;
+		return 2;
+	}
 	if (u->version < 5)
 		u->unit_type = DW_UT_compile;
 	/* the fixed part of the header must fit in the section */
@@ -416,6 +455,8 @@ static int read_header(struct elfio_dwarf *d, uint64_t off, struct unit *u)
 		return 0;
 	if (u->version < 5)
 		u->addr_size = *q++;
+	if (u->addr_size != 4 && u->addr_size != 8)
+		u->addr_size = 8;	/* as libdw assumes */
 	if (u->unit_type == DW_UT_skeleton || u->unit_type == DW_UT_split_compile) {
 		q += 8;
 	} else if (u->unit_type == DW_UT_type || u->unit_type == DW_UT_split_type) {
@@ -1003,6 +1044,11 @@ static int load_unit(struct elfio_dwarf *d, uint64_t off, struct unit *u)
 
 	if (ret <= 0)
 		return ret;
+	if (ret == 2) {
+		memset(u->a, 0, sizeof(u->a));
+		u->die_ok = false;
+		return 1;
+	}
 	return (ret = read_die(d, u)) < 0 ? ret : 1;
 }
 
@@ -1272,8 +1318,8 @@ static int cmp_arange(const void *x, const void *y)
 
 	if (a->addr != b->addr)
 		return a->addr < b->addr ? -1 : 1;
-	/* libdw sorts the entries it collected last-first */
-	return a->seq > b->seq ? -1 : a->seq < b->seq;
+	/* libdw sorts them in the order read, with glibc's merge sort (stable) */
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
 /*
@@ -1293,7 +1339,8 @@ static int resolve_aranges(struct elfio_dwarf *d)
 	for (size_t i = 0; i < d->nar; i++)
 		if (d->ar[i].unit > top)
 			top = d->ar[i].unit;
-	while (off <= top && (ret = read_header(d, off, &u)) > 0) {
+	/* libdw cannot intern a unit of an unknown version: the walk ends there */
+	while (off <= top && (ret = read_header(d, off, &u)) == 1) {
 		if (n == cap) {
 			size_t nc = cap ? 2 * cap : 1024;
 			struct span *nv = realloc(v, nc * sizeof(*nv));
@@ -1313,7 +1360,7 @@ static int resolve_aranges(struct elfio_dwarf *d)
 		return ret;
 	}
 	for (size_t i = 0; i < d->nar; i++) {
-		uint64_t at = d->ar[i].unit;
+		uint64_t at = d->ar[i].unit;	/* libdw: the unit holding it */
 		size_t lo = 0, hi = n;
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
@@ -1335,9 +1382,10 @@ static int resolve_aranges(struct elfio_dwarf *d)
 }
 
 /*
- * .debug_aranges, as libdw's dwarf_getaranges reads it: any malformed set,
- * or one naming an offset no unit holds, makes the whole table unusable.
- * 0 or -ENOMEM.
+ * .debug_aranges, as libdw's dwarf_getaranges (0.188) reads it: a set's
+ * length is checked only for its escape codes, its ranges run to the first
+ * (0, 0), the next set starts right after; any malformed set, or one naming
+ * an offset no unit holds, makes the whole table unusable.  0 or -ENOMEM.
  */
 static int read_aranges(struct elfio_dwarf *d)
 {
@@ -1350,35 +1398,39 @@ static int read_aranges(struct elfio_dwarf *d)
 	if (!d->s[S_ARANGES].present)
 		return 0;
 	while (pos < size) {
-		const uint8_t *p = dsec_at(d, S_ARANGES, pos, 32, &avail, &err), *q;
+		const uint8_t *p = dsec_at(d, S_ARANGES, pos, 32, &avail, &err), *q, *end;
 		if (!p)
 			return err;
+		end = p + avail;
 		if (avail < 4)
 			return 0;
-		uint64_t len = get_le(p, 4), hlen = 4, info;
+		uint64_t len = get_le(p, 4);
 		unsigned int osz = 4;
+		q = p + 4;
 		if (len == 0xffffffff) {
-			if (avail < 12)
+			if (end - q < 8)
 				return 0;
-			len = get_le(p + 4, 8);
-			hlen = 12;
+			q += 8;
 			osz = 8;
 		} else if (len >= 0xfffffff0) {
 			return 0;
 		}
-		uint64_t set_end = pos + hlen + len;
-		if (len > size - pos - hlen)
+		if (end - q < 2 || get_le(q, 2) != 2)
 			return 0;
-		q = p + hlen;
-		if (avail < hlen + 2 + osz + 2 || get_le(q, 2) != 2)
+		q += 2;
+		if ((size_t)(end - q) < osz)
 			return 0;
-		info = get_le(q + 2, osz);
-		q += 2 + osz;
+		uint64_t info = get_le(q, osz);
+		q += osz;
+		/* an offset into .debug_info with room for 4 bytes */
+		if (!d->s[S_INFO].present || d->s[S_INFO].size < 4 ||
+		    info > d->s[S_INFO].size - 4)
+			return 0;
+		if (end - q < 2)
+			return 0;
 		unsigned int asz = q[0], seg = q[1];
 		q += 2;
 		if ((asz != 4 && asz != 8) || seg)
-			return 0;
-		if (!d->s[S_INFO].present || info >= d->s[S_INFO].size)
 			return 0;
 		uint64_t at = pos + (uint64_t)(q - p), tw = 2 * asz;
 		at += (tw - (at - pos) % tw) % tw;
@@ -1390,11 +1442,8 @@ static int read_aranges(struct elfio_dwarf *d)
 				return 0;
 			uint64_t a = get_le(p, asz), l = get_le(p + asz, asz);
 			at += tw;
-			if (!a && !l) {
-				if (at >= set_end)
-					break;
-				continue;
-			}
+			if (!a && !l)
+				break;
 			if (d->nar == cap) {
 				size_t nc = cap ? 2 * cap : 1024;
 				struct arange *nv = realloc(d->ar, nc * sizeof(*nv));
@@ -1468,7 +1517,7 @@ static int find_single(struct elfio_dwarf *d)
 	d->single = 0;
 	ret = load_unit(d, 0, &u);
 	if (ret <= 0 || !u.die_ok)
-		return ret;
+		return ret < 0 ? ret : 0;
 	ret = read_header(d, u.next, &v);
 	if (ret != 0)
 		return ret < 0 ? ret : 0;
