@@ -143,8 +143,8 @@ struct elfio_dwarf {
 	struct dsec s[S_COUNT];
 	uint64_t next;		/* the next unit header, UINT64_MAX at the end */
 	struct unit u;		/* the unit elfio_dwarf_next_unit() gave last */
-	char *name, *prod, *prev;	/* its strings, and the last producer seen */
-	size_t name_cap, prod_cap, prev_cap;
+	char *prev;		/* the last producer seen */
+	size_t prev_cap;
 	bool have_prev;
 	unsigned int prev_form;
 	uint64_t prev_val;
@@ -1040,8 +1040,6 @@ void elfio_dwarf_close(struct elfio_dwarf *d)
 	free(d->single_cu.name);
 	free(d->single_cu.producer);
 	free(d->ar);
-	free(d->name);
-	free(d->prod);
 	free(d->prev);
 	free(d);
 }
@@ -1078,15 +1076,8 @@ int elfio_dwarf_next_unit(struct elfio_dwarf *d, struct elfio_dwarf_unit *out)
 	out->offset = u->off;
 	if (!u->die_ok)
 		return 1;
-	const char *s = formstring(d, u, &u->a[A_NAME], &err);
-	if (err)
-		return err;
-	if (s) {
-		if ((ret = keep_string(d, s, &d->name, &d->name_cap)))
-			return ret;
-		out->name = d->name;
-	}
 	const struct attrval *pv = &u->a[A_PRODUCER];
+	const char *s;
 	/* a kernel's thousands of units share a few producer strings */
 	if (d->have_prev && pv->present && pv->form == d->prev_form &&
 	    (pv->form == DW_FORM_strp || pv->form == DW_FORM_line_strp) &&

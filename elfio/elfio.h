@@ -325,15 +325,15 @@ int elfio_rw_commit(struct elfio_rw *w, const char *out_path,
 /* --- DWARF: the compilation units ------------------------------------------ */
 
 /*
- * Each unit's first DIE: DW_AT_name, DW_AT_producer and its address ranges,
- * read without loading the rest of the DWARF (dwarf.c says how).
+ * Each unit's first DIE: DW_AT_producer and its address ranges (and, for an
+ * address, DW_AT_name too), read without loading the rest of the DWARF
+ * (dwarf.c says how).
  */
 struct elfio_dwarf;
 
 struct elfio_dwarf_unit {
 	uint64_t offset;	/* of the unit's header in .debug_info */
-	const char *name;	/* DW_AT_name, or NULL; valid until the next call */
-	const char *producer;	/* DW_AT_producer, or NULL; likewise */
+	const char *producer;	/* DW_AT_producer, or NULL; valid until the next call */
 	bool same_producer;	/* the producer is the last one given (same bytes) */
 };
 
