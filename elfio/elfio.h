@@ -358,16 +358,45 @@ int elfio_rw_commit(struct elfio_rw *w, const char *out_path,
 int elfio_rw_commit_in_place(struct elfio_rw *w, unsigned int flags,
 			     const struct elfio_write_check *chk, size_t *written);
 
-/* --- DWARF attribution ---------------------------------------------------- */
+/* --- DWARF: the compilation units ------------------------------------------ */
 
+/*
+ * Each unit's first DIE: DW_AT_producer and its address ranges (and, for an
+ * address, DW_AT_name too), read without loading the rest of the DWARF
+ * (dwarf.c says how).
+ */
 struct elfio_dwarf;
 
-/* NULL when the image has no DWARF (not an error). */
+struct elfio_dwarf_unit {
+	uint64_t offset;	/* of the unit's header in .debug_info */
+	const char *producer;	/* DW_AT_producer, or NULL; valid until the next call */
+	bool same_producer;	/* the producer is the last one given (same bytes) */
+};
+
+/*
+ * NULL with errno ENODATA when the image has no .debug_info (not an
+ * error), or ENOMEM (error printed).
+ */
 struct elfio_dwarf *elfio_dwarf_open(struct elfio *e);
 void elfio_dwarf_close(struct elfio_dwarf *d);
 /*
- * The compilation unit holding addr: its DW_AT_name and DW_AT_producer
- * (the compiler and its flags).  Strings belong to libdw.  -1 if unknown.
+ * The next unit, in .debug_info order: 1 and *u, 0 after the last one (or
+ * at a header that makes no sense: malformed DWARF says nothing more), or
+ * negative errno (error printed).
+ */
+int elfio_dwarf_next_unit(struct elfio_dwarf *d, struct elfio_dwarf_unit *u);
+/*
+ * The address ranges [lo, hi) of the unit elfio_dwarf_next_unit() gave
+ * last, as libdw's dwarf_ranges() gives them: fn(ctx, lo, hi) for each.
+ * 0, fn's non-zero return (which stops it), or negative errno.
+ */
+int elfio_dwarf_unit_ranges(struct elfio_dwarf *d, int (*fn)(void *ctx, uint64_t lo, uint64_t hi),
+			    void *ctx);
+/*
+ * The compilation unit holding addr (through .debug_aranges, as libdw's
+ * dwarf_addrdie; in ET_REL the object's only unit): its DW_AT_name and
+ * DW_AT_producer (the compiler and its flags), owned by d.  0 found, 1
+ * unknown, negative errno (error printed).
  */
 int elfio_dwarf_cu(struct elfio_dwarf *d, struct elfio *e, uint64_t addr, const char **name,
 		   const char **producer);
