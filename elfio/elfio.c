@@ -359,6 +359,13 @@ static int load_sections(struct elfio *e)
 		elfio_err(e, "cannot read the section header table: %s", elf_errmsg(-1));
 		return -EINVAL;
 	}
+	/* libelf counts no sections when their table is not in the file */
+	if (e->nsec == 0 && e->ehdr.e_shoff && e->ehdr.e_shoff >= e->file_size) {
+		elfio_err(e, "is truncated: the section header table at offset %#" PRIx64 " lies "
+			  "past the end of the file (%" PRIu64 " bytes)", (uint64_t)e->ehdr.e_shoff,
+			  (uint64_t)e->file_size);
+		return -EINVAL;
+	}
 	if (e->nsec == 0) {
 		elfio_err(e, "has no section headers");
 		return -EINVAL;
@@ -529,6 +536,10 @@ struct elfio *elfio_open(const char *path, unsigned int flags)
 		goto err;
 	}
 
+	/* an in-place write killed half way: undo it before reading anything */
+	ret = elfio_journal_recover(path, flags & ELFIO_QUIET);
+	if (ret)
+		goto err;
 	e->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (e->fd < 0) {
 		ret = -errno;

@@ -38,6 +38,54 @@ const char *finding_kind_name(enum finding_kind k)
 	return k < FIND_COUNT ? kind_names[k] : "?";
 }
 
+/* A stale entry outside every sized function: an overridden weak function's code. */
+static bool is_weak_leftover(const struct finding *f)
+{
+	return f->kind == FIND_STALE && !f->func && strstr(f->msg, "outside every sized function");
+}
+
+int audit_ignore_parse(const char *list, unsigned int *mask)
+{
+	const char *p = list;
+
+	*mask = 0;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		int k;
+		for (k = 0; k < FIND_COUNT; k++)
+			if (strlen(kind_names[k]) == len && !strncmp(p, kind_names[k], len))
+				break;
+		if (k < FIND_COUNT)
+			*mask |= 1u << k;
+		else if (len == 4 && !strncmp(p, "weak", 4))
+			*mask |= AUDIT_IGNORE_WEAK;
+		else
+			return -1;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+void audit_ignore(struct audit *a, unsigned int mask)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < a->n; i++) {
+		const struct finding *f = &a->v[i];
+		bool weak = is_weak_leftover(f);
+		if ((mask & (1u << f->kind)) || (weak && (mask & AUDIT_IGNORE_WEAK))) {
+			a->count[f->kind]--;
+			a->ignored[f->kind]++;
+			a->ignored_weak += weak;
+			continue;
+		}
+		a->v[w++] = *f;
+	}
+	a->n = w;
+}
+
 static struct finding *add(struct audit *a, enum finding_kind k, uint64_t addr,
 			   const struct elfio_symbol *f)
 {
@@ -108,6 +156,29 @@ static void describe_stale(struct record *r, uint64_t v, struct finding *fd)
 	}
 }
 
+/*
+ * record_find() for the entries of one table, in table order: a table is
+ * sorted (the kernel binary-searches it), so each entry's site is at or
+ * just after the last one's, and a step from there replaces a binary
+ * search that missed the cache at each level.  *hint: where the last one
+ * was (0 to begin).
+ */
+static long find_from(const struct record *r, uint64_t v, size_t *hint)
+{
+	size_t i = *hint;
+
+	if (i < r->nsites && r->sites[i].addr <= v) {
+		for (size_t n = 0; n < 4 && i < r->nsites && r->sites[i].addr < v; n++)
+			i++;
+		if (i == r->nsites || r->sites[i].addr >= v)
+			goto found;
+	}
+	i = ELFIO_BOUND(r->sites, r->nsites, addr, v, false);
+found:
+	*hint = i;
+	return i < r->nsites && r->sites[i].addr == v ? (long)i : -1;
+}
+
 /* The site nearest to v (within 64 bytes), or NULL. */
 static const struct site *nearest_site(const struct record *r, uint64_t v)
 {
@@ -128,7 +199,7 @@ static const struct site *nearest_site(const struct record *r, uint64_t v)
  * -ENOMEM.
  */
 static int check_shift(struct record *r, struct audit *a, const struct site_table *tb,
-		       size_t nonzero)
+		       const bool *is_site, size_t nonzero)
 {
 	size_t hist[129] = { 0 }, best = 64;
 	struct finding *fd;
@@ -136,7 +207,7 @@ static int check_shift(struct record *r, struct audit *a, const struct site_tabl
 	for (size_t i = 0; i < tb->count; i++) {
 		uint64_t v = tb->entries[i].value;
 		const struct site *s;
-		if (!v || record_find(r, v) >= 0 || !(s = nearest_site(r, v)))
+		if (!v || is_site[i] || !(s = nearest_site(r, v)))
 			continue;
 		hist[64 + (int64_t)(v - s->addr)]++;
 	}
@@ -185,6 +256,7 @@ int audit_run(struct record *r, struct audit *a)
 	struct elfio_dwarf *dw = NULL;
 	struct finding *fd;
 	size_t total_entries = 0;
+	unsigned long reported = elfio_errors_reported();
 	int ret = -ENOMEM;
 
 	memset(a, 0, sizeof(*a));
@@ -218,62 +290,68 @@ int audit_run(struct record *r, struct audit *a)
 	for (size_t t = 0; t < r->ntables; t++) {
 		const struct site_table *tb = &r->tables[t];
 		uint64_t *vals = calloc(tb->count ? tb->count : 1, sizeof(*vals));
-		size_t nv = 0;
+		bool *is_site = calloc(tb->count ? tb->count : 1, sizeof(*is_site));
+		size_t nv = 0, hint = 0;
 
-		if (!vals)
+		if (!vals || !is_site) {
+			free(vals);
+			free(is_site);
+			elfio_err(r->e, "out of memory for the %zu entries of table '%s'",
+				  tb->count, tb->name);
 			goto out;
+		}
 		total_entries += tb->count;
 		/* the kernel binary-searches the table and, where the build sorted
 		   it, does not sort it again: one finding per unsorted table */
-		size_t descents = 0, first = 0;
+		size_t descents = 0, first = 0, nonzero = 0;
 		uint64_t prev = 0;
 		for (size_t i = 0; i < tb->count; i++) {
 			uint64_t v = tb->entries[i].value;
 			if (!v)
 				continue;
+			nonzero++;
 			if (prev && v < prev && !descents++)
 				first = i;
 			prev = v;
+			is_site[i] = find_from(r, v, &hint) >= 0;
 		}
 		/* nobody sorts a program's __patchable_function_entries: only the
 		   tables a kernel reads (and its region holds the PFE entries) */
-		if (descents && tb->kind != TABLE_PFE) {
-			fd = add(a, FIND_UNSORTED, tb->entries[first].value, NULL);
-			if (!fd) {
-				free(vals);
-				goto out;
-			}
+		/* ... and not a module's: the kernel sorts it when it loads it
+		   (ftrace_process_locs), and in an ET_REL the order compared is
+		   across sections anyway */
+		if (descents && tb->kind != TABLE_PFE && !elfio_is_rel(r->e)) {
+			uint64_t fv = tb->entries[first].value;
+			fd = add(a, FIND_UNSORTED, fv,
+				 r->has_symbols ? elfio_function_at(r->e, fv, r->pre_bytes) : NULL);
+			if (!fd)
+				goto out_table;
 			fd->table = tb->name;
 			snprintf(fd->msg, sizeof(fd->msg),
 				 "table '%s' is not sorted (%zu descents, the first at slot %zu); a "
 				 "kernel built with CONFIG_BUILDTIME_MCOUNT_SORT binary-searches it "
 				 "without sorting it again", tb->name, descents, first);
 		}
-		size_t nonzero = 0;
-		for (size_t i = 0; i < tb->count; i++)
-			nonzero += tb->entries[i].value != 0;
-		if (check_shift(r, a, tb, nonzero)) {
-			free(vals);
-			goto out;
-		}
+		if (check_shift(r, a, tb, is_site, nonzero))
+			goto out_table;
 		for (size_t i = 0; i < tb->count; i++) {
 			uint64_t v = tb->entries[i].value;
 			if (!v)
 				continue;	/* cleared by the build: not a finding */
 			vals[nv++] = v;
-			if (record_find(r, v) >= 0)
+			if (is_site[i])
 				continue;
 			const struct elfio_symbol *f = r->has_symbols
 				? elfio_function_at(r->e, v, r->pre_bytes) : NULL;
 			fd = add(a, FIND_STALE, v, f);
-			if (!fd) {
-				free(vals);
-				goto out;
-			}
+			if (!fd)
+				goto out_table;
 			fd->table = tb->name;
 			describe_stale(r, v, fd);
 		}
-		qsort(vals, nv, sizeof(*vals), cmp_u64);
+		/* the values in table order are already sorted when it has no descents */
+		if (descents)
+			qsort(vals, nv, sizeof(*vals), cmp_u64);
 		for (size_t i = 1; i < nv; i++) {
 			if (vals[i] != vals[i - 1] || (i >= 2 && vals[i] == vals[i - 2]))
 				continue;
@@ -284,21 +362,38 @@ int audit_run(struct record *r, struct audit *a)
 			fd = add(a, FIND_DUPLICATE, vals[i], si >= 0 ? r->sites[si].func :
 				 (r->has_symbols ? elfio_function_at(r->e, vals[i], r->pre_bytes)
 						 : NULL));
-			if (!fd) {
-				free(vals);
-				goto out;
-			}
+			if (!fd)
+				goto out_table;
 			fd->table = tb->name;
 			snprintf(fd->msg, sizeof(fd->msg), "listed %zu times", k - i + 1);
 		}
 		free(vals);
+		free(is_site);
+		continue;
+out_table:
+		free(vals);
+		free(is_site);
+		goto out;
+	}
+
+	/* A module with sites and no table: the kernel traces none of them. */
+	if (!r->ntables && r->nsites && elfio_is_rel(r->e) &&
+	    (elfio_find_section_by_name(r->e, ".gnu.linkonce.this_module") ||
+	     elfio_find_section_by_name(r->e, ".modinfo"))) {
+		fd = add(a, FIND_MISSING, r->sites[0].addr, r->sites[0].func);
+		if (!fd)
+			goto out;
+		snprintf(fd->msg, sizeof(fd->msg), "the module has %zu sites and no __mcount_loc: "
+			 "the kernel traces none of them", r->nsites);
 	}
 
 	/* Missing: only meaningful against a table that exists. */
 	if (total_entries) {
 		for (size_t i = 0; i < r->nsites; i++) {
 			const struct site *s = &r->sites[i];
-			if (s->sources & SRC_TABLE)
+			/* a misaligned site is one finding: record --in-place leaves
+			   it out of the table on purpose */
+			if ((s->sources & SRC_TABLE) || s->misaligned)
 				continue;
 			fd = add(a, FIND_MISSING, s->addr, s->func);
 			if (!fd)
@@ -368,16 +463,28 @@ int audit_run(struct record *r, struct audit *a)
 		a->v = sorted;
 	}
 
-	dw = elfio_dwarf_open(r->e);
+	/*
+	 * With DWARF, each finding names its unit and producer.  A clean image
+	 * has none to name, and reads no DWARF.
+	 */
+	if (a->n) {
+		dw = elfio_dwarf_open(r->e);
+		if (!dw && errno == ENOMEM)
+			goto out;	/* error printed */
+	}
 	a->has_dwarf = dw != NULL;
 	for (size_t i = 0; dw && i < a->n; i++) {
 		uint64_t at = a->v[i].func ? a->v[i].func->addr : a->v[i].addr;
-		elfio_dwarf_cu(dw, r->e, at, &a->v[i].cu, &a->v[i].producer);
+		if (elfio_dwarf_cu(dw, r->e, at, &a->v[i].cu, &a->v[i].producer) < 0)
+			goto out;	/* error printed */
 	}
-	/* the strings live in libdw's memory: keep dw open with the audit */
+	/* the strings belong to dw: keep it open with the audit */
 	ret = 0;
 out:
 	if (ret) {
+		/* the findings' arrays, where nothing below printed why */
+		if (elfio_errors_reported() == reported)
+			elfio_err(r->e, "out of memory for the audit's findings");
 		elfio_dwarf_close(dw);
 		free(a->v);	/* the caller frees nothing after an error */
 		memset(a, 0, sizeof(*a));
@@ -400,7 +507,8 @@ int audit_print(struct record *r, const struct audit *a, bool json, FILE *o)
 	char addr[256], fn[512], lay[1024], cu[512];
 
 	if (json) {
-		fprintf(o, "{\"machine\":\"%s\",\"sites\":%zu,\"layout\":", r->arch->name, r->nsites);
+		fprintf(o, "{\"schema\":%d,\"machine\":\"%s\",\"site_count\":%zu,\"layout\":",
+			RECORD_JSON_SCHEMA, r->arch->name, r->nsites);
 		record_describe_layout(r, &r->ev.main, lay, sizeof(lay));
 		record_json_string(o, lay);
 		fputs(",\"evidence\":", o);
@@ -408,13 +516,21 @@ int audit_print(struct record *r, const struct audit *a, bool json, FILE *o)
 		record_json_string(o, lay);
 		fputs(",\"tables\":[", o);
 		for (size_t t = 0; t < r->ntables; t++) {
+			size_t nonzero = 0;
+			for (size_t i = 0; i < r->tables[t].count; i++)
+				nonzero += r->tables[t].entries[i].value != 0;
 			fprintf(o, "%s{\"name\":", t ? "," : "");
 			record_json_string(o, r->tables[t].name);
-			fprintf(o, ",\"entries\":%zu}", r->tables[t].count);
+			/* slots reserved, entries that are not zero (what the text counts) */
+			fprintf(o, ",\"slots\":%zu,\"entries\":%zu}", r->tables[t].count, nonzero);
 		}
 		fputs("],\"summary\":{", o);
 		for (int k = 0; k < FIND_COUNT; k++)
 			fprintf(o, "%s\"%s\":%zu", k ? "," : "", kind_names[k], a->count[k]);
+		fputs("},\"ignored\":{", o);
+		for (int k = 0; k < FIND_COUNT; k++)
+			fprintf(o, "%s\"%s\":%zu", k ? "," : "", kind_names[k], a->ignored[k]);
+		fprintf(o, ",\"weak\":%zu", a->ignored_weak);
 		fputs("},\"findings\":[", o);
 		for (size_t i = 0; i < a->n; i++) {
 			const struct finding *f = &a->v[i];
@@ -464,6 +580,14 @@ int audit_print(struct record *r, const struct audit *a, bool json, FILE *o)
 	fprintf(o, "summary:");
 	for (int k = 0; k < FIND_COUNT; k++)
 		fprintf(o, "%s %zu %s", k ? "," : "", a->count[k], kind_names[k]);
+	for (int k = 0, first = 1; k < FIND_COUNT; k++) {
+		if (!a->ignored[k])
+			continue;
+		fprintf(o, "%s %zu %s", first ? "; ignored:" : ",", a->ignored[k], kind_names[k]);
+		if (k == FIND_STALE && a->ignored_weak)
+			fprintf(o, " (%zu of them weak leftovers)", a->ignored_weak);
+		first = 0;
+	}
 	fputc('\n', o);
 	return 0;
 }

@@ -208,8 +208,8 @@ static void emit_json(struct record *r, FILE *o)
 	char a[256];
 	unsigned int seen = 0;
 
-	fprintf(o, "{\"machine\":\"%s\",\"type\":\"%s\",\"flavours\":[", r->arch->name,
-		type_name(r));
+	fprintf(o, "{\"schema\":%d,\"machine\":\"%s\",\"type\":\"%s\",\"flavours\":[",
+		RECORD_JSON_SCHEMA, r->arch->name, type_name(r));
 	for (size_t i = 0; i < r->nsites; i++)
 		seen |= 1u << r->sites[i].flavour;
 	for (int f = 0, first = 1; f < FLAVOUR_COUNT; f++) {
@@ -218,7 +218,7 @@ static void emit_json(struct record *r, FILE *o)
 			first = 0;
 		}
 	}
-	fprintf(o, "],\"count\":%zu,\"sites\":[", r->nsites);
+	fprintf(o, "],\"site_count\":%zu,\"sites\":[", r->nsites);
 	for (size_t i = 0; i < r->nsites; i++) {
 		const struct site *s = &r->sites[i];
 		elfio_format_addr(r->e, s->addr, a, sizeof(a));

@@ -170,6 +170,13 @@ void record_describe(struct record *r, char *buf, size_t len);
 
 enum out_format { OUT_LIST, OUT_SYMBOLIZE, OUT_JSON, OUT_ASM, OUT_ELF };
 
+/*
+ * The version of the JSON that record, audit and a batch audit print
+ * (documented field by field in doc/patchsite.1, JSON OUTPUT); a field
+ * removed or changed in meaning is a new version, a field added is not.
+ */
+#define RECORD_JSON_SCHEMA	1
+
 /* Write the table in `fmt` to `path` (atomic) or to stdout when path is NULL. */
 int record_output(struct record *r, enum out_format fmt, const char *path);
 /* A JSON string (or null for NULL), escaped. */
@@ -209,10 +216,17 @@ struct finding {
 	const char *cu, *producer;	/* from DWARF, or NULL */
 };
 
+/* --ignore: kinds of finding that do not count, and "weak" (stale entries
+   outside every sized function: the leftovers of overridden weak functions) */
+#define AUDIT_IGNORE_WEAK	(1u << FIND_COUNT)
+int audit_ignore_parse(const char *list, unsigned int *mask);
+
 struct audit {
 	struct finding *v;
 	size_t n;
 	size_t count[FIND_COUNT];
+	size_t ignored[FIND_COUNT];	/* left out by audit_ignore */
+	size_t ignored_weak;		/* ... of them, weak leftovers */
 	bool has_dwarf;
 	struct elfio_dwarf *dw;		/* owns the cu/producer strings */
 };
@@ -220,6 +234,8 @@ struct audit {
 /* Audit r's image.  Returns 0 or negative errno. */
 int audit_run(struct record *r, struct audit *a);
 void audit_free(struct audit *a);
+/* Leave out the findings that mask ignores, counting them in a->ignored. */
+void audit_ignore(struct audit *a, unsigned int mask);
 /* Text for people (json false) or JSON for CI, to stdout. */
 int audit_print(struct record *r, const struct audit *a, bool json, FILE *out);
 
@@ -227,6 +243,7 @@ int audit_print(struct record *r, const struct audit *a, bool json, FILE *out);
 
 struct inplace_options {
 	bool keep_misaligned;		/* list misaligned CALL_OPS sites too */
+	bool fsync;			/* in place: durable before the journal goes */
 };
 
 struct inplace_report {
@@ -240,8 +257,10 @@ struct inplace_report {
  * Write the sorted table into the image's own reserved table (the
  * __start/__stop_mcount_loc region, else __mcount_loc, else
  * __patchable_function_entries), zeroing unused slots, and the addends of
- * the R_*_RELATIVE relocations that cover its slots.  Atomic, to out_path
- * (which may be the input's path).  Returns 0 or negative errno.
+ * the R_*_RELATIVE relocations that cover its slots.  When out_path is the
+ * input's file, into the image where it lies under an undo journal (see
+ * elfio_write_in_place; o->fsync makes it durable); otherwise to a copy
+ * renamed over out_path.  Returns 0 or negative errno.
  */
 int record_write_in_place(struct record *r, const struct inplace_options *o, const char *out_path,
 			  struct inplace_report *rep);

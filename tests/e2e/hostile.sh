@@ -222,14 +222,14 @@ fi
 
 # ---------------------------------------------------------------- scale
 # record's stderr on success: its one summary line, naming the image
-summary_line() { # ERRFILE IMAGE
-	[ "$(wc -l <"$1")" -eq 1 ] && grep -q "^patchsite: $2: " "$1"
+summary_line() { # ERRFILE IMAGE: record -v's one report line
+	[ "$(wc -l <"$1")" -eq 1 ] && grep -q "^$2: " "$1"
 }
 
 if want scale; then
 	if wait "$scale_pid" && [ -f "$scale_dir/f1m" ]; then
 		img=$scale_dir/f1m
-		/usr/bin/time -f %M -o "$scale_dir/rss" timeout 120 "$PATCHSITE" record "$img" \
+		/usr/bin/time -f %M -o "$scale_dir/rss" timeout 120 "$PATCHSITE" record -v "$img" \
 			>"$scale_dir/list" 2>"$scale_dir/err"
 		rc=$?
 		n=$(wc -l <"$scale_dir/list")
@@ -242,7 +242,7 @@ if want scale; then
 		/usr/bin/time -f %M -o "$scale_dir/rss" timeout 120 "$PATCHSITE_PLAIN" record \
 			--format=json "$img" >"$scale_dir/json" 2>"$scale_dir/err"
 		rc=$?
-		count=$($py -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["count"] if j["count"] == len(j["sites"]) else -1)' \
+		count=$($py -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["site_count"] if j["site_count"] == len(j["sites"]) else -1)' \
 			"$scale_dir/json" 2>>"$scale_dir/err")
 		if [ $rc -eq 0 ] && [ "$count" = 1000000 ]; then
 			ok "scale: record --format=json of 1,000,000 functions (plain build, peak RSS $(tail -n 1 "$scale_dir/rss") KB)"

@@ -96,7 +96,7 @@ sed -i '/LDFLAGS_vmlinux += --no-relax/d' "$SRC/arch/riscv/Makefile"
 build relaxed
 
 # --- 3. pinned: patchsite pin on the objects before the final link --------
-"$PATCHSITE" pin "$B/vmlinux.a" >"$OUT/pin.log" 2>&1 || {
+"$PATCHSITE" pin -v "$B/vmlinux.a" >"$OUT/pin.log" 2>&1 || {
 	cat "$OUT/pin.log" >&2
 	die "patchsite pin failed"
 }

@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * batch.c - audit a whole kernel package in one call: many images, and
+ * directories walked for vmlinux, .ko and compressed modules.
+ *
+ * Strategy: the paths are collected first (a directory is walked for files
+ * named vmlinux* and *.ko, *.ko.gz, *.ko.xz, *.ko.zst; the walk's results
+ * are sorted, so that the order never depends on the filesystem), then
+ * audited by as many forked workers as there are cores.  Worker k takes
+ * images k, k+N, k+2N...; for each it captures what the audit prints (its
+ * report, and its error line, which elfio prints to standard error) into
+ * memory files, and sends both with the exit status through a pipe.  The
+ * parent prints every image's result in path order as soon as the results
+ * before it are in, so the output is the same whatever the scheduling, and
+ * sums a total.  Workers are processes, not threads: libelf, libdw and the
+ * error counter are per process, and a crash in one image takes one worker,
+ * which the parent reports, not the run.
+ *
+ * The status is the worst of the images': 2 when one could not be read
+ * (each is named on standard error), else 1 when one has findings, else 0.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "batch.h"
+#include "elfio.h"
+
+/* --- Collecting the images -------------------------------------------------- */
+
+struct paths {
+	char **v;
+	size_t n, cap;
+};
+
+static int paths_add(struct paths *p, const char *s)
+{
+	if (elfio_grow(&p->v, &p->cap, p->n + 1, sizeof(*p->v)))
+		return -ENOMEM;
+	if (!(p->v[p->n] = strdup(s)))
+		return -ENOMEM;
+	p->n++;
+	return 0;
+}
+
+/* Is this file name one a kernel package's image has? */
+static bool image_name(const char *path)
+{
+	static const char *const ends[] = { ".ko", ".ko.gz", ".ko.xz", ".ko.zst" };
+	const char *base = strrchr(path, '/');
+	size_t len;
+
+	base = base ? base + 1 : path;
+	if (!strncmp(base, "vmlinux", 7) && !strstr(base, ".sig") && !strstr(base, ".map"))
+		return true;
+	len = strlen(base);
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
+		size_t e = strlen(ends[i]);
+		if (len > e && !strcmp(base + len - e, ends[i]))
+			return true;
+	}
+	return false;
+}
+
+static struct paths *walk_into;
+static int walk_err;
+
+static int walk_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_F && image_name(path) && paths_add(walk_into, path)) {
+		walk_err = -ENOMEM;
+		return 1;
+	}
+	if (flag == FTW_DNR) {
+		elfio_error(path, "cannot read the directory");
+		walk_err = -EACCES;
+	}
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void batch_free(struct batch *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		free(b->paths[i]);
+	elfio_free(b->paths);
+	memset(b, 0, sizeof(*b));
+}
+
+int batch_collect(struct batch *b, char **args, int nargs)
+{
+	struct paths p = { 0 };
+	int ret = 0;
+
+	memset(b, 0, sizeof(*b));
+	for (int i = 0; i < nargs && !ret; i++) {
+		struct stat st;
+		if (stat(args[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+			size_t first = p.n;
+			walk_into = &p;
+			walk_err = 0;
+			if (nftw(args[i], walk_one, 32, FTW_PHYS) < 0 && !walk_err) {
+				elfio_error(args[i], "cannot walk the directory: %s", strerror(errno));
+				walk_err = -errno;
+			}
+			ret = walk_err == -ENOMEM ? -ENOMEM : 0;
+			b->unreadable += walk_err && walk_err != -ENOMEM;
+			if (p.n == first && !walk_err)
+				elfio_error(args[i], "holds no vmlinux, .ko or compressed module");
+			b->unreadable += p.n == first && !walk_err;
+			qsort(p.v + first, p.n - first, sizeof(*p.v), cmp_str);
+			b->dirs++;
+		} else {
+			/* a file, or what is not there: the audit names the problem */
+			ret = paths_add(&p, args[i]);
+		}
+	}
+	b->paths = p.v;
+	b->n = p.n;
+	if (ret) {
+		elfio_error(args[0], "out of memory for the list of images");
+		batch_free(b);
+	}
+	return ret;
+}
+
+/* --- Running them ------------------------------------------------------------- */
+
+/* One image's result, as a worker sends it. */
+struct result_hdr {
+	uint32_t index;
+	int32_t status;		/* 0, 1, 2; 3: the worker died on it */
+	uint64_t outlen, errlen;
+};
+
+struct result {
+	bool done;
+	int status;
+	char *out, *err;
+	size_t outlen, errlen;
+};
+
+static int write_full(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* What was written to fd (a memfd) since it was made, then empty it. */
+static char *drain(int fd, size_t *len)
+{
+	off_t end = lseek(fd, 0, SEEK_CUR);
+	char *buf = malloc(end > 0 ? (size_t)end : 1);
+
+	*len = 0;
+	if (!buf || end <= 0)
+		return buf;
+	if (pread(fd, buf, (size_t)end, 0) != end) {
+		free(buf);
+		return NULL;
+	}
+	*len = (size_t)end;
+	if (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET))
+		return buf;
+	return buf;
+}
+
+static void worker(const struct batch *b, size_t k, size_t nworkers, int pipefd,
+		   batch_fn fn, void *ctx)
+{
+	int outfd = memfd_create("patchsite-out", 0), errfd = memfd_create("patchsite-err", 0);
+
+	if (outfd < 0 || errfd < 0 || dup2(errfd, STDERR_FILENO) < 0)
+		_exit(3);
+	for (size_t i = k; i < b->n; i += nworkers) {
+		FILE *o = fdopen(dup(outfd), "w");
+		int st = o ? fn(b->paths[i], o, ctx) : 2;
+		struct result_hdr h = { (uint32_t)i, st, 0, 0 };
+		char *out, *err;
+
+		if (!o || fclose(o))
+			h.status = 2;
+		fflush(stderr);
+		out = drain(outfd, &h.outlen);
+		err = drain(errfd, &h.errlen);
+		if (!out || !err)
+			_exit(3);
+		if (write_full(pipefd, &h, sizeof(h)) || write_full(pipefd, out, h.outlen) ||
+		    write_full(pipefd, err, h.errlen))
+			_exit(3);
+		free(out);
+		free(err);
+	}
+	_exit(0);
+}
+
+static int read_full(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t r = read(fd, p, len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r;
+		len -= (size_t)r;
+	}
+	return 0;
+}
+
+int batch_run(const struct batch *b, unsigned int jobs, batch_fn fn, batch_done_fn done,
+	      void *ctx)
+{
+	size_t nw = jobs ? jobs : (size_t)sysconf(_SC_NPROCESSORS_ONLN);
+	struct result *res = calloc(b->n ? b->n : 1, sizeof(*res));
+	struct pollfd *pfd = NULL;
+	pid_t *pid = NULL;
+	size_t next = 0, live = 0;
+	int ret = 0;
+
+	if (nw < 1)
+		nw = 1;
+	if (nw > b->n)
+		nw = b->n ? b->n : 1;
+	pfd = calloc(nw, sizeof(*pfd));
+	pid = calloc(nw, sizeof(*pid));
+	for (size_t k = 0; pfd && k < nw; k++)
+		pfd[k].fd = -1;
+	if (!res || !pfd || !pid) {
+		elfio_error(b->n ? b->paths[0] : "patchsite", "out of memory for %zu images",
+			    b->n);
+		ret = -ENOMEM;
+		goto out;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	for (size_t k = 0; k < nw && b->n; k++) {
+		int p[2];
+		if (pipe(p)) {
+			elfio_error(b->paths[k], "cannot make a pipe: %s", strerror(errno));
+			ret = -errno;
+			break;
+		}
+		pid[k] = fork();
+		if (pid[k] < 0) {
+			elfio_error(b->paths[k], "cannot fork: %s", strerror(errno));
+			close(p[0]);
+			close(p[1]);
+			ret = -EAGAIN;
+			break;
+		}
+		if (pid[k] == 0) {
+			close(p[0]);
+			for (size_t j = 0; j < k; j++)
+				close(pfd[j].fd);
+			worker(b, k, nw, p[1], fn, ctx);
+		}
+		close(p[1]);
+		pfd[k] = (struct pollfd){ .fd = p[0], .events = POLLIN };
+		live++;
+	}
+	while (live) {
+		if (poll(pfd, nw, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (size_t k = 0; k < nw; k++) {
+			struct result_hdr h;
+			if (pfd[k].fd < 0 || !(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (read_full(pfd[k].fd, &h, sizeof(h)) || h.index >= b->n ||
+			    h.outlen > SIZE_MAX / 2 || h.errlen > SIZE_MAX / 2) {
+				close(pfd[k].fd);
+				pfd[k].fd = -1;
+				live--;
+				continue;
+			}
+			struct result *r = &res[h.index];
+			r->out = malloc(h.outlen + 1);
+			r->err = malloc(h.errlen + 1);
+			if (!r->out || !r->err || read_full(pfd[k].fd, r->out, h.outlen) ||
+			    read_full(pfd[k].fd, r->err, h.errlen)) {
+				close(pfd[k].fd);
+				pfd[k].fd = -1;
+				live--;
+				continue;
+			}
+			r->outlen = h.outlen;
+			r->errlen = h.errlen;
+			r->status = h.status;
+			r->done = true;
+			/* in path order, as soon as the ones before are in */
+			for (; next < b->n && res[next].done; next++) {
+				done(b->paths[next], res[next].status, res[next].out,
+				     res[next].outlen, res[next].err, res[next].errlen, ctx);
+				free(res[next].out);
+				free(res[next].err);
+				res[next].out = res[next].err = NULL;
+			}
+		}
+	}
+	for (size_t k = 0; k < nw; k++) {
+		int st;
+		if (pid[k] > 0)
+			while (waitpid(pid[k], &st, 0) < 0 && errno == EINTR)
+				;
+	}
+	/* an image whose worker died before it answered */
+	for (; next < b->n; next++) {
+		char msg[600];
+		int n = snprintf(msg, sizeof(msg), "patchsite: %s: the audit of this image did not "
+				 "finish (its worker died)\n", b->paths[next]);
+		if (!res[next].done)
+			done(b->paths[next], 2, "", 0, msg, (size_t)(n > 0 ? n : 0), ctx);
+		else
+			done(b->paths[next], res[next].status, res[next].out, res[next].outlen,
+			     res[next].err, res[next].errlen, ctx);
+		free(res[next].out);
+		free(res[next].err);
+	}
+out:
+	free(res);
+	free(pfd);
+	free(pid);
+	return ret;
+}
