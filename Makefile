@@ -33,7 +33,7 @@ DEPS      := $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d)
 
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all clean check unit e2e deps demo install fixtures bench bench-package bench-repad boot-check-arm64 san kernel-check runtime fuzz
+.PHONY: all clean check unit e2e deps demo install fixtures bench bench-inplace bench-package bench-repad boot-check-arm64 san kernel-check runtime fuzz
 all: patchsite
 
 patchsite: $(BUILD)/patchsite
@@ -73,12 +73,15 @@ fixtures: san
 e2e: san all fixtures
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/run.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/minikernel.sh
+	PATCHSITE=$(CURDIR)/build-san/patchsite PATCHSITE_PLAIN=$(CURDIR)/patchsite \
+		sh tests/e2e/inplace.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/repad.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/repad-kernel.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/repad-zlib.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/embed.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/nearmiss.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/package.sh
+	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/cli.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite PATCHSITE_PLAIN=$(CURDIR)/patchsite \
 		sh tests/e2e/hostile.sh
 
@@ -127,6 +130,12 @@ bench: all
 # one call, beside xz -dc of its modules on one core (downloads ~350 MB once)
 bench-package: all
 	sh bench/package/run.sh
+
+# record --in-place on Debian's 340 MB x86_64 vmlinux with DWARF, beside the
+# kernel's own scripts/sorttable built from linux-source-6.12, interleaved
+# (bench/inplace/run.sh)
+bench-inplace: all
+	sh bench/inplace/run.sh
 
 # repad on a 40,000-function `ld -r` object (and 160,000), beside objcopy and
 # ld -r (bench/repad/RESULTS.md; the first run compiles for ~5 minutes)

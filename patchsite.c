@@ -22,18 +22,21 @@
 #define EXIT_FINDINGS	1
 #define EXIT_ERROR	2
 
-static const char usage_text[] =
-	"usage: patchsite <command> [options] IMAGE\n"
+static const char intro_text[] =
+	"usage: patchsite <command> [options] IMAGE...\n"
 	"\n"
 	"Find, check and write ftrace patch sites (mcount/fentry calls, patchable\n"
 	"NOP areas, arm64/riscv64 CALL_OPS literals) in linked ELF images and\n"
 	"relocatable objects, for x86_64, arm64 and riscv64.\n"
 	"\n"
-	"commands:\n"
+	"commands:\n";
+
+/* Each command's help: `patchsite COMMAND --help` prints its own. */
+static const char help_record[] =
 	"  record IMAGE         find every site, verify it by decoding, print the table\n"
 	"      --symbolize          print ADDRESS FUNC+0xOFF FLAVOUR\n"
 	"      --format=FMT         list (default), json, asm, elf\n"
-	"      -o, --output=FILE    write to FILE (atomically) instead of stdout\n"
+	"      -o, --output=FILE    write to FILE (atomically) instead of stdout ('-': stdout)\n"
 	"      --patchable=N,M      state the layout: -fpatchable-function-entry=N,M, where\n"
 	"                           the code alone does not decide it (checked against\n"
 	"                           the code: a layout it does not bear out is refused)\n"
@@ -42,15 +45,33 @@ static const char usage_text[] =
 	"      --in-place           write the sorted table into the image's own reserved\n"
 	"                           table (the __start/__stop_mcount_loc region, or the\n"
 	"                           __mcount_loc or __patchable_function_entries section)\n"
-	"                           and its .rela.dyn addends; with -o, into a copy\n"
+	"                           and its .rela.dyn addends, where the image lies,\n"
+	"                           under an undo journal IMAGE.patchsite-journal that\n"
+	"                           the next command rolls back if this one is killed;\n"
+	"                           with -o, into a copy\n"
 	"      --keep-misaligned    with --in-place: list misaligned CALL_OPS sites too\n"
-	"\n"
-	"  audit IMAGE          report misaligned CALL_OPS literals, table entries that are\n"
-	"                       not sites (stale), sites missing from the table, duplicates\n"
+	"      --fsync              with --in-place: make the journal, then the image,\n"
+	"                           durable (survives a power cut, not only a kill)\n"
+	"      -v, --verbose        say on stderr how the layout was established (and,\n"
+	"                           with --in-place, what was written)\n"
+	"      -q, --quiet          say nothing on success (the default)\n";
+
+static const char help_audit[] =
+	"  audit IMAGE|DIR...   report misaligned CALL_OPS literals, table entries that are\n"
+	"                       not sites (stale), sites missing from the table, duplicates;\n"
+	"                       many images, or directories walked for vmlinux*, .ko,\n"
+	"                       .ko.gz, .ko.xz, .ko.zst: a line per finding, a total\n"
 	"      --format=FMT         text (default) or json\n"
+	"      --ignore=KIND,...    findings of these kinds do not fail the run (misaligned,\n"
+	"                           stale, missing, duplicate, short, unsorted, shifted,\n"
+	"                           weak: stale entries outside every function)\n"
+	"      -j, --jobs=N         images audited at once (default: one a core)\n"
+	"      -v, --verbose        many images: every image's first line, clean or not\n"
+	"      -q, --quiet          many images: the total only when something failed\n"
 	"      --align=N            literal alignment to check (default 8)\n"
-	"      --patchable=N,M, --nop-mcount, --calls   as for record\n"
-	"\n"
+	"      --patchable=N,M, --nop-mcount, --calls   as for record\n";
+
+static const char help_pin[] =
 	"  pin OBJ|THIN-ARCHIVE...   riscv64, before the final link: keep linker\n"
 	"                       relaxation from shrinking the calls ftrace rewrites with a\n"
 	"                       fixed-size sequence (ftrace_call, ftrace_graph_call,\n"
@@ -58,34 +79,77 @@ static const char usage_text[] =
 	"      --point=NAME         also pin the call at label NAME (repeatable)\n"
 	"      --no-mcount          leave -pg calls to _mcount relaxable\n"
 	"      --dry-run            report, write nothing\n"
-	"\n"
-	"  repad IN.o -o OUT.o | --in-place IN.o   arm64, riscv64, before the final link\n"
-	"                       (an archive: every object in it; a thin one --in-place):\n"
-	"                       insert NOP padding so that every CALL_OPS ops literal is\n"
+	"      -v, --verbose        a line per object, and a report line\n"
+	"      -q, --quiet          say nothing on success (the default)\n";
+
+static const char help_repad[] =
+	"  repad IN.o -o OUT.o | --in-place IN.o   before the final link (an archive:\n"
+	"                       every object in it; a thin one --in-place): insert NOP\n"
+	"                       padding so that every arm64/riscv64 CALL_OPS ops literal is\n"
 	"                       8-byte aligned after any link (R_RISCV_ALIGN where the linker\n"
 	"                       relaxes); moves symbols, relocations and resolved\n"
-	"                       PC-relative branches behind each insertion\n"
-	"      --quiet              no report line (for build systems)\n"
-	"\n"
+	"                       PC-relative branches behind each insertion.  An object\n"
+	"                       with nothing to pad (any x86_64 object) is left byte for byte\n"
+	"      -v, --verbose        a report line: what was padded and moved\n"
+	"      -q, --quiet          say nothing on success (the default)\n";
+
+static const char help_embed[] =
 	"  embed IMAGE -o OUT   arm64 program (ET_EXEC or PIE, -fpatchable-function-entry=4,2):\n"
 	"                       add a PT_LOAD with the CALL_OPS trampoline, a no-op ops and\n"
 	"                       the site table, point every literal at the no-op ops and\n"
 	"                       leave every site disabled (MOV X9, X30; NOP); attach at run\n"
 	"                       time with libpatchsite-callops (linked or LD_PRELOADed)\n"
+	"      -v, --verbose        a report line: sites, trampoline, the new segment\n"
+	"      -q, --quiet          say nothing on success (the default)\n";
+
+static const char outro_text[] =
 	"\n"
-	"  --help, --version\n"
+	"  --help, --version    (COMMAND --help: that command's help)\n"
 	"\n"
 	"Exit status: 0 success, 1 findings (audit), 2 error.\n";
 
-static bool usage_said;
+static void help(const char *cmd_help)
+{
+	if (cmd_help) {
+		fputs(cmd_help, stdout);
+		return;
+	}
+	fputs(intro_text, stdout);
+	fputs(help_record, stdout);
+	fputc('\n', stdout);
+	fputs(help_audit, stdout);
+	fputc('\n', stdout);
+	fputs(help_pin, stdout);
+	fputc('\n', stdout);
+	fputs(help_repad, stdout);
+	fputc('\n', stdout);
+	fputs(help_embed, stdout);
+	fputs(outro_text, stdout);
+}
 
+static bool usage_said;
+static const char *cur_cmd;	/* the command being run, for usage errors */
+
+/* One line: what is wrong with the command line, and where the help is. */
 static int usage_error(const char *fmt, const char *arg)
 {
 	usage_said = true;
-	fprintf(stderr, "patchsite: ");
+	fprintf(stderr, "patchsite: %s%s", cur_cmd ? cur_cmd : "", cur_cmd ? ": " : "");
 	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\ntry 'patchsite --help'\n");
+	fprintf(stderr, " (see 'patchsite %s%s--help')\n", cur_cmd ? cur_cmd : "", cur_cmd ? " " : "");
 	return EXIT_ERROR;
+}
+
+/* getopt's '?', said in one line (opterr is 0: getopt itself says nothing). */
+static int bad_option(char **argv)
+{
+	const char *arg = argv[optind - 1];
+	char one[3] = { '-', (char)optopt, 0 };
+
+	/* a short option's letter; a long option as it was written */
+	if (optopt > 0 && optopt < 128 && (!arg || strncmp(arg, "--", 2)))
+		arg = one;
+	return usage_error("bad option '%s' (unknown, or without its argument)", arg ? arg : "?");
 }
 
 static int parse_nm(const char *s, int *n, int *m)
@@ -109,8 +173,7 @@ static int parse_nm(const char *s, int *n, int *m)
 }
 
 enum { OPT_FORMAT = 256, OPT_SYMBOLIZE, OPT_PATCHABLE, OPT_NOP_MCOUNT, OPT_CALLS, OPT_IGNORE,
-       OPT_IN_PLACE,
-       OPT_KEEP_MISALIGNED, OPT_ALIGN };
+       OPT_IN_PLACE, OPT_KEEP_MISALIGNED, OPT_ALIGN, OPT_FSYNC };
 
 /* Options that shape how sites are found, shared by record and audit. */
 static int site_option(int c, struct record_options *ro)
@@ -147,7 +210,7 @@ static int site_option(int c, struct record_options *ro)
 /* What every image of an audit is run with. */
 struct audit_ctx {
 	struct record_options ro;
-	bool json, verbose, batch;
+	bool json, verbose, quiet, batch;
 	unsigned int ignore;
 	/* the batch's totals */
 	size_t images, clean, with_findings, unreadable, count[FIND_COUNT], ignored[FIND_COUNT];
@@ -277,7 +340,7 @@ static int audit_batch(struct audit_ctx *ctx, char **args, int nargs, unsigned i
 		printf("\n],\"total\":{\"images\":%zu,\"clean\":%zu,\"with_findings\":%zu,"
 		       "\"unreadable\":%zu}}\n", ctx->images, ctx->clean, ctx->with_findings,
 		       ctx->unreadable);
-	} else {
+	} else if (!ctx->quiet || ctx->with_findings || ctx->unreadable || ret) {
 		/* the findings of all images by kind, then what was ignored */
 		char kinds[512] = "";
 		size_t kl = 0;
@@ -319,6 +382,7 @@ static int cmd_audit(int argc, char **argv)
 		{ "ignore", required_argument, NULL, OPT_IGNORE },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -329,7 +393,7 @@ static int cmd_audit(int argc, char **argv)
 	memset(&ctx, 0, sizeof(ctx));
 	record_options_init(&ctx.ro);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "hj:v", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hj:vq", opts, NULL)) != -1) {
 		if (c == OPT_FORMAT) {
 			if (!strcmp(optarg, "json"))
 				ctx.json = true;
@@ -353,19 +417,20 @@ static int cmd_audit(int argc, char **argv)
 			jobs = (unsigned int)j;
 			continue;
 		}
-		if (c == 'v') {
-			ctx.verbose = true;
+		if (c == 'v' || c == 'q') {
+			ctx.verbose = c == 'v';
+			ctx.quiet = c == 'q';
 			continue;
 		}
 		if (c == 'h') {
-			fputs(usage_text, stdout);
+			help(help_audit);
 			return 0;
 		}
 		ret = site_option(c, &ctx.ro);
 		if (ret > 0)
 			return ret;
 		if (ret < 0)
-			return usage_error("%s", "bad option to 'audit'");
+			return bad_option(argv);
 	}
 	if (optind >= argc)
 		return usage_error("%s", "audit takes one or more IMAGEs or directories");
@@ -395,12 +460,16 @@ static int cmd_record(int argc, char **argv)
 		{ "align", required_argument, NULL, OPT_ALIGN },
 		{ "in-place", no_argument, NULL, OPT_IN_PLACE },
 		{ "keep-misaligned", no_argument, NULL, OPT_KEEP_MISALIGNED },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "fsync", no_argument, NULL, OPT_FSYNC },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct record_options ro;
 	struct inplace_options io = { 0 };
-	bool in_place = false;
+	bool in_place = false, symbolize = false, format_given = false, to_stdout = false;
+	bool verbose = false;
 	enum out_format fmt = OUT_LIST;
 	const char *out = NULL;
 	struct elfio *e = NULL;
@@ -409,13 +478,16 @@ static int cmd_record(int argc, char **argv)
 
 	record_options_init(&ro);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:hvq", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_IN_PLACE:
 			in_place = true;
 			break;
 		case OPT_KEEP_MISALIGNED:
 			io.keep_misaligned = true;
+			break;
+		case OPT_FSYNC:
+			io.fsync = true;
 			break;
 		case OPT_PATCHABLE:
 		case OPT_NOP_MCOUNT:
@@ -426,6 +498,7 @@ static int cmd_record(int argc, char **argv)
 				return ret;
 			break;
 		case OPT_FORMAT:
+			format_given = strcmp(optarg, "list") != 0;
 			if (!strcmp(optarg, "list"))
 				fmt = fmt == OUT_SYMBOLIZE ? OUT_SYMBOLIZE : OUT_LIST;
 			else if (!strcmp(optarg, "json"))
@@ -439,21 +512,35 @@ static int cmd_record(int argc, char **argv)
 			break;
 		case OPT_SYMBOLIZE:
 			fmt = OUT_SYMBOLIZE;
+			symbolize = true;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'q':
+			verbose = false;
 			break;
 		case 'o':
 			out = optarg;
 			break;
 		case 'h':
-			fputs(usage_text, stdout);
+			help(help_record);
 			return 0;
 		default:
-			return usage_error("%s", "bad option to 'record'");
+			return bad_option(argv);
 		}
 	}
 	if (optind + 1 != argc)
 		return usage_error("%s", "record takes exactly one IMAGE");
+	if (symbolize && format_given)
+		return usage_error("%s", "--symbolize is a form of the list: it takes no other --format");
 	if (fmt == OUT_ELF && !out)
-		return usage_error("%s", "--format=elf needs -o FILE");
+		return usage_error("%s", "--format=elf needs -o FILE (or -o - for standard output)");
+	to_stdout = out && !strcmp(out, "-");
+	if (to_stdout && in_place)
+		return usage_error("%s", "--in-place writes an image: -o - (standard output) is not one");
+	if (io.fsync && !in_place)
+		return usage_error("%s", "--fsync goes with --in-place");
 	if (in_place && fmt != OUT_LIST)
 		return usage_error("%s", "--in-place writes the image; it takes no --format");
 
@@ -462,27 +549,29 @@ static int cmd_record(int argc, char **argv)
 		return EXIT_ERROR;
 	ret = record_scan(e, &ro, &r);
 	/*
-	 * One line on stderr, after the work succeeded: what was written, and
-	 * how the layout was established and whether the table agreed.
+	 * Silent on success, as binutils are.  --verbose: one line on stderr
+	 * after the work succeeded, what was written, how the layout was
+	 * established and whether the table agreed; not in the
+	 * `patchsite: FILE: problem` form of an error.
 	 */
 	char what[1024];
-	if (!ret)
+	if (!ret && verbose)
 		record_describe(r, what, sizeof(what));
 	if (!ret && in_place) {
 		struct inplace_report rep;
 		ret = record_write_in_place(r, &io, out ? out : argv[optind], &rep);
-		if (!ret) {
-			fprintf(stderr, "patchsite: %s: %s: %zu of %zu slots used, %zu .rela.dyn "
-				"entries updated%s", out ? out : argv[optind], rep.table, rep.used,
-				rep.slots, rep.relocs, rep.changed ? "" : ", already up to date");
+		if (!ret && verbose) {
+			fprintf(stderr, "%s: %s: %zu of %zu slots used, %zu .rela.dyn entries updated%s",
+				out ? out : argv[optind], rep.table, rep.used, rep.slots, rep.relocs,
+				rep.changed ? "" : ", already up to date");
 			if (rep.left_out)
 				fprintf(stderr, ", %zu misaligned sites left out", rep.left_out);
 			fprintf(stderr, "; before: %s\n", what);
 		}
 	} else if (!ret) {
-		ret = record_output(r, fmt, out);
-		if (!ret)
-			fprintf(stderr, "patchsite: %s: %s\n", argv[optind], what);
+		ret = record_output(r, fmt, to_stdout ? NULL : out);
+		if (!ret && verbose)
+			fprintf(stderr, "%s: %s\n", argv[optind], what);
 	}
 	record_free(r);
 	elfio_close(e);
@@ -496,6 +585,8 @@ static int cmd_pin(int argc, char **argv)
 		{ "point", required_argument, NULL, OPT_POINT },
 		{ "no-mcount", no_argument, NULL, OPT_NO_MCOUNT },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -508,7 +599,7 @@ static int cmd_pin(int argc, char **argv)
 	if (!points)
 		return EXIT_ERROR;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hvq", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_POINT:
 			points[np++] = optarg;
@@ -516,16 +607,20 @@ static int cmd_pin(int argc, char **argv)
 		case OPT_NO_MCOUNT:
 			po.pin_mcount = false;
 			break;
+		case 'v':
+		case 'q':
+			po.verbose = c == 'v';
+			break;
 		case OPT_DRY_RUN:
 			po.dry_run = true;
 			break;
 		case 'h':
-			fputs(usage_text, stdout);
+			help(help_pin);
 			free(points);
 			return 0;
 		default:
 			free(points);
-			return usage_error("%s", "bad option to 'pin'");
+			return bad_option(argv);
 		}
 	}
 	if (optind >= argc) {
@@ -537,6 +632,8 @@ static int cmd_pin(int argc, char **argv)
 	free(points);
 	if (ret)
 		return EXIT_ERROR;
+	if (!po.verbose && !po.dry_run)
+		return 0;
 	printf("pin: %zu objects read, %zu rewritten%s; patch points: %zu pinned, %zu already "
 	       "fixed-size; _mcount calls: %zu pinned, %zu already fixed-size\n", rep.objects,
 	       rep.written, po.dry_run ? " (dry run: none written)" : "", rep.points,
@@ -550,16 +647,17 @@ static int cmd_repad(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "in-place", no_argument, NULL, 'i' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct repad_report rep;
 	const char *out = NULL;
-	bool in_place = false, quiet = false;
+	bool in_place = false, quiet = true;
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:hqv", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			out = optarg;
@@ -567,20 +665,25 @@ static int cmd_repad(int argc, char **argv)
 		case 'i':
 			in_place = true;
 			break;
+		case 'v':
+			quiet = false;
+			break;
 		case 'q':
 			quiet = true;
 			break;
 		case 'h':
-			fputs(usage_text, stdout);
+			help(help_repad);
 			return 0;
 		default:
-			return usage_error("%s", "bad option to 'repad'");
+			return bad_option(argv);
 		}
 	}
 	if (optind + 1 != argc)
 		return usage_error("%s", "repad takes exactly one object or archive");
 	if (!!out == in_place)
 		return usage_error("%s", "repad needs -o OUT.o or --in-place");
+	if (out && !strcmp(out, "-"))
+		return usage_error("%s", "repad writes an object: -o - (standard output) is not one");
 	if (repad_file(argv[optind], in_place ? argv[optind] : out, &rep))
 		return EXIT_ERROR;
 	if (quiet)
@@ -596,30 +699,41 @@ static int cmd_embed(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct embed_report rep;
 	const char *out = NULL;
+	bool verbose = false;
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:hvq", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			out = optarg;
 			break;
+		case 'v':
+		case 'q':
+			verbose = c == 'v';
+			break;
 		case 'h':
-			fputs(usage_text, stdout);
+			help(help_embed);
 			return 0;
 		default:
-			return usage_error("%s", "bad option to 'embed'");
+			return bad_option(argv);
 		}
 	}
 	if (optind + 1 != argc || !out)
 		return usage_error("%s", "embed takes one IMAGE and -o OUT");
+	if (!strcmp(out, "-"))
+		return usage_error("%s", "embed writes a program: -o - (standard output) is not one");
 	if (embed_image(argv[optind], out, &rep))
 		return EXIT_ERROR;
+	if (!verbose)
+		return 0;
 	printf("%s: embedded %zu sites (%zu misaligned left out), trampoline at 0x%" PRIx64
 	       "; new PT_LOAD R+X at 0x%" PRIx64 ", offset 0x%" PRIx64 ", %" PRIu64 " bytes\n",
 	       out, rep.sites, rep.misaligned, rep.tramp, rep.seg_addr, rep.seg_offset,
@@ -636,8 +750,11 @@ static int cmd_embed(int argc, char **argv)
 static int run(int (*cmd)(int, char **), int argc, char **argv)
 {
 	unsigned long before = elfio_errors_reported();
-	int rc = cmd(argc, argv);
+	int rc;
 
+	cur_cmd = argv[0];
+	opterr = 0;		/* bad_option() says it, in one line */
+	rc = cmd(argc, argv);
 	if (rc == EXIT_ERROR && !usage_said && elfio_errors_reported() == before)
 		fprintf(stderr, "patchsite: %s: %s failed and gave no reason (a bug: please "
 			"report it)\n", argv[argc - 1], argv[0]);
@@ -647,10 +764,11 @@ static int run(int (*cmd)(int, char **), int argc, char **argv)
 int main(int argc, char **argv)
 {
 	usage_said = false;	/* main() runs many times in fuzz_cli */
+	cur_cmd = NULL;
 	if (argc < 2)
 		return usage_error("%s", "no command given");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-		fputs(usage_text, stdout);
+		help(NULL);
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version")) {

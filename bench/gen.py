@@ -1,12 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""Generate the kernel-sized x86_64 benchmark images for bench/run.sh.
+"""Generate the kernel-sized benchmark images for bench/run.sh.
 
 Deterministic (fixed seed): the same generator gives the same images, byte for
-byte.  Each image is a statically linked ET_EXEC, its .text at the kernel's
-0xffffffff81000000, built from GNU as sources assembled with `as -g` (so the
-DWARF is real: one CU per source, with .debug_line rows for every instruction
-and .debug_aranges) and linked with ld:
+byte.  Each x86_64 image is a statically linked ET_EXEC, its .text at the
+kernel's 0xffffffff81000000, built from GNU as sources and linked with ld:
 
   * N functions (`.type f,@function` / `.size`), each `endbr64; call
     __fentry__` then a body of varied real instructions (prologue, loads,
@@ -23,37 +21,39 @@ and .debug_aranges) and linked with ld:
     functions), some of them referenced by RIP-relative loads and leas.
   * a `__mcount_loc` section listing every site, emitted next to each call as
     gcc -mrecord-mcount does (`.pushsection __mcount_loc; .quad 1b`).
-
-A real vmlinux of this size is mostly DWARF.  The assembler's DWARF here is
-only line tables, so the file is brought up to the size of a kernel image
-(345 MB) with a NON-LOADED section, `.debug_bench_pad`, of incompressible
-pseudo-random bytes (objcopy --add-section), standing in for the rest of the
-vmlinux DWARF.  No tool should need to read it; that is the point: the cost of
-`record` must follow the functions, not the file size.
+  * DWARF as GCC writes it for a kernel, at a kernel's size (see gcc_dwarf()):
+    a unit per 25 functions, each with DW_AT_producer (GCC's flags),
+    DW_AT_ranges, a tree of type and declaration DIEs, a subprogram per
+    function; ~150-entry abbreviation tables; .debug_aranges; line tables
+    from .loc directives.  About 320 MB, which makes the files 345 MB, the
+    size of a distribution's vmlinux with its DWARF.
 
 Images (written to bench/out/, cached; regenerated when this file changes):
 
-  vmlinux-50k            50,000 functions, padded to 345 MB     (the target)
+  vmlinux-50k            50,000 functions, 345 MB with its DWARF (the target)
+  vmlinux-50k-nodebug    the same, objcopy --strip-debug (what record must
+                         cost the same on)
   vmlinux-5k             5,000 functions (and 1/10 of the data objects),
-                         padded to the same 345 MB
-  vmlinux-50k-nopad      the 50,000-function image without the padding
+                         200 units with bigger type trees: the same 345 MB
   vmlinux-50k-findings   vmlinux-50k with 100 __mcount_loc entries replaced by
                          addresses that are not sites (100 stale entries, 100
-                         missing sites), padded to 345 MB: `audit` reports
-                         findings and attributes them through libdw (DWARF)
+                         missing sites): `audit` reports findings and names
+                         each one's unit and producer (DWARF)
 
   vmlinux-arm64-50k      an arm64 relocatable kernel (CONFIG_RELOCATABLE):
                          50,000 functions laid out as GCC does with
                          -fpatchable-function-entry=4,2 -falign-functions=8
-                         (CALL_OPS), assembled with aarch64-linux-gnu-as -g
-                         and linked with aarch64-linux-gnu-ld `-shared
+                         (CALL_OPS), assembled with aarch64-linux-gnu-as and
+                         linked with aarch64-linux-gnu-ld `-shared
                          -Bsymbolic -z notext --no-apply-dynamic-relocs` and
                          a linker script shaped like arch/arm64's
                          vmlinux.lds.S, .text at 0xffff800080000000; ~186,000
-                         symbols; padded to 345 MB.  See gen_cu_arm64().
+                         symbols; the same kind of DWARF, 345 MB.  See
+                         gen_cu_arm64().
+  vmlinux-arm64-50k-nodebug  the same, objcopy --strip-debug
 
 Each image gets IMAGE.json beside it: functions, sites, text size, symbols,
-file size.
+file size, DWARF size.
 
 usage: bench/gen.py [--out DIR] [--jobs N] [--force]
 """
@@ -72,12 +72,28 @@ from concurrent.futures import ProcessPoolExecutor
 
 SEED = 20240601
 TEXT_BASE = 0xFFFFFFFF81000000
-PAD_TO = 345_000_000            # bytes; "345 MB" (decimal MB)
 FUNCS_PER_CU = 500
 BODY_MEAN = 273                 # average bytes between the fentry call and ret
 NOTRACE_PCT = 5
 OBJECTS_PER_FUNC = 1.2          # 60,000 data objects for 50,000 functions
 FINDINGS = 100                  # stale entries in the -findings variant
+TREE_50K = 157_000              # bytes of type DIEs per unit: 2,000 units, a 345 MB file
+TREE_5K = 1_700_000             # 200 units, the same 345 MB
+X86_FUNCS_PER_UNIT = 25         # DWARF units: 2,000 for 50,000 functions
+# GCC 12's producer for an x86_64 kernel unit built with -pg -mfentry (Debian 6.12's, less
+# its call padding)
+X86_PRODUCER = ("GNU C11 12.2.0 -mno-sse -mno-mmx -mno-sse2 -mno-3dnow -mno-avx -m64 "
+                "-mno-80387 -mno-fp-ret-in-387 -mpreferred-stack-boundary=3 -mskip-rax-setup "
+                "-mtune=generic -mno-red-zone -mcmodel=kernel -mindirect-branch=thunk-extern "
+                "-mindirect-branch-register -mindirect-branch-cs-prefix "
+                "-mfunction-return=thunk-extern -mharden-sls=all -mrecord-mcount -mfentry "
+                "-march=x86-64 -g -O2 -std=gnu11 -p -fshort-wchar -funsigned-char -fno-common "
+                "-fno-PIE -fno-strict-aliasing -fcf-protection=branch -falign-jumps=1 "
+                "-falign-loops=1 -fno-asynchronous-unwind-tables -fno-jump-tables "
+                "-fno-delete-null-pointer-checks -fno-allow-store-data-races "
+                "-fstack-protector-strong -ftrivial-auto-var-init=zero "
+                "-fno-stack-clash-protection -falign-functions=16 -fno-strict-overflow "
+                "-fstack-check=no -fconserve-stack")
 
 REGS = ["rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "r8", "r9", "r10",
         "r11", "r12", "r13", "r14", "r15"]
@@ -242,7 +258,7 @@ class Body:
 
 def gen_cu(args):
     """Write and assemble one CU: functions [lo, hi), objects [olo, ohi)."""
-    cu, lo, hi, olo, ohi, nfuncs, nobjs, workdir = args
+    cu, lo, hi, olo, ohi, nfuncs, nobjs, workdir, tree_bytes = args
     rng = random.Random(SEED * 1000003 + cu)
     cu_funcs = [func_name(i) for i in range(lo, hi)]
     global_funcs = [func_name(i) for i in range(0, nfuncs, 11) if not is_static_func(i)]
@@ -250,17 +266,30 @@ def gen_cu(args):
     global_objs = [obj_name(i) for i in range(0, nobjs, 13) if not is_static_obj(i)]
     body = Body(rng, cu_funcs, global_funcs, cu_objs, global_objs)
     mu = math.log(BODY_MEAN) - 0.8 ** 2 / 2
+    units = sorted({i // X86_FUNCS_PER_UNIT for i in range(lo, hi)})
     out = []
     w = out.append
+    for u in units:
+        w("\t.file %d \"%s\"\n" % (u - units[0] + 1, unit_name(u)))
     w("\t.section __mcount_loc, \"a\", @progbits\n\t.p2align 3\n")
     w("\t.text\n")
     sites = 0
+    line = 1
     for i in range(lo, hi):
         name = func_name(i)
+        u = i // X86_FUNCS_PER_UNIT
+        fno = u - units[0] + 1
+        if i == lo or i % X86_FUNCS_PER_UNIT == 0:
+            if i != lo:
+                w(".Lu%d_hi:\n" % (u - 1))
+            w("\t.p2align 4\n.Lu%d_lo:\n" % u)
+            line = 1
         w("\t.p2align 4\n")
         if not is_static_func(i):
             w("\t.globl %s\n" % name)
-        w("\t.type %s, @function\n%s:\n" % (name, name))
+        w("\t.type %s, @function\n%s:\n.LFB%d:\n" % (name, name, i))
+        line += 2
+        w("\t.loc %d %d\n" % (fno, line))
         w("\tendbr64\n")
         if not is_notrace(i):
             w("1:\tcall __fentry__\n")
@@ -276,8 +305,8 @@ def gen_cu(args):
         frame = 8 * rng.randrange(0, 16)
         if frame:
             pro.append("sub $0x%x, %%rsp" % frame)
-        for line in pro:
-            w("\t%s\n" % line)
+        for ins in pro:
+            w("\t%s\n" % ins)
         size = 4 + 2 * len(saved) + (4 if frame else 0)
         lab_at = sorted(rng.sample(range(1, 10 ** 6), nlab))
         li = 0
@@ -287,8 +316,10 @@ def gen_cu(args):
                 w("%s:\n" % labels[li])
                 li += 1
             lines, n = body.insn(labels)
-            for line in lines:
-                w("\t%s\n" % line)
+            line += 1
+            w("\t.loc %d %d\n" % (fno, line))
+            for ins in lines:
+                w("\t%s\n" % ins)
             size += n
         while li < nlab:
             w("%s:\n" % labels[li])
@@ -298,7 +329,8 @@ def gen_cu(args):
         for s in reversed(saved):
             w("\tpop %%%s\n" % s)
         w("\tpop %rbp\n\tret\n")
-        w("\t.size %s, .-%s\n" % (name, name))
+        w(".LFE%d:\n\t.size %s, .-%s\n" % (i, name, name))
+    w(".Lu%d_hi:\n" % units[-1])
     # data objects
     for sec, kind in ((".data", 0), (".bss", 1), (".section .rodata", 2)):
         w("\t%s\n" % sec)
@@ -316,14 +348,14 @@ def gen_cu(args):
             else:
                 w("\t.fill %d, 1, 0x%x\n" % (sz, mix(i, 6) & 0xff))
             w("\t.size %s, %d\n" % (name, sz))
+    w(gcc_dwarf(units, lo, hi, X86_FUNCS_PER_UNIT, lambda u: X86_PRODUCER, tree_bytes,
+                ".8byte"))
     src = os.path.join(workdir, "cu%04d.s" % cu)
     obj = os.path.join(workdir, "cu%04d.o" % cu)
     with open(src, "w") as f:
         f.write("".join(out))
-    # Relative names and a fixed prefix map: the DWARF does not depend on
-    # where the checkout is.
-    subprocess.run(["as", "--64", "-g", "--debug-prefix-map", workdir + "=/bench",
-                    "-o", os.path.basename(obj), os.path.basename(src)],
+    # Relative names: the DWARF does not depend on where the checkout is.
+    subprocess.run(["as", "--64", "-o", os.path.basename(obj), os.path.basename(src)],
                    check=True, cwd=workdir)
     os.unlink(src)
     return obj, sites
@@ -567,7 +599,7 @@ def gen_cu_arm64(args):
     ARM_FUNCS_PER_UNIT functions, as if each were a C file (patchsite reads
     the layout from DW_AT_producer: `as -g` would say "GNU AS", that is
     hand-written code, which has no NOP areas)."""
-    cu, lo, hi, olo, ohi, nfuncs, nobjs, workdir = args
+    cu, lo, hi, olo, ohi, nfuncs, nobjs, workdir, tree_bytes = args
     rng = random.Random(SEED * 1000033 + cu)
     cu_funcs = [func_name(i) for i in range(lo, hi)]
     global_funcs = [func_name(i) for i in range(0, nfuncs, 11) if not is_static_func(i)]
@@ -673,7 +705,9 @@ def gen_cu_arm64(args):
             else:
                 w("\t.fill %d, 1, 0x%x\n" % (sz, mix(i, 6) & 0xff))
             w("\t.size %s, %d\n" % (name, sz))
-    w(arm_dwarf(units, lo, hi))
+    w(gcc_dwarf(units, lo, hi, ARM_FUNCS_PER_UNIT,
+                lambda u: ARM_PRODUCER_NOTRACE if arm_notrace_unit(u) else ARM_PRODUCER,
+                tree_bytes, ".8byte"))
     src = os.path.join(workdir, "a%04d.s" % cu)
     obj = os.path.join(workdir, "a%04d.o" % cu)
     with open(src, "w") as f:
@@ -688,66 +722,268 @@ def unit_name(u):
     return "%s/%s_%s.c" % (PREFIXES[u % len(PREFIXES)], NOUNS[(u // 3) % len(NOUNS)], u)
 
 
-def arm_dwarf(units, lo, hi):
-    """.debug_abbrev, .debug_info, .debug_aranges and .debug_str as GCC writes
-    them (DWARF 5): per unit a DW_TAG_compile_unit with DW_AT_producer,
-    DW_AT_name, DW_AT_comp_dir, DW_AT_low_pc/high_pc and DW_AT_stmt_list (the
-    line table gas makes from the .loc directives), and a DW_TAG_subprogram
-    per function.  The units of one source share its line table."""
+# --- DWARF as GCC writes it, at a kernel's size -----------------------------
+#
+# A distribution's vmlinux is mostly DWARF: Debian's 6.12 x86_64 one carries
+# 200 MB of .debug_info in 2,401 units (80 KB each on average: the types of
+# every header a file includes), 6 MB of .debug_abbrev (a table of ~150
+# entries per unit, the unit's own entry near the end, as GCC numbers them by
+# use), 30 MB of location lists, 4 MB of range lists.  The images carry the
+# same: per unit a DW_TAG_compile_unit (DW_AT_producer naming the flags,
+# DW_AT_name and DW_AT_comp_dir in .debug_line_str, DW_AT_low_pc 0 and
+# DW_AT_ranges into .debug_rnglists, DW_AT_stmt_list), a tree of type and
+# declaration DIEs (structures and their members, typedefs, pointers,
+# function declarations and their parameters, variables), then a
+# DW_TAG_subprogram per function; .debug_aranges; a line table from the .loc
+# directives.  The type trees are binary (.incbin), one of DWARF_BLOBS per
+# unit, sized so that the file is about 345 MB.
+
+DWARF_FILL_ABBREVS = 140        # entries before the ones used, as in GCC's tables
+DWARF_BLOBS = 8                 # distinct type trees
+
+# (attribute, form) pairs of the entries no DIE here uses (the table's bulk)
+_FILL_ATTRS = [(0x03, 0x0e), (0x03, 0x08), (0x3a, 0x0b), (0x3b, 0x05), (0x39, 0x0b),
+               (0x49, 0x13), (0x38, 0x0b), (0x02, 0x18), (0x02, 0x17), (0x2137, 0x17),
+               (0x11, 0x01), (0x12, 0x07), (0x31, 0x13), (0x7d, 0x01), (0x7f, 0x13),
+               (0x7e, 0x18), (0x1c, 0x0d), (0x3f, 0x19), (0x27, 0x19), (0x34, 0x19),
+               (0x01, 0x13), (0x2f, 0x0b), (0x87, 0x19), (0x20, 0x0b)]
+_FILL_TAGS = [0x0d, 0x05, 0x34, 0x0b, 0x1d, 0x48, 0x49, 0x16, 0x13, 0x17, 0x04, 0x28,
+              0x01, 0x21, 0x0f, 0x26, 0x35, 0x15, 0x2e, 0x0a, 0x18, 0x1d]
+
+# the entries the type trees use, after the filler: (tag, children, [(attr, form)])
+_T = DWARF_FILL_ABBREVS
+AB_BASE, AB_STRUCT, AB_MEMBER, AB_TYPEDEF, AB_PTR, AB_FDECL, AB_PARM, AB_VAR, AB_CONST = \
+    range(_T + 1, _T + 10)
+AB_SUB_EXT, AB_SUB_STATIC, AB_CU = _T + 10, _T + 11, _T + 12
+_TREE_ABBREVS = [
+    (AB_BASE, 0x24, 0, [(0x0b, 0x0b), (0x3e, 0x0b), (0x03, 0x08)]),
+    (AB_STRUCT, 0x13, 1, [(0x03, 0x08), (0x0b, 0x05), (0x3a, 0x0b), (0x3b, 0x05),
+                          (0x39, 0x0b), (0x01, 0x13)]),
+    (AB_MEMBER, 0x0d, 0, [(0x03, 0x08), (0x3a, 0x0b), (0x3b, 0x05), (0x39, 0x0b),
+                          (0x49, 0x13), (0x38, 0x05)]),
+    (AB_TYPEDEF, 0x16, 0, [(0x03, 0x08), (0x3a, 0x0b), (0x3b, 0x05), (0x39, 0x0b),
+                           (0x49, 0x13)]),
+    (AB_PTR, 0x0f, 0, [(0x0b, 0x21, 8), (0x49, 0x13)]),
+    (AB_FDECL, 0x2e, 1, [(0x3f, 0x19), (0x03, 0x08), (0x3a, 0x0b), (0x3b, 0x05),
+                         (0x39, 0x0b), (0x27, 0x19), (0x49, 0x13), (0x3c, 0x19),
+                         (0x01, 0x13)]),
+    (AB_PARM, 0x05, 0, [(0x49, 0x13)]),
+    (AB_VAR, 0x34, 0, [(0x03, 0x08), (0x3a, 0x0b), (0x3b, 0x05), (0x39, 0x0b),
+                       (0x49, 0x13), (0x3f, 0x19), (0x3c, 0x19)]),
+    (AB_CONST, 0x26, 0, [(0x49, 0x13)]),
+]
+# header (12) + the unit DIE: code (2), producer, language, name, comp_dir,
+# ranges, low_pc, stmt_list: where the type tree starts in every unit
+DWARF_TREE_AT = 12 + 2 + 4 + 1 + 4 + 4 + 4 + 8 + 4
+
+
+def _uleb(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7f
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def _sleb(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7f
+        v >>= 7
+        if (v == 0 and not b & 0x40) or (v == -1 and b & 0x40):
+            out.append(b)
+            return bytes(out)
+        out.append(b | 0x80)
+
+
+def dwarf_abbrev_table():
+    """One unit's .debug_abbrev table, as bytes (the same for every unit)."""
+    rng = random.Random(SEED + 99)
+    out = bytearray()
+    for code in range(1, DWARF_FILL_ABBREVS + 1):
+        out += _uleb(code) + _uleb(rng.choice(_FILL_TAGS)) + bytes([rng.randrange(2)])
+        for at, form in rng.sample(_FILL_ATTRS, rng.randrange(2, 9)):
+            out += _uleb(at) + _uleb(form)
+        if rng.randrange(6) == 0:       # an implicit constant, as GCC uses them
+            out += _uleb(0x3a) + _uleb(0x21) + _sleb(rng.randrange(-3, 200))
+        out += b"\0\0"
+    for ent in _TREE_ABBREVS:
+        code, tag, ch, attrs = ent
+        out += _uleb(code) + _uleb(tag) + bytes([ch])
+        for a in attrs:
+            out += _uleb(a[0]) + _uleb(a[1])
+            if a[1] == 0x21:
+                out += _sleb(a[2])
+        out += b"\0\0"
+    # subprograms (external, static): name strp, low_pc addr, high_pc data8
+    for code, ext in ((AB_SUB_EXT, True), (AB_SUB_STATIC, False)):
+        out += _uleb(code) + _uleb(0x2e) + b"\0"
+        if ext:
+            out += _uleb(0x3f) + _uleb(0x19)
+        out += _uleb(0x03) + _uleb(0x0e) + _uleb(0x11) + _uleb(0x01) + \
+            _uleb(0x12) + _uleb(0x07) + b"\0\0"
+    # the unit: producer strp, language data1, name line_strp, comp_dir
+    # line_strp, ranges sec_offset, low_pc addr, stmt_list sec_offset
+    out += _uleb(AB_CU) + _uleb(0x11) + b"\1"
+    for at, form in ((0x25, 0x0e), (0x13, 0x0b), (0x03, 0x1f), (0x1b, 0x1f), (0x55, 0x17),
+                     (0x11, 0x01), (0x10, 0x17)):
+        out += _uleb(at) + _uleb(form)
+    out += b"\0\0\0"
+    return bytes(out)
+
+
+def dwarf_tree(k, size):
+    """Type tree k: DIEs of about `size` bytes, their references relative to a
+    unit whose tree starts at DWARF_TREE_AT."""
+    rng = random.Random(SEED * 7 + k * 1000 + size)
+    out = bytearray()
+    types = []
+
+    def at():
+        return DWARF_TREE_AT + len(out)
+
+    def name(*parts):
+        return ("_".join(parts) + "\0").encode()
+
+    def u32(v):
+        return struct.pack("<I", v)
+
+    for nm, sz, enc in (("char", 1, 8), ("int", 4, 5), ("long int", 8, 5),
+                        ("long unsigned int", 8, 7), ("_Bool", 1, 2), ("short int", 2, 5)):
+        types.append(at())
+        out += _uleb(AB_BASE) + bytes([sz, enc]) + nm.encode() + b"\0"
+    n = 0
+    while len(out) < size:
+        n += 1
+        kind = rng.randrange(10)
+        noun, pre = rng.choice(NOUNS), rng.choice(PREFIXES)
+        if kind < 4:
+            # struct with members; DW_AT_sibling is patched once its end is known
+            start = len(out)
+            types.append(at())
+            out += _uleb(AB_STRUCT) + name(pre, noun, str(n)) + struct.pack(
+                "<HBHB", rng.randrange(8, 4096), rng.randrange(1, 20),
+                rng.randrange(1, 3000), rng.randrange(1, 60))
+            sib = len(out)
+            out += u32(0)
+            off = 0
+            for m in range(rng.randrange(3, 24)):
+                out += _uleb(AB_MEMBER) + name(rng.choice(NOUNS), str(m)) + struct.pack(
+                    "<BHB", rng.randrange(1, 20), rng.randrange(1, 3000),
+                    rng.randrange(1, 60)) + u32(rng.choice(types)) + struct.pack("<H", off)
+                off += 8
+            out += b"\0"
+            struct.pack_into("<I", out, sib, DWARF_TREE_AT + len(out))
+            del start
+        elif kind < 6:
+            t = rng.choice(types)
+            types.append(at())
+            out += _uleb(AB_PTR if kind == 4 else AB_CONST) + u32(t)
+        elif kind == 6:
+            types.append(at())
+            out += _uleb(AB_TYPEDEF) + name(pre, noun, "t", str(n)) + struct.pack(
+                "<BHB", rng.randrange(1, 20), rng.randrange(1, 3000),
+                rng.randrange(1, 60)) + u32(rng.choice(types))
+        elif kind < 9:
+            out += _uleb(AB_FDECL) + name(pre, rng.choice(VERBS), noun, str(n)) + struct.pack(
+                "<BHB", rng.randrange(1, 20), rng.randrange(1, 3000),
+                rng.randrange(1, 60)) + u32(rng.choice(types))
+            sib = len(out)
+            out += u32(0)
+            for _ in range(rng.randrange(0, 5)):
+                out += _uleb(AB_PARM) + u32(rng.choice(types))
+            out += b"\0"
+            struct.pack_into("<I", out, sib, DWARF_TREE_AT + len(out))
+        else:
+            out += _uleb(AB_VAR) + name(pre, noun, "var", str(n)) + struct.pack(
+                "<BHB", rng.randrange(1, 20), rng.randrange(1, 3000),
+                rng.randrange(1, 60)) + u32(rng.choice(types))
+    return bytes(out)
+
+
+def write_dwarf_inputs(workdir, tree_bytes):
+    """The abbreviation table and the type trees, for .incbin."""
+    with open(os.path.join(workdir, "abbrev.bin"), "wb") as f:
+        f.write(dwarf_abbrev_table())
+    for k in range(DWARF_BLOBS):
+        with open(os.path.join(workdir, "tree%d_%d.bin" % (k, tree_bytes)), "wb") as f:
+            f.write(dwarf_tree(k, tree_bytes))
+
+
+def gcc_dwarf(units, lo, hi, funcs_per_unit, producer_of, tree_bytes, addr_op):
+    """The DWARF sections of one source, its units as GCC writes them (see
+    above).  units: the unit numbers; functions [lo, hi); producer_of(u); the
+    labels .Lu<u>_lo/.Lu<u>_hi around each unit's code and .LFB<i>/.LFE<i>
+    around each function are in the source."""
     out = []
     w = out.append
-    strs = {}
+    strs, lstrs = {}, {}
 
-    def strp(text):
-        if text not in strs:
-            strs[text] = ".LASF%d" % len(strs)
-        return "\t.4byte %s\n" % strs[text]
+    def strp(text, table, prefix):
+        if text not in table:
+            table[text] = ".L%s%d" % (prefix, len(table))
+        return "\t.4byte %s\n" % table[text]
 
     w("\t.section .debug_line,\"\",@progbits\n.Ldebug_line0:\n")
-    w("\t.section .debug_abbrev,\"\",@progbits\n.Ldebug_abbrev0:\n")
-    # 1: compile_unit: producer strp, language data1, name strp, comp_dir strp,
-    #    low_pc addr, high_pc data8, stmt_list sec_offset
-    w("\t.uleb128 1\n\t.uleb128 0x11\n\t.byte 1\n"
-      "\t.uleb128 0x25\n\t.uleb128 0xe\n\t.uleb128 0x13\n\t.uleb128 0xb\n"
-      "\t.uleb128 0x3\n\t.uleb128 0xe\n\t.uleb128 0x1b\n\t.uleb128 0xe\n"
-      "\t.uleb128 0x11\n\t.uleb128 0x1\n\t.uleb128 0x12\n\t.uleb128 0x7\n"
-      "\t.uleb128 0x10\n\t.uleb128 0x17\n\t.byte 0\n\t.byte 0\n")
-    # 2 (external) and 3 (static): subprogram: name strp, low_pc, high_pc data8
-    for code, ext in ((2, True), (3, False)):
-        w("\t.uleb128 %d\n\t.uleb128 0x2e\n\t.byte 0\n" % code)
-        if ext:
-            w("\t.uleb128 0x3f\n\t.uleb128 0x19\n")
-        w("\t.uleb128 0x3\n\t.uleb128 0xe\n\t.uleb128 0x11\n\t.uleb128 0x1\n"
-          "\t.uleb128 0x12\n\t.uleb128 0x7\n\t.byte 0\n\t.byte 0\n")
-    w("\t.byte 0\n")
+    w("\t.section .debug_abbrev,\"\",@progbits\n")
+    for u in units:
+        w(".Labbrev%d:\n\t.incbin \"abbrev.bin\"\n" % u)
     w("\t.section .debug_info,\"\",@progbits\n")
     for u in units:
-        traced_unit = not arm_notrace_unit(u)
+        f0 = max(lo, u * funcs_per_unit)
+        f1 = min(hi, (u + 1) * funcs_per_unit)
         w(".Lcu%d:\n\t.4byte .Lcu%d_e-.Lcu%d_s\n.Lcu%d_s:\n" % (u, u, u, u))
-        w("\t.2byte 5\n\t.byte 1\n\t.byte 8\n\t.4byte .Ldebug_abbrev0\n")
-        w("\t.uleb128 1\n")
-        w(strp(ARM_PRODUCER if traced_unit else ARM_PRODUCER_NOTRACE))
+        w("\t.2byte 5\n\t.byte 1\n\t.byte 8\n\t.4byte .Labbrev%d\n" % u)
+        w("\t.uleb128 %d\n" % AB_CU)
+        w(strp(producer_of(u), strs, "ASF"))
         w("\t.byte 0x1d\n")
-        w(strp(unit_name(u)))
-        w(strp("/bench/linux"))
-        w("\t.8byte .Lu%d_lo\n\t.8byte .Lu%d_hi-.Lu%d_lo\n" % (u, u, u))
-        w("\t.4byte .Ldebug_line0\n")
-        for i in range(max(lo, u * ARM_FUNCS_PER_UNIT), min(hi, (u + 1) * ARM_FUNCS_PER_UNIT)):
-            w("\t.uleb128 %d\n" % (3 if is_static_func(i) else 2))
-            w(strp(func_name(i)))
+        w(strp(unit_name(u), lstrs, "LASF"))
+        w(strp("/bench/linux", lstrs, "LASF"))
+        w("\t.4byte .Lrng%d\n\t.8byte 0\n\t.4byte .Ldebug_line0\n" % u)
+        w("\t.incbin \"tree%d_%d.bin\"\n" % (u % DWARF_BLOBS, tree_bytes))
+        for i in range(f0, f1):
+            w("\t.uleb128 %d\n" % (AB_SUB_STATIC if is_static_func(i) else AB_SUB_EXT))
+            w(strp(func_name(i), strs, "ASF"))
             w("\t.8byte .LFB%d\n\t.8byte .LFE%d-.LFB%d\n" % (i, i, i))
         w("\t.byte 0\n.Lcu%d_e:\n" % u)
+    # two ranges per unit, split at its middle function (a kernel unit's
+    # .text and .init.text, say): DW_AT_ranges, not low_pc/high_pc
+    w("\t.section .debug_rnglists,\"\",@progbits\n")
+    w("\t.4byte .Lrl_e-.Lrl_s\n.Lrl_s:\n\t.2byte 5\n\t.byte 8\n\t.byte 0\n\t.4byte 0\n")
+    spans = {}
+    for u in units:
+        f0 = max(lo, u * funcs_per_unit)
+        f1 = min(hi, (u + 1) * funcs_per_unit)
+        mid = ".LFB%d" % ((f0 + f1) // 2)
+        spans[u] = ((".Lu%d_lo" % u, mid), (mid, ".Lu%d_hi" % u))
+        w(".Lrng%d:\n" % u)
+        for a, b in spans[u]:
+            w("\t.byte 6\n\t%s %s\n\t%s %s\n" % (addr_op, a, addr_op, b))
+        w("\t.byte 0\n")
+    w(".Lrl_e:\n")
     w("\t.section .debug_aranges,\"\",@progbits\n")
     for u in units:
-        w("\t.4byte 0x2c\n\t.2byte 2\n\t.4byte .Lcu%d\n\t.byte 8\n\t.byte 0\n"
-          "\t.2byte 0\n\t.2byte 0\n\t.8byte .Lu%d_lo\n\t.8byte .Lu%d_hi-.Lu%d_lo\n"
-          "\t.8byte 0\n\t.8byte 0\n" % (u, u, u, u))
+        w("\t.4byte 0x3c\n\t.2byte 2\n\t.4byte .Lcu%d\n\t.byte 8\n\t.byte 0\n"
+          "\t.2byte 0\n\t.2byte 0\n" % u)
+        for a, b in spans[u]:
+            w("\t%s %s\n\t%s %s-%s\n" % (addr_op, a, addr_op, b, a))
+        w("\t.8byte 0\n\t.8byte 0\n")
     w("\t.section .debug_str,\"MS\",@progbits,1\n")
     for text, lab in strs.items():
+        w("%s:\n\t.string \"%s\"\n" % (lab, text))
+    w("\t.section .debug_line_str,\"MS\",@progbits,1\n")
+    for text, lab in lstrs.items():
         w("%s:\n\t.string \"%s\"\n" % (lab, text))
     return "".join(out)
 
 
+ARM_ALT_FUNCS = 16
+# Hand-written code that begins with BTI C and two NOPs (the kernel's
+# alternatives): the area after the symbol without the literal before it.  Only
+# the DWARF (the assembler's unit) says it is no site; record reads it here as on
+# a distribution's arm64 vmlinux.
 ARM_RT_SRC = """\
 	.section .head.text, "ax"
 	.globl primary_entry
@@ -767,7 +1003,17 @@ ftrace_caller:
 	ldp x29, x30, [sp], #16
 	ret x9
 	.size ftrace_caller, .-ftrace_caller
-"""
+""" + "".join("""\
+	.p2align 3
+	.globl el1_alt_%d
+	.type el1_alt_%d, %%function
+el1_alt_%d:
+	bti c
+	nop
+	nop
+	ret
+	.size el1_alt_%d, .-el1_alt_%d
+""" % ((k,) * 5) for k in range(ARM_ALT_FUNCS))
 
 # The parts of arch/arm64/kernel/vmlinux.lds.S that matter here.
 ARM_LDS = """\
@@ -815,7 +1061,7 @@ SECTIONS
 """
 
 
-def build_arm64(nfuncs, workdir, out_elf, jobs):
+def build_arm64(nfuncs, workdir, out_elf, jobs, tree_bytes):
     """Assemble and link the arm64 relocatable image; return its site count."""
     nobjs = int(nfuncs * ARM_OBJECTS_PER_FUNC)
     ncu = (nfuncs + FUNCS_PER_CU - 1) // FUNCS_PER_CU
@@ -823,7 +1069,8 @@ def build_arm64(nfuncs, workdir, out_elf, jobs):
     for cu in range(ncu):
         lo, hi = cu * FUNCS_PER_CU, min(nfuncs, (cu + 1) * FUNCS_PER_CU)
         olo, ohi = nobjs * cu // ncu, nobjs * (cu + 1) // ncu
-        tasks.append((cu, lo, hi, olo, ohi, nfuncs, nobjs, workdir))
+        tasks.append((cu, lo, hi, olo, ohi, nfuncs, nobjs, workdir, tree_bytes))
+    write_dwarf_inputs(workdir, tree_bytes)
     with ProcessPoolExecutor(max_workers=jobs) as ex:
         res = list(ex.map(gen_cu_arm64, tasks))
     with open(os.path.join(workdir, "rt.s"), "w") as f:
@@ -915,7 +1162,7 @@ def run(cmd, **kw):
     subprocess.run(cmd, check=True, **kw)
 
 
-def build_base(nfuncs, workdir, out_elf, jobs):
+def build_base(nfuncs, workdir, out_elf, jobs, tree_bytes):
     """Assemble and link an image with nfuncs functions; return its site count."""
     nobjs = int(nfuncs * OBJECTS_PER_FUNC)
     ncu = (nfuncs + FUNCS_PER_CU - 1) // FUNCS_PER_CU
@@ -923,7 +1170,8 @@ def build_base(nfuncs, workdir, out_elf, jobs):
     for cu in range(ncu):
         lo, hi = cu * FUNCS_PER_CU, min(nfuncs, (cu + 1) * FUNCS_PER_CU)
         olo, ohi = nobjs * cu // ncu, nobjs * (cu + 1) // ncu
-        tasks.append((cu, lo, hi, olo, ohi, nfuncs, nobjs, workdir))
+        tasks.append((cu, lo, hi, olo, ohi, nfuncs, nobjs, workdir, tree_bytes))
+    write_dwarf_inputs(workdir, tree_bytes)
     with ProcessPoolExecutor(max_workers=jobs) as ex:
         res = list(ex.map(gen_cu, tasks))
     rt_s = os.path.join(workdir, "rt.s")
@@ -973,19 +1221,11 @@ def count_symbols(path):
     return nsym, nfunc, nobj
 
 
-def pad(src, dst, workdir, pad_bytes_cache, objcopy="objcopy"):
-    """dst = src + a non-loaded .debug_bench_pad section, file size ~PAD_TO."""
-    base = os.path.getsize(src)
-    n = PAD_TO - base - 4096        # objcopy adds a header entry and alignment
-    if n <= 0:
-        raise SystemExit("gen.py: %s is already %d bytes" % (src, base))
-    padfile = os.path.join(workdir, "pad.bin")
-    with open(padfile, "wb") as f:
-        f.write(memoryview(pad_bytes_cache)[:n])
+def strip_debug(src, dst, objcopy="objcopy"):
+    """dst = src without its DWARF (objcopy --strip-debug), as a distribution
+    ships the image beside its -dbg package."""
     tmp = dst + ".tmp"
-    run([objcopy, "--add-section", ".debug_bench_pad=" + padfile,
-         "--set-section-flags", ".debug_bench_pad=contents,readonly", src, tmp])
-    os.unlink(padfile)
+    run([objcopy, "--strip-debug", src, tmp])
     os.replace(tmp, dst)
 
 
@@ -1012,7 +1252,7 @@ def make_findings(src, dst, workdir):
 def describe(path, nfuncs_gen, sites, extra):
     secs = sections(path)
     nsym, nfunc, nobj = count_symbols(path)
-    dbg = sum(v[2] for k, v in secs.items() if k.startswith(".debug_") and k != ".debug_bench_pad")
+    dbg = sum(v[2] for k, v in secs.items() if k.startswith(".debug_"))
     info = {
         "image": os.path.basename(path),
         "file_bytes": os.path.getsize(path),
@@ -1025,7 +1265,7 @@ def describe(path, nfuncs_gen, sites, extra):
         "sites": sites,
         "mcount_loc_entries": secs["__mcount_loc"][2] // 8 if "__mcount_loc" in secs else None,
         "dwarf_bytes": dbg,
-        "pad_bytes": secs.get(".debug_bench_pad", (0, 0, 0))[2],
+        "debug_info_bytes": secs.get(".debug_info", (0, 0, 0))[2],
     }
     info.update(extra)
     with open(path + ".json", "w") as f:
@@ -1047,14 +1287,17 @@ def main():
     with open(os.path.abspath(__file__), "rb") as f:
         stamp = hashlib.sha256(f.read()).hexdigest()
     stampfile = os.path.join(a.out, "STAMP")
-    names = ["vmlinux-50k", "vmlinux-5k", "vmlinux-50k-nopad", "vmlinux-50k-findings",
-             "vmlinux-arm64-50k"]
+    names = ["vmlinux-50k", "vmlinux-50k-nodebug", "vmlinux-5k", "vmlinux-50k-findings",
+             "vmlinux-arm64-50k", "vmlinux-arm64-50k-nodebug"]
     if not a.force and os.path.exists(stampfile) and open(stampfile).read().strip() == stamp \
             and all(os.path.exists(os.path.join(a.out, n)) for n in names):
         print("gen.py: images in %s are up to date" % a.out)
         return 0
     if os.path.exists(stampfile):
         os.unlink(stampfile)
+    for n in os.listdir(a.out):         # the images of an older gen.py
+        if n.startswith("vmlinux-") or n.startswith("base-"):
+            os.unlink(os.path.join(a.out, n))
 
     t0 = time.perf_counter()
     work = os.path.join(a.out, "work")
@@ -1062,47 +1305,47 @@ def main():
     os.makedirs(work)
     o = lambda n: os.path.join(a.out, n)
 
-    print("gen.py: assembling 50,000 functions (as -g, %d jobs)..." % a.jobs, flush=True)
-    sites50 = build_base(50000, work, o("vmlinux-50k-nopad"), a.jobs)
-    print("gen.py: assembling 5,000 functions...", flush=True)
-    sites5 = build_base(5000, work, o("base-5k"), a.jobs)
+    print("gen.py: assembling 50,000 functions and %d MB of DWARF (%d jobs)..."
+          % (TREE_50K * 2000 // 10 ** 6, a.jobs), flush=True)
+    sites50 = build_base(50000, work, o("vmlinux-50k"), a.jobs, TREE_50K)
+    print("gen.py: %.1f s; assembling 5,000 functions..." % (time.perf_counter() - t0),
+          flush=True)
+    sites5 = build_base(5000, work, o("vmlinux-5k"), a.jobs, TREE_5K)
     print("gen.py: %.1f s; assembling 50,000 arm64 functions (%s, %d jobs)..."
           % (time.perf_counter() - t0, ARM_AS, a.jobs), flush=True)
-    sites_arm = build_arm64(50000, work, o("base-arm64-50k"), a.jobs)
-    arm_facts = check_arm64(o("base-arm64-50k"), 50000)
+    sites_arm = build_arm64(50000, work, o("vmlinux-arm64-50k"), a.jobs, TREE_50K)
+    arm_facts = check_arm64(o("vmlinux-arm64-50k"), 50000)
     if arm_facts["traced_functions"] != sites_arm:
         raise SystemExit("gen.py: arm64: %d sites emitted, %d traced functions"
                          % (sites_arm, arm_facts["traced_functions"]))
-    print("gen.py: %.1f s; padding to %d bytes..." % (time.perf_counter() - t0, PAD_TO),
-          flush=True)
-    padbytes = hashlib.shake_128(b"patchsite-bench-pad:%d" % SEED).digest(PAD_TO)
-    make_findings(o("vmlinux-50k-nopad"), o("base-50k-findings"), work)
-    pad(o("vmlinux-50k-nopad"), o("vmlinux-50k"), work, padbytes)
-    pad(o("base-5k"), o("vmlinux-5k"), work, padbytes)
-    pad(o("base-50k-findings"), o("vmlinux-50k-findings"), work, padbytes)
-    pad(o("base-arm64-50k"), o("vmlinux-arm64-50k"), work, padbytes, ARM_OBJCOPY)
-    del padbytes
-    for n in ("base-5k", "base-50k-findings", "base-arm64-50k"):
-        os.unlink(o(n))
+    print("gen.py: %.1f s; the stripped twins and the findings..."
+          % (time.perf_counter() - t0), flush=True)
+    make_findings(o("vmlinux-50k"), o("vmlinux-50k-findings"), work)
+    strip_debug(o("vmlinux-50k"), o("vmlinux-50k-nodebug"))
+    strip_debug(o("vmlinux-arm64-50k"), o("vmlinux-arm64-50k-nodebug"), ARM_OBJCOPY)
     shutil.rmtree(work)
 
-    note = ("padded with a non-loaded .debug_bench_pad section of pseudo-random bytes "
-            "standing in for the rest of a vmlinux's DWARF")
+    note = ("DWARF as GCC writes it (gen.py's gcc_dwarf): 2,000 units (5k: 200) with "
+            "producer, ranges, a type tree and a subprogram per function")
+    nodebug = "the image above, objcopy --strip-debug"
     describe(o("vmlinux-50k"), 50000, sites50, {"note": note})
+    describe(o("vmlinux-50k-nodebug"), 50000, sites50, {"note": nodebug})
     describe(o("vmlinux-5k"), 5000, sites5, {"note": note})
-    describe(o("vmlinux-50k-nopad"), 50000, sites50, {"note": "no padding"})
     describe(o("vmlinux-50k-findings"), 50000, sites50,
              {"note": note, "stale_entries": FINDINGS, "missing_sites": FINDINGS})
-    # the padding must not have moved anything: check the padded file again
-    arm_facts = check_arm64(o("vmlinux-arm64-50k"), 50000)
     arm_facts.update({
         "arch": "arm64", "type": "ET_DYN (relocatable kernel)",
         "link": "%s -shared -Bsymbolic -z notext --no-apply-dynamic-relocs -T vmlinux.lds"
                 % ARM_LD,
         "layout": "-fpatchable-function-entry=4,2 -falign-functions=8 (CALL_OPS)",
+        "asm_alt_functions": ARM_ALT_FUNCS,
         "dwarf_units": (50000 + ARM_FUNCS_PER_UNIT - 1) // ARM_FUNCS_PER_UNIT + 1,
         "note": note})
     describe(o("vmlinux-arm64-50k"), 50000, sites_arm, arm_facts)
+    # stripping must not have moved anything: check the stripped file again
+    arm_facts = check_arm64(o("vmlinux-arm64-50k-nodebug"), 50000)
+    arm_facts.update({"note": nodebug, "asm_alt_functions": ARM_ALT_FUNCS})
+    describe(o("vmlinux-arm64-50k-nodebug"), 50000, sites_arm, arm_facts)
     with open(stampfile, "w") as f:
         f.write(stamp + "\n")
     print("gen.py: done in %.1f s" % (time.perf_counter() - t0))

@@ -536,6 +536,10 @@ struct elfio *elfio_open(const char *path, unsigned int flags)
 		goto err;
 	}
 
+	/* an in-place write killed half way: undo it before reading anything */
+	ret = elfio_journal_recover(path, flags & ELFIO_QUIET);
+	if (ret)
+		goto err;
 	e->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (e->fd < 0) {
 		ret = -errno;

@@ -238,13 +238,16 @@ void elfio_err(const struct elfio *e, const char *fmt, ...) __attribute__((forma
 
 /*
  * An edit list on the input file: byte ranges replaced at file offsets.
- * Later edits of the same bytes win.  Owned by the caller.
+ * Later edits of the same bytes win.  An edit that starts where the last
+ * one ends extends it (a table's 43,000 slots are one edit, not 43,000
+ * allocations).  Owned by the caller.
  */
 struct elfio_edits {
 	struct elfio_edit {
 		uint64_t off;
 		size_t len;
 		uint8_t *bytes;	/* malloc'd, owned by the list */
+		size_t cap;	/* bytes allocated */
 	} *v;
 	size_t n, cap;
 };
@@ -282,6 +285,33 @@ int elfio_write_edited_check(struct elfio *e, const struct elfio_edits *ed, cons
 int elfio_write_file_atomic(const char *out_path, const void *buf, size_t len, mode_t mode);
 int elfio_write_file_atomic_check(const char *out_path, const void *buf, size_t len, mode_t mode,
 				  const struct elfio_write_check *chk);
+
+/* --- Editing an image where it lies (journal.c) ---------------------------- */
+
+/*
+ * Write the edits into the open image itself, never a copy: an undo
+ * journal PATH.patchsite-journal (offset, old and new bytes of each range,
+ * a CRC-32) is written whole before the first byte of the image changes,
+ * the ranges are written and read back, chk->check(PATH) runs on the
+ * edited image, and removing the journal commits.  A failure rolls the
+ * old bytes back.  A SIGKILL at any point leaves the image as it was, or
+ * a journal that the next elfio_open of it rolls back.  With ELFIO_FSYNC
+ * the journal is durable before the image changes and the image before
+ * the journal goes (a power cut then leaves the input or the output too).
+ * *written: the bytes written into the image (0 if it already held them).
+ */
+#define ELFIO_FSYNC	0x1
+int elfio_write_in_place(struct elfio *e, const struct elfio_edits *ed, unsigned int flags,
+			 const struct elfio_write_check *chk, size_t *written);
+/*
+ * Run by elfio_open before it reads PATH: a journal beside it is rolled
+ * back (complete), or removed (torn: the image was not touched yet; or
+ * stale: the image was replaced since).  0 when there was none or it was
+ * handled; else a negative errno, the error printed unless quiet.
+ */
+int elfio_journal_recover(const char *path, bool quiet);
+/* PATH.patchsite-journal, malloc'd (NULL when out of memory). */
+char *elfio_journal_path(const char *path);
 
 /* --- Rewriting the open image (rewrite.c) ----------------------------------- */
 
@@ -321,17 +351,52 @@ int elfio_rw_add_section(struct elfio_rw *w, const char *name, const GElf_Shdr *
 bool elfio_rw_changes(const struct elfio_rw *w);
 int elfio_rw_commit(struct elfio_rw *w, const char *out_path,
 		    const struct elfio_write_check *chk);
+/*
+ * Byte patches only: write them into the open image where it lies
+ * (elfio_write_in_place); chk->check gets the image's own path.
+ */
+int elfio_rw_commit_in_place(struct elfio_rw *w, unsigned int flags,
+			     const struct elfio_write_check *chk, size_t *written);
 
-/* --- DWARF attribution ---------------------------------------------------- */
+/* --- DWARF: the compilation units ------------------------------------------ */
 
+/*
+ * Each unit's first DIE: DW_AT_producer and its address ranges (and, for an
+ * address, DW_AT_name too), read without loading the rest of the DWARF
+ * (dwarf.c says how).
+ */
 struct elfio_dwarf;
 
-/* NULL when the image has no DWARF (not an error). */
+struct elfio_dwarf_unit {
+	uint64_t offset;	/* of the unit's header in .debug_info */
+	const char *producer;	/* DW_AT_producer, or NULL; valid until the next call */
+	bool same_producer;	/* the producer is the last one given (same bytes) */
+};
+
+/*
+ * NULL with errno ENODATA when the image has no .debug_info (not an
+ * error), or ENOMEM (error printed).
+ */
 struct elfio_dwarf *elfio_dwarf_open(struct elfio *e);
 void elfio_dwarf_close(struct elfio_dwarf *d);
 /*
- * The compilation unit holding addr: its DW_AT_name and DW_AT_producer
- * (the compiler and its flags).  Strings belong to libdw.  -1 if unknown.
+ * The next unit, in .debug_info order: 1 and *u, 0 after the last one (or
+ * at a header that makes no sense: malformed DWARF says nothing more), or
+ * negative errno (error printed).
+ */
+int elfio_dwarf_next_unit(struct elfio_dwarf *d, struct elfio_dwarf_unit *u);
+/*
+ * The address ranges [lo, hi) of the unit elfio_dwarf_next_unit() gave
+ * last, as libdw's dwarf_ranges() gives them: fn(ctx, lo, hi) for each.
+ * 0, fn's non-zero return (which stops it), or negative errno.
+ */
+int elfio_dwarf_unit_ranges(struct elfio_dwarf *d, int (*fn)(void *ctx, uint64_t lo, uint64_t hi),
+			    void *ctx);
+/*
+ * The compilation unit holding addr (through .debug_aranges, as libdw's
+ * dwarf_addrdie; in ET_REL the object's only unit): its DW_AT_name and
+ * DW_AT_producer (the compiler and its flags), owned by d.  0 found, 1
+ * unknown, negative errno (error printed).
  */
 int elfio_dwarf_cu(struct elfio_dwarf *d, struct elfio *e, uint64_t addr, const char **name,
 		   const char **producer);

@@ -27,7 +27,10 @@
  *
  * All three end in elfio_write_edited_check()/elfio_write_file_atomic():
  * a temporary beside the target, the mode kept, fsync, an optional
- * read-back check, rename; on any failure the target is untouched.
+ * read-back check, rename; on any failure the target is untouched.  Byte
+ * patches can instead go into the image itself (elfio_rw_commit_in_place,
+ * journal.c: an undo journal beside it, no copy), as `record --in-place`
+ * does at every kernel link.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -507,6 +510,17 @@ int elfio_rw_commit(struct elfio_rw *w, const char *out_path, const struct elfio
 		return commit_rel(w, out_path, chk);
 	}
 	return elfio_write_edited_check(w->e, &w->patches, out_path, chk);
+}
+
+int elfio_rw_commit_in_place(struct elfio_rw *w, unsigned int flags,
+			     const struct elfio_write_check *chk, size_t *written)
+{
+	*written = 0;
+	if (w->has_seg || w->relayout) {
+		elfio_err(w->e, "only byte patches are written in place");
+		return -EINVAL;
+	}
+	return elfio_write_in_place(w->e, &w->patches, flags, chk, written);
 }
 
 bool elfio_rw_changes(const struct elfio_rw *w)

@@ -9,16 +9,22 @@
  * unlinked and the target, which may be the input itself, is untouched.
  *
  * Edits to an existing image are a list of (file offset, bytes): the input
- * is copied (copy_file_range, so a 350 MB vmlinux costs a kernel-side copy
- * and, on reflink filesystems, nothing) and the edits are pwrite()n on top.
+ * is copied (FICLONE where the filesystem can share extents, else
+ * copy_file_range, so a 350 MB vmlinux costs a kernel-side copy; a
+ * pread/pwrite loop only where the kernel refuses both, e.g. across
+ * filesystems on older kernels) and the edits are pwrite()n on top.  An
+ * edit of the image itself, where it lies, is journal.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,6 +48,21 @@ void elfio_edits_free(struct elfio_edits *ed)
 
 int elfio_edits_add(struct elfio_edits *ed, uint64_t off, const void *bytes, size_t len)
 {
+	struct elfio_edit *last = ed->n ? &ed->v[ed->n - 1] : NULL;
+
+	if (last && len && off == last->off + last->len && last->len <= SIZE_MAX / 2 - len) {
+		if (last->len + len > last->cap) {
+			size_t ncap = 2 * (last->len + len);
+			uint8_t *nb = realloc(last->bytes, ncap);
+			if (!nb)
+				return -ENOMEM;
+			last->bytes = nb;
+			last->cap = ncap;
+		}
+		memcpy(last->bytes + last->len, bytes, len);
+		last->len += len;
+		return 0;
+	}
 	if (ed->n == ed->cap) {
 		size_t ncap = ed->cap ? ed->cap * 2 : 64;
 		struct elfio_edit *nv = realloc(ed->v, ncap * sizeof(*nv));
@@ -57,6 +78,7 @@ int elfio_edits_add(struct elfio_edits *ed, uint64_t off, const void *bytes, siz
 	ed->v[ed->n].off = off;
 	ed->v[ed->n].len = len;
 	ed->v[ed->n].bytes = b;
+	ed->v[ed->n].cap = len ? len : 1;
 	ed->n++;
 	return 0;
 }
@@ -189,6 +211,10 @@ static int copy_fd(int in, int out, uint64_t size)
 {
 	uint64_t done = 0;
 	loff_t ioff = 0, ooff = 0;
+
+	/* a reflink where the filesystem shares extents (btrfs, XFS): no data moves */
+	if (ioctl(out, FICLONE, in) == 0)
+		return 0;
 
 	while (done < size) {
 		size_t chunk = size - done > (1u << 30) ? (1u << 30) : (size_t)(size - done);

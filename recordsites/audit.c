@@ -156,6 +156,29 @@ static void describe_stale(struct record *r, uint64_t v, struct finding *fd)
 	}
 }
 
+/*
+ * record_find() for the entries of one table, in table order: a table is
+ * sorted (the kernel binary-searches it), so each entry's site is at or
+ * just after the last one's, and a step from there replaces a binary
+ * search that missed the cache at each level.  *hint: where the last one
+ * was (0 to begin).
+ */
+static long find_from(const struct record *r, uint64_t v, size_t *hint)
+{
+	size_t i = *hint;
+
+	if (i < r->nsites && r->sites[i].addr <= v) {
+		for (size_t n = 0; n < 4 && i < r->nsites && r->sites[i].addr < v; n++)
+			i++;
+		if (i == r->nsites || r->sites[i].addr >= v)
+			goto found;
+	}
+	i = ELFIO_BOUND(r->sites, r->nsites, addr, v, false);
+found:
+	*hint = i;
+	return i < r->nsites && r->sites[i].addr == v ? (long)i : -1;
+}
+
 /* The site nearest to v (within 64 bytes), or NULL. */
 static const struct site *nearest_site(const struct record *r, uint64_t v)
 {
@@ -176,7 +199,7 @@ static const struct site *nearest_site(const struct record *r, uint64_t v)
  * -ENOMEM.
  */
 static int check_shift(struct record *r, struct audit *a, const struct site_table *tb,
-		       size_t nonzero)
+		       const bool *is_site, size_t nonzero)
 {
 	size_t hist[129] = { 0 }, best = 64;
 	struct finding *fd;
@@ -184,7 +207,7 @@ static int check_shift(struct record *r, struct audit *a, const struct site_tabl
 	for (size_t i = 0; i < tb->count; i++) {
 		uint64_t v = tb->entries[i].value;
 		const struct site *s;
-		if (!v || record_find(r, v) >= 0 || !(s = nearest_site(r, v)))
+		if (!v || is_site[i] || !(s = nearest_site(r, v)))
 			continue;
 		hist[64 + (int64_t)(v - s->addr)]++;
 	}
@@ -233,6 +256,7 @@ int audit_run(struct record *r, struct audit *a)
 	struct elfio_dwarf *dw = NULL;
 	struct finding *fd;
 	size_t total_entries = 0;
+	unsigned long reported = elfio_errors_reported();
 	int ret = -ENOMEM;
 
 	memset(a, 0, sizeof(*a));
@@ -266,22 +290,30 @@ int audit_run(struct record *r, struct audit *a)
 	for (size_t t = 0; t < r->ntables; t++) {
 		const struct site_table *tb = &r->tables[t];
 		uint64_t *vals = calloc(tb->count ? tb->count : 1, sizeof(*vals));
-		size_t nv = 0;
+		bool *is_site = calloc(tb->count ? tb->count : 1, sizeof(*is_site));
+		size_t nv = 0, hint = 0;
 
-		if (!vals)
+		if (!vals || !is_site) {
+			free(vals);
+			free(is_site);
+			elfio_err(r->e, "out of memory for the %zu entries of table '%s'",
+				  tb->count, tb->name);
 			goto out;
+		}
 		total_entries += tb->count;
 		/* the kernel binary-searches the table and, where the build sorted
 		   it, does not sort it again: one finding per unsorted table */
-		size_t descents = 0, first = 0;
+		size_t descents = 0, first = 0, nonzero = 0;
 		uint64_t prev = 0;
 		for (size_t i = 0; i < tb->count; i++) {
 			uint64_t v = tb->entries[i].value;
 			if (!v)
 				continue;
+			nonzero++;
 			if (prev && v < prev && !descents++)
 				first = i;
 			prev = v;
+			is_site[i] = find_from(r, v, &hint) >= 0;
 		}
 		/* nobody sorts a program's __patchable_function_entries: only the
 		   tables a kernel reads (and its region holds the PFE entries) */
@@ -292,41 +324,34 @@ int audit_run(struct record *r, struct audit *a)
 			uint64_t fv = tb->entries[first].value;
 			fd = add(a, FIND_UNSORTED, fv,
 				 r->has_symbols ? elfio_function_at(r->e, fv, r->pre_bytes) : NULL);
-			if (!fd) {
-				free(vals);
-				goto out;
-			}
+			if (!fd)
+				goto out_table;
 			fd->table = tb->name;
 			snprintf(fd->msg, sizeof(fd->msg),
 				 "table '%s' is not sorted (%zu descents, the first at slot %zu); a "
 				 "kernel built with CONFIG_BUILDTIME_MCOUNT_SORT binary-searches it "
 				 "without sorting it again", tb->name, descents, first);
 		}
-		size_t nonzero = 0;
-		for (size_t i = 0; i < tb->count; i++)
-			nonzero += tb->entries[i].value != 0;
-		if (check_shift(r, a, tb, nonzero)) {
-			free(vals);
-			goto out;
-		}
+		if (check_shift(r, a, tb, is_site, nonzero))
+			goto out_table;
 		for (size_t i = 0; i < tb->count; i++) {
 			uint64_t v = tb->entries[i].value;
 			if (!v)
 				continue;	/* cleared by the build: not a finding */
 			vals[nv++] = v;
-			if (record_find(r, v) >= 0)
+			if (is_site[i])
 				continue;
 			const struct elfio_symbol *f = r->has_symbols
 				? elfio_function_at(r->e, v, r->pre_bytes) : NULL;
 			fd = add(a, FIND_STALE, v, f);
-			if (!fd) {
-				free(vals);
-				goto out;
-			}
+			if (!fd)
+				goto out_table;
 			fd->table = tb->name;
 			describe_stale(r, v, fd);
 		}
-		qsort(vals, nv, sizeof(*vals), cmp_u64);
+		/* the values in table order are already sorted when it has no descents */
+		if (descents)
+			qsort(vals, nv, sizeof(*vals), cmp_u64);
 		for (size_t i = 1; i < nv; i++) {
 			if (vals[i] != vals[i - 1] || (i >= 2 && vals[i] == vals[i - 2]))
 				continue;
@@ -337,14 +362,18 @@ int audit_run(struct record *r, struct audit *a)
 			fd = add(a, FIND_DUPLICATE, vals[i], si >= 0 ? r->sites[si].func :
 				 (r->has_symbols ? elfio_function_at(r->e, vals[i], r->pre_bytes)
 						 : NULL));
-			if (!fd) {
-				free(vals);
-				goto out;
-			}
+			if (!fd)
+				goto out_table;
 			fd->table = tb->name;
 			snprintf(fd->msg, sizeof(fd->msg), "listed %zu times", k - i + 1);
 		}
 		free(vals);
+		free(is_site);
+		continue;
+out_table:
+		free(vals);
+		free(is_site);
+		goto out;
 	}
 
 	/* A module with sites and no table: the kernel traces none of them. */
@@ -434,16 +463,28 @@ int audit_run(struct record *r, struct audit *a)
 		a->v = sorted;
 	}
 
-	dw = elfio_dwarf_open(r->e);
+	/*
+	 * With DWARF, each finding names its unit and producer.  A clean image
+	 * has none to name, and reads no DWARF.
+	 */
+	if (a->n) {
+		dw = elfio_dwarf_open(r->e);
+		if (!dw && errno == ENOMEM)
+			goto out;	/* error printed */
+	}
 	a->has_dwarf = dw != NULL;
 	for (size_t i = 0; dw && i < a->n; i++) {
 		uint64_t at = a->v[i].func ? a->v[i].func->addr : a->v[i].addr;
-		elfio_dwarf_cu(dw, r->e, at, &a->v[i].cu, &a->v[i].producer);
+		if (elfio_dwarf_cu(dw, r->e, at, &a->v[i].cu, &a->v[i].producer) < 0)
+			goto out;	/* error printed */
 	}
-	/* the strings live in libdw's memory: keep dw open with the audit */
+	/* the strings belong to dw: keep it open with the audit */
 	ret = 0;
 out:
 	if (ret) {
+		/* the findings' arrays, where nothing below printed why */
+		if (elfio_errors_reported() == reported)
+			elfio_err(r->e, "out of memory for the audit's findings");
 		elfio_dwarf_close(dw);
 		free(a->v);	/* the caller frees nothing after an error */
 		memset(a, 0, sizeof(*a));

@@ -44,16 +44,12 @@
  * in recordsites.c; for the latter the evidence is named as the table under
  * test, and `record --in-place` will not write on it.
  */
-#include <dwarf.h>
 #include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <elfutils/libdw.h>
-
 #include "record_priv.h"
-#include "elfio_priv.h"
 
 /* A vote needs this many functions that carry the shape. */
 #define MIN_VOTE	8
@@ -374,71 +370,97 @@ static void stmts_free(struct stmts *ss)
 	memset(ss, 0, sizeof(*ss));
 }
 
+struct range_ctx {
+	struct record *r;
+	struct stmts *ss;
+	int k;
+};
+
+static int add_unit_range(void *ctx, uint64_t lo, uint64_t hi)
+{
+	struct range_ctx *c = ctx;
+	int ret = hi > lo ? add_range(c->ss, lo, hi, c->k) : 0;
+
+	if (ret)
+		elfio_err(c->r->e, "out of memory for the DWARF units' ranges");
+	return ret;
+}
+
 /*
  * Every unit's statement, with its address ranges.  An image without
- * .debug_info costs nothing; libdw reads only the unit headers, the first
- * DIE of each and its ranges.
+ * .debug_info costs nothing; elfio reads only the unit headers, the first
+ * DIE of each, and the ranges of the units whose producer says something.
  */
 static int read_statements(struct record *r, struct stmts *ss)
 {
-	Dwarf *dw;
-	Dwarf_Off off = 0, next;
-	size_t hsize;
+	struct elfio_dwarf *dw;
+	struct elfio_dwarf_unit u;
 	int ret = 0, last_said = 0;
-	const char *last_prod = NULL;
+	bool have_last = false;
 	struct stmt last_st;
 
 	memset(ss, 0, sizeof(*ss));
-	if (!elfio_find_section_by_name(r->e, ".debug_info"))
-		return 0;
-	dw = dwarf_begin_elf(elfio_elf(r->e), DWARF_C_READ, NULL);
+	dw = elfio_dwarf_open(r->e);
 	if (!dw)
-		return 0;	/* unreadable DWARF: it states nothing */
-	while (!ret && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Die cu;
-		Dwarf_Attribute at;
+		return errno == ENOMEM ? -ENOMEM : 0;	/* no DWARF: it states nothing */
+	while ((ret = elfio_dwarf_next_unit(dw, &u)) > 0) {
 		struct stmt st;
-		const char *prod;
 
-		if (!dwarf_offdie(dw, off + hsize, &cu))
-			goto next_unit;
-		prod = dwarf_formstring(dwarf_attr(&cu, DW_AT_producer, &at));
-		if (!prod)
-			goto next_unit;
+		if (!u.producer)
+			continue;
 		/* a kernel's thousands of units share a few producer strings */
-		if (last_prod && (prod == last_prod || !strcmp(prod, last_prod))) {
+		if (have_last && u.same_producer) {
 			if (!last_said)
-				goto next_unit;
+				continue;
 		} else {
-			last_prod = prod;
-			last_said = parse_producer(r, prod, &last_st);
+			have_last = true;
+			last_said = parse_producer(r, u.producer, &last_st);
 			if (!last_said)
-				goto next_unit;
+				continue;
 		}
 		st = last_st;
 		int k = stmt_index(ss, &st);
 		if (k < 0) {
 			ret = k;
+			elfio_err(r->e, "out of memory for the DWARF units' ranges");
 			break;
 		}
 		ss->units++;
 		ss->v[k].units++;
-		Dwarf_Addr base, lo, hi;
-		ptrdiff_t ro = 0;
-		while ((ro = dwarf_ranges(&cu, ro, &base, &lo, &hi)) > 0)
-			if (hi > lo && (ret = add_range(ss, lo, hi, k)))
-				break;
-next_unit:
-		off = next;
+		struct range_ctx c = { r, ss, k };
+		if ((ret = elfio_dwarf_unit_ranges(dw, add_unit_range, &c)))
+			break;	/* error printed */
 	}
-	dwarf_end(dw);
+	elfio_dwarf_close(dw);
 	if (ret) {
-		elfio_err(r->e, "out of memory for the DWARF units' ranges");
 		stmts_free(ss);
 		return ret;
 	}
-	if (ss->nranges)
+	/* the units come in address order as a rule: sort only when they do not */
+	size_t i = 1;
+	while (i < ss->nranges && cmp_region(&ss->ranges[i - 1], &ss->ranges[i]) <= 0)
+		i++;
+	if (i < ss->nranges)
 		qsort(ss->ranges, ss->nranges, sizeof(*ss->ranges), cmp_region);
+	/*
+	 * Where no two ranges overlap, the one holding an address is the last
+	 * that starts at or below it, and a unit's ranges that touch (its .text
+	 * split in two, neighbours of the same statement) can be one: fewer
+	 * ranges for the lookup of every function, the same answers.
+	 */
+	for (i = 1; i < ss->nranges && ss->ranges[i - 1].hi <= ss->ranges[i].lo; i++)
+		;
+	if (i >= ss->nranges && ss->nranges) {
+		size_t n = 1;
+		for (i = 1; i < ss->nranges; i++) {
+			struct region *last = &ss->ranges[n - 1];
+			if (last->hi == ss->ranges[i].lo && last->layout == ss->ranges[i].layout)
+				last->hi = ss->ranges[i].hi;
+			else
+				ss->ranges[n++] = ss->ranges[i];
+		}
+		ss->nranges = n;
+	}
 	return 0;
 }
 

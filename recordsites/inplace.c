@@ -17,21 +17,35 @@
  * values also go in place follows what the image did: if any covered slot
  * held its value in place, all do.
  *
- * Every byte goes through elfio's rewrite (byte patches) and commit; if the image
- * already holds exactly this table, nothing is written (idempotent).  The
- * written file is scanned again before it replaces anything: its table must
- * hold exactly the values written, each one a site verified by decoding, and
- * its sites must be the input's.  A table that does not read back as
- * written is never renamed into place.
+ * Every byte goes through elfio's rewrite (byte patches); if the image
+ * already holds exactly this table, nothing is written (idempotent).
+ *
+ * In place (the image itself, the step a kernel build runs at every link)
+ * only the changed slots and relocation entries are written, into the
+ * image where it lies, under elfio's undo journal (journal.c): no copy of
+ * the file.  The table is then read back from the edited file as record
+ * reads it, every slot holding the value written and each value a site of
+ * the input's scan, before the journal is removed; otherwise the old bytes
+ * go back.  The text, symbols and other tables are not written, so the
+ * input's sites are the output's.
+ *
+ * To another file (-o OUT) the input is copied (copy_file_range) with the
+ * patches on top, beside OUT, and the copy scanned again whole before it is
+ * renamed over OUT: its table must hold exactly the values written, each
+ * one a site verified by decoding, and its sites must be the input's.
  *
  * The layout of the table's entries must come from evidence independent of
  * that table: an image without symbols and DWARF, whose layout only the
  * table itself shows, is refused (state it with --patchable=N,M).
  */
 #include <elf.h>
+#include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "recordsites.h"
 
@@ -84,7 +98,109 @@ struct readback {
 	struct record *r;		/* the scan of the input */
 	const struct site_table *tb;	/* the table written */
 	const uint64_t *want;		/* what each slot should hold now */
+	/* in place: where each slot and its relocation lie in the file */
+	const uint64_t *slot_off;
+	const struct covered *cov;
+	bool applied;			/* values go in place too, not only in addends */
 };
+
+/* The edited file read back in 64 KiB windows (a table is read in order). */
+struct window {
+	int fd;
+	uint64_t off, len;	/* what buf holds */
+	uint8_t buf[1 << 16];
+};
+
+static int window_read(struct window *wd, uint64_t off, void *out, size_t len)
+{
+	if (off < wd->off || off + len > wd->off + wd->len) {
+		ssize_t n = pread(wd->fd, wd->buf, sizeof(wd->buf), (off_t)off);
+		if (n < 0)
+			return -errno;
+		wd->off = off;
+		wd->len = (uint64_t)n;
+		if ((uint64_t)n < len)
+			return -EIO;
+	}
+	memcpy(out, wd->buf + (off - wd->off), len);
+	return 0;
+}
+
+/*
+ * In place, only the table's slots and their .rela.dyn entries were written
+ * (no text, no symbol, no other table: the sites, found from those, are the
+ * input's).  Read the table back from the edited file as record reads it
+ * (a RELATIVE relocation's addend is the value): every slot must hold what
+ * was written, and each value be a site.
+ */
+static int read_back_in_place(const char *path, void *ctx)
+{
+	const struct readback *rb = ctx;
+	const struct site_table *tb = rb->tb;
+	struct record *r = rb->r;
+	struct window *slots = NULL, *relas = NULL;
+	int fd, ret = -EIO;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	slots = malloc(sizeof(*slots));
+	relas = malloc(sizeof(*relas));
+	if (fd < 0 || !slots || !relas) {
+		ret = fd < 0 ? -errno : -ENOMEM;
+		elfio_error(path, "cannot read back the written table: %s", strerror(-ret));
+		goto out;
+	}
+	*slots = (struct window){ .fd = fd };
+	*relas = (struct window){ .fd = fd };
+	for (size_t i = 0; i < tb->count; i++) {
+		uint64_t v, content = rb->cov[i].has && !rb->applied ? 0 : rb->want[i];
+
+		if (window_read(slots, rb->slot_off[i], &v, 8))
+			goto bad;
+		v = le64toh(v);
+		if (v != content)
+			goto bad;
+		if (rb->cov[i].has) {
+			Elf64_Rela er;
+
+			if (window_read(relas, rb->cov[i].file_off, &er, sizeof(er)))
+				goto bad;
+			uint32_t type = (uint32_t)ELF64_R_TYPE(le64toh(er.r_info));
+			if (le64toh(er.r_offset) != tb->start + 8 * i ||
+			    ELF64_R_SYM(le64toh(er.r_info)) != 0)
+				goto bad;
+			if (type == r->arch->relative_reloc)
+				v = le64toh((uint64_t)er.r_addend);
+			else if (type != 0 || er.r_addend)
+				goto bad;
+		}
+		if (v != rb->want[i] || (v && record_find(r, v) < 0)) {
+bad:
+			elfio_err(r->e, "table '%s' read back from the edited file: slot %zu does not "
+				  "hold 0x%" PRIx64 " as written; rolled back", tb->name, i,
+				  rb->want[i]);
+			ret = -EIO;
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	free(slots);
+	free(relas);
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+/* Does out_path name the input's file (the same inode, whatever the path)? */
+static bool same_file(struct elfio *e, const char *out_path)
+{
+	struct stat a, b;
+
+	if (!strcmp(out_path, elfio_path(e)))
+		return true;
+	return stat(out_path, &a) == 0 && stat(elfio_path(e), &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
 
 static int read_back(const char *tmp, void *ctx)
 {
@@ -137,7 +253,7 @@ int record_write_in_place(struct record *r, const struct inplace_options *o, con
 {
 	const struct site_table *tb;
 	struct covered *cov = NULL;
-	uint64_t *want = NULL;
+	uint64_t *want = NULL, *slot_off = NULL;
 	struct elfio_rw *w = NULL;
 	int ret;
 
@@ -179,9 +295,11 @@ int record_write_in_place(struct record *r, const struct inplace_options *o, con
 		return -ENOMEM;
 	cov = calloc(tb->count ? tb->count : 1, sizeof(*cov));
 	want = calloc(tb->count ? tb->count : 1, sizeof(*want));
-	if (!cov || !want) {
+	slot_off = calloc(tb->count ? tb->count : 1, sizeof(*slot_off));
+	if (!cov || !want || !slot_off) {
 		free(cov);
 		free(want);
+		free(slot_off);
 		elfio_rw_free(w);
 		elfio_err(r->e, "out of memory for a table of %zu slots", tb->count);
 		return -ENOMEM;
@@ -219,6 +337,7 @@ int record_write_in_place(struct record *r, const struct inplace_options *o, con
 			ret = -EINVAL;
 			goto out;
 		}
+		slot_off[i] = off;
 		elfio_read_u64(r->e, tb->start + 8 * i, &cur);
 		if (cur != content) {
 			le64(b, content);
@@ -245,14 +364,33 @@ int record_write_in_place(struct record *r, const struct inplace_options *o, con
 		}
 	}
 	rep->changed = elfio_rw_changes(w);
-	if (!rep->changed && !strcmp(out_path, elfio_path(r->e)))
+	bool here = same_file(r->e, out_path);
+	if (!rep->changed && here)
 		goto out;	/* already holds this table: leave the file alone */
-	struct readback rb = { r, tb, want };
-	struct elfio_write_check chk = { read_back, &rb };
-	ret = elfio_rw_commit(w, out_path, &chk);
+	struct readback rb = { r, tb, want, slot_off, cov, applied };
+	if (here) {
+		struct elfio_write_check chk = { read_back_in_place, &rb };
+		struct elfio_section *s;
+		size_t written;
+
+		/*
+		 * The scan is over and the write reads the file through its own
+		 * descriptor: the pages the scan mapped (text, symbols, the DWARF
+		 * libdw read) leave this process first, so that the journal and
+		 * the edits fit under the scan's peak instead of adding to it.
+		 */
+		for_each_section(r->e, s)
+			elfio_section_release(r->e, s);
+		ret = elfio_rw_commit_in_place(w, o->fsync ? ELFIO_FSYNC : 0, &chk, &written);
+		rep->changed = written != 0;
+	} else {
+		struct elfio_write_check chk = { read_back, &rb };
+		ret = elfio_rw_commit(w, out_path, &chk);
+	}
 out:
 	elfio_rw_free(w);
 	free(cov);
 	free(want);
+	free(slot_off);
 	return ret;
 }

@@ -243,6 +243,7 @@ int audit_print(struct record *r, const struct audit *a, bool json, FILE *out);
 
 struct inplace_options {
 	bool keep_misaligned;		/* list misaligned CALL_OPS sites too */
+	bool fsync;			/* in place: durable before the journal goes */
 };
 
 struct inplace_report {
@@ -256,8 +257,10 @@ struct inplace_report {
  * Write the sorted table into the image's own reserved table (the
  * __start/__stop_mcount_loc region, else __mcount_loc, else
  * __patchable_function_entries), zeroing unused slots, and the addends of
- * the R_*_RELATIVE relocations that cover its slots.  Atomic, to out_path
- * (which may be the input's path).  Returns 0 or negative errno.
+ * the R_*_RELATIVE relocations that cover its slots.  When out_path is the
+ * input's file, into the image where it lies under an undo journal (see
+ * elfio_write_in_place; o->fsync makes it durable); otherwise to a copy
+ * renamed over out_path.  Returns 0 or negative errno.
  */
 int record_write_in_place(struct record *r, const struct inplace_options *o, const char *out_path,
 			  struct inplace_report *rep);

@@ -159,9 +159,10 @@ static int pin_one(const char *path, const struct pin_options *o, struct pin_rep
 			}
 			if (pt) {
 				relaxable ? rep->points++ : rep->points_already++;
-				printf("%s: %s at %s+0x%" PRIx64 ": %s\n", path, pt->name, text->name,
-				       v[i].offset, !relaxable ? "already fixed-size" :
-				       o->dry_run ? "would pin" : "pinned");
+				if (o->verbose || o->dry_run)
+					printf("%s: %s at %s+0x%" PRIx64 ": %s\n", path, pt->name,
+					       text->name, v[i].offset, !relaxable ? "already fixed-size" :
+					       o->dry_run ? "would pin" : "pinned");
 			} else {
 				relaxable ? rep->mcount++ : rep->mcount_already++;
 			}

@@ -16,6 +16,7 @@ struct pin_options {
 	const char **extra_points;	/* more patch point names, NULL-terminated */
 	bool dry_run;			/* report, write nothing */
 	bool pin_mcount;		/* also pin -pg calls to _mcount (default on) */
+	bool verbose;			/* a line per patch point (a dry run always) */
 };
 
 struct pin_report {

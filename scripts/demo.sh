@@ -7,8 +7,8 @@ set -u
 P=./patchsite
 D=fixtures/out/demo
 for img in "$D/fentry-x86_64" "$D/callops-arm64"; do
-	echo "==> patchsite record --symbolize $img"
-	$P record --symbolize "$img" || exit 2
+	echo "==> patchsite record -v --symbolize $img"
+	$P record -v --symbolize "$img" || exit 2
 	echo
 	echo "==> patchsite audit $img"
 	$P audit "$img"

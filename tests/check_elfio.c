@@ -396,6 +396,209 @@ START_TEST(write_check_refuses)
 }
 END_TEST
 
+/* What the in-place check saw: the journal beside the image, kept aside. */
+struct journal_seen {
+	char *keep;		/* copy the journal here, if set */
+	bool journal;		/* it existed during the check */
+	int verdict;
+};
+
+static int journal_check(const char *path, void *ctx)
+{
+	struct journal_seen *js = ctx;
+	char *j = elfio_journal_path(path);
+	uint8_t *b;
+	long n;
+
+	ck_assert_ptr_nonnull(j);
+	n = eg_slurp(j, &b);
+	js->journal = n > 0;
+	if (n > 0 && js->keep) {
+		FILE *f = fopen(js->keep, "wb");
+		ck_assert_ptr_nonnull(f);
+		ck_assert_uint_eq(fwrite(b, 1, (size_t)n, f), (size_t)n);
+		fclose(f);
+	}
+	if (n >= 0)
+		free(b);
+	free(j);
+	return js->verdict;
+}
+
+/* Put a (possibly cut) copy of journal `from` beside image p. */
+static void place_journal(const char *from, const char *p, long cut)
+{
+	char *j = elfio_journal_path(p);
+	uint8_t *b;
+	long n = eg_slurp(from, &b);
+	FILE *f = fopen(j, "wb");
+
+	ck_assert_int_gt(n, cut);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(b, 1, (size_t)(n - cut), f), (size_t)(n - cut));
+	fclose(f);
+	free(b);
+	free(j);
+}
+
+/*
+ * In place: the image itself is edited (same inode), later edits of the
+ * same bytes win, contiguous edits are one; the check runs while the
+ * journal is there; afterwards the journal is gone.
+ */
+START_TEST(in_place_edits)
+{
+	char *p = make_rel();
+	char *j = elfio_journal_path(p);
+	struct elfio *e = elfio_open(p, 0);
+	struct elfio_edits ed;
+	struct journal_seen js = { 0 };
+	struct elfio_write_check chk = { journal_check, &js };
+	struct stat s1, s2;
+	uint8_t *a, *b;
+	size_t written;
+
+	ck_assert_ptr_nonnull(e);
+	long na = eg_slurp(p, &a);
+	ck_assert_int_eq(stat(p, &s1), 0);
+	elfio_edits_init(&ed);
+	ck_assert_int_eq(elfio_edits_add(&ed, 0x40, "\xcc", 1), 0);
+	ck_assert_int_eq(elfio_edits_add(&ed, 0x41, "\xdd", 1), 0);
+	ck_assert_int_eq((int)ed.n, 1);	/* contiguous: one edit */
+	ck_assert_int_eq(elfio_edits_add(&ed, 0x40, "\xee", 1), 0);
+	ck_assert_int_eq((int)ed.n, 2);
+	ck_assert_int_eq(elfio_write_in_place(e, &ed, 0, &chk, &written), 0);
+	ck_assert(js.journal);
+	ck_assert_int_ne(access(j, F_OK), 0);
+	ck_assert_uint_eq(written, 2);
+	ck_assert_int_eq(stat(p, &s2), 0);
+	ck_assert_uint_eq(s1.st_ino, s2.st_ino);
+	ck_assert_int_eq(eg_slurp(p, &b), na);
+	ck_assert_mem_eq(b + 0x40, "\xee\xdd", 2);
+	ck_assert_mem_eq(a, b, 0x40);
+	ck_assert_mem_eq(a + 0x42, b + 0x42, (size_t)na - 0x42);
+	free(b);
+
+	/* again: nothing to write, no journal made */
+	js.journal = true;
+	ck_assert_int_eq(elfio_write_in_place(e, &ed, ELFIO_FSYNC, &chk, &written), 0);
+	ck_assert_uint_eq(written, 0);
+	ck_assert(js.journal);	/* the check did not run */
+	elfio_edits_free(&ed);
+	elfio_close(e);
+	unlink(p);
+	free(p);
+	free(j);
+	free(a);
+}
+END_TEST
+
+/* A check that refuses: the old bytes go back, the journal goes. */
+START_TEST(in_place_check_refuses)
+{
+	char *p = make_rel();
+	char *j = elfio_journal_path(p);
+	struct elfio *e = elfio_open(p, 0);
+	struct elfio_edits ed;
+	struct journal_seen js = { .verdict = -EIO };
+	struct elfio_write_check chk = { journal_check, &js };
+	uint8_t *a, *b;
+	size_t written;
+
+	ck_assert_ptr_nonnull(e);
+	long na = eg_slurp(p, &a);
+	elfio_edits_init(&ed);
+	ck_assert_int_eq(elfio_edits_add(&ed, 0x40, "\xcc\xcc", 2), 0);
+	ck_assert_int_eq(elfio_write_in_place(e, &ed, ELFIO_FSYNC, &chk, &written), -EIO);
+	ck_assert(js.journal);
+	ck_assert_int_ne(access(j, F_OK), 0);
+	ck_assert_int_eq(eg_slurp(p, &b), na);
+	ck_assert_mem_eq(a, b, (size_t)na);
+	free(b);
+	/* past the end: refused before anything is written */
+	elfio_edits_free(&ed);
+	elfio_edits_init(&ed);
+	ck_assert_int_eq(elfio_edits_add(&ed, (uint64_t)na, "x", 1), 0);
+	ck_assert_int_eq(elfio_write_in_place(e, &ed, 0, &chk, &written), -ERANGE);
+	ck_assert_int_ne(access(j, F_OK), 0);
+	elfio_edits_free(&ed);
+	elfio_close(e);
+	unlink(p);
+	free(p);
+	free(j);
+	free(a);
+}
+END_TEST
+
+/*
+ * Recovery in elfio_open: a complete journal is rolled back, a torn one
+ * and a stale one (the bytes neither old nor new) are removed, the image
+ * left as it is.
+ */
+START_TEST(in_place_recovery)
+{
+	char *p = make_rel();
+	char *j = elfio_journal_path(p);
+	char *kept = eg_tmpname("journal");
+	struct elfio *e = elfio_open(p, 0);
+	struct elfio_edits ed;
+	struct journal_seen js = { .keep = kept };
+	struct elfio_write_check chk = { journal_check, &js };
+	uint8_t *a, *n, *b;
+	size_t written;
+
+	ck_assert_ptr_nonnull(e);
+	long na = eg_slurp(p, &a);
+	elfio_edits_init(&ed);
+	ck_assert_int_eq(elfio_edits_add(&ed, 0x40, "\xcc\xcc\xcc", 3), 0);
+	ck_assert_int_eq(elfio_write_in_place(e, &ed, 0, &chk, &written), 0);
+	elfio_edits_free(&ed);
+	elfio_close(e);
+	ck_assert_int_eq(eg_slurp(p, &n), na);
+
+	/* as if killed before the journal's unlink: rolled back to the input */
+	place_journal(kept, p, 0);
+	e = elfio_open(p, 0);
+	ck_assert_ptr_nonnull(e);
+	elfio_close(e);
+	ck_assert_int_ne(access(j, F_OK), 0);
+	ck_assert_int_eq(eg_slurp(p, &b), na);
+	ck_assert_mem_eq(a, b, (size_t)na);
+	free(b);
+
+	/* torn (one byte short): removed, the image as it is */
+	place_journal(kept, p, 1);
+	ck_assert_int_eq(elfio_journal_recover(p, false), 0);
+	ck_assert_int_ne(access(j, F_OK), 0);
+	ck_assert_int_eq(eg_slurp(p, &b), na);
+	ck_assert_mem_eq(a, b, (size_t)na);
+	free(b);
+
+	/* stale: a range holds bytes that are neither old nor new */
+	FILE *f = fopen(p, "r+b");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, 0x41, SEEK_SET), 0);
+	ck_assert_int_eq(fputc(0x5a, f), 0x5a);
+	fclose(f);
+	free(a);
+	ck_assert_int_eq(eg_slurp(p, &a), na);	/* the new reference */
+	place_journal(kept, p, 0);
+	ck_assert_int_eq(elfio_journal_recover(p, false), 0);
+	ck_assert_int_ne(access(j, F_OK), 0);
+	ck_assert_int_eq(eg_slurp(p, &b), na);
+	ck_assert_mem_eq(a, b, (size_t)na);
+	free(b);
+
+	unlink(p);
+	unlink(kept);
+	free(p);
+	free(j);
+	free(kept);
+	free(a);
+	free(n);
+}
+END_TEST
+
 START_TEST(atomic_write_and_edits)
 {
 	char *p = make_rel();
@@ -524,6 +727,9 @@ Suite *elfio_suite(void)
 	tc = tcase_create("writing");
 	tcase_add_test(tc, atomic_write_and_edits);
 	tcase_add_test(tc, write_check_refuses);
+	tcase_add_test(tc, in_place_edits);
+	tcase_add_test(tc, in_place_check_refuses);
+	tcase_add_test(tc, in_place_recovery);
 	tcase_add_test(tc, table_object);
 	suite_add_tcase(s, tc);
 	return s;

@@ -222,14 +222,14 @@ fi
 
 # ---------------------------------------------------------------- scale
 # record's stderr on success: its one summary line, naming the image
-summary_line() { # ERRFILE IMAGE
-	[ "$(wc -l <"$1")" -eq 1 ] && grep -q "^patchsite: $2: " "$1"
+summary_line() { # ERRFILE IMAGE: record -v's one report line
+	[ "$(wc -l <"$1")" -eq 1 ] && grep -q "^$2: " "$1"
 }
 
 if want scale; then
 	if wait "$scale_pid" && [ -f "$scale_dir/f1m" ]; then
 		img=$scale_dir/f1m
-		/usr/bin/time -f %M -o "$scale_dir/rss" timeout 120 "$PATCHSITE" record "$img" \
+		/usr/bin/time -f %M -o "$scale_dir/rss" timeout 120 "$PATCHSITE" record -v "$img" \
 			>"$scale_dir/list" 2>"$scale_dir/err"
 		rc=$?
 		n=$(wc -l <"$scale_dir/list")

@@ -497,7 +497,7 @@ for name in a64-callops a64-callops-bti a64-pfe2-align64 rv-pfe4 rv-callops; do
 	n=$(wc -l <"$t/oracle")
 
 	# record
-	ps record "$img"
+	ps record -v "$img"
 	if [ "$rc" -ne 0 ]; then
 		msg "record"
 		not_ok "record $name" "$t/msg"

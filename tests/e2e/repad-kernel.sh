@@ -573,7 +573,7 @@ kcheck() { "$PY" "$work/kcheck.py" "$@"; }
 
 show() { [ ! -s "$1" ] || sed 's/^/# /' "$1"; }
 repad() { # IN OUT: `patchsite repad IN -o OUT`, its line kept in OUT.log
-	"$PATCHSITE" repad "$1" -o "$2" >"$2.log"
+	"$PATCHSITE" repad -v "$1" -o "$2" >"$2.log"
 }
 
 # Misaligned CALL_OPS literals as literals.py (not patchsite) counts them.
@@ -613,7 +613,7 @@ elflint() { # OBJ: eu-elflint --gnu-ld, on a file that exists
 	eu-elflint --gnu-ld --quiet "$1"
 }
 idempotent() { # OUT
-	"$PATCHSITE" repad "$1" -o "$1.again" >"$1.again.log" &&
+	"$PATCHSITE" repad -v "$1" -o "$1.again" >"$1.again.log" &&
 		"$OBJDUMP" -dr "$1" | tail -n +3 >"$work/1" &&
 		"$OBJDUMP" -dr "$1.again" | tail -n +3 >"$work/2" && cmp -s "$work/1" "$work/2" &&
 		grep -q 'padded 0 functions, 0 bytes added' "$1.again.log"
@@ -694,7 +694,7 @@ check "no-site entry.o: tables unchanged" kcheck refs "$e_in" "$e_out" "$work/en
 before=missing
 cp "$e_in" "$work/entry-inplace.o" && touch -d '2001-02-03 04:05:06' "$work/entry-inplace.o" &&
 	before=$(stat -c '%Y %i' "$work/entry-inplace.o") || notok "no-site entry.o: an old copy to repad in place"
-"$PATCHSITE" repad --in-place "$work/entry-inplace.o" >"$work/entry-inplace.log"
+"$PATCHSITE" repad -v --in-place "$work/entry-inplace.o" >"$work/entry-inplace.log"
 rc=$?
 after=$(stat -c '%Y %i' "$work/entry-inplace.o") || after=missing
 check "no-site entry.o: repad --in-place exits 0" [ "$rc" -eq 0 ]
@@ -792,7 +792,7 @@ mkdir -p "$work/ar/x" "$work/thin"
 $AR rcs "$work/ar/k.a" $(for o in $objs entry; do echo "$fix/out/$o.o"; done) ||
 	notok "ar rcs k.a"
 check "archive: repad k.a -o k.pad.a exits 0" sh -c \
-	"'$PATCHSITE' repad '$work/ar/k.a' -o '$work/ar/k.pad.a' >'$work/ar/k.log'"
+	"'$PATCHSITE' repad -v '$work/ar/k.a' -o '$work/ar/k.pad.a' >'$work/ar/k.log'"
 show "$work/ar/k.log"
 check "archive: the same members in the same order" sh -c \
 	"[ \"\$($AR t '$work/ar/k.a')\" = \"\$($AR t '$work/ar/k.pad.a')\" ]"
@@ -813,7 +813,7 @@ rc=$?
 check "thin archive: -o is refused (exit 2, one line, nothing written)" sh -c \
 	"[ $rc -eq 2 ] && [ \$(wc -l <'$work/thin/refuse.err') -eq 1 ] && [ ! -s '$work/thin/refuse.out' ] && [ ! -e '$work/thin/t2.a' ]"
 check "thin archive: repad --in-place exits 0" sh -c \
-	"'$PATCHSITE' repad --in-place '$work/thin/t.a' >'$work/thin/t.log'"
+	"'$PATCHSITE' repad -v --in-place '$work/thin/t.a' >'$work/thin/t.log'"
 show "$work/thin/t.log"
 check "thin archive: every member file is what repad -o makes of it" members_are_repad_o "$work/thin"
 check "thin archive: the archive itself is unchanged" cmp "$work/thin/t.a.orig" "$work/thin/t.a"

@@ -245,7 +245,7 @@ done
 for o in $objs; do
 	in=$work/orig/$o
 	out=$work/pad/$o
-	if "$PATCHSITE" repad "$in" -o "$out" >"$work/repad.log" 2>&1; then
+	if "$PATCHSITE" repad -v "$in" -o "$out" >"$work/repad.log" 2>&1; then
 		ok "repad $o: $(sed -n 's/^.*: padded \([0-9]*\) functions, \([0-9]*\) bytes added.*/\1 functions, \2 bytes/p' "$work/repad.log")"
 	else
 		showlog "$work/repad.log"; notok "repad $o"; continue
@@ -255,7 +255,8 @@ for o in $objs; do
 	cp "$in" "$work/inplace.o"
 	check "in-place $o: same bytes as -o, then idempotent" sh -c \
 		"'$PATCHSITE' repad --in-place '$work/inplace.o' >/dev/null && cmp -s '$work/inplace.o' '$out' &&
-		 '$PATCHSITE' repad --in-place '$work/inplace.o' | grep -q ': padded 0 functions, 0 bytes added' &&
+		 '$PATCHSITE' repad -v --in-place '$work/inplace.o' >'$work/inplace.log' &&
+		 grep -q ': padded 0 functions, 0 bytes added' '$work/inplace.log' &&
 		 cmp -s '$work/inplace.o' '$out'"
 	# (eu-elflint passes a file that does not exist)
 	check "elflint $o" sh -c "[ -s '$out' ] && eu-elflint --gnu-ld --quiet '$out'"

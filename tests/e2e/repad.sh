@@ -86,14 +86,14 @@ ok() { echo "ok - $1"; pass=$((pass + 1)); }
 notok() { echo "not ok - $1"; fail=$((fail + 1)); }
 check() { name=$1; shift; if "$@"; then ok "$name"; else notok "$name"; fi; }
 
-repad_cmd() { if [ -n "${REPAD:-}" ]; then echo "$REPAD"; else echo "'$PATCHSITE' repad"; fi; }
+repad_cmd() { if [ -n "${REPAD:-}" ]; then echo "$REPAD"; else echo "'$PATCHSITE' repad -v"; fi; }
 repad_o() { [ -n "${REPAD:-}" ] || echo -o; }
 
 repad() {
 	if [ -n "${REPAD:-}" ]; then
 		$REPAD "$1" "$2"
 	else
-		"$PATCHSITE" repad "$1" -o "$2"
+		"$PATCHSITE" repad -v "$1" -o "$2"
 	fi
 }
 

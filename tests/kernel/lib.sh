@@ -155,7 +155,8 @@ boot_x86() { # VMLINUX INITRAMFS LOG [TIMEOUT]
 # own usr/gen_init_cpio.c) whose /init exercises tracefs and prints
 # "TRACEFS ..." lines (read them with tracefs_field): x86 gets busybox-static
 # and a shell script, arm64 and riscv tests/kernel/tracefs-init.c built
-# -static with the cross compiler (the same lines; no busybox for them here).
+# freestanding with the cross compiler (the same lines; no busybox for them
+# here).
 initramfs() { # ARCH OUT
 	local arch=$1 out=$2 d=$OUT/initramfs.$1 cc
 	mkdir -p "$d"
@@ -193,9 +194,10 @@ INIT
 		echo "file /bin/busybox /bin/busybox 755 0 0" >>"$d/list"
 		;;
 	arm64 | riscv)
-		cc=aarch64-linux-gnu-gcc
-		[ "$arch" = riscv ] && cc=riscv64-linux-gnu-gcc
-		$cc -static -Os -Wall -o "$d/init" tests/kernel/tracefs-init.c >"$d/cc.log" 2>&1 ||
+		cc="aarch64-linux-gnu-gcc -mgeneral-regs-only"
+		[ "$arch" = riscv ] && cc="riscv64-linux-gnu-gcc -march=rv64imac -mabi=lp64"
+		$cc -static -nostdlib -ffreestanding -fno-builtin -fno-stack-protector -fno-pie -no-pie \
+			-Os -Wall -o "$d/init" tests/kernel/tracefs-init.c >"$d/cc.log" 2>&1 ||
 			die "cannot build the $arch init: $(cat "$d/cc.log")"
 		;;
 	*) die "initramfs: unknown arch $arch" ;;

@@ -1,0 +1,652 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * journal.c - edit an image where it lies, safe against SIGKILL, with an
+ * undo journal beside it.
+ *
+ * Strategy: the post-link step changes a few hundred kilobytes of a file of
+ * hundreds of megabytes (a table's slots, their .rela.dyn entries), so it
+ * writes those ranges into the image itself, as the kernel's own
+ * scripts/sorttable does, instead of copying the file.  Before the first
+ * byte of the image changes, a journal IMAGE.patchsite-journal is written
+ * whole, in one write(): a header (magic, length, the image's device, inode
+ * and size), each range's offset, length, old bytes and new bytes, and a
+ * CRC-32 of all that in the trailer.  Then the ranges are pwrite()n, the
+ * caller reads them back, and the journal is unlinked: that unlink is the
+ * commit.  The writer holds flock(LOCK_EX) on the image throughout.
+ *
+ * Every command that opens an image first looks for its journal
+ * (elfio_journal_recover, from elfio_open).  It takes the image's lock
+ * (so a live writer finishes first: the lock dies with its holder), then:
+ *  - a journal that does not check (short, bad magic, bad CRC) is torn: it
+ *    was being written when the writer died, and the image was not touched
+ *    yet.  It is removed.
+ *  - a complete journal whose image is another file (inode or size differ;
+ *    the device is written down but not compared) or holds, in some range, a byte that is neither the old nor
+ *    the new one, describes an image since replaced (a relink): it is
+ *    removed and the image left alone.
+ *  - otherwise the writer died between its first write to the image and
+ *    the commit: the old bytes are written back (roll back, always: the
+ *    new bytes were never read back and verified), then the journal is
+ *    removed.
+ * Each range therefore holds its old bytes, its new ones, or (a pwrite
+ * torn by the kill) a mix that the roll back repairs; nothing else.
+ *
+ * Without ELFIO_FSYNC nothing is forced to disk: a kill is survived (the
+ * page cache holds every completed write, in order), a power cut is not.
+ * With it, the journal and its directory entry are fsync'd before the image
+ * changes, the image before the journal goes, and the directory after;
+ * recovery of such a journal fsyncs the same way.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "elfio.h"
+#include "elfio_priv.h"
+
+#define JOURNAL_MAGIC	"PSJRNL01"
+#define JOURNAL_SUFFIX	".patchsite-journal"
+#define JOURNAL_HDR	48	/* magic, length, dev, ino, size, flags + nranges */
+#define JOURNAL_RANGE	16	/* offset, length (+ old and new bytes) */
+#define JOURNAL_TRAILER	8	/* CRC-32 of everything before it, and a magic */
+#define JOURNAL_MAX	(1ull << 30)	/* far beyond two tables' worth */
+#define JF_FSYNC	0x1
+
+struct range {
+	uint64_t off;
+	size_t len;
+	uint8_t *old, *new;	/* in the journal's buffer */
+};
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+char *elfio_journal_path(const char *path)
+{
+	char *j = NULL;
+
+	if (asprintf(&j, "%s%s", path, JOURNAL_SUFFIX) < 0)
+		return NULL;
+	return j;
+}
+
+static int pwrite_all(int fd, const uint8_t *p, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t w = pwrite(fd, p, len, (off_t)off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		if (w == 0)
+			return -EIO;
+		p += w;
+		len -= (size_t)w;
+		off += (uint64_t)w;
+	}
+	return 0;
+}
+
+static int pread_all(int fd, uint8_t *p, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pread(fd, p, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;	/* past the end: the file shrank */
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* fsync the directory holding path: a new or removed name becomes durable */
+static int sync_dir_of(const char *path)
+{
+	char *copy = strdup(path);
+	int ret = 0, dfd;
+
+	if (!copy)
+		return -ENOMEM;
+	dfd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || fsync(dfd) < 0)
+		ret = -errno;
+	if (dfd >= 0)
+		close(dfd);
+	free(copy);
+	return ret;
+}
+
+/* --- Recovery ---------------------------------------------------------------- */
+
+struct jview {
+	const uint8_t *buf;
+	size_t len;
+	uint64_t dev, ino, size;
+	uint32_t flags, nranges;
+};
+
+/* Does the journal check whole?  false: torn (or not ours). */
+static bool journal_parse(const uint8_t *b, size_t len, struct jview *v)
+{
+	if (len < JOURNAL_HDR + JOURNAL_TRAILER || memcmp(b, JOURNAL_MAGIC, 8) ||
+	    get64(b + 8) != len || memcmp(b + len - 4, "PSJE", 4))
+		return false;
+	uint32_t crc = (uint32_t)crc32(0L, b, (uInt)(len - JOURNAL_TRAILER));
+	if ((uint32_t)get64(b + len - 8) != crc)
+		return false;
+	v->buf = b;
+	v->len = len;
+	v->dev = get64(b + 16);
+	v->ino = get64(b + 24);
+	v->size = get64(b + 32);
+	v->flags = (uint32_t)get64(b + 40);
+	v->nranges = (uint32_t)(get64(b + 40) >> 32);
+	/* the ranges must fill the journal exactly, each inside the image */
+	size_t at = JOURNAL_HDR;
+	for (uint32_t i = 0; i < v->nranges; i++) {
+		if (len - JOURNAL_TRAILER - at < JOURNAL_RANGE)
+			return false;
+		uint64_t off = get64(b + at), rl = get64(b + at + 8);
+		at += JOURNAL_RANGE;
+		if (off > v->size || rl > v->size - off || rl > (len - JOURNAL_TRAILER - at) / 2)
+			return false;
+		at += 2 * rl;
+	}
+	return at == len - JOURNAL_TRAILER;
+}
+
+/* Every byte of every range the old or the new one?  Else the image was replaced. */
+static int journal_matches(const struct jview *v, int fd, bool *match)
+{
+	size_t at = JOURNAL_HDR;
+	uint8_t *cur = NULL;
+	int ret = 0;
+
+	*match = true;
+	for (uint32_t i = 0; i < v->nranges && *match; i++) {
+		uint64_t off = get64(v->buf + at), rl = get64(v->buf + at + 8);
+		const uint8_t *old = v->buf + at + JOURNAL_RANGE, *new = old + rl;
+		uint8_t *n = realloc(cur, rl ? rl : 1);
+
+		if (!n) {
+			ret = -ENOMEM;
+			break;
+		}
+		cur = n;
+		ret = pread_all(fd, cur, rl, off);
+		if (ret)
+			break;
+		for (uint64_t k = 0; k < rl; k++) {
+			if (cur[k] != old[k] && cur[k] != new[k]) {
+				*match = false;
+				break;
+			}
+		}
+		at += JOURNAL_RANGE + 2 * rl;
+	}
+	free(cur);
+	return ret;
+}
+
+static int journal_roll_back(const struct jview *v, int fd)
+{
+	size_t at = JOURNAL_HDR;
+
+	for (uint32_t i = 0; i < v->nranges; i++) {
+		uint64_t off = get64(v->buf + at), rl = get64(v->buf + at + 8);
+		int ret = pwrite_all(fd, v->buf + at + JOURNAL_RANGE, rl, off);
+		if (ret)
+			return ret;
+		at += JOURNAL_RANGE + 2 * rl;
+	}
+	if ((v->flags & JF_FSYNC) && fsync(fd) < 0)
+		return -errno;
+	return 0;
+}
+
+int elfio_journal_recover(const char *path, bool quiet)
+{
+	char *jpath = elfio_journal_path(path);
+	uint8_t *buf = NULL;
+	int jfd = -1, ifd = -1, ret = 0;
+	struct stat jst, ist;
+	const char *what = NULL;
+
+	if (!jpath) {
+		ret = -ENOMEM;
+		what = "out of memory";
+		goto out;
+	}
+	if (access(jpath, F_OK) < 0) {
+		if (errno != ENOENT) {
+			ret = -errno;
+			what = "cannot look for the journal of an interrupted write";
+		}
+		goto out;
+	}
+	ifd = open(path, O_RDWR | O_CLOEXEC);
+	if (ifd < 0) {
+		if (errno == ENOENT) {	/* the image is gone: so is what the journal undoes */
+			if (unlink(jpath) < 0 && errno != ENOENT) {
+				ret = -errno;
+				what = "cannot remove a stale journal";
+			}
+			goto out;
+		}
+		ret = -errno;
+		what = "an interrupted write left a journal, and the image cannot be opened to "
+		       "roll it back";
+		goto out;
+	}
+	/* a live writer holds this lock until it has removed its journal */
+	while (flock(ifd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			ret = -errno;
+			what = "cannot lock the image to roll back its journal";
+			goto out;
+		}
+	}
+	jfd = open(jpath, O_RDONLY | O_CLOEXEC);
+	if (jfd < 0) {
+		if (errno != ENOENT) {
+			ret = -errno;
+			what = "cannot open the journal of an interrupted write";
+		}
+		goto out;	/* the writer finished meanwhile */
+	}
+	if (fstat(jfd, &jst) < 0 || fstat(ifd, &ist) < 0) {
+		ret = -errno;
+		what = "cannot read the journal of an interrupted write";
+		goto out;
+	}
+	struct jview v = { 0 };
+	bool whole = false;
+	if ((uint64_t)jst.st_size <= JOURNAL_MAX) {
+		size_t len = (size_t)jst.st_size;
+		buf = malloc(len ? len : 1);
+		if (!buf) {
+			ret = -ENOMEM;
+			what = "out of memory for the journal of an interrupted write";
+			goto out;
+		}
+		ret = pread_all(jfd, buf, len, 0);
+		if (ret == -EIO)
+			ret = 0;	/* shorter than fstat said: torn */
+		else if (ret) {
+			what = "cannot read the journal of an interrupted write";
+			goto out;
+		} else {
+			whole = journal_parse(buf, len, &v);
+		}
+	}
+	/*
+	 * Not the device: btrfs and NFS can give the same file another st_dev
+	 * after a reboot, which is when a --fsync journal matters most.
+	 */
+	if (whole && v.ino == (uint64_t)ist.st_ino && v.size == (uint64_t)ist.st_size) {
+		bool match;
+		ret = journal_matches(&v, ifd, &match);
+		if (ret) {
+			what = "cannot read the image to roll back its journal";
+			goto out;
+		}
+		if (match) {
+			ret = journal_roll_back(&v, ifd);
+			if (ret) {
+				what = "cannot roll back an interrupted write";
+				goto out;
+			}
+		}
+	}
+	/* rolled back, torn (the image untouched), or stale (the image replaced) */
+	if (unlink(jpath) < 0 && errno != ENOENT) {
+		ret = -errno;
+		what = "cannot remove the journal of an interrupted write";
+		goto out;
+	}
+	if (whole && (v.flags & JF_FSYNC))
+		sync_dir_of(jpath);	/* best effort: the image is already whole */
+out:
+	if (what && !quiet)
+		elfio_error(path, "%s (%s): %s", what, jpath ? jpath : "journal", strerror(-ret));
+	free(buf);
+	if (jfd >= 0)
+		close(jfd);
+	if (ifd >= 0)
+		close(ifd);	/* drops the lock */
+	free(jpath);
+	return ret;
+}
+
+/* --- Writing in place --------------------------------------------------------- */
+
+static int cmp_edit(const void *a, const void *b)
+{
+	const struct elfio_edit *const *x = a, *const *y = b;
+
+	if ((*x)->off != (*y)->off)
+		return (*x)->off < (*y)->off ? -1 : 1;
+	return *x < *y ? -1 : *x > *y;	/* stable: list order */
+}
+
+/*
+ * The journal, built in place: the edits as disjoint ranges sorted by
+ * offset, each holding the bytes the file has now (read under the lock)
+ * and the new ones (later edits win), with the ranges' old and new bytes
+ * living in the journal's own buffer (no second copy of a table).  Ranges
+ * whose new bytes equal the old ones are dropped.  *rv point into *jbuf.
+ */
+static int build_journal(int fd, const struct stat *st, unsigned int flags,
+			 const struct elfio_edits *ed, struct range **out, size_t *nout,
+			 uint8_t **jbuf, size_t *jlen)
+{
+	const struct elfio_edit **by = NULL;
+	uint64_t size = (uint64_t)st->st_size, total = JOURNAL_HDR + JOURNAL_TRAILER;
+	struct range *rv = NULL;
+	uint8_t *b = NULL, *p;
+	size_t n = 0;
+	int ret = 0;
+
+	*out = NULL;
+	*nout = 0;
+	*jbuf = NULL;
+	*jlen = 0;
+	if (!ed->n)
+		return 0;
+	by = malloc(ed->n * sizeof(*by));
+	rv = calloc(ed->n, sizeof(*rv));
+	if (!by || !rv) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < ed->n; i++) {
+		if (ed->v[i].off > size || ed->v[i].len > size - ed->v[i].off) {
+			ret = -ERANGE;	/* an edit past the end: a bug, never extend the image */
+			goto out;
+		}
+		by[i] = &ed->v[i];
+	}
+	qsort(by, ed->n, sizeof(*by), cmp_edit);
+	/* the union of the edits: contiguous or overlapping edits make one range */
+	for (size_t i = 0; i < ed->n; i++) {
+		uint64_t end = by[i]->off + by[i]->len;
+		if (!by[i]->len)
+			continue;
+		if (n && by[i]->off <= rv[n - 1].off + rv[n - 1].len) {
+			if (end > rv[n - 1].off + rv[n - 1].len)
+				rv[n - 1].len = (size_t)(end - rv[n - 1].off);
+			continue;
+		}
+		rv[n].off = by[i]->off;
+		rv[n].len = by[i]->len;
+		n++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (rv[i].len > (JOURNAL_MAX - total) / 2 - JOURNAL_RANGE) {
+			ret = -EFBIG;
+			goto out;
+		}
+		total += JOURNAL_RANGE + 2 * rv[i].len;
+	}
+	b = malloc(total);
+	if (!b) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	p = b + JOURNAL_HDR;
+	for (size_t i = 0; i < n; i++) {
+		rv[i].old = p + JOURNAL_RANGE;
+		rv[i].new = rv[i].old + rv[i].len;
+		ret = pread_all(fd, rv[i].old, rv[i].len, rv[i].off);
+		if (ret)
+			goto out;
+		memcpy(rv[i].new, rv[i].old, rv[i].len);
+		p += JOURNAL_RANGE + 2 * rv[i].len;
+	}
+	/* in list order, so that later edits of the same bytes win */
+	for (size_t i = 0; i < ed->n; i++) {
+		const struct elfio_edit *x = &ed->v[i];
+		size_t lo = 0, hi = n;
+
+		if (!x->len)
+			continue;
+		while (lo < hi) {	/* the last range starting at or before x */
+			size_t mid = lo + (hi - lo) / 2;
+			if (rv[mid].off <= x->off)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		struct range *r = &rv[lo - 1];
+		memcpy(r->new + (x->off - r->off), x->bytes, x->len);
+	}
+	/* drop what does not change, moving the rest down; then headers and CRC */
+	size_t k = 0;
+	p = b + JOURNAL_HDR;
+	for (size_t i = 0; i < n; i++) {
+		if (!memcmp(rv[i].old, rv[i].new, rv[i].len))
+			continue;
+		memmove(p + JOURNAL_RANGE, rv[i].old, 2 * rv[i].len);
+		put64(p, rv[i].off);
+		put64(p + 8, rv[i].len);
+		rv[k] = rv[i];
+		rv[k].old = p + JOURNAL_RANGE;
+		rv[k].new = rv[k].old + rv[k].len;
+		p += JOURNAL_RANGE + 2 * rv[i].len;
+		k++;
+	}
+	n = k;
+	total = (uint64_t)(p - b) + JOURNAL_TRAILER;
+	memcpy(b, JOURNAL_MAGIC, 8);
+	put64(b + 8, total);
+	put64(b + 16, (uint64_t)st->st_dev);
+	put64(b + 24, (uint64_t)st->st_ino);
+	put64(b + 32, size);
+	put64(b + 40, ((flags & ELFIO_FSYNC) ? JF_FSYNC : 0) | (uint64_t)n << 32);
+	put64(p, crc32(0L, b, (uInt)(total - JOURNAL_TRAILER)));
+	memcpy(p + 4, "PSJE", 4);	/* over the CRC's upper half, which is zero */
+out:
+	free(by);
+	if (ret || !n) {
+		free(rv);
+		free(b);
+		return ret;
+	}
+	*out = rv;
+	*nout = n;
+	*jbuf = b;
+	*jlen = (size_t)total;
+	return 0;
+}
+
+static int write_ranges(int fd, const struct range *rv, size_t n, bool new)
+{
+	for (size_t i = 0; i < n; i++) {
+		int ret = pwrite_all(fd, new ? rv[i].new : rv[i].old, rv[i].len, rv[i].off);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Do the ranges read back as written?  (The caller's check then reads them as ELF.) */
+static int ranges_read_back(int fd, const struct range *rv, size_t n)
+{
+	size_t cap = 1 << 16;
+	uint8_t *b = malloc(cap);
+	int ret = 0;
+
+	if (!b)
+		return -ENOMEM;
+	for (size_t i = 0; !ret && i < n; i++) {
+		for (size_t at = 0; !ret && at < rv[i].len; at += cap) {
+			size_t len = rv[i].len - at < cap ? rv[i].len - at : cap;
+			ret = pread_all(fd, b, len, rv[i].off + at);
+			if (!ret && memcmp(b, rv[i].new + at, len))
+				ret = -EIO;
+		}
+	}
+	free(b);
+	return ret;
+}
+
+int elfio_write_in_place(struct elfio *e, const struct elfio_edits *ed, unsigned int flags,
+			 const struct elfio_write_check *chk, size_t *written)
+{
+	const char *path = elfio_path(e);
+	char *jpath = NULL;
+	struct range *rv = NULL;
+	size_t n = 0, jlen = 0;
+	uint8_t *jbuf = NULL;
+	struct stat st, est;
+	int fd = -1, jfd = -1, ret;
+	bool image_touched = false, journal_made = false, bad = false, kept = false;
+	const char *what = "cannot write";
+
+	*written = 0;
+	if (elfio_was_compressed(e)) {
+		elfio_err(e, "cannot rewrite a compressed file; decompress it first");
+		return -ENOTSUP;
+	}
+	jpath = elfio_journal_path(path);
+	if (!jpath) {
+		elfio_err(e, "out of memory");
+		return -ENOMEM;
+	}
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		what = "cannot open for writing";
+		goto fail;
+	}
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			ret = -errno;
+			what = "cannot lock";
+			goto fail;
+		}
+	}
+	/* the file that was read, still the same size: else nothing is written */
+	if (fstat(fd, &st) < 0 || fstat(elfio_fd(e), &est) < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	if (st.st_dev != est.st_dev || st.st_ino != est.st_ino ||
+	    (uint64_t)st.st_size != elfio_file_size(e)) {
+		ret = -EAGAIN;
+		elfio_err(e, "file changed while it was being read; nothing written");
+		goto out;
+	}
+	ret = build_journal(fd, &st, flags, ed, &rv, &n, &jbuf, &jlen);
+	if (ret) {
+		what = "cannot build the journal";
+		goto fail;
+	}
+	if (!n)
+		goto out;	/* every edit already there */
+
+	/* 1. the journal, whole, before the image changes */
+	jfd = open(jpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (jfd < 0) {
+		ret = -errno;
+		what = errno == EEXIST ? "a journal of another write is in the way (run `patchsite "
+					 "audit` on the image to recover it)"
+				       : "cannot create the journal";
+		goto fail;
+	}
+	journal_made = true;
+	for (size_t done = 0; done < jlen;) {
+		ssize_t w = write(jfd, jbuf + done, jlen - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			ret = w < 0 ? -errno : -EIO;
+			what = "cannot write the journal";
+			goto fail;
+		}
+		done += (size_t)w;
+	}
+	if ((flags & ELFIO_FSYNC) && (fsync(jfd) < 0 || (ret = sync_dir_of(jpath)))) {
+		ret = ret ? ret : -errno;
+		what = "cannot write the journal";
+		goto fail;
+	}
+
+	/* 2. the ranges, then (3) read back */
+	image_touched = true;
+	ret = write_ranges(fd, rv, n, true);
+	if (!ret && (flags & ELFIO_FSYNC) && fsync(fd) < 0)
+		ret = -errno;
+	if (ret)
+		goto fail;
+	ret = ranges_read_back(fd, rv, n);
+	if (ret) {
+		elfio_err(e, "the written bytes do not read back as written; rolled back");
+		bad = true;
+		goto fail;
+	}
+	if (chk && (ret = chk->check(path, chk->ctx))) {
+		bad = true;	/* the check printed why */
+		goto fail;
+	}
+
+	/* 4. commit: the journal goes */
+	if (unlink(jpath) < 0) {
+		ret = -errno;
+		what = "cannot remove the journal";
+		goto fail;
+	}
+	journal_made = false;
+	if (flags & ELFIO_FSYNC)
+		sync_dir_of(jpath);	/* the image is durable already; this makes it final */
+	for (size_t i = 0; i < n; i++)
+		*written += rv[i].len;
+	ret = 0;
+	goto out;
+
+fail:
+	/* roll back; if that fails too, the journal stays for the next command */
+	if (image_touched && (write_ranges(fd, rv, n, false) ||
+			      ((flags & ELFIO_FSYNC) && fsync(fd) < 0)))
+		kept = true;
+	if (journal_made && !kept && unlink(jpath) < 0 && errno != ENOENT)
+		kept = true;
+	if (!bad)
+		elfio_error(path, "%s: %s%s", what, strerror(-ret),
+			    kept ? "; the next patchsite command on it rolls it back" :
+			    image_touched ? "; rolled back" : "; nothing written");
+out:
+	if (jfd >= 0)
+		close(jfd);
+	if (fd >= 0)
+		close(fd);
+	free(jbuf);
+	free(rv);
+	free(jpath);
+	return ret;
+}
