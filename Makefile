@@ -96,8 +96,8 @@ fuzz: san fixtures
 # qemu-system-riscv64; then the tables of that kernel and of an arm64
 # CALL_OPS kernel cleared, moved and shifted, and the arm64 one booted as
 # built, refilled and wrong; then arm64 -Os with CALL_OPS: the guard lifted
-# alone (misaligned, fails to boot), and with PATCHSITE= (boots, passes the
-# -O2 kernel's ftrace self tests); then an x86_64 kernel with call padding,
+# alone (misaligned, fails to boot), and with CONFIG_PATCHSITE (boots, passes
+# the -O2 kernel's ftrace self tests); then an x86_64 kernel with call padding,
 # IBT and call depth tracking, built natively: its table against the
 # kernel's own with and without DWARF, cleared and refilled, booted under
 # qemu-system-x86_64 (PVH) as built, refilled and wrong.  The riscv64,

@@ -6,24 +6,37 @@
 # The configuration is tables.sh's arm64 one (tinyconfig + ftrace: function
 # and graph tracers, dynamic ftrace, start-up tests) with
 # CC_OPTIMIZE_FOR_SIZE, where upstream keeps CALL_OPS off for GCC because
-# GCC ignores -falign-functions under -Os.  Two builds in one tree
-# (KERNEL_WORK/arm64-os):
+# GCC ignores -falign-functions under -Os.  The integration's switch is
+# CONFIG_PATCHSITE (scripts/config -e PATCHSITE); PATCHSITE=... or PATH only
+# says where the tool is.  Two builds in one tree (KERNEL_WORK/arm64-os):
 #
 #   guard   the `!CC_OPTIMIZE_FOR_SIZE` guard lifted by hand in the source
-#           (restored afterwards), no patchsite: CALL_OPS on, the literals
-#           left where the link puts them.  Its misaligned sites are counted
-#           by tests/kernel/mcounttab.py from the kernel's own table and by
-#           `patchsite audit`, which must agree; ftrace must fail at boot
-#           (it faults writing a misaligned literal and disables itself) and
-#           the tracer self tests must not pass (so this test can fail);
-#   patched make ... PATCHSITE=/path/to/patchsite: every object repadded as
-#           it is made, the guard lifted by the integration, vmlinux's table
-#           written and audited after the final link.  CALL_OPS and direct
-#           calls on; no misaligned, stale or missing site (audit, and the
-#           kernel's table against mcounttab.py's oracle); it boots under
-#           qemu-system-aarch64 and passes the same ftrace self tests as the
-#           same configuration built -O2 (tables.sh's kernel, built first if
-#           missing).
+#           (restored afterwards), CONFIG_PATCHSITE asked for but
+#           PATCHSITE=/nonexistent: Kconfig must turn the option off
+#           (PATCHSITE_VERSION 0), leaving the .config of the same
+#           configuration made without it, and the build, which would fail
+#           if it ran the tool, names patchsite in no command.  CALL_OPS on,
+#           the literals left where the link puts them.  Its misaligned
+#           sites are counted by tests/kernel/mcounttab.py from the kernel's
+#           own table and by `patchsite audit`, which must agree; ftrace
+#           must fail at boot (it faults writing a misaligned literal and
+#           disables itself) and the tracer self tests must not pass (so
+#           this test can fail);
+#   patched CONFIG_PATCHSITE=y, set once in a *config make with
+#           PATCHSITE=/path/to/patchsite, then built with neither that nor
+#           the option repeated, the tool found on PATH: every object with
+#           patch sites repadded as it is made (its command names it), the
+#           guard lifted by the integration, vmlinux's table written and
+#           audited after the final link, nothing printed by patchsite.
+#           CALL_OPS and direct calls on; no misaligned, stale or missing
+#           site (audit, and the kernel's table against mcounttab.py's
+#           oracle); it boots under qemu-system-aarch64 and passes the same
+#           ftrace self tests as the same configuration built -O2
+#           (tables.sh's kernel, built first if missing).  Then a second
+#           make (olddefconfig Image, again without PATCHSITE=) keeps the
+#           option; and with a `patchsite` on PATH whose audit reports
+#           findings, the relink of vmlinux fails showing patchsite's own
+#           lines, and leaves no vmlinux.
 #
 # Prints the .text sizes of -O2, -Os (guard lifted) and -Os with patchsite,
 # and the two -Os build times.
@@ -42,14 +55,21 @@ KCONFIG=$SRC/arch/arm64/Kconfig
 kernel_packages
 kernel_source
 mkdir -p "$T" "$B"
-
-# the -O2 kernel of the same configuration, and its self tests
-if [ ! -f "$OUT/tables/built.tests" ]; then
-	bash tests/kernel/tables.sh >"$OUT/tables.log" 2>&1 ||
-		die "tables.sh (the -O2 kernel and its boot) failed: see $OUT/tables.log"
-fi
-[ -s "$OUT/tables/built.tests" ] || die "the -O2 kernel passed no self test"
 export KBUILD_DIR=$B
+# the tool on PATH as `patchsite` (the kernel Makefile's default), for the
+# builds that do not name it
+mkdir -p "$T/bin" "$T/failbin"
+ln -sf "$PATCHSITE" "$T/bin/patchsite"
+
+# the -O2 kernel of the same configuration, and its self tests (needed from
+# the first boot on)
+o2_kernel() {
+	if [ ! -f "$OUT/tables/built.tests" ]; then
+		bash tests/kernel/tables.sh >"$OUT/tables.log" 2>&1 ||
+			die "tables.sh (the -O2 kernel and its boot) failed: see $OUT/tables.log"
+	fi
+	[ -s "$OUT/tables/built.tests" ] || die "the -O2 kernel passed no self test"
+}
 
 text_size() { # VMLINUX
 	aarch64-linux-gnu-size -A "$1" | awk '$1 == ".text" { print $2 }'
@@ -90,12 +110,40 @@ config_has() { # NAME CONFIG... : ok when every CONFIG_x=y
 # --- 1. the guard lifted by hand, no patchsite -----------------------------
 [ -f "$W/Kconfig.arm64.patched" ] || cp "$KCONFIG" "$W/Kconfig.arm64.patched"
 cp "$W/Kconfig.arm64.patched" "$KCONFIG"
-sed -i 's/(CC_IS_CLANG || !CC_OPTIMIZE_FOR_SIZE || PATCHSITE_REPAD)/(CC_IS_CLANG || y)/' "$KCONFIG"
+sed -i 's/(CC_IS_CLANG || !CC_OPTIMIZE_FOR_SIZE || PATCHSITE)/(CC_IS_CLANG || y)/' "$KCONFIG"
 grep -q "(CC_IS_CLANG || y)" "$KCONFIG" || die "cannot lift the CALL_OPS guard in $KCONFIG"
-arm64_config "$B" size
+arm64_config "$B" size PATCHSITE=/nonexistent
+cp "$B/.config" "$T/guard.config.without"
+# the option asked for, the tool not there: Kconfig drops it
+"$SRC/scripts/config" --file "$B/.config" -e PATCHSITE
+grep -q "^CONFIG_PATCHSITE=y" "$B/.config" || die "scripts/config -e PATCHSITE did not set it"
+kbuild arm64 PATCHSITE=/nonexistent olddefconfig >"$T/guard.olddefconfig.log" 2>&1 ||
+	die "olddefconfig with PATCHSITE=/nonexistent failed: $(tail -n 5 "$T/guard.olddefconfig.log")"
+if grep -q "^CONFIG_PATCHSITE_VERSION=0$" "$B/.config" && ! grep -q "^CONFIG_PATCHSITE=" "$B/.config" &&
+	cmp -s "$T/guard.config.without" "$B/.config"; then
+	ok "CONFIG_PATCHSITE=y, PATCHSITE=/nonexistent: Kconfig turns it off (PATCHSITE_VERSION=0), the .config is the one made without it"
+else
+	{
+		grep "PATCHSITE" "$B/.config"
+		diff "$T/guard.config.without" "$B/.config"
+	} >"$T/guard.config.diff" 2>&1
+	not_ok "CONFIG_PATCHSITE=y, PATCHSITE=/nonexistent: Kconfig turns it off" "$T/guard.config.diff"
+fi
 config_has "guard lifted, -Os" CC_OPTIMIZE_FOR_SIZE DYNAMIC_FTRACE_WITH_CALL_OPS
-build guard
+build guard PATCHSITE=/nonexistent
 cp "$W/Kconfig.arm64.patched" "$KCONFIG"
+# the build ran no patchsite (it would have failed): no object's command
+# names it, and the option is still off
+grep -l -r --include='.*.cmd' -e patchsite "$B" >"$T/guard.cmds" 2>/dev/null
+ncmd=$(find "$B" -name '.*.o.cmd' | wc -l)
+if [ ! -s "$T/guard.cmds" ] && [ "$ncmd" -gt 500 ] && cmp -s "$T/guard.config.without" "$B/.config" &&
+	! grep -qi patchsite "$T/guard.build.log"; then
+	ok "PATCHSITE=/nonexistent: the build succeeds, none of its $ncmd object commands names patchsite, the option stays off"
+else
+	echo "$(wc -l <"$T/guard.cmds") of $ncmd commands name patchsite" >>"$T/guard.cmds"
+	not_ok "PATCHSITE=/nonexistent: the build runs no patchsite" "$T/guard.cmds"
+fi
+o2_kernel
 
 $TAB sites "$T/guard.vmlinux" >"$T/guard.sites" || die "mcounttab.py cannot read the guard kernel"
 # the compiler's own sites (its __patchable_function_entries, linked and
@@ -131,11 +179,23 @@ else
 	not_ok "guard lifted, no patchsite: fails the -O2 kernel's self tests, with ftrace's failure named" "$T/guard.boot.log"
 fi
 
-# --- 2. PATCHSITE=... -------------------------------------------------------
+# --- 2. CONFIG_PATCHSITE=y -----------------------------------------------------
+# set once, in a *config make that names the tool
 arm64_config "$B" size PATCHSITE="$PATCHSITE"
-config_has "-Os with PATCHSITE" CC_OPTIMIZE_FOR_SIZE PATCHSITE_REPAD \
+"$SRC/scripts/config" --file "$B/.config" -e PATCHSITE
+kbuild arm64 PATCHSITE="$PATCHSITE" olddefconfig >/dev/null || die "olddefconfig with CONFIG_PATCHSITE failed"
+config_has "-Os with CONFIG_PATCHSITE" CC_OPTIMIZE_FOR_SIZE PATCHSITE \
 	DYNAMIC_FTRACE_WITH_CALL_OPS DYNAMIC_FTRACE_WITH_DIRECT_CALLS
-build patched PATCHSITE="$PATCHSITE"
+want=$(sh "$SRC/scripts/patchsite-version.sh" "$PATCHSITE")
+if [ "$want" -ge 100 ] && grep -q "^CONFIG_PATCHSITE_VERSION=$want$" "$B/.config"; then
+	ok "PATCHSITE_VERSION=$want ($("$PATCHSITE" --version))"
+else
+	grep PATCHSITE "$B/.config" >"$T/version.msg"
+	not_ok "PATCHSITE_VERSION is patchsite's version, at least 100" "$T/version.msg"
+fi
+# built without PATCHSITE= and without the option given again: make's
+# default `patchsite`, found on PATH
+PATH="$T/bin:$PATH" build patched
 
 "$PATCHSITE" audit --format=json "$T/patched.vmlinux" >"$T/patched.audit.json" 2>"$T/patched.audit.err"
 rc=$?
@@ -166,6 +226,30 @@ else
 	not_ok "PATCHSITE: the same self tests PASSED as -O2" "$T/patched.boot.log"
 fi
 
+# every object of vmlinux.a with patch sites (a __patchable_function_entries
+# section) went through repad: its command names it
+(cd "$B" && ar t vmlinux.a) >"$T/patched.objects" || die "cannot list vmlinux.a"
+no=$(wc -l <"$T/patched.objects")
+: >"$T/patched.norepad"
+nsit=0
+nrep=0
+while read -r o; do
+	r=0
+	grep -q -F "patchsite repad --in-place --quiet $o" "$B/$(dirname "$o")/.$(basename "$o").cmd" 2>/dev/null && r=1
+	nrep=$((nrep + r))
+	if aarch64-linux-gnu-readelf -S -W "$B/$o" | grep -q "__patchable_function_entries"; then
+		nsit=$((nsit + 1))
+		[ "$r" -eq 1 ] || echo "$o" >>"$T/patched.norepad"
+	fi
+done <"$T/patched.objects"
+if [ "$nsit" -gt 300 ] && [ ! -s "$T/patched.norepad" ] && ! grep -qi patchsite "$T/patched.build.log"; then
+	ok "CONFIG_PATCHSITE: each of the $nsit objects of vmlinux.a with patch sites made with \`patchsite repad --in-place --quiet\` (found on PATH; $nrep of the $no objects in all), nothing printed by patchsite"
+else
+	grep -i patchsite "$T/patched.build.log" >>"$T/patched.norepad"
+	echo "$(wc -l <"$T/patched.norepad") of the $nsit objects with sites not repadded, or patchsite's lines above" >>"$T/patched.norepad"
+	not_ok "CONFIG_PATCHSITE: every object with sites repadded, the build quiet" "$T/patched.norepad"
+fi
+
 # none left out: the table that patchsite wrote names the same functions as
 # the compiler's own table of the unpadded link (the code is the same, only
 # padded): a site dropped or added would show here
@@ -176,6 +260,49 @@ else
 	diff "$T/guard.functions" "$T/patched.functions" | head -n 20 >"$T/functions.diff"
 	not_ok "PATCHSITE: the table names the same functions as the compiler's own table" "$T/functions.diff"
 fi
+
+# the option persists: a second make, a *config target included, with
+# neither PATCHSITE= nor the option given again
+PATH="$T/bin:$PATH" kbuild arm64 olddefconfig Image >"$T/again.log" 2>&1
+rc=$?
+"$PATCHSITE" audit "$B/vmlinux" >"$T/again.audit" 2>&1
+arc=$?
+if [ "$rc" -eq 0 ] && grep -q "^CONFIG_PATCHSITE=y" "$B/.config" &&
+	grep -q "^CONFIG_PATCHSITE=y" "$B/include/config/auto.conf" && [ "$arc" -eq 0 ]; then
+	ok "CONFIG_PATCHSITE persists: make olddefconfig Image again, no PATCHSITE=, keeps it (vmlinux $(cmp -s "$B/vmlinux" "$T/patched.vmlinux" && echo unchanged || echo relinked), audit clean)"
+else
+	echo "make exit $rc, audit exit $arc; $(grep PATCHSITE "$B/.config")" >>"$T/again.log"
+	not_ok "CONFIG_PATCHSITE persists across makes without PATCHSITE=" "$T/again.log"
+fi
+
+# a failing audit fails the link with patchsite's own lines: a `patchsite`
+# on PATH whose audit reads the guard kernel (misaligned sites); the
+# objects' commands are unchanged, so only vmlinux is linked again
+cat >"$T/failbin/patchsite" <<EOF
+#!/bin/sh
+[ "\$1" = audit ] && exec "$PATCHSITE" audit "$T/guard.vmlinux"
+exec "$PATCHSITE" "\$@"
+EOF
+chmod +x "$T/failbin/patchsite"
+"$PATCHSITE" audit "$T/guard.vmlinux" >"$T/fail.expected" 2>&1
+[ $? -eq 1 ] || die "audit of the guard kernel did not report findings (exit 1)"
+rm -f "$B/vmlinux"
+PATH="$T/failbin:$PATH" kbuild arm64 Image >"$T/fail.log" 2>&1
+rc=$?
+head -n 20 "$T/fail.expected" >"$T/fail.first"
+missing=$(grep -c -v -x -F -f "$T/fail.log" "$T/fail.first")
+if [ "$rc" -ne 0 ] && [ "$missing" -eq 0 ] && grep -q -x -F "$(tail -n 1 "$T/fail.expected")" "$T/fail.log" &&
+	grep -q "Failed to audit the patch-site table of vmlinux" "$T/fail.log" && [ ! -e "$B/vmlinux" ]; then
+	ok "CONFIG_PATCHSITE, audit findings: the link fails (exit $rc) showing patchsite's first 20 lines and its last, no vmlinux left"
+else
+	echo "make exit $rc, $missing of patchsite's first 20 lines not shown, vmlinux $([ -e "$B/vmlinux" ] && echo left || echo removed)" >>"$T/fail.log"
+	not_ok "CONFIG_PATCHSITE, audit findings: the link fails with patchsite's lines" "$T/fail.log"
+fi
+# and links again with the real tool
+PATH="$T/bin:$PATH" kbuild arm64 Image >"$T/relink.log" 2>&1 || {
+	tail -n 20 "$T/relink.log" >&2
+	die "the relink with the tool on PATH failed"
+}
 
 # --- 3. sizes and build times -------------------------------------------------
 o2=$(text_size "$OUT/arm64.vmlinux")

@@ -52,8 +52,8 @@ kernel_packages() {
 
 # The source tree (never built in: every build is O=...), with the project's
 # kernel integration (contrib/linux/*.patch, in name order) applied: without
-# PATCHSITE=... on make's command line it changes nothing, so every kernel
-# test builds from this one tree.
+# CONFIG_PATCHSITE (off unless a test sets it) it changes nothing, so every
+# kernel test builds from this one tree.
 kernel_source() {
 	local p
 	if [ ! -f "$SRC/Makefile" ]; then
@@ -240,8 +240,9 @@ kbuild() {
 	*) die "kbuild: unknown arch $arch" ;;
 	esac
 	mkdir -p "${KBUILD_DIR:-$W/$arch}"
-	# PATCHSITE in the environment would turn the kernel integration on:
-	# only a PATCHSITE=... among the arguments may
+	# PATCHSITE in the environment would name the tool the kernel
+	# integration (CONFIG_PATCHSITE) finds: only a PATCHSITE=... among the
+	# arguments, or PATH, may
 	env -u PATCHSITE make -C "$SRC" O="${KBUILD_DIR:-$W/$arch}" ARCH="$arch" \
 		CROSS_COMPILE="$cross" -j"$(nproc)" -s "$@"
 }
