@@ -127,7 +127,7 @@ for K in arm64 riscv64; do
 	[ "$n" -gt 1000 ] || die "$K: the kernel's table has only $n sites"
 
 	# 1. as built
-	if "$PATCHSITE" record "$V" >"$T/$K.record" 2>"$T/$K.record.err" &&
+	if "$PATCHSITE" record -v "$V" >"$T/$K.record" 2>"$T/$K.record.err" &&
 		cmp -s "$T/$K.record" "$T/oracle" && grep -q "from the code" "$T/$K.record.err"; then
 		ok "$K as built: record = the kernel's table ($n sites), layout from the code"
 	else
@@ -140,7 +140,7 @@ for K in arm64 riscv64; do
 need($rc in (0, 1), 'audit exit status $rc')
 need(not by.get('missing') and not by.get('shifted'), 'missing or shifted: %d %d' % (len(by.get('missing', ())), len(by.get('shifted', ()))))
 need(by.get('stale', set()) == vals - oracle, 'stale %d, leftovers %d' % (len(by.get('stale', ())), len(vals - oracle)))
-need(d['sites'] == len(oracle), 'sites %d' % d['sites'])"
+need(d['site_count'] == len(oracle), 'sites %d' % d['site_count'])"
 
 	# 2. cleared
 	$TAB clear "$V" "$T/$K.cleared" || die "$K: clear failed"

@@ -18,8 +18,8 @@
 #   2. the table cleared (every slot zero): audit names the sites missing
 #      (exit 1); record --in-place refills it (exit 0), the refilled table
 #      = the oracle; audit of the result is clean (exit 0).
-# The kernel integration (contrib/linux) with PATCHSITE=, without a second
-# build (every object would be recompiled: see below):
+# The kernel integration (contrib/linux), its commands run by hand on this
+# build (tests/kernel/contrib-x86.sh builds with it switched on):
 #   0001: repad --in-place --quiet leaves every object of vmlinux.a byte for
 #      byte, exit 0 (x86_64 has no ops literal to align);
 #   0003: record --in-place on vmlinux as linked and sorted (exit 0), then
@@ -158,11 +158,11 @@ else
 fi
 
 # --- the kernel integration (contrib/linux) on x86_64 -------------------------
-# A build with PATCHSITE=... recompiles every object (0001 makes repad part
-# of each object's command line, so kbuild's if_changed rebuilds them all:
-# `make -n PATCHSITE=... vmlinux` on the built tree lists 718 compiles, 9
-# without it): a second full build, too dear for make check.  What it would run is run
-# here instead, on the same files:
+# Switching the integration on recompiles every object (0001 makes repad
+# part of each object's command line, so kbuild's if_changed rebuilds them
+# all: `make -n PATCHSITE=... vmlinux` on the built tree listed 718 compiles,
+# 9 without it); tests/kernel/contrib-x86.sh is that build.  Here, what it
+# runs is run by hand on this build's own files:
 # 0001: repad --in-place --quiet after each object is made; on x86_64 there
 # is no ops literal to align, so every object must come out byte for byte
 # (the objects, and so the link, of a PATCHSITE= build are those of this one)
@@ -182,10 +182,10 @@ while read -r o; do
 	fi
 done <"$T/objects"
 if [ "$bad" -eq 0 ]; then
-	ok "x86_64 PATCHSITE= (0001): repad --in-place leaves each of the $no objects of vmlinux.a byte for byte (exit 0)"
+	ok "x86_64 contrib 0001: repad --in-place leaves each of the $no objects of vmlinux.a byte for byte (exit 0)"
 else
 	echo "$bad of $no objects" >>"$T/repad.log"
-	not_ok "x86_64 PATCHSITE= (0001): repad --in-place leaves every object of vmlinux.a byte for byte (exit 0)" \
+	not_ok "x86_64 contrib 0001: repad --in-place leaves every object of vmlinux.a byte for byte (exit 0)" \
 		"$T/repad.log"
 fi
 # 0003: in link-vmlinux.sh, after the final link and sorttable (x86 sorts
@@ -198,10 +198,10 @@ cp "$V" "$P"
 rc=$?
 if [ "$rc" -eq 0 ] && "$PATCHSITE" audit "$P" >>"$T/postlink.err" 2>&1 &&
 	$TAB dump "$P" >"$T/postlink.values" && cmp -s "$T/postlink.values" "$T/oracle"; then
-	ok "x86_64 PATCHSITE= (0003): record --in-place after sorttable (exit 0), audit passes, the table = the kernel's"
+	ok "x86_64 contrib 0003: record --in-place after sorttable (exit 0), audit passes, the table = the kernel's"
 else
 	echo "record --in-place exit status $rc" >>"$T/postlink.err"
-	not_ok "x86_64 PATCHSITE= (0003): record --in-place, audit, the table = the kernel's" "$T/postlink.err"
+	not_ok "x86_64 contrib 0003: record --in-place, audit, the table = the kernel's" "$T/postlink.err"
 fi
 
 # --- boots --------------------------------------------------------------------
