@@ -142,6 +142,9 @@ audit_tree unreadable 2 "$tmp/unr"
 check "unreadable: each named on stderr in one line" sh -c "[ \$(wc -l <'$tmp/unreadable.err') -eq 2 ] &&
 	grep -q '^patchsite: $tmp/unr/lib/modules/6.12.0-test/kernel/fs/five.ko: ' '$tmp/unreadable.err' &&
 	grep -q '^patchsite: $tmp/unr/lib/modules/6.12.0-test/kernel/fs/six.ko.xz: ' '$tmp/unreadable.err'"
+check "unreadable: a file cut before its section headers says so, not 'no section headers'" \
+	grep -q 'five.ko: is truncated: the section header table at offset 0x[0-9a-f]* lies past the end of the file (1000 bytes)' \
+	"$tmp/unreadable.err"
 check "unreadable: the others still audited, and the total says so" \
 	grep -qx "total: $((nimg + 1)) images: $((nimg - 1)) clean, 0 with findings, 2 could not be read" \
 	"$tmp/unreadable.out"

@@ -55,6 +55,15 @@ KCONFIG=$SRC/arch/arm64/Kconfig
 kernel_packages
 kernel_source
 mkdir -p "$T" "$B"
+
+# contrib/linux as it would be sent: the kernel's own checkpatch, --strict
+if (cd "$SRC" && perl scripts/checkpatch.pl --no-tree --strict "$OLDPWD"/contrib/linux/*.patch) \
+	>"$T/checkpatch.log" 2>&1 && grep -q "total: 0 errors, 0 warnings, 0 checks" "$T/checkpatch.log" &&
+	! grep "total: " "$T/checkpatch.log" | grep -qv "total: 0 errors, 0 warnings, 0 checks"; then
+	ok "contrib/linux: scripts/checkpatch.pl --strict finds no error, warning or check"
+else
+	not_ok "contrib/linux: scripts/checkpatch.pl --strict" "$T/checkpatch.log"
+fi
 export KBUILD_DIR=$B
 # the tool on PATH as `patchsite` (the kernel Makefile's default), for the
 # builds that do not name it
