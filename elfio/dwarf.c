@@ -348,8 +348,12 @@ static uint64_t get_le(const uint8_t *p, unsigned int n)
 	return v;
 }
 
-/* ULEB128/SLEB128 in [*p, end); false if it runs off the end. */
-static bool get_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+/*
+ * LEB128 in [*p, end), sign-extended when is_signed; false if it runs off
+ * the end.  One loop for both: ULEB128 and SLEB128 differ only in the
+ * sign bit of the last byte.
+ */
+static bool get_leb(const uint8_t **p, const uint8_t *end, bool is_signed, uint64_t *v)
 {
 	uint64_t r = 0;
 	unsigned int shift = 0;
@@ -360,6 +364,8 @@ static bool get_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
 			r |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 		if (!(b & 0x80)) {
+			if (is_signed && shift < 64 && (b & 0x40))
+				r |= ~(uint64_t)0 << shift;
 			*v = r;
 			return true;
 		}
@@ -367,24 +373,19 @@ static bool get_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
 	return false;
 }
 
+static bool get_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	return get_leb(p, end, false, v);
+}
+
 static bool get_sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
 {
-	uint64_t r = 0;
-	unsigned int shift = 0;
+	uint64_t u;
 
-	while (*p < end) {
-		uint8_t b = *(*p)++;
-		if (shift < 64)
-			r |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				r |= ~(uint64_t)0 << shift;
-			*v = (int64_t)r;
-			return true;
-		}
-	}
-	return false;
+	if (!get_leb(p, end, true, &u))
+		return false;
+	*v = (int64_t)u;
+	return true;
 }
 
 /* --- Units ------------------------------------------------------------------ */
