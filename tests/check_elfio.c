@@ -397,7 +397,7 @@ END_TEST
 /* One member header of a regular archive. */
 static size_t ar_member(uint8_t *to, const char *name, const void *data, size_t size)
 {
-	char h[61];
+	char h[96];	/* 60 used: room for what the format could print */
 
 	snprintf(h, sizeof(h), "%-16s%-12s%-6s%-6s%-8s%-10zu`\n", name, "0", "0", "0", "644",
 		 size);
