@@ -1466,6 +1466,9 @@ static int check_relocs(struct elfio *e, struct elfio_section *rel, struct elfio
 		elfio_err(e, "section '%s' is not a relocation section", rel->name);
 		return -EINVAL;
 	}
+	/* inflated in place (its header then says how big it is), as its bytes are read */
+	if ((rel->shdr.sh_flags & SHF_COMPRESSED) && elfio_section_data(e, rel))
+		return -EINVAL;
 	if (rel->shdr.sh_entsize != entsize || rel->shdr.sh_size % entsize) {
 		elfio_err(e, "relocation section '%s' has a bad entry size", rel->name);
 		return -EINVAL;

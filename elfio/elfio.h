@@ -184,10 +184,11 @@ void elfio_symbol_put(uint8_t *table, size_t i, uint64_t value, uint64_t size);
 
 /*
  * The one relocation reader.  A SHT_RELA or SHT_REL section (ELF64, as
- * elfio_open takes only ELF64) is checked whole on first use, each fault
- * with its own message: the kind, the entry size, the bytes, and every
- * entry's symbol index against the table sh_link names (a section that
- * links to none may only use symbol 0).  Then its entries are decoded one
+ * elfio_open takes only ELF64; inflated first if SHF_COMPRESSED) is checked
+ * whole on first use, each fault with its own message: the kind, the entry
+ * size, the bytes, and every entry's symbol index against the table
+ * sh_link names (a section that links to none may only use symbol 0).
+ * Then its entries are decoded one
  * way, into struct elfio_rela, by elfio_relas (all of them, kept: elfio
  * owns them until elfio_close) or elfio_relocs (where they lie, for one
  * pass over a large table with no copy kept: entry i is

@@ -343,6 +343,45 @@ START_TEST(relocations_symbol_checked)
 }
 END_TEST
 
+/* A compressed relocation section is read inflated, as any section's bytes are. */
+START_TEST(compressed_relocations)
+{
+	Elf64_Rela rel[2] = {
+		{ .r_offset = 1, .r_info = ELF64_R_INFO(2, R_X86_64_PLT32), .r_addend = -4 },
+		{ .r_offset = 8, .r_info = ELF64_R_INFO(1, R_X86_64_64), .r_addend = 4 },
+	};
+	uint8_t packed[512];
+	Elf64_Chdr ch = { .ch_type = ELFCOMPRESS_ZLIB, .ch_size = sizeof(rel), .ch_addralign = 8 };
+	uLongf zl = sizeof(packed) - sizeof(ch);
+	ck_assert_int_eq(compress(packed + sizeof(ch), &zl, (const Bytef *)rel, sizeof(rel)), Z_OK);
+	memcpy(packed, &ch, sizeof(ch));
+	struct eg_sec secs[] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0, 16, text_bytes, 32 },
+		{ ".rela.text", SHT_RELA, SHF_INFO_LINK | SHF_COMPRESSED, 0, 8, packed,
+		  sizeof(ch) + zl, EG_SYMTAB, 1, sizeof(Elf64_Rela) },
+	};
+	struct eg_sym syms[] = {
+		{ ".text", 0, 0, 1, STT_SECTION, STB_LOCAL },
+		{ "f", 0, 4, 1, STT_FUNC, STB_GLOBAL },
+	};
+	char *p = eg_tmpname("zrel.o");
+	const struct elfio_rela *v;
+	size_t n;
+
+	ck_assert_int_eq(eg_write(p, ET_REL, EM_X86_64, secs, 2, syms, 2), 0);
+	struct elfio *e = elfio_open(p, 0);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(elfio_relas(e, elfio_find_section_by_name(e, ".rela.text"), &v, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(v[1].offset, 8);
+	ck_assert_uint_eq(v[1].sym, 1);
+	ck_assert_int_eq(v[1].addend, 4);
+	elfio_close(e);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
 /* --- images in memory, archives ------------------------------------------ */
 
 START_TEST(memory_image_commit)
@@ -960,6 +999,7 @@ Suite *elfio_suite(void)
 	tcase_add_test(tc, compressed_xz);
 	tcase_add_test(tc, compressed_zstd);
 	tcase_add_test(tc, compressed_section);
+	tcase_add_test(tc, compressed_relocations);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("writing");
