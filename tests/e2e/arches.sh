@@ -30,10 +30,23 @@ check() { _n=$1; shift; if "$@" >"$tmp/msg" 2>&1; then ok "$_n"; else not_ok "$_
 
 fx=$root/fixtures/out
 mk=$root/fixtures/minikernel/out
-for d in x86_64-fentry:x86_64 aarch64-callops:aarch64 riscv64-callops-c:riscv64-norelax; do
-	[ -f "$fx/${d%%:*}/lib.o" ] && [ -f "$fx/${d%%:*}/exec" ] && [ -f "$mk/${d#*:}.elf" ] ||
+# Each architecture's fixtures, one line each: its row in the table, its name
+# in fixtures/arches.mk, a fixtures/out directory with lib.o and exec (for
+# embed, a CALL_OPS build), and a minikernel image with its own table.
+cat >"$tmp/fixtures" <<EOF
+x86_64 x86_64 x86_64-fentry x86_64
+arm64 aarch64 aarch64-callops aarch64
+riscv64 riscv64 riscv64-callops-c riscv64-norelax
+EOF
+while read -r a f d k; do
+	[ -f "$fx/$d/lib.o" ] && [ -f "$fx/$d/exec" ] && [ -f "$mk/$k.elf" ] ||
 		{ echo "fixtures missing (make fixtures)"; echo "0 passed, 1 failed"; exit 1; }
-done
+done <"$tmp/fixtures"
+# every architecture the fixtures are built for is checked below
+make -s -f "$root/fixtures/arches.mk" print-ARCHES | tr ' ' '\n' | sed '/^$/d' | sort >"$tmp/mk-arches"
+awk '{print $2}' "$tmp/fixtures" | sort >"$tmp/our-arches"
+check "every architecture of fixtures/arches.mk has its line here" \
+	diff -u "$tmp/mk-arches" "$tmp/our-arches"
 
 # --- the table, and the README's copy of it -----------------------------------
 run "arches" 0 arches
@@ -78,10 +91,8 @@ refused() {
 		[ \$(wc -l <'$tmp/err') -eq 1 ] && [ ! -e '$_o' ] && grep -qxF \"patchsite: $_f: $_c is not \
 supported on $_a (patchsite arches lists what each architecture supports)\" '$tmp/err'"
 }
-# ARCH:PROGRAM FIXTURES:MINIKERNEL (a kernel-like image with its own table)
-for t in x86_64:x86_64-fentry:x86_64 arm64:aarch64-callops:aarch64 \
-	 riscv64:riscv64-callops-c:riscv64-norelax; do
-	a=${t%%:*} d=${t#*:} k=$mk/${d#*:}.elf d=$fx/${d%%:*}
+while read -r a f d k; do
+	d=$fx/$d k=$mk/$k.elf
 	check "$a: a row of the table" grep -qx "$a" "$tmp/names"
 	for c in record audit in-place repad pin embed; do
 		v=$(cell "$a" "$c")
@@ -113,8 +124,8 @@ for t in x86_64:x86_64-fentry:x86_64 arm64:aarch64-callops:aarch64 \
 		embed:no) refused "$a embed" "$d/exec" "$tmp/emb" embed "$a" embed "$d/exec" -o "$tmp/emb" ;;
 		*) echo "no cell for $a $c" >"$tmp/msg"; not_ok "$a $c: yes or no in the table" ;;
 		esac
-	done
-done
+	done </dev/null
+done <"$tmp/fixtures"
 
 # --- a machine no row names (SPARC v9, e_machine 43, in an x86_64 object) -----
 cp "$fx/x86_64-fentry/lib.o" "$tmp/sparc.o"
