@@ -731,11 +731,6 @@ const uint8_t *elfio_raw(struct elfio *e, size_t *len)
 	return p;
 }
 
-const char *elfio_machine_name(const struct elfio *e)
-{
-	return dwelf_elf_e_machine_string(e->ehdr.e_machine);
-}
-
 bool elfio_same_file(const char *a, const char *b)
 {
 	struct stat x, y;

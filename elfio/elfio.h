@@ -108,8 +108,6 @@ uint64_t elfio_file_size(const struct elfio *e);
 mode_t elfio_mode(const struct elfio *e);
 /* The whole image's bytes (mapped, or the decompressed copy), read-only. */
 const uint8_t *elfio_raw(struct elfio *e, size_t *len);
-/* The name of the image's e_machine ("AARCH64"), NULL if unknown. */
-const char *elfio_machine_name(const struct elfio *e);
 
 size_t elfio_nsections(const struct elfio *e);
 struct elfio_section *elfio_section(struct elfio *e, size_t index);
