@@ -668,7 +668,8 @@ struct elfio *elfio_open_memory(const char *name, const void *buf, size_t len,
 	/* ours, for libelf to read (and inflate sections of) as it reads a file */
 	e->mem = malloc(len ? len : 1);
 	if (!e->path || !e->mem) {
-		elfio_error(name, "out of memory for a %zu-byte image", len);
+		if (!(flags & ELFIO_QUIET))
+			elfio_error(name, "out of memory for a %zu-byte image", len);
 		goto err;
 	}
 	memcpy(e->mem, buf, len);
