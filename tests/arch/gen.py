@@ -332,8 +332,13 @@ class Arch:
         c.insn_len = num(c.expect[0][0], c.expect[0][1][0])
 
     # --- objdump's word ---------------------------------------------
-    def span(self, c, where, off, n):
-        """objdump's text of the instructions covering [off, off + n), or a CaseError."""
+    def span(self, c, where, off, n, kind=None):
+        """
+        objdump's text of the instructions covering [off, off + n), or a
+        CaseError.  More than one instruction is one step only where the
+        architecture fuses them: the kind's pattern matches them together
+        and not the first alone (riscv auipc+jalr); `nop ; nop` is two.
+        """
         texts, pos = [], off
         for o, ln, text in c.insns:
             if o < off:
@@ -345,7 +350,13 @@ class Arch:
         if not texts or pos != off + n:
             raise CaseError(where, "objdump has no instruction boundary at %d and %d: %s"
                             % (off, off + n, self.listing(c)))
-        return " ; ".join(texts)
+        joined = " ; ".join(texts)
+        if len(texts) > 1:
+            rx = self.head["kind"].get(kind) if kind else self.head["pcrel"]
+            if rx is None or not rx.search(joined) or rx.search(texts[0]):
+                raise CaseError(where, "bytes %d to %d are %d instructions to objdump, one "
+                                "step here: %s" % (off, off + n, len(texts), joined))
+        return joined
 
     @staticmethod
     def listing(c):
@@ -383,7 +394,7 @@ class Arch:
                     if not ins or not self.head["bad"].search(ins[0][2]):
                         raise CaseError(where, "bad, but objdump decodes it: %s" % self.listing(c))
                 continue
-            text = self.span(c, where, off, s["len"])
+            text = self.span(c, where, off, s["len"], s["kind"])
             if s["kind"] == "any":
                 continue
             matched = [k for k in KINDS if k in kinds and kinds[k].search(text)]
