@@ -81,6 +81,21 @@ static void check_step(const struct arch_case *c, size_t k, const struct arch_ca
 			      (unsigned long long)w->target);
 }
 
+/* Every k < len bytes of the step at off, alone in an exact buffer: TRUNC. */
+static void check_prefixes(const struct arch_ops *ops, const struct arch_case *c, size_t k,
+			   size_t off, unsigned int len)
+{
+	for (unsigned int n = 0; n < len; n++) {
+		uint8_t *part = arch_dup_exact(c->bytes + off, n);
+		struct arch_insn insn;
+		int ret = ops->decode(part, n, c->addr + off, &insn);
+
+		free(part);
+		ck_assert_msg(ret == ARCH_DECODE_TRUNC, "%s: %s: step %zu: %u of its %u bytes: "
+			      "ret %d, not TRUNC", c->where, c->what, k, n, len, ret);
+	}
+}
+
 static void run_decode(const struct arch_ops *ops, const struct arch_case *c)
 {
 	uint8_t *buf = arch_dup_exact(c->bytes, c->len);
@@ -101,6 +116,8 @@ static void run_decode(const struct arch_ops *ops, const struct arch_case *c)
 		}
 		ck_assert_msg(unit == nop_unit_of(ops, &insn), "%s: %s: step %zu: patch_nop_at %u, "
 			      "decode says %u", c->where, c->what, k, unit, nop_unit_of(ops, &insn));
+		if (c->prefixes)
+			check_prefixes(ops, c, k, off, insn.len);
 		off += insn.len;
 	}
 	if (ret == ARCH_DECODE_OK)

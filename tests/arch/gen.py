@@ -117,9 +117,9 @@ def parse(path):
                 raise CaseError(where, '%s wants "WHAT"' % key)
             if cases and not cases[-1].expect:
                 raise CaseError(cases[-1].where, "a case without `=` lines")
-            opts = fields(where, words[2:], ("at", "len", "short", "pad", "differs"))
-            if key != "decode" and ("short" in opts or "pad" in opts):
-                raise CaseError(where, "short and pad are for decode cases")
+            opts = fields(where, words[2:], ("at", "len", "short", "pad", "prefixes", "differs"))
+            if key != "decode" and ("short" in opts or "pad" in opts or "prefixes" in opts):
+                raise CaseError(where, "short, pad and prefixes are for decode cases")
             if "differs" in opts and (opts["differs"] is True or not opts["differs"].strip()):
                 raise CaseError(where, "differs= wants the reason objdump disagrees")
             cur = Case(where, key, words[1], opts)
@@ -452,8 +452,9 @@ class Arch:
                 cstr(c.where), cstr(c.what), c.type.upper()),
                 "\t  .addr = %#xull, .bytes = %s_b%d, .len = %d," % (c.addr, self.ident, i, c.buflen)]
             if c.type == "decode":
-                row.append("\t  .steps = %s_s%d, .nsteps = %d, .short_check = %d, .pad = %d," % (
-                    self.ident, i, len(c.steps), "short" in c.opts, c.pad))
+                row.append("\t  .steps = %s_s%d, .nsteps = %d, .short_check = %d, .pad = %d,"
+                           " .prefixes = %d," % (self.ident, i, len(c.steps), "short" in c.opts,
+                                                 c.pad, "prefixes" in c.opts))
             elif c.type == "pcrel":
                 p = c.p
                 row.append("\t  .pc = { %s, %s, %d, %d, %s, %dll, %dll, %dll, %d }," % (

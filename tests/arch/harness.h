@@ -55,6 +55,7 @@ struct arch_case {
 	size_t nsteps;
 	int short_check;		/* one byte less: the first step is TRUNC */
 	int pad;			/* >= 0: 32 such bytes after: the first step the same */
+	int prefixes;			/* every shorter prefix of each OK step: TRUNC */
 	/* ARCH_CASE_PCREL */
 	struct arch_case_pcrel pc;
 	/* ARCH_CASE_INSNLEN */
