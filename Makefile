@@ -56,11 +56,19 @@ $(BUILD)/%.o: %.c
 include fixtures/arches.mk
 ARCH_CASES := $(ARCHES:%=tests/arch/%.cases)
 
-$(BUILD)/tests/arch_cases.c: tests/arch/gen.py fixtures/arches.mk $(ARCH_CASES) \
-		$(wildcard tests/arch/*.c)
+ARCH_CROSS := $(foreach a,$(ARCHES),$(a)=$(CROSS_$(a)))
+
+# first, gen.py must refuse every wrong case of tests/arch/refused/
+$(BUILD)/tests/arch-refused.stamp: tests/arch/gen.py fixtures/arches.mk \
+		$(wildcard tests/arch/refused/*.cases)
 	@mkdir -p $(dir $@)
-	python3 tests/arch/gen.py $@ $(BUILD)/tests/arch-cases tests/arch \
-		$(foreach a,$(ARCHES),$(a)=$(CROSS_$(a)))
+	python3 tests/arch/gen.py --refused $@ $(BUILD)/tests/arch-refused tests/arch/refused \
+		$(ARCH_CROSS)
+
+$(BUILD)/tests/arch_cases.c: tests/arch/gen.py fixtures/arches.mk $(ARCH_CASES) \
+		$(wildcard tests/arch/*.c) $(BUILD)/tests/arch-refused.stamp
+	@mkdir -p $(dir $@)
+	python3 tests/arch/gen.py $@ $(BUILD)/tests/arch-cases tests/arch $(ARCH_CROSS)
 
 $(BUILD)/tests/arch_cases.o: $(BUILD)/tests/arch_cases.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c -o $@ $<

@@ -117,7 +117,8 @@ def parse(path):
                 raise CaseError(where, '%s wants "WHAT"' % key)
             if cases and not cases[-1].expect:
                 raise CaseError(cases[-1].where, "a case without `=` lines")
-            opts = fields(where, words[2:], ("at", "len", "short", "pad", "prefixes", "differs"))
+            opts = fields(where, words[2:], ("at", "len", "short", "pad", "prefixes", "differs",
+                                             "refused"))
             if key != "decode" and ("short" in opts or "pad" in opts or "prefixes" in opts):
                 raise CaseError(where, "short, pad and prefixes are for decode cases")
             if "differs" in opts and (opts["differs"] is True or not opts["differs"].strip()):
@@ -212,8 +213,9 @@ def cstr(s):
 
 
 class Arch:
-    def __init__(self, name, cross, casedir, workdir):
+    def __init__(self, name, cross, casedir, workdir, refused=False):
         self.name = name
+        self.refused = refused
         self.path = os.path.join(casedir, name + ".cases")
         if not os.path.exists(self.path):
             raise CaseError(self.path, "missing: every architecture of fixtures/arches.mk "
@@ -372,6 +374,8 @@ class Arch:
                             % (got, want))
 
     def check(self, c):
+        if "refused" in c.opts and not self.refused:
+            raise CaseError(c.where, "refused= belongs in tests/arch/refused/")
         if "differs" in c.opts:
             return
         getattr(self, "check_" + c.type)(c)
@@ -469,9 +473,52 @@ class Arch:
         return out, rows, first + len(self.cases)
 
 
+def refused(argv):
+    """
+    gen.py --refused STAMP WORKDIR DIR ARCH=CROSS...: every case of
+    DIR/ARCH.cases (where there is one) must be refused, with a message
+    holding its refused="TEXT": the checks above can fail.  STAMP is
+    written when they all are.
+    """
+    stamp, workdir, casedir = argv[2:5]
+    os.makedirs(workdir, exist_ok=True)
+    errors, n = [], 0
+    try:
+        for spec in argv[5:]:
+            name, _, cross = spec.partition("=")
+            if not os.path.exists(os.path.join(casedir, name + ".cases")):
+                continue
+            a = Arch(name, cross, casedir, workdir, refused=True)
+            a.assemble()
+            for c in a.cases:
+                want = c.opts.get("refused")
+                if not isinstance(want, str) or not want:
+                    errors.append("%s: a refused case says refused=\"why\"" % c.where)
+                    continue
+                try:
+                    a.expectations(c)
+                    a.check(c)
+                    errors.append("%s: accepted, but should be refused: %s" % (c.where, want))
+                except CaseError as e:
+                    if want not in str(e):
+                        errors.append("%s: refused for another reason: %s" % (c.where, e))
+                n += 1
+    except CaseError as e:
+        errors.append(str(e))
+    if errors:
+        sys.stderr.write("".join("%s\n" % e for e in errors))
+        return 2
+    with open(stamp, "w") as f:
+        f.write("%d wrong cases refused\n" % n)
+    return 0
+
+
 def main(argv):
+    if len(argv) >= 6 and argv[1] == "--refused":
+        return refused(argv)
     if len(argv) < 5:
-        sys.stderr.write("usage: gen.py OUT.c WORKDIR CASEDIR ARCH=CROSS_PREFIX...\n")
+        sys.stderr.write("usage: gen.py OUT.c WORKDIR CASEDIR ARCH=CROSS_PREFIX...\n"
+                         "       gen.py --refused STAMP WORKDIR DIR ARCH=CROSS_PREFIX...\n")
         return 2
     out_c, workdir, casedir = argv[1:4]
     os.makedirs(workdir, exist_ok=True)
