@@ -62,7 +62,6 @@ class Case:
         self.opts = opts
         self.body = []		# (where, "asm" | "hex", text)
         self.expect = []	# (where, words)
-        self.hex = False
 
 
 def parse(path):
@@ -89,18 +88,17 @@ def parse(path):
                 if not hx or not all(re.fullmatch(r"[0-9a-fA-F]{2}", b) for b in hx):
                     raise CaseError(where, "hex: wants bytes as two hex digits each")
                 cur.body.append((where, "hex", hx))
-                cur.hex = True
             else:
                 cur.body.append((where, "asm", body))
             continue
         if line.startswith("="):
             if cur is None:
                 raise CaseError(where, "an `=` line before the first case")
-            text = line[1:]
-            for name, val in head["let"].items():
-                text = text.replace("$" + name, val)
-            if "$" in text:
-                raise CaseError(where, "undefined $name in %r" % text.strip())
+            undefined = [m.group(1) for m in re.finditer(r"\$(\w+)", line)
+                         if m.group(1) not in head["let"]]
+            if undefined or re.search(r"\$(?!\w)", line):
+                raise CaseError(where, "undefined $%s" % (undefined[0] if undefined else ""))
+            text = re.sub(r"\$(\w+)", lambda m: head["let"][m.group(1)], line[1:])
             try:
                 cur.expect.append((where, shlex.split(text)))
             except ValueError as e:
