@@ -4,6 +4,7 @@
 #include <check.h>
 
 Suite *arch_suite(void);		/* every architecture: tests/arch/ */
+Suite *arch_caps_suite(void);
 Suite *elfio_suite(void);
 Suite *recordsites_suite(void);
 
