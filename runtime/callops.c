@@ -200,8 +200,8 @@ static int ps_protect(uint64_t start, uint64_t end, int writable)
 }
 
 /*
- * The page runs of w[0..n) (sorted by address) into runs, which has room for
- * n; returns how many.  Called twice when n > 1: once to count.
+ * Group the bytes of w[0..n) (sorted by address) into runs of contiguous
+ * pages; store them in runs unless it is NULL (counting); return how many.
  */
 static size_t ps_runs(const struct ps_write *w, size_t n, struct ps_run *runs)
 {
