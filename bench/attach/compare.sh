@@ -8,6 +8,11 @@
 #
 #   sh bench/attach/compare.sh BEFORE         (a revision, e.g. main or eaf7960)
 #   REPS=9 N=500000 NA=20000 sh bench/attach/compare.sh BEFORE
+#   BENCHES=attach REPS=25 sh bench/attach/compare.sh BEFORE   (one bench only)
+#
+# Times are the CPU time of each process (BENCH_CLOCK=cpu: qemu's, kernel
+# time included), not wall time: on a shared host other jobs stretch wall
+# time by whatever they take, CPU time far less.  CLOCK=wall for wall time.
 #
 # REPS passes; in each, every (scheme, R, I) row of bench/callops runs once
 # per build, N calls, the two builds back to back, which one first
@@ -22,6 +27,8 @@ BEFORE=${1:?usage: sh bench/attach/compare.sh BEFORE-REVISION}
 REPS=${REPS:-9}
 N=${N:-500000}
 NA=${NA:-20000}
+BENCHES=${BENCHES:-callops attach}
+CLOCK=${CLOCK:-cpu}
 QEMU=${QEMU:-qemu-aarch64}
 SYSROOT=${SYSROOT:-/usr/aarch64-linux-gnu}
 O=$here/out/compare
@@ -39,13 +46,15 @@ for v in before after; do
 	make -s -C "$here" O="$O/attach-$v" RT="$rt" N="$NA" >/dev/null
 done
 
+has() { case " $BENCHES " in *" $1 "*) return 0 ;; esac; return 1; }
+export BENCH_CLOCK=$CLOCK
 raw=$O/raw.txt
 : >"$raw"
 start=$(date +%s)
 for pass in $(seq 1 "$REPS"); do
 	order="before after"
 	[ $((pass % 2)) -eq 0 ] && order="after before"
-	for s in callops list; do
+	has callops && for s in callops list; do
 		for row in $ROWS; do
 			r=${row%,*} i=${row#*,}
 			for v in $order; do
@@ -53,16 +62,16 @@ for pass in $(seq 1 "$REPS"); do
 			done
 		done
 	done
-	for v in $order; do
+	has attach && for v in $order; do
 		"$QEMU" "$O/attach-$v/bench" 1 | sed -n "s/^rep 0 /$v attach /p" >>"$raw"
 	done
 	echo "pass $pass/$REPS done ($(($(date +%s) - start)) s)" >&2
 done
 
 python3 - "$raw" "$N" "$NA" "$REPS" "$rev" "$(git -C "$root" rev-parse --short HEAD)" \
-	"$(git -C "$root" status --porcelain -- runtime | wc -l)" <<'PYEOF'
+	"$(git -C "$root" status --porcelain -- runtime | wc -l)" "$CLOCK" <<'PYEOF'
 import math, statistics, sys
-raw, n, na, reps, rev, head, dirty = sys.argv[1:8]
+raw, n, na, reps, rev, head, dirty, clock = sys.argv[1:9]
 n, na = int(n), int(na)
 vals = {}
 order = []
@@ -80,7 +89,7 @@ for line in open(raw):
 after = 'work tree' + (' (runtime/ modified)' if dirty != '0' else '') + f' at {head}'
 print(f'Runtime before: {rev}; after: {after}.')
 print(f'{reps} interleaved passes; bench/callops N = {n} calls, bench/attach {na} functions;')
-print('medians; ratio = after / before.\n')
+print(f'{"CPU time of the process" if clock == "cpu" else "wall time"}; medians; ratio = after / before.\n')
 print('| figure | before | after | after / before |')
 print('| --- | ---: | ---: | ---: |')
 logs = {'callops': [], 'attach': []}
