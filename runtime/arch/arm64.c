@@ -13,7 +13,7 @@
  *
  * Order (as arm64 ftrace has it).  Enable: every literal, a DSB so they
  * are complete before any call can be seen, every BL, cache maintenance
- * over the bytes written; a thread that still executes a NOP is untraced,
+ * over the bytes written (inline, below); a thread that still executes a NOP is untraced,
  * one that executes the BL finds the new literal.  Disable: every NOP,
  * cache maintenance (it ends with DSB and ISB), then the default ops back
  * into every literal, so that a late trampoline entry still finds a valid
@@ -79,11 +79,42 @@ static void a64_store_call(const struct ps_image *img, const struct ps_write *w)
 			 __ATOMIC_RELAXED);
 }
 
-static void a64_sync_icache(const struct ps_run *runs, size_t nruns)
+/*
+ * Make the instructions written in the runs visible to instruction fetch on
+ * every CPU: clean the data cache to the point of unification, DSB,
+ * invalidate the instruction cache to it, DSB, ISB, by the line sizes
+ * CTR_EL0 gives (read once); its IDC and DIC bits say when a step is not
+ * needed.  Linux lets EL0 read CTR_EL0 and issue these (it traps and
+ * emulates them where a core's errata need it).  Inline rather than
+ * __builtin___clear_cache: publishing then makes no call and needs no
+ * signed frame (qemu emulates pointer authentication at a cost).
+ */
+static uint64_t a64_ctr;
+
+static inline __attribute__((always_inline))
+void a64_sync_icache(const struct ps_run *runs, size_t nruns)
 {
-	for (size_t r = 0; r < nruns; r++)
-		__builtin___clear_cache((char *)(uintptr_t)runs[r].lo,
-					(char *)(uintptr_t)runs[r].hi);
+	uint64_t ctr = __atomic_load_n(&a64_ctr, __ATOMIC_RELAXED), line;
+
+	if (!ctr) {
+		__asm__ volatile("mrs %0, ctr_el0" : "=r"(ctr));
+		__atomic_store_n(&a64_ctr, ctr, __ATOMIC_RELAXED);
+	}
+	if (!(ctr & (UINT64_C(1) << 28))) {		/* IDC clear: clean D to PoU */
+		line = UINT64_C(4) << ((ctr >> 16) & 0xf);
+		for (size_t r = 0; r < nruns; r++)
+			for (uint64_t a = runs[r].lo & ~(line - 1); a < runs[r].hi; a += line)
+				__asm__ volatile("dc cvau, %0" : : "r"(a) : "memory");
+	}
+	__asm__ volatile("dsb ish" ::: "memory");
+	if (!(ctr & (UINT64_C(1) << 29))) {		/* DIC clear: invalidate I to PoU */
+		line = UINT64_C(4) << (ctr & 0xf);
+		for (size_t r = 0; r < nruns; r++)
+			for (uint64_t a = runs[r].lo & ~(line - 1); a < runs[r].hi; a += line)
+				__asm__ volatile("ic ivau, %0" : : "r"(a) : "memory");
+		__asm__ volatile("dsb ish" ::: "memory");
+	}
+	__asm__ volatile("isb" ::: "memory");
 }
 
 int ps_arch_publish(const struct ps_image *img, const struct ps_write *w, size_t n,
