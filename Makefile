@@ -173,18 +173,20 @@ bench-repad: all
 boot-check-arm64: all
 	PATCHSITE=$(CURDIR)/patchsite sh fixtures/embed/boot-check.sh
 
-# the arm64 runtime that `patchsite embed` fills in (cross-built)
+# the runtime that `patchsite embed` fills in: its core and the patcher of
+# the target it is cross-built for (arm64, runtime/README.md)
 runtime:
 	@mkdir -p build/runtime
 	$(MAKE) -C runtime O=$(CURDIR)/build/runtime
 
 install: all runtime
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
-		$(DESTDIR)$(PREFIX)/include/patchsite $(DESTDIR)$(PREFIX)/lib/patchsite/aarch64
+		$(DESTDIR)$(PREFIX)/include/patchsite/arch $(DESTDIR)$(PREFIX)/lib/patchsite/aarch64
 	install -m 0755 patchsite $(DESTDIR)$(BINDIR)/patchsite
 	install -m 0644 doc/patchsite.1 $(DESTDIR)$(MANDIR)/man1/patchsite.1
 	install -m 0644 runtime/callops.h $(DESTDIR)$(PREFIX)/include/patchsite/callops.h
 	install -m 0644 runtime/segment.h $(DESTDIR)$(PREFIX)/include/patchsite/segment.h
+	install -m 0644 runtime/arch/*.h $(DESTDIR)$(PREFIX)/include/patchsite/arch/
 	install -m 0644 build/runtime/libpatchsite-callops.a \
 		$(DESTDIR)$(PREFIX)/lib/patchsite/aarch64/libpatchsite-callops.a
 	install -m 0755 build/runtime/libpatchsite-callops.so \
