@@ -156,22 +156,12 @@ static enum zkind sniff_compression(const uint8_t *m, size_t n)
 	return Z_NONE;
 }
 
-/* Grow *buf so that at least `need` more bytes fit after *len. */
+/* Grow *buf so that at least `need` more bytes fit after *len, up to the bound. */
 static int grow(uint8_t **buf, size_t *cap, size_t len, size_t need)
 {
-	if (len + need <= *cap)
-		return 0;
-	size_t ncap = *cap ? *cap : 1 << 20;
-	while (ncap < len + need)
-		ncap *= 2;
-	if (ncap > MAX_DECOMPRESSED)
+	if (len + need > MAX_DECOMPRESSED)
 		return -EFBIG;
-	uint8_t *nb = realloc(*buf, ncap);
-	if (!nb)
-		return -ENOMEM;
-	*buf = nb;
-	*cap = ncap;
-	return 0;
+	return elfio_grow(buf, cap, len + need, 1);
 }
 
 static int inflate_gzip(const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen)
@@ -211,7 +201,7 @@ static int inflate_gzip(const uint8_t *in, size_t inlen, uint8_t **out, size_t *
 	ret = 0;
 out:
 	inflateEnd(&zs);
-	free(buf);
+	elfio_free(buf);
 	return ret;
 }
 
@@ -247,7 +237,7 @@ static int inflate_xz(const uint8_t *in, size_t inlen, uint8_t **out, size_t *ou
 	ret = 0;
 out:
 	lzma_end(&zs);
-	free(buf);
+	elfio_free(buf);
 	return ret;
 }
 
@@ -284,7 +274,7 @@ static int inflate_zstd(const uint8_t *in, size_t inlen, uint8_t **out, size_t *
 	ret = 0;
 out:
 	ZSTD_freeDStream(zs);
-	free(buf);
+	elfio_free(buf);
 	return ret;
 }
 
@@ -654,7 +644,7 @@ void elfio_close(struct elfio *e)
 	free(e->secs);
 	if (e->elf)
 		elf_end(e->elf);
-	free(e->mem);
+	elfio_free(e->mem);
 	if (e->fd >= 0)
 		close(e->fd);
 	free(e->path);
@@ -806,16 +796,9 @@ int elfio_section_data(struct elfio *e, struct elfio_section *s)
 
 struct elfio_section *elfio_addr_to_sec(struct elfio *e, uint64_t addr)
 {
-	size_t lo = 0, hi = e->nby_addr;
+	/* last section with start <= addr: the one before lo */
+	size_t lo = BOUND_BY(e->nby_addr, m, e->by_addr[m]->addr, addr, true);
 
-	/* last section with start <= addr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (e->by_addr[mid]->addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* several sections may start at the same address (empty ones): walk back */
 	for (size_t i = lo; i-- > 0;) {
 		struct elfio_section *s = e->by_addr[i];
@@ -1309,15 +1292,8 @@ const struct elfio_symbol *elfio_function_at(struct elfio *e, uint64_t addr, uin
 		return NULL;
 
 	/* first function starting after addr + before */
-	size_t lo = 0, hi = n;
 	uint64_t key = addr + before < addr ? UINT64_MAX : addr + before;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (f[mid]->addr <= key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = BOUND_BY(n, m, f[m]->addr, key, true);
 	/*
 	 * Of the functions that hold addr, the first in sort order (the lowest
 	 * start, then global first) wins.  funcs_maxend only grows, so the
@@ -1327,26 +1303,11 @@ const struct elfio_symbol *elfio_function_at(struct elfio *e, uint64_t addr, uin
 	 * Two searches, not a walk back: one huge (corrupt) st_size would
 	 * otherwise make every lookup visit every function.
 	 */
-	size_t a = 0, b = n;
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-		if (e->funcs_maxend[mid] <= addr)
-			a = mid + 1;
-		else
-			b = mid;
-	}
+	size_t a = BOUND_BY(n, m, e->funcs_maxend[m], addr, true);
 	if (a < n && f[a]->addr <= addr)
 		return f[a];
 	/* None: the first function starting in (addr, addr + before], if any. */
-	a = 0;
-	b = lo;
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-		if (f[mid]->addr <= addr)
-			a = mid + 1;
-		else
-			b = mid;
-	}
+	a = BOUND_BY(lo, m, f[m]->addr, addr, true);
 	if (a < lo && f[a]->addr - addr <= before)
 		pre = f[a];
 	return pre;
@@ -1434,8 +1395,7 @@ int elfio_read_u64(struct elfio *e, uint64_t addr, uint64_t *val)
 	uint64_t off = addr - s->addr;
 	if (off > s->size || s->size - off < 8)
 		return -ERANGE;
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | s->data[off + (uint64_t)i];
+	v = get_le64(s->data + off);
 	*val = v;
 	return 0;
 }

@@ -66,21 +66,6 @@ struct range {
 	uint8_t *old, *new;	/* in the journal's buffer */
 };
 
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
 char *elfio_journal_path(const char *path)
 {
 	char *j = NULL;
@@ -154,24 +139,24 @@ struct jview {
 static bool journal_parse(const uint8_t *b, size_t len, struct jview *v)
 {
 	if (len < JOURNAL_HDR + JOURNAL_TRAILER || memcmp(b, JOURNAL_MAGIC, 8) ||
-	    get64(b + 8) != len || memcmp(b + len - 4, "PSJE", 4))
+	    get_le64(b + 8) != len || memcmp(b + len - 4, "PSJE", 4))
 		return false;
 	uint32_t crc = (uint32_t)crc32(0L, b, (uInt)(len - JOURNAL_TRAILER));
-	if ((uint32_t)get64(b + len - 8) != crc)
+	if ((uint32_t)get_le64(b + len - 8) != crc)
 		return false;
 	v->buf = b;
 	v->len = len;
-	v->dev = get64(b + 16);
-	v->ino = get64(b + 24);
-	v->size = get64(b + 32);
-	v->flags = (uint32_t)get64(b + 40);
-	v->nranges = (uint32_t)(get64(b + 40) >> 32);
+	v->dev = get_le64(b + 16);
+	v->ino = get_le64(b + 24);
+	v->size = get_le64(b + 32);
+	v->flags = (uint32_t)get_le64(b + 40);
+	v->nranges = (uint32_t)(get_le64(b + 40) >> 32);
 	/* the ranges must fill the journal exactly, each inside the image */
 	size_t at = JOURNAL_HDR;
 	for (uint32_t i = 0; i < v->nranges; i++) {
 		if (len - JOURNAL_TRAILER - at < JOURNAL_RANGE)
 			return false;
-		uint64_t off = get64(b + at), rl = get64(b + at + 8);
+		uint64_t off = get_le64(b + at), rl = get_le64(b + at + 8);
 		at += JOURNAL_RANGE;
 		if (off > v->size || rl > v->size - off || rl > (len - JOURNAL_TRAILER - at) / 2)
 			return false;
@@ -183,21 +168,19 @@ static bool journal_parse(const uint8_t *b, size_t len, struct jview *v)
 /* Every byte of every range the old or the new one?  Else the image was replaced. */
 static int journal_matches(const struct jview *v, int fd, bool *match)
 {
-	size_t at = JOURNAL_HDR;
+	size_t at = JOURNAL_HDR, cap = 0;
 	uint8_t *cur = NULL;
 	int ret = 0;
 
 	*match = true;
 	for (uint32_t i = 0; i < v->nranges && *match; i++) {
-		uint64_t off = get64(v->buf + at), rl = get64(v->buf + at + 8);
+		uint64_t off = get_le64(v->buf + at), rl = get_le64(v->buf + at + 8);
 		const uint8_t *old = v->buf + at + JOURNAL_RANGE, *new = old + rl;
-		uint8_t *n = realloc(cur, rl ? rl : 1);
 
-		if (!n) {
+		if (elfio_grow(&cur, &cap, rl ? rl : 1, 1)) {
 			ret = -ENOMEM;
 			break;
 		}
-		cur = n;
 		ret = pread_all(fd, cur, rl, off);
 		if (ret)
 			break;
@@ -209,7 +192,7 @@ static int journal_matches(const struct jview *v, int fd, bool *match)
 		}
 		at += JOURNAL_RANGE + 2 * rl;
 	}
-	free(cur);
+	elfio_free(cur);
 	return ret;
 }
 
@@ -218,7 +201,7 @@ static int journal_roll_back(const struct jview *v, int fd)
 	size_t at = JOURNAL_HDR;
 
 	for (uint32_t i = 0; i < v->nranges; i++) {
-		uint64_t off = get64(v->buf + at), rl = get64(v->buf + at + 8);
+		uint64_t off = get_le64(v->buf + at), rl = get_le64(v->buf + at + 8);
 		int ret = pwrite_all(fd, v->buf + at + JOURNAL_RANGE, rl, off);
 		if (ret)
 			return ret;
@@ -431,17 +414,11 @@ static int build_journal(int fd, const struct stat *st, unsigned int flags,
 	/* in list order, so that later edits of the same bytes win */
 	for (size_t i = 0; i < ed->n; i++) {
 		const struct elfio_edit *x = &ed->v[i];
-		size_t lo = 0, hi = n;
 
 		if (!x->len)
 			continue;
-		while (lo < hi) {	/* the last range starting at or before x */
-			size_t mid = lo + (hi - lo) / 2;
-			if (rv[mid].off <= x->off)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		/* the last range starting at or before x */
+		size_t lo = BOUND(rv, n, off, x->off, true);
 		struct range *r = &rv[lo - 1];
 		memcpy(r->new + (x->off - r->off), x->bytes, x->len);
 	}
@@ -452,8 +429,8 @@ static int build_journal(int fd, const struct stat *st, unsigned int flags,
 		if (!memcmp(rv[i].old, rv[i].new, rv[i].len))
 			continue;
 		memmove(p + JOURNAL_RANGE, rv[i].old, 2 * rv[i].len);
-		put64(p, rv[i].off);
-		put64(p + 8, rv[i].len);
+		put_le64(p, rv[i].off);
+		put_le64(p + 8, rv[i].len);
 		rv[k] = rv[i];
 		rv[k].old = p + JOURNAL_RANGE;
 		rv[k].new = rv[k].old + rv[k].len;
@@ -463,12 +440,12 @@ static int build_journal(int fd, const struct stat *st, unsigned int flags,
 	n = k;
 	total = (uint64_t)(p - b) + JOURNAL_TRAILER;
 	memcpy(b, JOURNAL_MAGIC, 8);
-	put64(b + 8, total);
-	put64(b + 16, (uint64_t)st->st_dev);
-	put64(b + 24, (uint64_t)st->st_ino);
-	put64(b + 32, size);
-	put64(b + 40, ((flags & ELFIO_FSYNC) ? JF_FSYNC : 0) | (uint64_t)n << 32);
-	put64(p, crc32(0L, b, (uInt)(total - JOURNAL_TRAILER)));
+	put_le64(b + 8, total);
+	put_le64(b + 16, (uint64_t)st->st_dev);
+	put_le64(b + 24, (uint64_t)st->st_ino);
+	put_le64(b + 32, size);
+	put_le64(b + 40, ((flags & ELFIO_FSYNC) ? JF_FSYNC : 0) | (uint64_t)n << 32);
+	put_le64(p, crc32(0L, b, (uInt)(total - JOURNAL_TRAILER)));
 	memcpy(p + 4, "PSJE", 4);	/* over the CRC's upper half, which is zero */
 out:
 	free(by);

@@ -66,7 +66,7 @@ struct elfio_rw {
 		char *name;
 		GElf_Shdr shdr;	/* sh_offset relative to the segment's start */
 	} *added;
-	size_t nadded;
+	size_t nadded, added_cap;
 };
 
 struct elfio_rw *elfio_rw_new(struct elfio *e)
@@ -99,7 +99,7 @@ void elfio_rw_free(struct elfio_rw *w)
 	elfio_edits_free(&w->patches);
 	for (size_t i = 0; i < w->nadded; i++)
 		free(w->added[i].name);
-	free(w->added);
+	elfio_free(w->added);
 	free(w->secs);
 	free(w);
 }
@@ -220,22 +220,18 @@ int elfio_rw_add_segment(struct elfio_rw *w, uint32_t flags, const void *data)
 
 int elfio_rw_add_section(struct elfio_rw *w, const char *name, const GElf_Shdr *sh)
 {
-	struct rw_new *nv;
-
 	if (!w->has_seg || sh->sh_offset > w->seg.p_filesz ||
 	    sh->sh_size > w->seg.p_filesz - sh->sh_offset ||
 	    sh->sh_addr != w->seg.p_vaddr + sh->sh_offset) {
 		elfio_err(w->e, "section '%s' is not inside the added segment", name);
 		return -EINVAL;
 	}
-	nv = realloc(w->added, (w->nadded + 1) * sizeof(*nv));
-	if (!nv)
+	if (elfio_grow(&w->added, &w->added_cap, w->nadded + 1, sizeof(*w->added)))
 		goto oom;
-	w->added = nv;
-	nv[w->nadded].name = strdup(name);
-	if (!nv[w->nadded].name)
+	w->added[w->nadded].name = strdup(name);
+	if (!w->added[w->nadded].name)
 		goto oom;
-	nv[w->nadded].shdr = *sh;
+	w->added[w->nadded].shdr = *sh;
 	w->nadded++;
 	return 0;
 oom:
@@ -364,21 +360,6 @@ out:
 }
 
 /* --- Linked images: a segment appended --------------------------------------- */
-
-static void put_le(uint8_t *p, uint64_t v, int n)
-{
-	for (int i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, int n)
-{
-	uint64_t v = 0;
-
-	for (int i = n - 1; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
 
 static int commit_segment(struct elfio_rw *w, const char *out_path,
 			  const struct elfio_write_check *chk)

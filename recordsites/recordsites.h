@@ -223,7 +223,7 @@ int audit_ignore_parse(const char *list, unsigned int *mask);
 
 struct audit {
 	struct finding *v;
-	size_t n;
+	size_t n, cap;
 	size_t count[FIND_COUNT];
 	size_t ignored[FIND_COUNT];	/* left out by audit_ignore */
 	size_t ignored_weak;		/* ... of them, weak leftovers */

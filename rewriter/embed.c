@@ -77,22 +77,6 @@
 #define SITE_FIELD(f)	offsetof(struct ps_site, f)
 
 
-static void put_le(uint8_t *p, uint64_t v, int n)
-{
-	for (int i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, int n)
-{
-	uint64_t v = 0;
-
-	for (int i = n - 1; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-
 /*
  * Read up to n bytes of code at addr into buf, one instruction unit at a
  * time, each checked to lie in a section's bytes on its own; the number of

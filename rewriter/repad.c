@@ -99,8 +99,8 @@
 
 /*
  * What happens to one section of the input: its part of the plan, and
- * (buf) its new contents.  The arrays grow with elfio_grow() and are
- * elfio_free()d; cum and buf are malloc'd.
+ * (buf) its new contents.  The arrays grow with elfio_grow() and, buf
+ * too, are elfio_free()d; cum is malloc'd.
  */
 struct grow {
 	uint64_t *points;	/* old offsets of the insertion points, increasing */
@@ -145,15 +145,15 @@ static int cmp_u64(const void *a, const void *b)
 /* Whether the sorted v[0..n) holds x. */
 static bool sorted_has(const uint64_t *v, size_t n, uint64_t x)
 {
-	size_t k = elfio_bound(v, n, sizeof(*v), 0, x, false);
+	size_t k = bound(v, n, sizeof(*v), 0, x, false);
 
 	return k < n && v[k] == x;
 }
 
-/* A copy of n bytes that we may change (malloc'd, never empty). */
+/* A copy of n bytes that we may change (elfio_free()d, never empty). */
 static void *dup_bytes(const void *p, size_t n)
 {
-	void *q = malloc(n ? n : 1);
+	void *q = elfio_calloc(n ? n : 1, 1);
 
 	if (q && n)
 		memcpy(q, p, n);
@@ -170,7 +170,7 @@ static void grow_free(struct grow *g)
 	elfio_free(g->relocated);
 	free(g->cum);
 	free(g->bucket);
-	free(g->buf);
+	elfio_free(g->buf);
 }
 
 struct repad {
@@ -256,7 +256,7 @@ static size_t points_before(const struct grow *g, int64_t x, bool strict)
 	/* every point before lo is below x, every one from hi on above it */
 	lo = g->bucket[b];
 	hi = g->bucket[b + 1];
-	return lo + elfio_bound(g->points + lo, hi - lo, sizeof(*g->points), 0, (uint64_t)x,
+	return lo + bound(g->points + lo, hi - lo, sizeof(*g->points), 0, (uint64_t)x,
 				!strict);
 }
 
@@ -745,11 +745,11 @@ static int dwarf_fixups(struct repad *rp)
 				copy = NULL;
 			}
 		}
-		free(copy);
+		elfio_free(copy);
 		elfio_free(rel);
 		repad_dw_out_free(&o);
 	}
-	free(info.loc_starts);
+	elfio_free(info.loc_starts);
 	return ret;
 }
 
@@ -883,7 +883,7 @@ static int grow_text(struct repad *rp, size_t i, const uint8_t *old, size_t size
 	size_t from = 0, to = 0;
 
 	g->size = size + g->cum[g->n];
-	g->buf = malloc(g->size ? g->size : 1);
+	g->buf = elfio_calloc(g->size ? g->size : 1, 1);
 	if (!g->buf)
 		return -ENOMEM;
 	for (size_t k = 0; k <= g->n; k++) {
@@ -920,7 +920,7 @@ static int grow_text(struct repad *rp, size_t i, const uint8_t *old, size_t size
 static int add_align_relocs(struct repad *rp, const struct grow *g, size_t n, struct grow *rg)
 {
 	size_t total = n + g->n, k = 0, o = 0;
-	Elf64_Rela *nv = malloc(total * sizeof(*nv));
+	Elf64_Rela *nv = elfio_calloc(total, sizeof(*nv));
 	const uint8_t *ov = rg->buf;
 
 	if (!nv)
@@ -942,7 +942,7 @@ static int add_align_relocs(struct repad *rp, const struct grow *g, size_t n, st
 		if (i < n)
 			nv[o++] = r;
 	}
-	free(rg->buf);
+	elfio_free(rg->buf);
 	rg->buf = (uint8_t *)nv;
 	rg->size = total * sizeof(*nv);
 	return 0;

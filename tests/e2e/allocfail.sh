@@ -24,7 +24,9 @@
 # run that did not fail anything is counted apart and cannot pass as either.
 #
 # Prints `ok - NAME` / `not ok - NAME` and `N passed, M failed`; exits 1 if
-# anything failed.  ALLOCFAIL_ONLY=NAME,... runs some cases (development).
+# anything failed.  ALLOCFAIL_ONLY=NAME,... runs some cases; ALLOCFAIL_WHERE=1
+# adds to each wrong outcome the patchsite functions that made the failed
+# allocation (addr2line; development).
 
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -42,7 +44,7 @@ ok() { pass=$((pass + 1)); echo "ok - $1"; }
 not_ok() {
 	fail=$((fail + 1))
 	echo "not ok - $1"
-	[ $# -gt 1 ] && [ -s "$2" ] && head -n 25 "$2" | sed 's/^/#   /'
+	[ $# -gt 1 ] && [ -s "$2" ] && head -n "${ALLOCFAIL_LINES:-25}" "$2" | sed 's/^/#   /'
 }
 die() { echo "allocfail.sh: $*" >&2; echo "$pass passed, $((fail + 1)) failed"; exit 1; }
 abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
@@ -129,11 +131,20 @@ setup_embed() { cp "$fix/embed/out/prog-dyn" "$w/prog"; }
 
 want() { [ -z "$only" ] || case ",$only," in *",$1,"*) return 0 ;; esac; [ -z "$only" ]; }
 
+# the patchsite functions in the failed allocation's backtrace (ALLOCFAIL_WHERE)
+where() {
+	sed -n 's/.*patchsite(+\(0x[0-9a-f]*\)).*/\1/p' "$tmp/trace" | head -n 4 |
+		while read -r a; do printf '0x%x\n' $((a - 1)); done |
+		addr2line -e "$PATCHSITE_PLAIN" -f -s | paste -d' ' - - | tr '\n' '<' | sed 's/^/      at /; s/<$/\n/'
+}
+
 # one run in a fresh copy of the pristine directory; sets rc
 one_run() {
 	rm -rf "$w"
 	cp -R "$tmp/pristine" "$w"
+	rm -f "$tmp/trace"
 	(cd "$w" && env ALLOCSHIM_NTH="$1" ALLOCSHIM_LOG="$tmp/log" ALLOCSHIM_COUNT="$tmp/count" \
+		${ALLOCFAIL_WHERE:+ALLOCSHIM_TRACE="$tmp/trace"} \
 		LD_PRELOAD="$shim" "$PATCHSITE_PLAIN" $cmd >"$tmp/out" 2>"$tmp/err")
 	rc=$?
 }
@@ -195,6 +206,7 @@ alloc_case() {
 		if [ -n "$why" ]; then
 			nbad=$((nbad + 1))
 			echo "N=$n ($(cat "$tmp/log" 2>/dev/null | tr '\n' ' ')): $why" >>"$tmp/bad"
+			[ -n "${ALLOCFAIL_WHERE:-}" ] && [ -s "$tmp/trace" ] && where >>"$tmp/bad"
 		fi
 		n=$((n + step))
 	done
