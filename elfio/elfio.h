@@ -203,6 +203,14 @@ void elfio_error(const char *path, const char *fmt, ...) __attribute__((format(p
 unsigned long elfio_errors_reported(void);
 /* Same, but for the image e (honours ELFIO_QUIET). */
 void elfio_err(const struct elfio *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * After a libelf call failed (errno cleared before it): "out of memory for
+ * WHAT" and -ENOMEM if an allocation failed (errno ENOMEM; libelf's own
+ * message does not say what the memory was for), else "FMT...: libelf's
+ * reason" and -EINVAL.
+ */
+int elfio_elf_err(const struct elfio *e, const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* --- Writing ------------------------------------------------------------- */
 

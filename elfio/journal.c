@@ -222,7 +222,7 @@ int elfio_journal_recover(const char *path, bool quiet)
 
 	if (!jpath) {
 		ret = -ENOMEM;
-		what = "out of memory";
+		what = "the name of the journal";
 		goto out;
 	}
 	if (access(jpath, F_OK) < 0) {
@@ -274,7 +274,7 @@ int elfio_journal_recover(const char *path, bool quiet)
 		buf = malloc(len ? len : 1);
 		if (!buf) {
 			ret = -ENOMEM;
-			what = "out of memory for the journal of an interrupted write";
+			what = "the journal of an interrupted write";
 			goto out;
 		}
 		ret = pread_all(jfd, buf, len, 0);
@@ -295,7 +295,8 @@ int elfio_journal_recover(const char *path, bool quiet)
 		bool match;
 		ret = journal_matches(&v, ifd, &match);
 		if (ret) {
-			what = "cannot read the image to roll back its journal";
+			what = ret == -ENOMEM ? "the image's bytes under an interrupted write's journal"
+					      : "cannot read the image to roll back its journal";
 			goto out;
 		}
 		if (match) {
@@ -315,7 +316,9 @@ int elfio_journal_recover(const char *path, bool quiet)
 	if (whole && (v.flags & JF_FSYNC))
 		sync_dir_of(jpath);	/* best effort: the image is already whole */
 out:
-	if (what && !quiet)
+	if (what && !quiet && ret == -ENOMEM)
+		elfio_error(path, "out of memory for %s", what);
+	else if (what && !quiet)
 		elfio_error(path, "%s (%s): %s", what, jpath ? jpath : "journal", strerror(-ret));
 	free(buf);
 	if (jfd >= 0)
@@ -474,12 +477,10 @@ static int write_ranges(int fd, const struct range *rv, size_t n, bool new)
 /* Do the ranges read back as written?  (The caller's check then reads them as ELF.) */
 static int ranges_read_back(int fd, const struct range *rv, size_t n)
 {
-	size_t cap = 1 << 16;
-	uint8_t *b = malloc(cap);
+	uint8_t b[1 << 16];	/* on the stack: no allocation between write and commit */
+	size_t cap = sizeof(b);
 	int ret = 0;
 
-	if (!b)
-		return -ENOMEM;
 	for (size_t i = 0; !ret && i < n; i++) {
 		for (size_t at = 0; !ret && at < rv[i].len; at += cap) {
 			size_t len = rv[i].len - at < cap ? rv[i].len - at : cap;
@@ -488,7 +489,6 @@ static int ranges_read_back(int fd, const struct range *rv, size_t n)
 				ret = -EIO;
 		}
 	}
-	free(b);
 	return ret;
 }
 
@@ -512,7 +512,7 @@ int elfio_write_in_place(struct elfio *e, const struct elfio_edits *ed, unsigned
 	}
 	jpath = elfio_journal_path(path);
 	if (!jpath) {
-		elfio_err(e, "out of memory");
+		elfio_err(e, "out of memory for the name of the journal");
 		return -ENOMEM;
 	}
 	fd = open(path, O_RDWR | O_CLOEXEC);
@@ -541,7 +541,7 @@ int elfio_write_in_place(struct elfio *e, const struct elfio_edits *ed, unsigned
 	}
 	ret = build_journal(fd, &st, flags, ed, &rv, &n, &jbuf, &jlen);
 	if (ret) {
-		what = "cannot build the journal";
+		what = ret == -ENOMEM ? "out of memory for the journal" : "cannot build the journal";
 		goto fail;
 	}
 	if (!n)
@@ -613,7 +613,11 @@ fail:
 		kept = true;
 	if (journal_made && !kept && unlink(jpath) < 0 && errno != ENOENT)
 		kept = true;
-	if (!bad)
+	if (!bad && ret == -ENOMEM)	/* what says it */
+		elfio_error(path, "%s%s", what,
+			    kept ? "; the next patchsite command on it rolls it back" :
+			    image_touched ? "; rolled back" : "; nothing written");
+	else if (!bad)
 		elfio_error(path, "%s: %s%s", what, strerror(-ret),
 			    kept ? "; the next patchsite command on it rolls it back" :
 			    image_touched ? "; rolled back" : "; nothing written");

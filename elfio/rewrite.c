@@ -247,6 +247,11 @@ static int build_rel(struct elfio_rw *w, Elf *out)
 	GElf_Ehdr eh = *elfio_ehdr(w->e);
 	size_t shstrndx;
 
+	/*
+	 * errno: libelf's allocations set it when they fail, and elf_newscn
+	 * hands back a section without a header when its header's failed.
+	 */
+	errno = 0;
 	if (!gelf_newehdr(out, ELFCLASS64) || elf_getshdrstrndx(in, &shstrndx))
 		goto libelf_err;
 	for (size_t i = 1; i < w->nsec; i++) {
@@ -257,7 +262,7 @@ static int build_rel(struct elfio_rw *w, Elf *out)
 
 		/* the live header unless replaced: it agrees with the data libelf
 		   hands back (a section decompressed in place says so) */
-		if (!is || !os || !gelf_getshdr(is, &sh))
+		if (!is || !os || errno == ENOMEM || !gelf_getshdr(is, &sh))
 			goto libelf_err;
 		if (rs->shdr_set)
 			sh = rs->shdr;
@@ -271,7 +276,7 @@ static int build_rel(struct elfio_rw *w, Elf *out)
 			return -EINVAL;
 		}
 		od = elf_newdata(os);
-		if (!od)
+		if (!od || errno == ENOMEM)
 			goto libelf_err;
 		if (id) {
 			od->d_type = id->d_type;
@@ -307,12 +312,11 @@ static int build_rel(struct elfio_rw *w, Elf *out)
 	} else {
 		eh.e_shstrndx = (Elf64_Half)shstrndx;
 	}
-	if (!gelf_update_ehdr(out, &eh) || elf_update(out, ELF_C_WRITE) < 0)
+	if (!gelf_update_ehdr(out, &eh) || elf_update(out, ELF_C_WRITE) < 0 || errno == ENOMEM)
 		goto libelf_err;
 	return 0;
 libelf_err:
-	elfio_err(w->e, "cannot build the output: %s", elf_errmsg(-1));
-	return -EINVAL;
+	return elfio_elf_err(w->e, "the output object", "cannot build the output");
 }
 
 static int commit_rel(struct elfio_rw *w, const char *out_path, const struct elfio_write_check *chk)
@@ -327,10 +331,10 @@ static int commit_rel(struct elfio_rw *w, const char *out_path, const struct elf
 		elfio_error(out_path, "memfd_create: %s", strerror(errno));
 		return -errno;
 	}
+	errno = 0;
 	out = elf_begin(fd, ELF_C_WRITE, NULL);
 	if (!out) {
-		elfio_error(out_path, "elf_begin: %s", elf_errmsg(-1));
-		ret = -EINVAL;
+		ret = elfio_elf_err(w->e, "libelf's descriptor of the output", "elf_begin");
 		goto out;
 	}
 	ret = build_rel(w, out);

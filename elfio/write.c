@@ -92,6 +92,15 @@ static int write_all(int fd, const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+/* open_temp() failed: say why, in the one line */
+static void temp_error(const char *out_path, int err)
+{
+	if (err == -ENOMEM)
+		elfio_error(out_path, "out of memory for the name of a temporary file");
+	else
+		elfio_error(out_path, "cannot create a temporary file: %s", strerror(-err));
+}
+
 /* Open a temporary file beside out_path; *tmp receives its malloc'd name. */
 static int open_temp(const char *out_path, char **tmp)
 {
@@ -182,7 +191,7 @@ int elfio_write_file_atomic_check(const char *out_path, const void *buf, size_t 
 	int ret;
 
 	if (fd < 0) {
-		elfio_error(out_path, "cannot create a temporary file: %s", strerror(-fd));
+		temp_error(out_path, fd);
 		return fd;
 	}
 	ret = write_all(fd, buf, len, 0);
@@ -273,7 +282,7 @@ int elfio_write_edited_check(struct elfio *e, const struct elfio_edits *ed, cons
 	}
 	int fd = open_temp(out_path, &tmp);
 	if (fd < 0) {
-		elfio_error(out_path, "cannot create a temporary file: %s", strerror(-fd));
+		temp_error(out_path, fd);
 		close(in);
 		return fd;
 	}

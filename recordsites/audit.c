@@ -496,16 +496,18 @@ void audit_free(struct audit *a)
 
 int audit_print(struct record *r, const struct audit *a, bool json, FILE *o)
 {
-	char addr[256], fn[512], lay[1024], cu[512];
+	char addr[256], fn[512], lay[1024], cu[512], desc[1024];
 
+	/* before anything is printed: it may run out of memory */
+	if (record_describe(r, desc, sizeof(desc)))
+		return -ENOMEM;
 	if (json) {
 		fprintf(o, "{\"schema\":%d,\"machine\":\"%s\",\"site_count\":%zu,\"layout\":",
 			RECORD_JSON_SCHEMA, r->arch->name, r->nsites);
 		record_describe_layout(r, &r->ev.main, lay, sizeof(lay));
 		record_json_string(o, lay);
 		fputs(",\"evidence\":", o);
-		record_describe(r, lay, sizeof(lay));
-		record_json_string(o, lay);
+		record_json_string(o, desc);
 		fputs(",\"tables\":[", o);
 		for (size_t t = 0; t < r->ntables; t++) {
 			size_t nonzero = 0;
@@ -550,8 +552,7 @@ int audit_print(struct record *r, const struct audit *a, bool json, FILE *o)
 		return 0;
 	}
 
-	record_describe(r, lay, sizeof(lay));
-	fprintf(o, "%s\n", lay);
+	fprintf(o, "%s\n", desc);
 	for (size_t i = 0; i < a->n; i++) {
 		const struct finding *f = &a->v[i];
 		record_text_addr(r, f->addr, addr, sizeof(addr));

@@ -1301,7 +1301,7 @@ static void describe_evidence(const struct record *r, char *buf, size_t len)
 	}
 }
 
-void record_describe(struct record *r, char *buf, size_t len)
+int record_describe(struct record *r, char *buf, size_t len)
 {
 	char lay[192], ev[256], tab[256] = "";
 	const struct site_table *t = record_table_under_test(r);
@@ -1311,18 +1311,18 @@ void record_describe(struct record *r, char *buf, size_t len)
 	if (t) {
 		size_t nonzero = 0, listed = 0, stale = 0;
 		uint64_t *vals = malloc((t->count ? t->count : 1) * sizeof(*vals));
-		bool counted = vals != NULL;
+		if (!vals) {
+			elfio_err(r->e, "out of memory for sorting the %zu entries of table '%s'",
+				  t->count, t->name);
+			return -ENOMEM;
+		}
 		for (size_t i = 0; i < t->count; i++) {
 			uint64_t val = t->entries[i].value;
 			if (!val)
 				continue;
-			if (vals)
-				vals[nonzero] = val;
-			else if (record_find(r, val) < 0)
-				stale++;
-			nonzero++;
+			vals[nonzero++] = val;
 		}
-		if (vals) {
+		{
 			bool sorted = true;
 			for (size_t i = 1; i < nonzero && sorted; i++)
 				sorted = vals[i - 1] <= vals[i];
@@ -1345,9 +1345,6 @@ void record_describe(struct record *r, char *buf, size_t len)
 		if (!nonzero)
 			snprintf(tab, sizeof(tab), "; table '%s': all %zu slots are zero", t->name,
 				 t->count);
-		else if (!counted)
-			snprintf(tab, sizeof(tab), "; table '%s': %zu of %zu entries are not sites",
-				 t->name, stale, nonzero);
 		else if (!stale && listed == r->nsites)
 			snprintf(tab, sizeof(tab), "; table '%s' agrees (%zu entries)", t->name,
 				 nonzero);
@@ -1382,4 +1379,5 @@ void record_describe(struct record *r, char *buf, size_t len)
 		snprintf(others + ol, sizeof(others) - ol, ")");
 	snprintf(buf, len, "%s %s: %zu sites: %s%s, %s%s", r->arch->name,
 		 elfio_is_rel(r->e) ? "object" : "image", r->nsites, lay, others, ev, tab);
+	return 0;
 }

@@ -1545,8 +1545,21 @@ static int sites_from_decodes(struct record *r)
 	return 0;
 }
 
+/*
+ * A step of record_scan() ran out of memory where nothing below said so:
+ * say what the memory was for, in the one line.
+ */
+static int oom_for(const struct elfio *e, unsigned long before, int ret, const char *what)
+{
+	if (ret == -ENOMEM && elfio_errors_reported() == before)
+		elfio_err(e, "out of memory for %s", what);
+	return ret;
+}
+
 int record_scan(struct elfio *e, const struct record_options *o, struct record **out)
 {
+	unsigned long before = elfio_errors_reported();
+	const char *what = "the record of the image";
 	struct record *r;
 	struct cand c = { 0 };
 	const struct elfio_symbol *const *f;
@@ -1575,15 +1588,15 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 	r->align = o->align ? o->align : 8;
 	r->priv->nop_unit = r->arch->nop_unit(elfio_ehdr(e)->e_flags);
 
-	ret = elfio_functions(e, &f, &nf);
+	ret = oom_for(e, before, elfio_functions(e, &f, &nf), "the index of function symbols");
 	if (ret)
 		goto err;
 	r->has_symbols = nf > 0;
 
 	ret = elfio_is_rel(e) ? collect_targets_rel(r) : collect_targets_linked(r);
-	if (ret)
+	if (oom_for(e, before, ret, "the mcount and __fentry__ call targets"))
 		goto err;
-	ret = collect_tables(r);
+	ret = oom_for(e, before, collect_tables(r), "the tables of patch sites in the image");
 	if (ret)
 		goto err;
 	/*
@@ -1609,6 +1622,7 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 		r->priv->entry_only &= r->priv->slots[i].entry;
 
 	if (elfio_is_rel(e)) {
+		what = "the layout of the patch sites";
 		if (elfio_grow(&r->priv->layouts, &r->priv->layouts_cap, 1,
 			       sizeof(*r->priv->layouts)))
 			goto oom_err;
@@ -1616,10 +1630,11 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 		r->priv->nlayouts = 1;
 		detect_object(r, o);
 	} else {
+		what = "the calls found in the code";
 		ret = sweep_calls(r);
 		if (ret)
 			goto oom_err;
-		ret = rs_establish_layout(r, o);
+		ret = oom_for(e, before, rs_establish_layout(r, o), "the layout of the patch sites");
 		if (ret)
 			goto err;
 		if (r->has_calls && (r->arch->policy & ARCH_POLICY_PFE_IS_PADDING))
@@ -1627,6 +1642,7 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 	}
 
 	if (!elfio_is_rel(e) && r->has_symbols) {
+		what = "the patch sites";
 		ret = sites_from_decodes(r);
 		if (ret)
 			goto oom_err;
@@ -1635,6 +1651,7 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 		*out = r;
 		return 0;
 	}
+	what = "the candidate patch sites";
 	ret = gather(r, o, &c);
 	if (ret)
 		goto oom_err;
@@ -1642,6 +1659,7 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 	if (ret)
 		goto oom_err;
 
+	what = "the patch sites";
 	r->sites = elfio_calloc(c.n ? c.n : 1, sizeof(*r->sites));
 	if (!r->sites)
 		goto oom_err;
@@ -1672,16 +1690,15 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 	*out = r;
 	return 0;
 oom_err:
-	if (ret == -ENOMEM || !ret) {
-		elfio_err(e, "out of memory while recording patch sites");
+	if (!ret)
 		ret = -ENOMEM;
-	}
+	oom_for(e, before, ret, what);
 err:
 	elfio_free(c.v);
 	record_free(r);
 	return ret;
 oom:
-	elfio_err(e, "out of memory while recording patch sites");
+	oom_for(e, before, -ENOMEM, what);
 	return -ENOMEM;
 }
 

@@ -164,7 +164,7 @@ void record_describe_layout(const struct record *r, const struct layout *l, char
  * One line for people: how the layout was established, and whether the
  * table under test agrees with the sites (no trailing newline).
  */
-void record_describe(struct record *r, char *buf, size_t len);
+int record_describe(struct record *r, char *buf, size_t len);	/* 0 or -ENOMEM, said */
 
 /* --- Output ------------------------------------------------------------- */
 

@@ -262,7 +262,7 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 	}
 	if (!(v = calloc(total, sizeof(*v)))) {
 		err = -ENOMEM;
-		elfio_err(e, "out of memory");
+		elfio_err(e, "out of memory for %zu CALL_OPS sites", total);
 		goto out;
 	}
 	for (size_t i = 0; i < r->nsites; i++) {
@@ -340,7 +340,7 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 
 	if (!(seg = calloc(1, seg_size))) {
 		err = -ENOMEM;
-		elfio_err(e, "out of memory");
+		elfio_err(e, "out of memory for the new segment (%zu bytes)", (size_t)seg_size);
 		goto out;
 	}
 

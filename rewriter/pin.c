@@ -224,8 +224,10 @@ int pin_objects(const char *const *paths, size_t n, const struct pin_options *o,
 	for (const char **p = o->extra_points; p && *p; p++)
 		nextra++;
 	seen = calloc(nextra + 1, sizeof(*seen));
-	if (!seen)
+	if (!seen) {
+		elfio_error(n ? paths[0] : "patchsite", "out of memory for the list of patch points");
 		return -ENOMEM;
+	}
 
 	for (size_t i = 0; i < n && !ret; i++)
 		ret = pin_path(paths[i], o, rep, seen, 0);

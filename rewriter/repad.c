@@ -1255,8 +1255,9 @@ static int load_input(struct repad *rp)
 		return -ENOMEM;
 	for (size_t i = 1; i < rp->nsec; i++)
 		rp->shdr[i] = elfio_section(rp->e, i)->shdr;
-	if (elfio_symbols(rp->e, &st))
-		return -EINVAL;
+	int ret = elfio_symbols(rp->e, &st);
+	if (ret)
+		return ret;
 	if (st) {
 		rp->symtab = st;
 		rp->symtab_index = st->shndx;
@@ -1269,28 +1270,32 @@ static int load_input(struct repad *rp)
 	return rp->g ? 0 : -ENOMEM;
 }
 
-/* The plan: insertion points, the DWARF's, and what the map needs. */
-static int make_plan(struct repad *rp)
+/* The plan: insertion points, the DWARF's, and what the map needs (*what: the step). */
+static int make_plan(struct repad *rp, const char **what)
 {
-	int ret = 0;
+	int ret;
 
-	if (rp->arch->align_target)
-		ret = scan_relax(rp);
-	if (!ret)
-		ret = choose_points(rp);
-	if (!ret)
-		ret = dwarf_fixups(rp);
-	if (!ret)
-		ret = load_relocated(rp);
-	if (!ret)
-		ret = mapping_symbols(rp);
-	return ret;
+	*what = "the alignment relocations";
+	if (rp->arch->align_target && (ret = scan_relax(rp)))
+		return ret;
+	*what = "the insertion points";
+	if ((ret = choose_points(rp)))
+		return ret;
+	*what = "the DWARF's insertion points and new contents";
+	if ((ret = dwarf_fixups(rp)))
+		return ret;
+	*what = "the relocations to move";
+	if ((ret = load_relocated(rp)))
+		return ret;
+	*what = "the mapping symbols";
+	return mapping_symbols(rp);
 }
 
 int repad_object(const char *in, const char *out, struct repad_report *rep)
 {
 	struct repad rp = { .path = in, .rep = rep };
 	unsigned long errors = elfio_errors_reported();
+	const char *what = "the object's section headers and symbols";
 	int ret;
 
 	memset(rep, 0, sizeof(*rep));
@@ -1316,7 +1321,7 @@ int repad_object(const char *in, const char *out, struct repad_report *rep)
 	}
 	ret = load_input(&rp);
 	if (!ret)
-		ret = make_plan(&rp);
+		ret = make_plan(&rp, &what);
 	if (!ret && !plan_changes(&rp)) {
 		/*
 		 * Nothing to pad or realign (most assembly files, any object
@@ -1324,8 +1329,10 @@ int repad_object(const char *in, const char *out, struct repad_report *rep)
 		 * libelf's layout of it, and in place nothing is written at all,
 		 * so that make sees the object as it was.
 		 */
+		what = "a copy of the object";
 		ret = same_file(in, out) ? 0 : copy_input(&rp, out);
 	} else if (!ret) {
+		what = "the repadded object";
 		ret = rewrite(&rp, out);
 		if (ret)
 			memset(rep, 0, sizeof(*rep));
@@ -1337,8 +1344,10 @@ out:
 	free(rp.g);
 	free(rp.shdr);
 	elfio_close(rp.e);
-	/* the paths that only return -ENOMEM: say it once, here */
-	if (ret && elfio_errors_reported() == errors)
+	/* the paths that only return -ENOMEM: say it once, here, and what for */
+	if (ret == -ENOMEM && elfio_errors_reported() == errors)
+		elfio_error(in, "out of memory for %s", what);
+	else if (ret && elfio_errors_reported() == errors)
 		elfio_error(in, "cannot repad: %s", strerror(-ret));
 	return ret;
 }

@@ -133,9 +133,10 @@ want() { [ -z "$only" ] || case ",$only," in *",$1,"*) return 0 ;; esac; [ -z "$
 
 # the patchsite functions in the failed allocation's backtrace (ALLOCFAIL_WHERE)
 where() {
-	sed -n 's/.*patchsite(+\(0x[0-9a-f]*\)).*/\1/p' "$tmp/trace" | head -n 4 |
+	sed -n 's/.*patchsite(+\(0x[0-9a-f]*\)).*/\1/p' "$tmp/trace" | head -n 8 |
 		while read -r a; do printf '0x%x\n' $((a - 1)); done |
-		addr2line -e "$PATCHSITE_PLAIN" -f -s | paste -d' ' - - | tr '\n' '<' | sed 's/^/      at /; s/<$/\n/'
+		addr2line -e "$PATCHSITE_PLAIN" -f -s | paste -d' ' - - | grep -v ' mem\.c:' | head -n 4 |
+		tr '\n' '<' | sed 's/^/      at /; s/<$/\n/'
 }
 
 # one run in a fresh copy of the pristine directory; sets rc
