@@ -84,6 +84,7 @@ e2e: san all fixtures
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/cli.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite PATCHSITE_PLAIN=$(CURDIR)/patchsite \
 		sh tests/e2e/hostile.sh
+	PATCHSITE_PLAIN=$(CURDIR)/patchsite sh tests/e2e/allocfail.sh
 
 # libFuzzer harnesses for every reader (make check replays their corpora and
 # fuzzes each for 3 s with a fixed seed: tests/e2e/hostile.sh)
