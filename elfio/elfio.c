@@ -375,7 +375,8 @@ static int load_sections(struct elfio *e)
 
 	errno = 0;
 	if (elf_getshdrnum(e->elf, &e->nsec) < 0) {
-		return elfio_elf_err(e, "the section headers", "cannot read the section header table");
+		return elfio_elf_err(e, "the section headers",
+				     "cannot read the section header table");
 	}
 	/* libelf counts no sections when their table is not in the file */
 	if (e->nsec == 0 && e->ehdr.e_shoff && e->ehdr.e_shoff >= e->file_size) {
@@ -405,7 +406,8 @@ static int load_sections(struct elfio *e)
 	}
 	errno = 0;
 	if (elf_getshdrstrndx(e->elf, &shstrndx) < 0) {
-		return elfio_elf_err(e, "the section headers", "cannot find the section name table");
+		return elfio_elf_err(e, "the section headers",
+				     "cannot find the section name table");
 	}
 	if (shstrndx == SHN_UNDEF || shstrndx >= e->nsec) {
 		elfio_err(e, "bad section name table index %zu", shstrndx);
@@ -425,7 +427,8 @@ static int load_sections(struct elfio *e)
 		errno = 0;
 		s->scn = elf_getscn(e->elf, i);
 		if (!s->scn || !gelf_getshdr(s->scn, &s->shdr)) {
-			return elfio_elf_err(e, "the section headers", "cannot read section header %zu", i);
+			return elfio_elf_err(e, "the section headers",
+					     "cannot read section header %zu", i);
 		}
 		if (s->shdr.sh_type != SHT_NOBITS && s->shdr.sh_type != SHT_NULL &&
 		    check_range(e, s->shdr.sh_offset, s->shdr.sh_size)) {
@@ -798,8 +801,8 @@ int elfio_section_data(struct elfio *e, struct elfio_section *s)
 		/* libelf inflates into its own buffer and updates the header. */
 		errno = 0;
 		if (elf_compress(s->scn, 0, 0) < 0) {
-			return elfio_elf_err(e, "a decompressed section", "section '%s': cannot decompress",
-				      s->name);
+			return elfio_elf_err(e, "a decompressed section",
+					     "section '%s': cannot decompress", s->name);
 		}
 		if (!gelf_getshdr(s->scn, &s->shdr)) {
 			return elfio_elf_err(e, "a section header", "section '%s'", s->name);
@@ -813,7 +816,8 @@ int elfio_section_data(struct elfio *e, struct elfio_section *s)
 	Elf_Data *d = (s->shdr.sh_flags & SHF_COMPRESSED) ? elf_getdata(s->scn, NULL)
 							  : elf_rawdata(s->scn, NULL);
 	if (!d && s->shdr.sh_size) {
-		return elfio_elf_err(e, "a section's contents", "section '%s': cannot read", s->name);
+		return elfio_elf_err(e, "a section's contents", "section '%s': cannot read",
+				     s->name);
 	}
 	s->data = d ? d->d_buf : NULL;
 	s->size = d ? d->d_size : 0;
@@ -1097,7 +1101,8 @@ int elfio_symtab_by_index(struct elfio *e, size_t shndx, const struct elfio_symt
 		e->tabs = calloc(e->nsec, sizeof(*e->tabs));
 		e->tab_of = calloc(e->nsec, sizeof(*e->tab_of));
 		if (!e->tabs || !e->tab_of) {
-			elfio_err(e, "out of memory for the symbol tables of %zu sections", e->nsec);
+			elfio_err(e, "out of memory for the symbol tables of %zu sections",
+				  e->nsec);
 			return -ENOMEM;
 		}
 	}
@@ -1375,7 +1380,8 @@ int elfio_relas_raw(struct elfio *e, struct elfio_section *rel, const uint8_t **
 	errno = 0;
 	d = elf_getdata(rel->scn, NULL);
 	if (!d && n) {
-		return elfio_elf_err(e, "a relocation section", "relocation section '%s'", rel->name);
+		return elfio_elf_err(e, "a relocation section", "relocation section '%s'",
+				     rel->name);
 	}
 	if (d && d->d_size < n * sizeof(Elf64_Rela)) {
 		elfio_err(e, "relocation section '%s' is truncated", rel->name);

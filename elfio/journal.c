@@ -295,8 +295,9 @@ int elfio_journal_recover(const char *path, bool quiet)
 		bool match;
 		ret = journal_matches(&v, ifd, &match);
 		if (ret) {
-			what = ret == -ENOMEM ? "the image's bytes under an interrupted write's journal"
-					      : "cannot read the image to roll back its journal";
+			what = ret == -ENOMEM ?
+			       "the image's bytes under an interrupted write's journal" :
+			       "cannot read the image to roll back its journal";
 			goto out;
 		}
 		if (match) {
@@ -541,7 +542,8 @@ int elfio_write_in_place(struct elfio *e, const struct elfio_edits *ed, unsigned
 	}
 	ret = build_journal(fd, &st, flags, ed, &rv, &n, &jbuf, &jlen);
 	if (ret) {
-		what = ret == -ENOMEM ? "out of memory for the journal" : "cannot build the journal";
+		what = ret == -ENOMEM ? "out of memory for the journal" :
+		       "cannot build the journal";
 		goto fail;
 	}
 	if (!n)

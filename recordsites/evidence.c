@@ -1322,26 +1322,23 @@ int record_describe(struct record *r, char *buf, size_t len)
 				continue;
 			vals[nonzero++] = val;
 		}
-		{
-			bool sorted = true;
-			for (size_t i = 1; i < nonzero && sorted; i++)
-				sorted = vals[i - 1] <= vals[i];
-			if (!sorted)	/* the kernel's own table is sorted already */
-				qsort(vals, nonzero, sizeof(*vals), cmp_u64);
-			/* both ascending: one walk */
-			stale = 0;
-			for (size_t i = 0, k = 0; i < nonzero; i++) {
-				while (k < r->nsites && r->sites[k].addr < vals[i])
-					k++;
-				if (k < r->nsites && r->sites[k].addr == vals[i]) {
-					if (!i || vals[i - 1] != vals[i])
-						listed++;
-				} else {
-					stale++;
-				}
+		bool sorted = true;
+		for (size_t i = 1; i < nonzero && sorted; i++)
+			sorted = vals[i - 1] <= vals[i];
+		if (!sorted)	/* the kernel's own table is sorted already */
+			qsort(vals, nonzero, sizeof(*vals), cmp_u64);
+		/* both ascending: one walk */
+		for (size_t i = 0, k = 0; i < nonzero; i++) {
+			while (k < r->nsites && r->sites[k].addr < vals[i])
+				k++;
+			if (k < r->nsites && r->sites[k].addr == vals[i]) {
+				if (!i || vals[i - 1] != vals[i])
+					listed++;
+			} else {
+				stale++;
 			}
-			free(vals);
 		}
+		free(vals);
 		if (!nonzero)
 			snprintf(tab, sizeof(tab), "; table '%s': all %zu slots are zero", t->name,
 				 t->count);
