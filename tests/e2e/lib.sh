@@ -8,6 +8,7 @@
 # `N passed, M failed`):
 #   ok NAME                 a passed check
 #   not_ok NAME [FILE]      a failed check; FILE's first 25 lines as detail
+#                           (ps_detail=tail: its last 25, as tests/kernel sets)
 #   notok NAME [FILE]       the same
 #   check NAME CMD...       ok if CMD exits 0, else not_ok with its output
 #   note TEXT...            a `# TEXT` line
@@ -23,8 +24,8 @@
 # stderr in $ps_err; sets $ps_rc to its exit status.  STATUS is what it must
 # exit with: a number, or a case pattern such as '[12]' (never '*').  When
 # the status is not STATUS, ps_run writes the command, the status and the
-# first lines of stderr to $ps_msg and returns 1, so the caller's check
-# fails with that detail:
+# first lines of stderr to $ps_msg (emptied at each run) and returns 1, so
+# the caller's check fails with that detail:
 #
 #   if ps_run 0 "$t/list" -- record "$img" && same_sorted "$t/list" "$t/want"; then
 #           ok NAME
@@ -61,11 +62,13 @@ ok() {
 	echo "ok - $1"
 }
 
+ps_detail=head	# not_ok shows the first 25 lines of its FILE; `tail`: the last 25
+
 not_ok() { # not_ok NAME [FILE-WITH-DETAILS]
 	fail=$((fail + 1))
 	echo "not ok - $1"
 	if [ $# -gt 1 ] && [ -s "$2" ]; then
-		head -n 25 "$2" | sed 's/^/#   /'
+		"$ps_detail" -n 25 "$2" | sed 's/^/#   /'
 	fi
 }
 
@@ -94,6 +97,7 @@ ps_run() {
 		echo "ps_run: ps_init was not called" >&2
 		exit 99
 	fi
+	: >"$ps_msg"
 	_ps_bin=${PATCHSITE:-}
 	_ps_cd=
 	_ps_wrap=

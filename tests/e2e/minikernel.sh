@@ -167,13 +167,15 @@ values() { "$py" "$mkelf" values "$1"; }
 # inplace NAME IMAGE [LINES] [OPTIONS...]: `record --in-place OPTIONS IMAGE`
 # exits 0 with LINES lines on stderr (default 0: silent on success; 1: the
 # report that --verbose asks for), stderr in $ps_err; a failed check (and
-# status 1) when not, so that nothing reads IMAGE after a failed run
+# status 1) when not, and IMAGE emptied after a failed run, so that every
+# check that reads it fails
 inplace() {
 	_ip_name=$1 _ip_img=$2 _ip_lines=${3:-0}
 	shift 2
 	[ $# -gt 0 ] && shift
 	if ! ps_run 0 /dev/null -- record --in-place "$@" "$_ip_img"; then
 		not_ok "$_ip_name" "$ps_msg"
+		: >"$_ip_img" # what reads the image after the failed run fails
 		return 1
 	fi
 	if [ "$(wc -l <"$ps_err")" -eq "$_ip_lines" ]; then
@@ -214,12 +216,27 @@ idempotent() {
 audit_rc() {
 	_img=$1 _want=$2 _name=$3
 	shift 3
-	if ps_run -e "$tmp/audit.out" "$_want" "$tmp/audit.out" -- audit "$@" "$_img"; then
-		ok "$_name"
-	else
+	if ! ps_run -e "$tmp/audit.out" "$_want" "$tmp/audit.out" -- audit "$@" "$_img"; then
 		cat "$tmp/audit.out" >>"$ps_msg"
 		not_ok "$_name" "$ps_msg"
+	elif audit_says "$_want" "$tmp/audit.out" "$_img"; then
+		ok "$_name"
+	else
+		{ echo "exit $_want, and the output does not say so:"; cat "$tmp/audit.out"; } >"$ps_msg"
+		not_ok "$_name" "$ps_msg"
 	fi
+}
+
+# audit_says STATUS OUT IMAGE: the output agrees with the status: 0, a
+# summary of zeros; 1, a summary that counts findings; 2, one line naming
+# the image
+audit_says() {
+	case $1 in
+	0) grep -qx 'summary: 0 misaligned, 0 stale, 0 missing, 0 duplicate, 0 short, 0 unsorted, 0 shifted' "$2" ;;
+	1) grep -q '^summary: .* [1-9][0-9]* ' "$2" ;;
+	2) [ "$(wc -l <"$2")" -eq 1 ] && grep -q "^patchsite: $3: " "$2" ;;
+	*) false ;;
+	esac
 }
 
 # too_small IMAGE NAME: `record --in-place` into a region with fewer slots
@@ -364,13 +381,15 @@ fi
 cp "$rvimg" "$t/orig"
 if ps_run -e "$t/ip.err" 0 "$t/ip.out" -- record --in-place -v -o "$t/fixed" "$rvimg"; then
 	check "riscv64: record --in-place -v -o: exit 0, one-line report" test "$(wc -l <"$t/ip.err")" -eq 1
+	note "riscv64: $(cat "$t/ip.err")"
+	check "riscv64: record --in-place -o leaves the input untouched" cmp "$t/orig" "$rvimg"
+	check "riscv64: nothing on stdout from record --in-place" test ! -s "$t/ip.out"
 else
 	not_ok "riscv64: record --in-place -v -o: exit 0, one-line report" "$ps_msg"
+	not_ok "riscv64: record --in-place -o leaves the input untouched (not read: the run failed)"
+	not_ok "riscv64: nothing on stdout from record --in-place (not read: the run failed)"
 	: >"$t/fixed" # the checks of its table fail
 fi
-note "riscv64: $(cat "$t/ip.err")"
-check "riscv64: record --in-place -o leaves the input untouched" cmp "$t/orig" "$rvimg"
-check "riscv64: nothing on stdout from record --in-place" test ! -s "$t/ip.out"
 values "$t/fixed" >"$t/fixed.values" 2>&1
 check "riscv64: rewritten table = objdump's jal _mcount sites" same_sorted "$t/fixed.values" "$t/sites"
 check "riscv64: rewritten table is sorted" is_sorted "$t/fixed.values"
