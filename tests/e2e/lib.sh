@@ -15,7 +15,7 @@
 #   finish                  the summary line; exits 0 only if nothing failed
 #
 # Running patchsite: every run goes through ps_run, which asserts the exit
-# status before anything may read the output (tests/e2e/lint-tests.sh
+# status before anything may read the output (tests/e2e/lint-tests.py
 # enforces it):
 #
 #   ps_run [OPTIONS] STATUS OUT -- ARG...
