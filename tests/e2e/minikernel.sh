@@ -62,7 +62,7 @@ ok "patchsite executable"
 # section fails (never a skip).
 arch_var() { make -s -f "$root/fixtures/arches.mk" "print-$1"; }
 arches=$(arch_var ARCHES)
-tools="$py cmp timeout stat nm objcopy"
+tools="$py cmp timeout stat objcopy"
 imgs=""
 for a in $arches; do
 	cross=$(arch_var "CROSS_$a")
