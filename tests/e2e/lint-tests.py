@@ -36,7 +36,20 @@ VAR = r"\$\{?PATCHSITE(?:_PLAIN)?\}?"
 RAW = re.compile(r"(?<!--patchsite )(?<!--patchsite \")(?<!--plain )(?<!--plain \")[\"']?" + VAR +
                  r"[\"']?\s+\\?[\"']?(?:record|audit|repad|pin|embed|arches|help|--?[a-zA-Z]|\\?\$@)")
 LITERAL = re.compile(r"(?:^|[\s;&|(`'\"])(?:\.{0,2}/)?[\w./-]*/patchsite[\"']?\s+(?:record|audit|repad|pin|embed)\b")
+MENTION = re.compile(r"[\"']?" + VAR)
 RUNNER = re.compile(r"\bps_run\b")
+
+
+def command_position(before):
+    """Is what follows `before` a command (after env assignments, timeout,
+    env, exec...)?"""
+    b = before
+    while True:
+        m = re.search(r"(^|\s)(\w+=(?:\"[^\"]*\"|'[^']*'|[^\s\"'()`]*)|\$\{\w+:[-+][^}]*\}|timeout\s+\S+|env|nohup|exec|time|command)\s+$", b)
+        if not m:
+            break
+        b = b[:m.start(2)]
+    return re.search(r"(^|[;&|(!{`]|\$\(|\b(then|do|else|if|elif|while|until)|\bsh -c\s+\")\s*$", b)
 HEREDOC = re.compile(r"<<-?\s*([\"']?)(\w+)\1")
 
 
@@ -117,8 +130,16 @@ def lint_shell(path, rel):
     lines = open(path, encoding="utf-8", errors="replace").read().split("\n")
     stmts = statements(lines)
     for k, (n, text) in enumerate(stmts):
+        starts = set()
         for m in RAW.finditer(text):
-            why = status_use(stmts, k, m.start())
+            if re.search(r"\s--?[A-Za-z][\w-]*\s+$", text[:m.start()]):
+                continue        # the value of another program's option (addr2line -e)
+            starts.add(m.start())
+        for m in MENTION.finditer(text):
+            if command_position(text[:m.start()]) and not any(abs(m.start() - x) <= 1 for x in starts):
+                starts.add(m.start())
+        for pos in sorted(starts):
+            why = status_use(stmts, k, pos)
             found.append("%s:%d: runs patchsite without ps_run%s" %
                          (rel, n, "; " + why if why else ""))
         for m in LITERAL.finditer(text):

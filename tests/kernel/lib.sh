@@ -5,9 +5,7 @@
 # (O=$KERNEL_WORK/riscv, O=$KERNEL_WORK/arm64), so that the riscv and arm64
 # tests share the source and its unpacking, and a rebuild is incremental.
 #
-# Sets PATCHSITE, W, SRC, OUT; provides the harness of tests/e2e/lib.sh
-# (ok, not_ok, check, finish, and ps_run, through which every patchsite run
-# goes, its exit status asserted before its output is read), die, kernel_packages,
+# Sets PATCHSITE, W, SRC, OUT; provides ok/not_ok/die, kernel_packages,
 # kernel_source, kbuild ARCH TARGET..., arm64_config, boot_arm64,
 # x86_config, boot_x86, initramfs, tracefs_check, selftests LOG,
 # reached_init LOG.
@@ -16,6 +14,9 @@ PATCHSITE=$(readlink -f "${PATCHSITE:-./patchsite}")
 W=$(readlink -m "${KERNEL_WORK:-build-kernel}")
 SRC=$W/linux-source-6.12
 OUT=$W/out
+# the harness of tests/e2e/lib.sh: ok, not_ok, check, finish, and ps_run,
+# through which every patchsite run goes, its exit status asserted before
+# its output is read (tests/e2e/lint-tests.py)
 . "$(dirname "${BASH_SOURCE[0]}")/../e2e/lib.sh"
 ps_init "$OUT"
 ps_detail=tail	# a failed check shows the end of its log (a boot's last lines)
