@@ -94,7 +94,10 @@ fixtures: san
 	$(MAKE) -C fixtures/nearmiss
 	$(MAKE) -C fixtures/repad-kernel
 
+# lint-tests.py first: every patchsite run in tests/ goes through ps_run
+# (tests/e2e/lib.sh), its exit status asserted before its output is read
 e2e: san all fixtures
+	python3 tests/e2e/lint-tests.py
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/run.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/minikernel.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite PATCHSITE_PLAIN=$(CURDIR)/patchsite \
