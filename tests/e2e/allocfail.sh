@@ -34,18 +34,12 @@ root=$(cd "$here/../.." && pwd)
 fix=$root/fixtures
 max_runs=${ALLOCFAIL_MAX_RUNS:-400}
 only=${ALLOCFAIL_ONLY:-}
-pass=0
-fail=0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/patchsite-allocfail.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 started=$(date +%s)
 
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-not_ok() {
-	fail=$((fail + 1))
-	echo "not ok - $1"
-	[ $# -gt 1 ] && [ -s "$2" ] && head -n "${ALLOCFAIL_LINES:-25}" "$2" | sed 's/^/#   /'
-}
+. "$here/lib.sh"
+ps_init "$tmp"
 die() { echo "allocfail.sh: $*" >&2; echo "$pass passed, $((fail + 1)) failed"; exit 1; }
 abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
 
@@ -144,10 +138,12 @@ one_run() {
 	rm -rf "$w"
 	cp -R "$tmp/pristine" "$w"
 	rm -f "$tmp/trace"
-	(cd "$w" && env ALLOCSHIM_NTH="$1" ALLOCSHIM_LOG="$tmp/log" ALLOCSHIM_COUNT="$tmp/count" \
-		${ALLOCFAIL_WHERE:+ALLOCSHIM_TRACE="$tmp/trace"} \
-		LD_PRELOAD="$shim" "$PATCHSITE_PLAIN" $cmd >"$tmp/out" 2>"$tmp/err")
-	rc=$?
+	# 0 or 2 are judged by the caller against the counting run; any other
+	# status is a wrong outcome it reports (a signal, a bug)
+	ps_run -P -C "$w" -e "$tmp/err" \
+		-x "env ALLOCSHIM_NTH=$1 ALLOCSHIM_LOG=$tmp/log ALLOCSHIM_COUNT=$tmp/count ${ALLOCFAIL_WHERE:+ALLOCSHIM_TRACE=$tmp/trace} LD_PRELOAD=$shim" \
+		'[02]' "$tmp/out" -- $cmd
+	rc=$ps_rc
 }
 
 # alloc_case NAME SETUP COMMAND...
@@ -233,5 +229,4 @@ alloc_case pin setup_pin pin lib.o
 alloc_case embed setup_embed embed prog -o out
 
 echo "# $(($(date +%s) - started)) s"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish
