@@ -14,7 +14,7 @@ CC        ?= cc
 CFLAGS    ?= -O2 -g
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
              -Wno-missing-field-initializers
-CPPFLAGS  += -D_GNU_SOURCE -DPATCHSITE_VERSION='"$(VERSION)"' -I. -Iarch -Ielfio -Irecordsites -Irewriter -Iruntime -Itests
+CPPFLAGS  += -D_GNU_SOURCE -DPATCHSITE_VERSION='"$(VERSION)"' -I. -Ibase -Iarch -Ielfio -Irecordsites -Irewriter -Iruntime -Itests
 # Nothing here may run a tool that `make deps` installs: make parses this file
 # before deps runs (a fresh machine has no pkg-config).  These are the
 # libraries patchsite calls directly; Debian's pkg-config files add nothing.
@@ -94,7 +94,10 @@ fixtures: san
 	$(MAKE) -C fixtures/nearmiss
 	$(MAKE) -C fixtures/repad-kernel
 
+# lint-tests.py first: every patchsite run in tests/ goes through ps_run
+# (tests/e2e/lib.sh), its exit status asserted before its output is read
 e2e: san all fixtures
+	python3 tests/e2e/lint-tests.py
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/run.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/minikernel.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite PATCHSITE_PLAIN=$(CURDIR)/patchsite \
@@ -109,6 +112,7 @@ e2e: san all fixtures
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/arches.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite PATCHSITE_PLAIN=$(CURDIR)/patchsite \
 		sh tests/e2e/hostile.sh
+	PATCHSITE_PLAIN=$(CURDIR)/patchsite sh tests/e2e/allocfail.sh
 
 # libFuzzer harnesses for every reader (make check replays their corpora and
 # fuzzes each for 3 s with a fixed seed: tests/e2e/hostile.sh)

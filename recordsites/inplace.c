@@ -53,12 +53,6 @@ struct covered {
 	struct elfio_rela cur;
 };
 
-static void le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* Find the .rela.dyn entries that cover the table's slots. */
 static int find_covering(struct record *r, const struct site_table *tb, struct covered *cov)
 {
@@ -123,7 +117,11 @@ static int read_back_in_place(const char *path, void *ctx)
 	relas = slots ? elfio_readback_open(path) : NULL;
 	if (!slots || !relas) {
 		ret = -errno;
-		elfio_error(path, "cannot read back the written table: %s", strerror(-ret));
+		if (ret != -ENOMEM)
+			elfio_error(path, "cannot read back the written table: %s", strerror(-ret));
+		else
+			elfio_error(path, "out of memory for reading back the written table; "
+				    "rolled back");
 		goto out;
 	}
 	for (size_t i = 0; i < tb->count; i++) {
@@ -308,7 +306,7 @@ int record_write_in_place(struct record *r, const struct inplace_options *o, con
 		slot_off[i] = off;
 		elfio_read_u64(r->e, tb->start + 8 * i, &cur);
 		if (cur != content) {
-			le64(b, content);
+			put_le64(b, content);
 			if ((ret = elfio_rw_patch(w, off, b, 8)))
 				goto out;
 		}

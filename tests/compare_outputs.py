@@ -318,6 +318,12 @@ def bytes_diff(pa, pb):
 def compare(old, new):
     """List of (what, detail lines) that differ between two runs."""
     diffs = []
+    # patchsite exits 0, 1 (audit findings) or 2 (bad input): anything else
+    # (a signal, a sanitizer's exit code, a timeout) fails, even when both
+    # binaries do it alike
+    for side, r in (("old", old), ("new", new)):
+        if r["rc"] not in ("0", "1", "2"):
+            diffs.append(("exit status", [f"{side} {r['rc']}: not 0, 1 or 2 (a crash or a hang)"]))
     if old["rc"] != new["rc"]:
         diffs.append(("exit status", [f"old {old['rc']}, new {new['rc']}"]))
     for stream in ("stdout", "stderr"):

@@ -75,18 +75,19 @@ QEMU=${QEMU:-qemu-aarch64}
 SYSROOT=${SYSROOT:-/usr/aarch64-linux-gnu}
 PY=/usr/bin/python3
 
-pass=0
-fail=0
-ok() { echo "ok - $1"; pass=$((pass + 1)); }
-notok() { echo "not ok - $1"; fail=$((fail + 1)); }
-check() { name=$1; shift; if "$@"; then ok "$name"; else notok "$name"; fi; }
+. "$here/lib.sh"
 
+# embed STATUS IN OUT STDOUT STDERR: `patchsite embed IN -o OUT` (or
+# $EMBED IN OUT) must exit STATUS; 1 and $ps_msg when it does not
 embed() {
 	if [ -n "${EMBED:-}" ]; then
-		$EMBED "$1" "$2"
-	else
-		"$PATCHSITE" embed "$1" -o "$2"
+		$EMBED "$2" "$3" >"$4" 2>"$5"
+		ps_rc=$?
+		[ "$ps_rc" -eq "$1" ] && return 0
+		echo "$EMBED $2 $3: exit status $ps_rc, expected $1" | cat - "$5" >"$ps_msg"
+		return 1
 	fi
+	ps_run -e "$5" "$1" "$4" -- embed "$2" -o "$3"
 }
 
 for t in aarch64-linux-gnu-gcc "$OBJDUMP" "$NM" "$STRIP" "$READELF" "$QEMU" eu-elflint "$PY" cc; do
@@ -95,6 +96,7 @@ done
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+ps_init "$work"
 fx=$work/fx
 
 make -s -C "$fix" O="$fx" >"$work/make.log" 2>&1 || { cat "$work/make.log"; notok "build fixtures"; }
@@ -251,12 +253,17 @@ lint() {	# lint NAME IN OUT: no new findings (static glibc has its own)
 
 for p in prog prog-dyn prog-pie prog-spie plain plain-pie; do
 	in=$fx/$p out=$work/$p.emb
-	embed "$in" "$out" >"$work/$p.embed.out" 2>"$work/$p.embed.err"
-	case $p in
-	prog*)	check "$p: embed" sh -c "[ -e '$out' ] && [ ! -s '$work/$p.embed.err' ] &&
-			grep -q 'mis_seven' '$work/$p.embed.out'" ;;
-	*)	check "$p: embed" sh -c "[ -e '$out' ] && [ ! -s '$work/$p.embed.err' ]" ;;
-	esac
+	if ! embed 0 "$in" "$out" "$work/$p.embed.out" "$work/$p.embed.err"; then
+		# every check of the output below fails on its absence
+		rm -f "$out"
+		notok "$p: embed" "$ps_msg"
+	else
+		case $p in
+		prog*)	check "$p: embed" sh -c "[ -e '$out' ] && [ ! -s '$work/$p.embed.err' ] &&
+				grep -q 'mis_seven' '$work/$p.embed.out'" ;;
+		*)	check "$p: embed" sh -c "[ -e '$out' ] && [ ! -s '$work/$p.embed.err' ]" ;;
+		esac
+	fi
 	check "$p: segment" segment "$in" "$out"
 	lint "$p" "$in" "$out"
 	check "$p: layout" layout "$in" "$out"
@@ -321,16 +328,19 @@ PYEOF"
 	esac
 done
 
-embed "$fx/prog-pie" "$work/again.emb" >/dev/null 2>&1
 cp "$fx/prog-pie" "$work/inplace"
-embed "$work/inplace" "$work/inplace" >/dev/null 2>&1
-check "deterministic (and in place)" sh -c "cmp -s '$work/prog-pie.emb' '$work/again.emb' &&
-	cmp -s '$work/prog-pie.emb' '$work/inplace'"
+if embed 0 "$fx/prog-pie" "$work/again.emb" /dev/null /dev/null &&
+	embed 0 "$work/inplace" "$work/inplace" /dev/null /dev/null; then
+	check "deterministic (and in place)" sh -c "cmp -s '$work/prog-pie.emb' '$work/again.emb' &&
+		cmp -s '$work/prog-pie.emb' '$work/inplace'"
+else
+	notok "deterministic (and in place)" "$ps_msg"
+fi
 
 refused() {	# refused NAME IN [PATTERN]
 	rm -f "$work/bad.out"
-	embed "$2" "$work/bad.out" >"$work/bad.stdout" 2>"$work/bad.stderr"
-	rc=$?
+	embed 2 "$2" "$work/bad.out" "$work/bad.stdout" "$work/bad.stderr"
+	rc=$ps_rc
 	check "$1: refused with one line" sh -c "[ $rc -eq 2 ] && [ ! -e '$work/bad.out' ] &&
 		[ \$(wc -l <'$work/bad.stderr') -eq 1 ] && grep -q '^patchsite: $2: ${3:-}' '$work/bad.stderr'"
 }
@@ -343,5 +353,4 @@ refused "bad-x86" "$fx/x86" "embed is not supported on x86_64 (patchsite arches 
 refused "bad-noentries" "$fx/noentries" "no CALL_OPS"
 refused "bad-far (out of BL range)" "$fx/far" ".*out of BL range"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

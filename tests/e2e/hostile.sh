@@ -51,30 +51,16 @@ else
 	py=python3
 fi
 
-pass=0
-fail=0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/patchsite-hostile.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 started=$(date +%s)
+. "$here/lib.sh"
+ps_init "$tmp"
 
-ok() {
-	pass=$((pass + 1))
-	echo "ok - $1"
-}
-
-not_ok() { # not_ok NAME [FILE-WITH-DETAILS]
-	fail=$((fail + 1))
-	echo "not ok - $1"
-	if [ $# -gt 1 ] && [ -s "$2" ]; then
-		head -n 30 "$2" | sed 's/^/#   /'
-	fi
-}
-
-finish() {
-	echo "# hostile.sh: $(($(date +%s) - started)) s"
-	echo "$pass passed, $fail failed"
-	[ "$fail" -eq 0 ]
-	exit $?
+# the harness's summary, after the time the run took
+finish_timed() {
+	note "hostile.sh: $(($(date +%s) - started)) s"
+	finish
 }
 
 want() { # want PART: is this part selected?
@@ -135,13 +121,14 @@ for b in "$PATCHSITE" "$PATCHSITE_PLAIN"; do
 	if [ ! -x "$b" ]; then
 		echo "$b is not an executable: run make san all" >"$tmp/msg"
 		not_ok "patchsite builds" "$tmp/msg"
-		finish
+		finish_timed
 	fi
 done
-if ! nm "$PATCHSITE" 2>/dev/null | grep -q __asan_init; then
+nm "$PATCHSITE" >"$tmp/nm" 2>&1
+if ! grep -q __asan_init "$tmp/nm"; then
 	echo "PATCHSITE=$PATCHSITE is not an AddressSanitizer build" >"$tmp/msg"
 	not_ok "patchsite builds" "$tmp/msg"
-	finish
+	finish_timed
 fi
 ok "patchsite builds (sanitizers: $PATCHSITE, plain: $PATCHSITE_PLAIN)"
 export ASAN_OPTIONS="detect_leaks=1:exitcode=86"
@@ -154,7 +141,7 @@ for f in "$img_inject" "$img_kill" "$fix/x86_64-fentry/exec" "$fix/riscv64-mcoun
 	if [ ! -f "$f" ]; then
 		echo "$f is missing: run make -C fixtures" >"$tmp/msg"
 		not_ok "fixtures built" "$tmp/msg"
-		finish
+		finish_timed
 	fi
 done
 ok "fixtures built"
@@ -229,33 +216,32 @@ summary_line() { # ERRFILE IMAGE: record -v's one report line
 if want scale; then
 	if wait "$scale_pid" && [ -f "$scale_dir/f1m" ]; then
 		img=$scale_dir/f1m
-		/usr/bin/time -f %M -o "$scale_dir/rss" timeout 120 "$PATCHSITE" record -v "$img" \
-			>"$scale_dir/list" 2>"$scale_dir/err"
-		rc=$?
-		n=$(wc -l <"$scale_dir/list")
-		if [ $rc -eq 0 ] && [ "$n" -eq 1000000 ] && summary_line "$scale_dir/err" "$img"; then
+		timed="/usr/bin/time -f %M -o $scale_dir/rss timeout 120"
+		if ! ps_run -x "$timed" -e "$scale_dir/err" 0 "$scale_dir/list" -- record -v "$img"; then
+			not_ok "scale: record of 1,000,000 functions" "$ps_msg"
+		elif n=$(wc -l <"$scale_dir/list") && [ "$n" -eq 1000000 ] &&
+			summary_line "$scale_dir/err" "$img"; then
 			ok "scale: record of 1,000,000 functions finds 1,000,000 sites (sanitizer build, peak RSS $(tail -n 1 "$scale_dir/rss") KB)"
 		else
-			echo "exit $rc, $n sites" | cat - "$scale_dir/err" >"$tmp/msg"
+			echo "$n sites" | cat - "$scale_dir/err" >"$tmp/msg"
 			not_ok "scale: record of 1,000,000 functions" "$tmp/msg"
 		fi
-		/usr/bin/time -f %M -o "$scale_dir/rss" timeout 120 "$PATCHSITE_PLAIN" record \
-			--format=json "$img" >"$scale_dir/json" 2>"$scale_dir/err"
-		rc=$?
-		count=$($py -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["site_count"] if j["site_count"] == len(j["sites"]) else -1)' \
-			"$scale_dir/json" 2>>"$scale_dir/err")
-		if [ $rc -eq 0 ] && [ "$count" = 1000000 ]; then
+		if ! ps_run -P -x "$timed" -e "$scale_dir/err" 0 "$scale_dir/json" -- record --format=json "$img"; then
+			not_ok "scale: record --format=json of 1,000,000 functions" "$ps_msg"
+		elif count=$($py -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["site_count"] if j["site_count"] == len(j["sites"]) else -1)' \
+			"$scale_dir/json" 2>>"$scale_dir/err") && [ "$count" = 1000000 ]; then
 			ok "scale: record --format=json of 1,000,000 functions (plain build, peak RSS $(tail -n 1 "$scale_dir/rss") KB)"
 		else
-			echo "exit $rc, count $count" | cat - "$scale_dir/err" >"$tmp/msg"
+			echo "count $count" | cat - "$scale_dir/err" >"$tmp/msg"
 			not_ok "scale: record --format=json of 1,000,000 functions" "$tmp/msg"
 		fi
-		timeout 120 "$PATCHSITE_PLAIN" audit "$img" >"$scale_dir/audit" 2>"$scale_dir/err"
-		rc=$?
-		if [ $rc -eq 0 ] && tail -n 1 "$scale_dir/audit" | grep -q '^summary: 0 misaligned, 0 stale'; then
+		if ! ps_run -P -x "timeout 120" -e "$scale_dir/err" 0 "$scale_dir/audit" -- audit "$img"; then
+			not_ok "scale: audit of 1,000,000 functions" "$ps_msg"
+		elif tail -n 1 "$scale_dir/audit" >"$scale_dir/audit.last" &&
+			grep -q '^summary: 0 misaligned, 0 stale' "$scale_dir/audit.last"; then
 			ok "scale: audit of 1,000,000 functions is clean"
 		else
-			{ echo "exit $rc"; tail -n 3 "$scale_dir/audit"; cat "$scale_dir/err"; } >"$tmp/msg"
+			{ tail -n 3 "$scale_dir/audit"; cat "$scale_dir/err"; } >"$tmp/msg"
 			not_ok "scale: audit of 1,000,000 functions" "$tmp/msg"
 		fi
 	else
@@ -274,4 +260,4 @@ if want fuzz; then
 	fi
 fi
 
-finish
+finish_timed

@@ -47,27 +47,10 @@ abs() { case $1 in /*) echo "$1" ;; *) echo "$root/$1" ;; esac; }
 PATCHSITE=$(abs "${PATCHSITE:-build-san/patchsite}")
 PATCHSITE_PLAIN=$(abs "${PATCHSITE_PLAIN:-patchsite}")
 
-pass=0
-fail=0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/patchsite-inplace.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
-
-ok() {
-	pass=$((pass + 1))
-	echo "ok - $1"
-}
-not_ok() { # NAME [FILE-WITH-DETAILS]
-	fail=$((fail + 1))
-	echo "not ok - $1"
-	if [ $# -gt 1 ] && [ -s "$2" ]; then
-		head -n 25 "$2" | sed 's/^/#   /'
-	fi
-}
-finish() {
-	echo "$pass passed, $fail failed"
-	[ "$fail" -eq 0 ]
-	exit $?
-}
+. "$here/lib.sh"
+ps_init "$tmp"
 
 for b in "$PATCHSITE" "$PATCHSITE_PLAIN"; do
 	if [ ! -x "$b" ]; then
@@ -128,14 +111,11 @@ for name in x86_64 aarch64 riscv64; do
 		cp "$in" "$img"
 		ln "$img" "$w/link"
 		ino1=$(stat -c %i "$img")
-		"$PATCHSITE" record --in-place $mode "$img" >"$tmp/o" 2>"$tmp/e"
-		rc=$?
-		ino2=$(stat -c %i "$img")
-		if [ $rc -ne 0 ]; then
-			echo "exit $rc" | cat - "$tmp/e" >"$tmp/msg"
-			not_ok "$tag: record --in-place" "$tmp/msg"
+		if ! ps_run 0 "$tmp/o" -- record --in-place $mode "$img"; then
+			not_ok "$tag: record --in-place" "$ps_msg"
 			continue
 		fi
+		ino2=$(stat -c %i "$img")
 		cp "$img" "$out"
 		if cmp -s "$in" "$out"; then
 			not_ok "$tag: record --in-place changed nothing: the test would prove nothing"
@@ -181,27 +161,30 @@ EOF
 		fi
 		# a second run: nothing written
 		m1=$(stat -c %y "$img")
-		"$PATCHSITE" record --in-place -v $mode "$img" >/dev/null 2>"$tmp/e"
-		rc=$?
-		m2=$(stat -c %y "$img")
-		if [ $rc -eq 0 ] && [ "$m1" = "$m2" ] && grep -q 'already up to date' "$tmp/e" &&
-			cmp -s "$img" "$out" && clean ""; then
-			ok "$tag: a second run writes nothing (mtime kept)"
+		if ! ps_run -e "$tmp/e" 0 /dev/null -- record --in-place -v $mode "$img"; then
+			not_ok "$tag: a second run writes nothing" "$ps_msg"
 		else
-			echo "exit $rc, mtime $m1 -> $m2" | cat - "$tmp/e" >"$tmp/msg"
-			not_ok "$tag: a second run writes nothing" "$tmp/msg"
+			m2=$(stat -c %y "$img")
+			if [ "$m1" = "$m2" ] && grep -q 'already up to date' "$tmp/e" &&
+				cmp -s "$img" "$out" && clean ""; then
+				ok "$tag: a second run writes nothing (mtime kept)"
+			else
+				echo "mtime $m1 -> $m2" | cat - "$tmp/e" >"$tmp/msg"
+				not_ok "$tag: a second run writes nothing" "$tmp/msg"
+			fi
 		fi
 
 		# ---- count the writes, and their order
 		cp "$in" "$img"
 		log=$tmp/count
 		rm -f "$log"
-		LD_PRELOAD=$shim FAILSHIM_CALL='*' FAILSHIM_NTH=0 FAILSHIM_COUNT=$log \
-			FAILSHIM_TARGET=$img "$PATCHSITE_PLAIN" record --in-place $mode "$img" \
-			>/dev/null 2>"$tmp/e"
-		rc=$?
-		if [ $rc -ne 0 ] || ! cmp -s "$img" "$out" || [ ! -s "$log" ]; then
-			echo "exit $rc" | cat - "$tmp/e" "$log" >"$tmp/msg" 2>/dev/null
+		if ! LD_PRELOAD=$shim FAILSHIM_CALL='*' FAILSHIM_NTH=0 FAILSHIM_COUNT=$log \
+			FAILSHIM_TARGET=$img ps_run -P 0 /dev/null -- record --in-place $mode "$img"; then
+			not_ok "$tag: count the writes under the shim" "$ps_msg"
+			continue
+		fi
+		if ! cmp -s "$img" "$out" || [ ! -s "$log" ]; then
+			echo "exit 0, and not the output or no log" | cat - "$ps_err" "$log" >"$tmp/msg" 2>/dev/null
 			not_ok "$tag: count the writes under the shim" "$tmp/msg"
 			continue
 		fi
@@ -243,13 +226,11 @@ EOF
 			for how in $hows; do
 				rm -rf "$w" && mkdir -p "$w"
 				cp "$in" "$img"
-				LD_PRELOAD=$shim FAILSHIM_CALL='*' FAILSHIM_NTH=$n FAILSHIM_KILL=$how \
-					FAILSHIM_TARGET=$img "$PATCHSITE_PLAIN" record --in-place $mode \
-					"$img" >/dev/null 2>"$tmp/e"
-				rc=$?
 				kills=$((kills + 1))
 				why=""
-				[ $rc -eq 137 ] || why="exit $rc, expected 137 (SIGKILL)"
+				LD_PRELOAD=$shim FAILSHIM_CALL='*' FAILSHIM_NTH=$n FAILSHIM_KILL=$how \
+					FAILSHIM_TARGET=$img ps_run -P 137 /dev/null -- record --in-place $mode \
+					"$img" || why="exit $ps_rc, expected 137 (SIGKILL)"
 				state=""
 				if [ -e "$jrn" ]; then
 					state="journal"
@@ -259,9 +240,8 @@ EOF
 					why="$why; no journal, and the image is not the input"
 				fi
 				# the next command recovers
-				"$PATCHSITE" audit "$img" >/dev/null 2>"$tmp/ae"
-				arc=$?
-				[ $arc -eq 0 ] || [ $arc -eq 1 ] || why="$why; audit exit $arc: $(head -c 300 "$tmp/ae")"
+				ps_run '[01]' /dev/null -- audit "$img" ||
+					why="$why; audit exit $ps_rc: $(head -c 300 "$ps_err")"
 				if cmp -s "$img" "$in"; then
 					state="$state>input"
 				elif cmp -s "$img" "$out"; then
@@ -270,10 +250,9 @@ EOF
 					why="$why; after audit the image is neither the input nor the output"
 				fi
 				clean "" || why="$why; left beside it: $(ls -A "$w" | tr '\n' ' ')"
-				"$PATCHSITE" record --in-place $mode "$img" >/dev/null 2>"$tmp/re"
-				rrc=$?
-				{ [ $rrc -eq 0 ] && cmp -s "$img" "$out" && clean ""; } ||
-					why="$why; record --in-place afterwards: exit $rrc, not the output"
+				{ ps_run 0 /dev/null -- record --in-place $mode "$img" &&
+					cmp -s "$img" "$out" && clean ""; } ||
+					why="$why; record --in-place afterwards: exit $ps_rc, not the output"
 				if [ -n "$why" ]; then
 					bad=$((bad + 1))
 					echo "kill $how call $n ($call): $why" >>"$tmp/kill.msg"
@@ -303,19 +282,15 @@ EOF
 			else
 				env="FAILSHIM_ERRNO=$err"
 			fi
-			env LD_PRELOAD="$shim" FAILSHIM_CALL="$call" FAILSHIM_NTH=$nth \
-				FAILSHIM_TARGET="$img" "$env" \
-				"$PATCHSITE_PLAIN" record --in-place $mode "$img" >/dev/null 2>"$tmp/e"
-			rc=$?
 			why=""
-			[ $rc -eq 2 ] || why="exit $rc, expected 2"
+			LD_PRELOAD="$shim" FAILSHIM_CALL="$call" FAILSHIM_NTH=$nth \
+				FAILSHIM_TARGET="$img" ps_run -P -x "env $env" -e "$tmp/e" 2 /dev/null -- \
+				record --in-place $mode "$img" || why="exit $ps_rc, expected 2"
 			one_line "$tmp/e" || why="$why; stderr is not one line naming the image"
 			cmp -s "$img" "$in" || why="$why; the image changed"
 			if [ "$call" = unlink ]; then
 				# the journal could not be removed: the next command does it
-				"$PATCHSITE" audit "$img" >/dev/null 2>&1
-				arc=$?
-				[ $arc -le 1 ] || why="$why; audit exit $arc"
+				ps_run '[01]' /dev/null -- audit "$img" || why="$why; audit exit $ps_rc"
 				cmp -s "$img" "$in" || why="$why; the image changed after audit"
 			fi
 			clean "" || why="$why; left beside it: $(ls -A "$w" | tr '\n' ' ')"
@@ -336,15 +311,15 @@ rm -rf "$w" && mkdir -p "$w"
 kill_before_unlink() {
 	cp "$in" "$img"
 	LD_PRELOAD=$shim FAILSHIM_CALL=unlink FAILSHIM_NTH=1 FAILSHIM_KILL=before \
-		FAILSHIM_TARGET=$img "$PATCHSITE_PLAIN" record --in-place "$img" >/dev/null 2>&1
-	[ $? -eq 137 ] && [ -s "$jrn" ] && cmp -s "$img" "$out"
+		FAILSHIM_TARGET=$img ps_run -P 137 /dev/null -- record --in-place "$img" &&
+		[ -s "$jrn" ] && cmp -s "$img" "$out"
 }
 if kill_before_unlink; then
 	log=$tmp/rcount
 	rm -f "$log"
 	LD_PRELOAD=$shim FAILSHIM_CALL='*' FAILSHIM_NTH=0 FAILSHIM_COUNT=$log FAILSHIM_TARGET=$img \
-		"$PATCHSITE_PLAIN" audit "$img" >/dev/null 2>"$tmp/e"
-	rc=$?
+		ps_run -P -e "$tmp/e" '[01]' /dev/null -- audit "$img"
+	rc=$ps_rc
 	count=$(wc -l <"$log" 2>/dev/null || echo 0)
 	if [ $rc -le 1 ] && [ "$count" -ge 2 ] && cmp -s "$img" "$in" && clean ""; then
 		ok "a journal left by a kill before its unlink: audit rolls it back ($(cut -d' ' -f1 "$log" | tr '\n' ' '))"
@@ -358,10 +333,10 @@ if kill_before_unlink; then
 		for how in before half; do
 			kill_before_unlink || { bad=$((bad + 1)); continue; }
 			LD_PRELOAD=$shim FAILSHIM_CALL='*' FAILSHIM_NTH=$n FAILSHIM_KILL=$how \
-				FAILSHIM_TARGET=$img "$PATCHSITE_PLAIN" audit "$img" >/dev/null 2>&1
-			rc=$?
-			"$PATCHSITE" audit "$img" >/dev/null 2>&1
-			arc=$?
+				FAILSHIM_TARGET=$img ps_run -P 137 /dev/null -- audit "$img"
+			rc=$ps_rc
+			ps_run '[01]' /dev/null -- audit "$img"
+			arc=$ps_rc
 			if [ $rc -ne 137 ] || [ $arc -gt 1 ] || ! cmp -s "$img" "$in" || ! clean ""; then
 				bad=$((bad + 1))
 				echo "call $n $how: exit $rc, then audit $arc; beside: $(ls -A "$w")" >>"$tmp/kill.msg"
@@ -386,7 +361,7 @@ out=$tmp/x86_64.out
 rm -rf "$w" && mkdir -p "$w"
 cp "$in" "$img"
 LD_PRELOAD=$shim FAILSHIM_CALL=pwrite FAILSHIM_NTH=1 FAILSHIM_PAUSE=1500 FAILSHIM_TARGET=$img \
-	"$PATCHSITE_PLAIN" record --in-place "$img" >/dev/null 2>"$tmp/we" &
+	ps_run -P -e "$tmp/we" 0 /dev/null -- record --in-place "$img" &
 writer=$!
 i=0
 while [ ! -e "$jrn" ] && [ $i -lt 100 ]; do
@@ -395,8 +370,8 @@ while [ ! -e "$jrn" ] && [ $i -lt 100 ]; do
 done
 if [ -e "$jrn" ]; then
 	t0=$(date +%s%N)
-	"$PATCHSITE_PLAIN" audit "$img" >"$tmp/ao" 2>"$tmp/ae"
-	arc=$?
+	ps_run -P -e "$tmp/ae" 0 "$tmp/ao" -- audit "$img"
+	arc=$ps_rc
 	t1=$(date +%s%N)
 	wait $writer
 	wrc=$?
@@ -417,11 +392,11 @@ in=$src/x86_64
 rm -rf "$w" && mkdir -p "$w"
 cp "$in" "$img"
 LD_PRELOAD=$shim FAILSHIM_CALL=write FAILSHIM_NTH=1 FAILSHIM_KILL=half FAILSHIM_TARGET=$img \
-	"$PATCHSITE_PLAIN" record --in-place "$img" >/dev/null 2>&1
-rc=$?
+	ps_run -P 137 /dev/null -- record --in-place "$img"
+rc=$ps_rc
 if [ $rc -eq 137 ] && [ -s "$jrn" ] && cmp -s "$img" "$in"; then
-	"$PATCHSITE" record "$img" >/dev/null 2>"$tmp/e"
-	rc=$?
+	ps_run -e "$tmp/e" 0 /dev/null -- record "$img"
+	rc=$ps_rc
 	if [ $rc -eq 0 ] && cmp -s "$img" "$in" && clean ""; then
 		ok "torn journal (killed half way through writing it): removed by record, the image untouched"
 	else
@@ -435,8 +410,8 @@ for repl in size content; do
 	rm -rf "$w" && mkdir -p "$w"
 	cp "$in" "$img"
 	LD_PRELOAD=$shim FAILSHIM_CALL=pwrite FAILSHIM_NTH=1 FAILSHIM_KILL=half FAILSHIM_TARGET=$img \
-		"$PATCHSITE_PLAIN" record --in-place "$img" >/dev/null 2>&1
-	rc=$?
+		ps_run -P 137 /dev/null -- record --in-place "$img"
+	rc=$ps_rc
 	if [ $rc -ne 137 ] || [ ! -s "$jrn" ]; then
 		not_ok "stale journal ($repl): the kill did not leave a journal (exit $rc)"
 		continue
@@ -450,8 +425,8 @@ for repl in size content; do
 		"$py" "$mk/tools/mkelf.py" reverse "$mk/out/x86_64.elf" "$img" >/dev/null 2>&1
 	fi
 	cp "$img" "$tmp/replaced"
-	"$PATCHSITE" audit "$img" >/dev/null 2>"$tmp/e"
-	rc=$?
+	ps_run -e "$tmp/e" '[01]' /dev/null -- audit "$img"
+	rc=$ps_rc
 	if [ $rc -le 1 ] && cmp -s "$img" "$tmp/replaced" && clean ""; then
 		ok "stale journal (the image replaced, other $repl): removed, the new image left alone"
 	else

@@ -78,30 +78,10 @@ else
 	py=python3
 fi
 
-pass=0
-fail=0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/patchsite-nearmiss.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
-
-ok() {
-	pass=$((pass + 1))
-	echo "ok - $1"
-}
-
-# not_ok NAME [FILE-WITH-DETAILS]
-not_ok() {
-	fail=$((fail + 1))
-	echo "not ok - $1"
-	if [ $# -gt 1 ] && [ -s "$2" ]; then
-		head -n 25 "$2" | sed 's/^/#   /'
-	fi
-}
-
-finish() {
-	echo "$pass passed, $fail failed"
-	[ "$fail" -eq 0 ]
-	exit $?
-}
+. "$here/lib.sh"
+ps_init "$tmp"
 
 # ---------------------------------------------------------------- helper
 # ELF reading (struct), the oracle, clearing the table, and the checks of
@@ -423,10 +403,15 @@ objdump_for() {
 	esac
 }
 
-# ps NAME ARGS...: run patchsite, stdout in $t/out, stderr in $t/err, status in $rc
+# ps STATUS ARGS...: run patchsite (ps_run), stdout in $t/out, stderr in
+# $t/err, status in $rc; returns 1 when the status is not STATUS
 ps() {
-	"$PATCHSITE" "$@" >"$t/out" 2>"$t/err"
-	rc=$?
+	_want=$1
+	shift
+	ps_run -e "$t/err" "$_want" "$t/out" -- "$@"
+	_r=$?
+	rc=$ps_rc
+	return $_r
 }
 
 # msg TEXT: $t/msg = TEXT, the status, stderr and the head of stdout
@@ -497,8 +482,7 @@ for name in a64-callops a64-callops-bti a64-pfe2-align64 rv-pfe4 rv-callops; do
 	n=$(wc -l <"$t/oracle")
 
 	# record
-	ps record -v "$img"
-	if [ "$rc" -ne 0 ]; then
+	if ! ps 0 record -v "$img"; then
 		msg "record"
 		not_ok "record $name" "$t/msg"
 	elif ! one_line "$t/err" || ! grep -q "from the code" "$t/err"; then
@@ -511,8 +495,7 @@ for name in a64-callops a64-callops-bti a64-pfe2-align64 rv-pfe4 rv-callops; do
 	fi
 
 	# --symbolize: traced_* only, flavour and offset
-	ps record --symbolize "$img"
-	if [ "$rc" -ne 0 ]; then
+	if ! ps 0 record --symbolize "$img"; then
 		msg "record --symbolize"
 		not_ok "symbolize $name" "$t/msg"
 	elif grep -q ' nm_' "$t/out"; then
@@ -532,13 +515,12 @@ for name in a64-callops a64-callops-bti a64-pfe2-align64 rv-pfe4 rv-callops; do
 	fi
 
 	# audit of the image as linked: the compiler's nm_attr* entries are stale
-	ps audit "$img"
-	findings "$t/out" >"$t/findings"
-	grep -v '^stale:' "$t/findings" >"$t/other"
-	if [ "$rc" -ne 1 ]; then
+	if ! ps 1 audit "$img"; then
 		msg "audit: want exit 1 (the nm_attr* entries are stale)"
 		not_ok "audit $name" "$t/msg"
-	elif [ -s "$t/other" ]; then
+	elif findings "$t/out" >"$t/findings"
+		grep -v '^stale:' "$t/findings" >"$t/other"
+		[ -s "$t/other" ]; then
 		not_ok "audit $name: findings other than stale" "$t/other"
 	elif awk '{ print $2 }' "$t/findings" >"$t/stale" &&
 		$py "$nm_py" same "$t/stale" "$t/oracle-nm" unordered >"$t/msg" 2>&1; then
@@ -552,13 +534,12 @@ for name in a64-callops a64-callops-bti a64-pfe2-align64 rv-pfe4 rv-callops; do
 		not_ok "clear $name" "$t/msg"
 		continue
 	fi
-	ps audit "$t/cleared"
-	findings "$t/out" >"$t/findings"
-	grep -v '^missing:' "$t/findings" >"$t/other"
-	if [ "$rc" -ne 1 ]; then
+	if ! ps 1 audit "$t/cleared"; then
 		msg "audit of the cleared table: want exit 1"
 		not_ok "audit-cleared $name" "$t/msg"
-	elif [ -s "$t/other" ]; then
+	elif findings "$t/out" >"$t/findings"
+		grep -v '^missing:' "$t/findings" >"$t/other"
+		[ -s "$t/other" ]; then
 		not_ok "audit-cleared $name: findings other than missing" "$t/other"
 	elif awk '{ print $2 }' "$t/findings" >"$t/missing" &&
 		$py "$nm_py" same "$t/missing" "$t/oracle" unordered >"$t/msg" 2>&1; then
@@ -568,8 +549,7 @@ for name in a64-callops a64-callops-bti a64-pfe2-align64 rv-pfe4 rv-callops; do
 	fi
 
 	cp "$t/cleared" "$t/refilled" || not_ok "copy $name"
-	ps record --in-place "$t/refilled"
-	if [ "$rc" -ne 0 ] || [ -s "$t/out" ]; then
+	if ! ps 0 record --in-place "$t/refilled" || [ -s "$t/out" ]; then
 		msg "record --in-place"
 		not_ok "inplace-cleared $name" "$t/msg"
 	elif $py "$nm_py" table "$t/refilled" "$t/oracle" >"$t/msg" 2>&1; then
@@ -578,8 +558,7 @@ for name in a64-callops a64-callops-bti a64-pfe2-align64 rv-pfe4 rv-callops; do
 		not_ok "inplace-cleared $name" "$t/msg"
 	fi
 
-	ps audit "$t/refilled"
-	if [ "$rc" -eq 0 ] && [ -z "$(findings "$t/out")" ]; then
+	if ps 0 audit "$t/refilled" && [ -z "$(findings "$t/out")" ]; then
 		ok "audit-refilled $name"
 	else
 		msg "audit of the refilled table: want exit 0, no findings"
@@ -611,20 +590,24 @@ fi
 $py "$nm_py" owned "$img" traced_ >"$t/oracle" 2>"$t/msg" || not_ok "oracle $name" "$t/msg"
 
 # refused, or exactly the oracle: never a guess
-ps record "$img"
-if [ "$rc" -eq 2 ]; then
+if ! ps '[02]' record "$img"; then
+	msg "want exit 2 (too few for a vote) or 0"
+	not_ok "record $name" "$t/msg"
+elif [ "$rc" -eq 2 ]; then
 	refused "record $name (refused)"
-elif [ "$rc" -eq 0 ] && $py "$nm_py" same "$t/out" "$t/oracle" >"$t/msg" 2>&1; then
+elif $py "$nm_py" same "$t/out" "$t/oracle" >"$t/msg" 2>&1; then
 	ok "record $name (decided, the oracle)"
 else
 	msg "want exit 2 (too few for a vote) or exactly the 3 traced sites; oracle: $(tr '\n' ' ' <"$t/oracle")"
 	not_ok "record $name: a guess" "$t/msg"
 fi
 
-ps audit "$img"
-if [ "$rc" -eq 2 ]; then
+if ! ps '[02]' audit "$img"; then
+	msg "want exit 2 (too few for a vote) or 0"
+	not_ok "audit $name" "$t/msg"
+elif [ "$rc" -eq 2 ]; then
 	refused "audit $name (refused)"
-elif [ "$rc" -eq 0 ] && [ -z "$(findings "$t/out")" ]; then
+elif [ -z "$(findings "$t/out")" ]; then
 	ok "audit $name (decided, clean)"
 else
 	msg "want exit 2 (too few for a vote) or a clean audit of the compiler's table"
@@ -632,14 +615,16 @@ else
 fi
 
 cp "$img" "$t/inplace" || not_ok "copy $name"
-ps record --in-place "$t/inplace"
-if [ "$rc" -eq 2 ]; then
+if ! ps '[02]' record --in-place "$t/inplace"; then
+	msg "want exit 2 (too few for a vote) or 0"
+	not_ok "inplace $name" "$t/msg"
+elif [ "$rc" -eq 2 ]; then
 	if cmp -s "$img" "$t/inplace"; then
 		refused "inplace $name (refused, unchanged)"
 	else
 		not_ok "inplace $name: refused but the image changed"
 	fi
-elif [ "$rc" -eq 0 ] && $py "$nm_py" table "$t/inplace" "$t/oracle" >"$t/msg" 2>&1; then
+elif $py "$nm_py" table "$t/inplace" "$t/oracle" >"$t/msg" 2>&1; then
 	ok "inplace $name (decided, the oracle)"
 else
 	{
@@ -651,11 +636,12 @@ else
 	not_ok "inplace $name: wrote a guess" "$t/msg2"
 fi
 
-ps record --patchable=4,2 "$img"
-if [ "$rc" -eq 0 ] && $py "$nm_py" same "$t/out" "$t/oracle" >"$t/msg" 2>&1; then
+if ! ps 0 record --patchable=4,2 "$img"; then
+	msg "record --patchable=4,2"
+	not_ok "stated $name" "$t/msg"
+elif $py "$nm_py" same "$t/out" "$t/oracle" >"$t/msg" 2>&1; then
 	ok "stated $name"
 else
-	[ "$rc" -eq 0 ] || msg "record --patchable=4,2"
 	not_ok "stated $name" "$t/msg"
 fi
 
@@ -682,17 +668,17 @@ else
 fi
 $py "$nm_py" owned "$img" traced_ >"$t/oracle" 2>"$t/msg" || not_ok "oracle $name" "$t/msg"
 
-ps record "$img"
+ps 2 record "$img"
 refused "record $name"
 
-ps audit "$img"
+ps 2 audit "$img"
 refused "audit $name"
 
 mkdir -p "$t/dir"
 cp "$img" "$t/dir/image" || not_ok "copy $name"
-ps record --in-place "$t/dir/image"
+ps 2 record --in-place "$t/dir/image"
 refused "inplace $name"
-if cmp -s "$img" "$t/dir/image" && [ "$(ls -A "$t/dir")" = image ]; then
+if [ "$rc" -eq 2 ] && cmp -s "$img" "$t/dir/image" && [ "$(ls -A "$t/dir")" = image ]; then
 	ok "inplace $name: image byte-identical, no file left"
 else
 	ls -A "$t/dir" >"$t/msg"
@@ -703,8 +689,7 @@ fi
 # padding gave the stated layout's bytes
 $py "$nm_py" padded "$img" "$t/dis" other_ >"$t/padded" 2>"$t/msg" || not_ok "padded $name" "$t/msg"
 sort -u "$t/oracle" "$t/padded" >"$t/want" || not_ok "sort $name"
-ps record --patchable=4,2 "$img"
-if [ "$rc" -ne 0 ]; then
+if ! ps 0 record --patchable=4,2 "$img"; then
 	msg "record --patchable=4,2"
 	not_ok "stated $name" "$t/msg"
 elif $py "$nm_py" same "$t/out" "$t/want" >"$t/msg" 2>&1; then

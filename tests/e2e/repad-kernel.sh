@@ -74,11 +74,7 @@ SYSROOT=${SYSROOT:-/usr/aarch64-linux-gnu}
 PY=/usr/bin/python3
 export OBJDUMP READELF
 
-pass=0
-fail=0
-ok() { echo "ok - $1"; pass=$((pass + 1)); }
-notok() { echo "not ok - $1"; fail=$((fail + 1)); }
-check() { name=$1; shift; if "$@"; then ok "$name"; else notok "$name"; fi; }
+. "$here/lib.sh"
 
 # llvm-dwarfdump: an install step, never a skip
 if ! command -v llvm-dwarfdump >/dev/null 2>&1 && [ ! -x /usr/lib/llvm-14/bin/llvm-dwarfdump ]; then
@@ -93,6 +89,7 @@ done
 
 work=$(mktemp -d) || exit 2
 trap 'rm -rf "$work"' EXIT
+ps_init "$work"
 
 make -s -C "$fix" >"$work/make.log" 2>&1 || { cat "$work/make.log"; notok "build fixtures"; }
 objs="alt jump extable bug sections switch"
@@ -572,8 +569,11 @@ PYEOF
 kcheck() { "$PY" "$work/kcheck.py" "$@"; }
 
 show() { [ ! -s "$1" ] || sed 's/^/# /' "$1"; }
-repad() { # IN OUT: `patchsite repad IN -o OUT`, its line kept in OUT.log
-	"$PATCHSITE" repad -v "$1" -o "$2" >"$2.log"
+# ps_ok STATUS OUT -- ARG...: ps_run, and on a wrong status its message as
+# `# ` lines (the detail of the check that called it)
+ps_ok() { ps_run "$@" || { sed 's/^/# /' "$ps_msg"; return 1; }; }
+repad() { # IN OUT: `patchsite repad IN -o OUT` exits 0, its line kept in OUT.log
+	ps_ok 0 "$2.log" -- repad -v "$1" -o "$2"
 }
 
 # Misaligned CALL_OPS literals as literals.py (not patchsite) counts them.
@@ -597,12 +597,16 @@ none_misaligned() { # ORIG PADDED: as many literals, none misaligned
 # literals.py counts, or exit 0 and none
 audit_agrees() { # IMAGE
 	count_literals "$1" || return 1
-	"$PATCHSITE" audit "$1" >"$work/audit.out" 2>"$work/audit.err"
-	_rc=$?
-	_got=$(grep -c '^misaligned:' "$work/audit.out")
 	_exp=0
 	[ "$nmis" -gt 0 ] && _exp=1
-	[ "$_rc" -eq "$_exp" ] && [ "$_got" -eq "$nmis" ] || {
+	if ! ps_run -e "$work/audit.err" "$_exp" "$work/audit.out" -- audit "$1"; then
+		sed 's/^/# /' "$ps_msg"
+		echo "# literals.py: $nmis of $nlit misaligned"
+		return 1
+	fi
+	_rc=$ps_rc
+	_got=$(grep -c '^misaligned:' "$work/audit.out")
+	[ "$_got" -eq "$nmis" ] || {
 		echo "# patchsite audit $1: exit $_rc (want $_exp), $_got misaligned; literals.py: $nmis of $nlit"
 		sed -n '1,3s/^/# /p' "$work/audit.err"
 		return 1
@@ -613,13 +617,13 @@ elflint() { # OBJ: eu-elflint --gnu-ld, on a file that exists
 	eu-elflint --gnu-ld --quiet "$1"
 }
 idempotent() { # OUT
-	"$PATCHSITE" repad -v "$1" -o "$1.again" >"$1.again.log" &&
+	ps_ok 0 "$1.again.log" -- repad -v "$1" -o "$1.again" &&
 		"$OBJDUMP" -dr "$1" | tail -n +3 >"$work/1" &&
 		"$OBJDUMP" -dr "$1.again" | tail -n +3 >"$work/2" && cmp -s "$work/1" "$work/2" &&
 		grep -q 'padded 0 functions, 0 bytes added' "$1.again.log"
 }
 in_place() { # IN OUT
-	cp "$1" "$2.inplace" && "$PATCHSITE" repad --in-place "$2.inplace" >/dev/null &&
+	cp "$1" "$2.inplace" && ps_ok 0 /dev/null -- repad --in-place "$2.inplace" &&
 		cmp "$2.inplace" "$2"
 }
 
@@ -694,12 +698,12 @@ check "no-site entry.o: tables unchanged" kcheck refs "$e_in" "$e_out" "$work/en
 before=missing
 cp "$e_in" "$work/entry-inplace.o" && touch -d '2001-02-03 04:05:06' "$work/entry-inplace.o" &&
 	before=$(stat -c '%Y %i' "$work/entry-inplace.o") || notok "no-site entry.o: an old copy to repad in place"
-"$PATCHSITE" repad -v --in-place "$work/entry-inplace.o" >"$work/entry-inplace.log"
-rc=$?
+ps_check "no-site entry.o: repad --in-place exits 0" 0 "$work/entry-inplace.log" -- \
+	repad -v --in-place "$work/entry-inplace.o"
+rc=$ps_rc
 after=$(stat -c '%Y %i' "$work/entry-inplace.o") || after=missing
-check "no-site entry.o: repad --in-place exits 0" [ "$rc" -eq 0 ]
 check "no-site entry.o: repad --in-place leaves the file alone (bytes, mtime, inode)" sh -c \
-	"cmp -s '$e_in' '$work/entry-inplace.o' && [ '$before' = '$after' ] ||
+	"[ $rc -eq 0 ] && cmp -s '$e_in' '$work/entry-inplace.o' && [ '$before' = '$after' ] ||
 	 { echo '# mtime and inode: $before, then $after'; exit 1; }"
 
 # Programs: the stand-ins linked with the original and the padded objects.
@@ -791,8 +795,8 @@ extract_members() { (cd "$1" && $AR x "$2") && members_are_repad_o "$1"; }
 mkdir -p "$work/ar/x" "$work/thin"
 $AR rcs "$work/ar/k.a" $(for o in $objs entry; do echo "$fix/out/$o.o"; done) ||
 	notok "ar rcs k.a"
-check "archive: repad k.a -o k.pad.a exits 0" sh -c \
-	"'$PATCHSITE' repad -v '$work/ar/k.a' -o '$work/ar/k.pad.a' >'$work/ar/k.log'"
+ps_check "archive: repad k.a -o k.pad.a exits 0" 0 "$work/ar/k.log" -- \
+	repad -v "$work/ar/k.a" -o "$work/ar/k.pad.a"
 show "$work/ar/k.log"
 check "archive: the same members in the same order" sh -c \
 	"[ \"\$($AR t '$work/ar/k.a')\" = \"\$($AR t '$work/ar/k.pad.a')\" ]"
@@ -808,12 +812,12 @@ check "archive: linked, as many literals as unpadded, none misaligned" \
 for o in $objs entry; do cp "$fix/out/$o.o" "$work/thin/$o.o"; done
 (cd "$work/thin" && $AR rcsT t.a $(for o in $objs entry; do echo "$o.o"; done)) || notok "ar rcsT t.a"
 cp "$work/thin/t.a" "$work/thin/t.a.orig"
-"$PATCHSITE" repad "$work/thin/t.a" -o "$work/thin/t2.a" >"$work/thin/refuse.out" 2>"$work/thin/refuse.err"
-rc=$?
+ps_run -e "$work/thin/refuse.err" 2 "$work/thin/refuse.out" -- repad "$work/thin/t.a" -o "$work/thin/t2.a"
+rc=$ps_rc
 check "thin archive: -o is refused (exit 2, one line, nothing written)" sh -c \
 	"[ $rc -eq 2 ] && [ \$(wc -l <'$work/thin/refuse.err') -eq 1 ] && [ ! -s '$work/thin/refuse.out' ] && [ ! -e '$work/thin/t2.a' ]"
-check "thin archive: repad --in-place exits 0" sh -c \
-	"'$PATCHSITE' repad -v --in-place '$work/thin/t.a' >'$work/thin/t.log'"
+ps_check "thin archive: repad --in-place exits 0" 0 "$work/thin/t.log" -- \
+	repad -v --in-place "$work/thin/t.a"
 show "$work/thin/t.log"
 check "thin archive: every member file is what repad -o makes of it" members_are_repad_o "$work/thin"
 check "thin archive: the archive itself is unchanged" cmp "$work/thin/t.a.orig" "$work/thin/t.a"
@@ -828,10 +832,8 @@ check "thin archive: linked, as many literals as unpadded, none misaligned" \
 $AR rcs "$work/ar/e.a" "$fix/out/entry.o" && touch -d '2001-02-03 04:05:06' "$work/ar/e.a" &&
 	cp -p "$work/ar/e.a" "$work/ar/e.a.orig" || notok "ar rcs e.a"
 before=$(stat -c '%Y %i' "$work/ar/e.a")
-check "archive with no site: repad --in-place exits 0" sh -c \
-	"'$PATCHSITE' repad --in-place '$work/ar/e.a' >/dev/null"
+ps_check "archive with no site: repad --in-place exits 0" 0 /dev/null -- repad --in-place "$work/ar/e.a"
 check "archive with no site: not rewritten (bytes, mtime, inode)" sh -c \
-	"cmp -s '$work/ar/e.a.orig' '$work/ar/e.a' && [ \"\$(stat -c '%Y %i' '$work/ar/e.a')\" = '$before' ]"
+	"[ $ps_rc -eq 0 ] && cmp -s '$work/ar/e.a.orig' '$work/ar/e.a' && [ \"\$(stat -c '%Y %i' '$work/ar/e.a')\" = '$before' ]"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -71,12 +71,7 @@ ZLIB_CACHE=${ZLIB_CACHE:-$root/build/zlib-src}
 CFLAGS_A64=${CFLAGS_A64:--Os -g -fpatchable-function-entry=4,2}
 PY=/usr/bin/python3
 
-pass=0
-fail=0
-ok() { echo "ok - $1"; pass=$((pass + 1)); }
-notok() { echo "not ok - $1"; fail=$((fail + 1)); }
-check() { name=$1; shift; if "$@"; then ok "$name"; else notok "$name"; fi; }
-finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
+. "$here/lib.sh"
 showlog() { sed 's/^/# /' "$1" | tail -n "${2:-30}"; }
 
 for t in "$PATCHSITE" "$CC_A64" "${CROSS}ar" "$OBJDUMP" "$QEMU" eu-elflint "$PY" \
@@ -86,6 +81,10 @@ done
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+ps_init "$work"
+# ps_ok STATUS OUT -- ARG...: ps_run, and on a wrong status its message as
+# `# ` lines (the detail of the check that called it)
+ps_ok() { ps_run "$@" || { sed 's/^/# /' "$ps_msg"; return 1; }; }
 
 # ---------------------------------------------------------------- source
 SUDO=""
@@ -216,12 +215,16 @@ none_misaligned() { # IMAGE: there are literals, and none is misaligned
 # exit 1 for findings of another kind.
 audit_agrees() { # IMAGE
 	count_literals "$1" || return 1
-	"$PATCHSITE" audit "$1" >"$work/audit.out" 2>"$work/audit.err"
-	_rc=$?
-	_got=$(grep -c '^misaligned:' "$work/audit.out")
 	_exp=0
 	[ "$nmis" -gt 0 ] && _exp=1
-	[ "$_rc" -eq "$_exp" ] && [ "$_got" -eq "$nmis" ] || {
+	if ! ps_run -e "$work/audit.err" "$_exp" "$work/audit.out" -- audit "$1"; then
+		sed 's/^/# /' "$ps_msg"
+		echo "# literals.py: $nmis of $nlit misaligned"
+		return 1
+	fi
+	_rc=$ps_rc
+	_got=$(grep -c '^misaligned:' "$work/audit.out")
+	[ "$_got" -eq "$nmis" ] || {
 		echo "# patchsite audit $1: exit $_rc (want $_exp), $_got misaligned; literals.py: $nmis of $nlit"
 		grep -v '^misaligned:' "$work/audit.out" | sed 's/^/# /' | tail -n 5
 		showlog "$work/audit.err" 3
@@ -230,8 +233,7 @@ audit_agrees() { # IMAGE
 }
 sites() { # IMAGE: `patchsite record IMAGE` exits 0; its lines in $nsite
 	nsite='?'
-	"$PATCHSITE" record "$1" >"$work/record.out" 2>"$work/record.err" ||
-		{ echo "# patchsite record $1: exit $?"; showlog "$work/record.err" 3; return 1; }
+	ps_ok -e "$work/record.err" 0 "$work/record.out" -- record "$1" || return 1
 	nsite=$(wc -l <"$work/record.out")
 }
 
@@ -242,22 +244,24 @@ for p in example minigzip; do
 done
 
 # ---------------------------------------------------------------- repad
+in_place_idempotent() { # OUT: repad --in-place of $work/inplace.o gives OUT, a second run pads nothing
+	ps_ok 0 /dev/null -- repad --in-place "$work/inplace.o" && cmp -s "$work/inplace.o" "$1" &&
+		ps_ok 0 "$work/inplace.log" -- repad -v --in-place "$work/inplace.o" &&
+		grep -q ': padded 0 functions, 0 bytes added' "$work/inplace.log" &&
+		cmp -s "$work/inplace.o" "$1"
+}
 for o in $objs; do
 	in=$work/orig/$o
 	out=$work/pad/$o
-	if "$PATCHSITE" repad -v "$in" -o "$out" >"$work/repad.log" 2>&1; then
+	if ps_run -e "$work/repad.log" 0 "$work/repad.log" -- repad -v "$in" -o "$out"; then
 		ok "repad $o: $(sed -n 's/^.*: padded \([0-9]*\) functions, \([0-9]*\) bytes added.*/\1 functions, \2 bytes/p' "$work/repad.log")"
 	else
-		showlog "$work/repad.log"; notok "repad $o"; continue
+		notok "repad $o" "$ps_msg"; continue
 	fi
 	# --in-place on a copy of the original gives the same bytes as -o, and
 	# a second run on the padded object pads nothing and changes nothing.
 	cp "$in" "$work/inplace.o"
-	check "in-place $o: same bytes as -o, then idempotent" sh -c \
-		"'$PATCHSITE' repad --in-place '$work/inplace.o' >/dev/null && cmp -s '$work/inplace.o' '$out' &&
-		 '$PATCHSITE' repad -v --in-place '$work/inplace.o' >'$work/inplace.log' &&
-		 grep -q ': padded 0 functions, 0 bytes added' '$work/inplace.log' &&
-		 cmp -s '$work/inplace.o' '$out'"
+	check "in-place $o: same bytes as -o, then idempotent" in_place_idempotent "$out"
 	# (eu-elflint passes a file that does not exist)
 	check "elflint $o" sh -c "[ -s '$out' ] && eu-elflint --gnu-ld --quiet '$out'"
 	check "misaligned-padded $o" none_misaligned "$out"

@@ -80,21 +80,23 @@ QEMU=${QEMU:-qemu-aarch64}
 SYSROOT=${SYSROOT:-/usr/aarch64-linux-gnu}
 PY=/usr/bin/python3
 
-pass=0
-fail=0
-ok() { echo "ok - $1"; pass=$((pass + 1)); }
-notok() { echo "not ok - $1"; fail=$((fail + 1)); }
-check() { name=$1; shift; if "$@"; then ok "$name"; else notok "$name"; fi; }
+. "$here/lib.sh"
 
-repad_cmd() { if [ -n "${REPAD:-}" ]; then echo "$REPAD"; else echo "'$PATCHSITE' repad -v"; fi; }
-repad_o() { [ -n "${REPAD:-}" ] || echo -o; }
-
+# repad STATUS IN OUT [STDOUT [STDERR]]: `patchsite repad -v IN -o OUT` (or
+# $REPAD IN OUT) must exit STATUS; when it does not, 1, and the command, its
+# status and stderr in $ps_msg and on stderr
 repad() {
+	_rp_want=$1 _rp_o=${4:-/dev/stdout} _rp_e=${5:-$ps_dir/repad.err}
 	if [ -n "${REPAD:-}" ]; then
-		$REPAD "$1" "$2"
-	else
-		"$PATCHSITE" repad -v "$1" -o "$2"
+		$REPAD "$2" "$3" >"$_rp_o" 2>"$_rp_e"
+		ps_rc=$?
+		[ "$ps_rc" -eq "$_rp_want" ] && return 0
+		echo "$REPAD $2 $3: exit status $ps_rc, expected $_rp_want" | cat - "$_rp_e" >"$ps_msg"
+	elif ps_run -e "$_rp_e" "$_rp_want" "$_rp_o" -- repad -v "$2" -o "$3"; then
+		return 0
 	fi
+	sed 's/^/# /' "$ps_msg" >&2
+	return 1
 }
 
 # llvm-dwarfdump for dwarfcheck.py: an install step, never a skip
@@ -109,6 +111,7 @@ done
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+ps_init "$work"
 
 make -s -C "$fix" >"$work/make.log" 2>&1 || { cat "$work/make.log"; notok "build fixtures"; }
 objs="a b c"
@@ -137,12 +140,16 @@ none_misaligned() { # IMAGE: there are literals, and none is misaligned
 # exit 1 for findings of another kind: these objects and programs have none.
 audit_agrees() { # IMAGE
 	count_literals "$1" || return 1
-	"$PATCHSITE" audit "$1" >"$work/audit.out" 2>"$work/audit.err"
-	_rc=$?
-	_got=$(grep -c '^misaligned:' "$work/audit.out")
 	_exp=0
 	[ "$nmis" -gt 0 ] && _exp=1
-	[ "$_rc" -eq "$_exp" ] && [ "$_got" -eq "$nmis" ] || {
+	if ! ps_run -e "$work/audit.err" "$_exp" "$work/audit.out" -- audit "$1"; then
+		sed 's/^/# /' "$ps_msg"
+		echo "# literals.py: $nmis of $nlit misaligned"
+		return 1
+	fi
+	_rc=$ps_rc
+	_got=$(grep -c '^misaligned:' "$work/audit.out")
+	[ "$_got" -eq "$nmis" ] || {
 		echo "# patchsite audit $1: exit $_rc (want $_exp), $_got misaligned; literals.py: $nmis of $nlit"
 		sed -n '1,3s/^/# /p' "$work/audit.err"
 		return 1
@@ -153,12 +160,18 @@ elflint() { # OBJ: eu-elflint --gnu-ld, on a file that exists
 	eu-elflint --gnu-ld --quiet "$1"
 }
 
+idempotent_a64() { # PADDED AGAIN: repad of PADDED exits 0 and changes no instruction
+	repad 0 "$1" "$2" /dev/null || return 1
+	"$OBJDUMP" -d "$1" | tail -n +3 >"$work/1" && "$OBJDUMP" -d "$2" | tail -n +3 >"$work/2" &&
+		cmp -s "$work/1" "$work/2"
+}
+
 for o in $objs; do
 	in=$fix/out/$o.o
 	out=$work/$o.o
 	check "misaligned-unpadded $o.o" has_misaligned "$in"
 	check "audit-unpadded $o.o: exit 1, as many misaligned as literals.py" audit_agrees "$in"
-	check "repad $o.o" repad "$in" "$out"
+	check "repad $o.o" repad 0 "$in" "$out"
 	check "elflint $o.o" elflint "$out"
 	check "misaligned-padded $o.o" none_misaligned "$out"
 	check "audit-padded $o.o: exit 0, none misaligned as literals.py" audit_agrees "$out"
@@ -203,8 +216,7 @@ for sec in orig:
             sys.exit('%s: differs at %d/%d: %r vs %r' % (sec, i, j,
                      a[i] if i < len(a) else None, b[j] if j < len(b) else None))
 PYEOF
-	check "idempotent $o.o" sh -c "$(if [ -n "${REPAD:-}" ]; then echo "$REPAD"; else echo "'$PATCHSITE' repad"; fi) '$out' $([ -n "${REPAD:-}" ] || echo -o) '$work/$o.again.o' >/dev/null &&
-		'$OBJDUMP' -d '$out' | tail -n +3 >'$work/1' && '$OBJDUMP' -d '$work/$o.again.o' | tail -n +3 >'$work/2' && cmp -s '$work/1' '$work/2'"
+	check "idempotent $o.o" idempotent_a64 "$out" "$work/$o.again.o"
 done
 
 "$CC_A64" -o "$work/prog.orig" $(for o in $objs; do echo "$fix/out/$o.o"; done) 2>"$work/ld1" ||
@@ -258,7 +270,7 @@ check "addr2line: same file:line at every function entry" \
 # .text.hot sequence's DW_LNE_set_address relocation moves behind it, and
 # the rows of the linked programs agree.
 g_in=$fix/out/grow.o g_out=$work/grow.o
-check "repad grow.o" sh -c "$(repad_cmd) '$g_in' $(repad_o) '$g_out' >/dev/null"
+check "repad grow.o" repad 0 "$g_in" "$g_out" /dev/null
 check "elflint grow.o" elflint "$g_out"
 lsize() { "$READELF_A64" -SW "$1" | awk '$2 == ".debug_line" { print $6 }'; }
 lrel() { "$READELF_A64" -rW "$1" | sed -n '/.rela.debug_line/,/^$/p' | awk '/\.text\.hot/ { print $1 }'; }
@@ -338,7 +350,7 @@ rv_object_cases() { # VARIANT OBJ K: the per-object cases for out/rv-VARIANT/OBJ
 	mkdir -p "$work/rv-$1"
 	check "misaligned-unpadded $on" has_misaligned "$in"
 	check "audit-unpadded $on: exit 1, as many misaligned as literals.py" audit_agrees "$in"
-	check "repad $on" sh -c "$(repad_cmd) '$in' $(repad_o) '$out' >'$out.log'"
+	check "repad $on" repad 0 "$in" "$out" "$out.log"
 	cat "$out.log"
 	check "elflint $on" elflint "$out"
 	check "misaligned-padded $on" none_misaligned "$out"
@@ -349,11 +361,14 @@ rv_object_cases() { # VARIANT OBJ K: the per-object cases for out/rv-VARIANT/OBJ
 	check "code $on" "$PY" "$work/rvcode.py" "$out.orig.dis" "$out.pad.dis" "$3" \
 		"$(sed -n 's/.*padded \([0-9]*\) functions.*/\1/p' "$out.log")"
 	rm -f "$out.again"
-	repad "$out" "$out.again" >"$out.again.log"
-	"$OBJDUMP_RV" -d "$out" | tail -n +3 >"$work/1"
-	"$OBJDUMP_RV" -d "$out.again" 2>&1 | tail -n +3 >"$work/2"
-	check "idempotent $on" sh -c "cmp -s '$work/1' '$work/2' &&
-		grep -q 'padded 0 functions, 0 bytes added' '$out.again.log'"
+	if repad 0 "$out" "$out.again" "$out.again.log" 2>/dev/null; then
+		"$OBJDUMP_RV" -d "$out" | tail -n +3 >"$work/1"
+		"$OBJDUMP_RV" -d "$out.again" 2>&1 | tail -n +3 >"$work/2"
+		check "idempotent $on" sh -c "cmp -s '$work/1' '$work/2' &&
+			grep -q 'padded 0 functions, 0 bytes added' '$out.again.log'"
+	else
+		notok "idempotent $on" "$ps_msg"
+	fi
 }
 
 rv_run() { # PROG OUTFILE -> status
@@ -413,7 +428,7 @@ check "run rv: all variants print the same" sh -c "for v in gc-norelax g-relax g
 
 # A resolved c.beqz that reaches its limit (+254) after padding.
 mkdir -p "$work/rv-range"
-check "repad rv-range/fits.o" repad "$fix/out/rv-range/fits.o" "$work/rv-range/fits.o"
+check "repad rv-range/fits.o" repad 0 "$fix/out/rv-range/fits.o" "$work/rv-range/fits.o"
 "$OBJDUMP_RV" -d --no-show-raw-insn "$fix/out/rv-range/fits.o" >"$work/rv-range/fits.orig.dis"
 "$OBJDUMP_RV" -d --no-show-raw-insn "$work/rv-range/fits.o" >"$work/rv-range/fits.pad.dis"
 check "code rv-range/fits.o: c.beqz keeps its target" sh -c \
@@ -425,8 +440,8 @@ check "audit-padded rv-range/fits.o: exit 0, none misaligned as literals.py" aud
 # Refused with the reason: exit 2, one line, nothing written.
 rv_refused() { # NAME INPUT PATTERN
 	rm -f "$work/bad.out"
-	repad "$2" "$work/bad.out" >"$work/bad.stdout" 2>"$work/bad.stderr"
-	rc=$?
+	repad 2 "$2" "$work/bad.out" "$work/bad.stdout" "$work/bad.stderr" 2>/dev/null
+	rc=$ps_rc
 	check "bad-rv-$1: refused with the reason" sh -c "[ $rc -eq 2 ] && [ ! -e '$work/bad.out' ] &&
 		[ \$(wc -l <'$work/bad.stderr') -eq 1 ] && grep -q '^patchsite: $2: .*$3' '$work/bad.stderr'"
 }
@@ -438,7 +453,7 @@ rv_refused section-addend-relaxed "$fix/out/rv-secsym/relax.o" "in ..rela.data. 
 
 # Without relaxation the same `.text + 0x1a` moves with the code (6 bytes).
 mkdir -p "$work/rv-secsym"
-check "repad rv-secsym/norelax.o" repad "$fix/out/rv-secsym/norelax.o" "$work/rv-secsym/norelax.o"
+check "repad rv-secsym/norelax.o" repad 0 "$fix/out/rv-secsym/norelax.o" "$work/rv-secsym/norelax.o"
 check "rv-secsym/norelax.o: section-symbol addend moved" sh -c \
 	"'$READELF_RV' -rW '$fix/out/rv-secsym/norelax.o' | grep -q 'R_RISCV_64 .* \.text + 1a\$' &&
 	 '$READELF_RV' -rW '$work/rv-secsym/norelax.o' | grep -q 'R_RISCV_64 .* \.text + 20\$'"
@@ -459,8 +474,8 @@ for i in range(shnum):
 open(sys.argv[2], 'wb').write(d)
 PYEOF
 rm -f "$work/bad.out"
-repad "$work/badline.o" "$work/bad.out" >"$work/bad.stdout" 2>"$work/bad.stderr"
-rc=$?
+repad 2 "$work/badline.o" "$work/bad.out" "$work/bad.stdout" "$work/bad.stderr" 2>/dev/null
+rc=$ps_rc
 check "bad-debug-line: unit past the section refused with the reason" sh -c "[ $rc -eq 2 ] &&
 	[ ! -e '$work/bad.out' ] && [ \$(wc -l <'$work/bad.stderr') -eq 1 ] &&
 	grep -q '^patchsite: $work/badline.o: .debug_line: unit at 0 runs past the end' '$work/bad.stderr'"
@@ -473,14 +488,14 @@ printf 'int f(int x) { return x + 1; }\nint g(int y) { return f(y) * 2; }\n' >"$
 cc -O2 -pg -mfentry -mrecord-mcount -fpatchable-function-entry=16,16 -fcf-protection=branch \
 	-c -o "$work/x86.o" "$work/x86.c" || { echo "cannot compile $work/x86.c"; exit 1; }
 rm -f "$work/x86.out"
-"$PATCHSITE" repad "$work/x86.o" -o "$work/x86.out" >"$work/x86.stdout" 2>"$work/x86.stderr"
-rc=$?
+ps_run -e "$work/x86.stderr" 0 "$work/x86.stdout" -- repad "$work/x86.o" -o "$work/x86.out"
+rc=$ps_rc
 check "x86_64 object: repad -o exits 0 and copies it byte for byte" sh -c "[ $rc -eq 0 ] &&
 	cmp -s '$work/x86.o' '$work/x86.out'"
 cp -p "$work/x86.o" "$work/x86.inplace.o"
 touch -d @1000000000 "$work/x86.inplace.o"
-"$PATCHSITE" repad --in-place "$work/x86.inplace.o" >"$work/x86.stdout" 2>"$work/x86.stderr"
-rc=$?
+ps_run -e "$work/x86.stderr" 0 "$work/x86.stdout" -- repad --in-place "$work/x86.inplace.o"
+rc=$ps_rc
 check "x86_64 object: repad --in-place exits 0 and writes nothing" sh -c "[ $rc -eq 0 ] &&
 	cmp -s '$work/x86.o' '$work/x86.inplace.o' &&
 	[ \$(stat -c %Y '$work/x86.inplace.o') -eq 1000000000 ]"
@@ -492,11 +507,10 @@ printf 'not an ELF file\n' >"$work/junk.o"
 for bad in "$work/x86.prog" "$work/prog.pad" "$work/junk.o" "$work/rv-gc-relax/prog.pad"; do
 	name=${bad#"$work"/}
 	rm -f "$work/bad.out"
-	repad "$bad" "$work/bad.out" >"$work/bad.stdout" 2>"$work/bad.stderr"
-	rc=$?
-	check "bad-$name: refused with one line" sh -c "[ $rc -ne 0 ] && [ ! -e '$work/bad.out' ] &&
+	repad 2 "$bad" "$work/bad.out" "$work/bad.stdout" "$work/bad.stderr" 2>/dev/null
+	rc=$ps_rc
+	check "bad-$name: refused with one line, exit 2" sh -c "[ $rc -eq 2 ] && [ ! -e '$work/bad.out' ] &&
 		[ \$(wc -l <'$work/bad.stderr') -eq 1 ] && grep -q '^patchsite: $bad: ' '$work/bad.stderr'"
 done
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -46,30 +46,10 @@ else
 	py=python3
 fi
 
-pass=0
-fail=0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/patchsite-e2e.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
-
-ok() {
-	pass=$((pass + 1))
-	echo "ok - $1"
-}
-
-# not_ok NAME [FILE-WITH-DETAILS]
-not_ok() {
-	fail=$((fail + 1))
-	echo "not ok - $1"
-	if [ $# -gt 1 ] && [ -s "$2" ]; then
-		head -n 25 "$2" | sed 's/^/#   /'
-	fi
-}
-
-finish() {
-	echo "$pass passed, $fail failed"
-	[ "$fail" -eq 0 ]
-	exit $?
-}
+. "$here/lib.sh"
+ps_init "$tmp"
 
 # ---------------------------------------------------------------- tools
 PATCHSITE=${PATCHSITE:-}
@@ -155,11 +135,8 @@ for m in $metas; do
 	fi
 
 	# record
-	"$PATCHSITE" record "$img" >"$t/got" 2>"$t/err"
-	rc=$?
-	if [ $rc -ne 0 ]; then
-		echo "exit status $rc" | cat - "$t/err" >"$t/msg"
-		not_ok "record $name" "$t/msg"
+	if ! ps_run 0 "$t/got" -- record "$img"; then
+		not_ok "record $name" "$ps_msg"
 	elif $py "$check" record "$img" "$t/detail.json" "$t/got" >"$t/msg" 2>&1; then
 		ok "record $name"
 	else
@@ -167,11 +144,8 @@ for m in $metas; do
 	fi
 
 	# --symbolize
-	"$PATCHSITE" record --symbolize "$img" >"$t/got" 2>"$t/err"
-	rc=$?
-	if [ $rc -ne 0 ]; then
-		echo "exit status $rc" | cat - "$t/err" >"$t/msg"
-		not_ok "symbolize $name" "$t/msg"
+	if ! ps_run 0 "$t/got" -- record --symbolize "$img"; then
+		not_ok "symbolize $name" "$ps_msg"
 	elif $py "$check" symbolize "$img" "$t/detail.json" "$t/got" >"$t/msg" 2>&1; then
 		ok "symbolize $name"
 	else
@@ -179,11 +153,8 @@ for m in $metas; do
 	fi
 
 	# --format=json
-	"$PATCHSITE" record --format=json "$img" >"$t/got" 2>"$t/err"
-	rc=$?
-	if [ $rc -ne 0 ]; then
-		echo "exit status $rc" | cat - "$t/err" >"$t/msg"
-		not_ok "json $name" "$t/msg"
+	if ! ps_run 0 "$t/got" -- record --format=json "$img"; then
+		not_ok "json $name" "$ps_msg"
 	elif ! $py -m json.tool <"$t/got" >/dev/null 2>"$t/msg"; then
 		not_ok "json $name (does not parse)" "$t/msg"
 	elif $py "$check" json "$img" "$t/detail.json" "$t/got" >"$t/msg" 2>&1; then
@@ -195,19 +166,20 @@ for m in $metas; do
 	# --format=asm and --format=elf, linked into a second link
 	for f in asm elf; do
 		rm -f "$t/table.s" "$t/table.o" "$t/relinked" "$t/relinked.o"
+		st=0
 		if [ $f = asm ]; then
-			"$PATCHSITE" record --format=asm -o "$t/table.s" "$img" >"$t/got" 2>"$t/err"
-			rc=$?
-			if [ $rc -eq 0 ]; then
-				$asm -o "$t/table.o" "$t/table.s" >>"$t/err" 2>&1 || rc=100
+			if ps_run 0 "$t/got" -- record --format=asm -o "$t/table.s" "$img"; then
+				$asm -o "$t/table.o" "$t/table.s" >"$ps_msg" 2>&1 ||
+					{ echo "the assembler rejected it" >>"$ps_msg"; st=1; }
+			else
+				st=1
 			fi
 		else
-			"$PATCHSITE" record --format=elf -o "$t/table.o" "$img" >"$t/got" 2>"$t/err"
-			rc=$?
+			ps_run 0 "$t/got" -- record --format=elf -o "$t/table.o" "$img" || st=1
 		fi
-		if [ $rc -ne 0 ] || [ ! -s "$t/table.o" ]; then
-			echo "exit status $rc (100: the assembler rejected it)" | cat - "$t/err" >"$t/msg"
-			not_ok "$f $name" "$t/msg"
+		if [ $st -ne 0 ] || [ ! -s "$t/table.o" ]; then
+			[ $st -ne 0 ] || echo "exit status 0 and no table object" >"$ps_msg"
+			not_ok "$f $name" "$ps_msg"
 			[ $f = elf ] && not_ok "elflint $name (no object)"
 			continue
 		fi
@@ -252,8 +224,8 @@ mkdir -p "$bad"
 # expect_bad NAME FILE: exit 2, one line `patchsite: ...FILE...` on stderr,
 # nothing on stdout, no output file for --format=elf -o
 expect_bad() {
-	"$PATCHSITE" record "$2" >"$bad/out" 2>"$bad/err"
-	rc=$?
+	ps_run -e "$bad/err" 2 "$bad/out" -- record "$2"
+	rc=$ps_rc
 	nl=$(wc -l <"$bad/err")
 	last=$(tail -c 1 "$bad/err" | od -An -c | tr -d ' ')
 	first=$(head -n 1 "$bad/err")
@@ -265,9 +237,8 @@ expect_bad() {
 	case $first in *"$2"*) ;; *) why="$why; stderr does not name the file" ;; esac
 	if [ -z "$why" ]; then
 		rm -f "$bad/table.o"
-		"$PATCHSITE" record --format=elf -o "$bad/table.o" "$2" >/dev/null 2>&1
-		rc=$?
-		[ $rc -eq 2 ] || why="--format=elf -o: exit status $rc, expected 2"
+		ps_run 2 /dev/null -- record --format=elf -o "$bad/table.o" "$2" ||
+			why="--format=elf -o: exit status $ps_rc, expected 2"
 		[ -e "$bad/table.o" ] && why="$why; --format=elf -o wrote an output file"
 	fi
 	if [ -z "$why" ]; then

@@ -96,6 +96,11 @@ def main():
                         os.unlink(absout)
                 first = results[0]
                 why = []
+                if first[0] not in (0, 1, 2):
+                    # 0, 1 (audit findings) or 2 (refused): anything else is a
+                    # crash or a sanitizer's report, never a result
+                    why.append("exit %d, not 0, 1 or 2: %s" % (
+                        first[0], first[3].decode("utf-8", "replace")[:300]))
                 for k, r in enumerate(results[1:], 1):
                     if r[0] != first[0]:
                         why.append("setting %d: exit %d, setting 0: exit %d" % (k, r[0], first[0]))

@@ -34,6 +34,7 @@ import hashlib
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -418,6 +419,10 @@ def kill(a):
             p.kill()
             p.wait()
             label = "kill -9 at %.3f s of %.3f s" % (at, dt)
+            if p.returncode not in (0, -signal.SIGKILL):
+                # killed, or done before the kill: anything else is a failure
+                not_ok(label, "record --in-place exit %d (neither 0 nor SIGKILL)" % p.returncode)
+                continue
             state = ""
             if os.path.exists(img + ".patchsite-journal"):
                 # killed between the journal and its removal: the next command rolls back

@@ -162,10 +162,11 @@ $TAB functions "$T/guard.vmlinux" >"$T/guard.functions" || die "mcounttab.py fun
 $TAB misaligned "$T/guard.vmlinux" >"$T/guard.misaligned" || die "mcounttab.py misaligned failed"
 nmis=$(wc -l <"$T/guard.misaligned")
 nsites=$(wc -l <"$T/guard.sites")
-"$PATCHSITE" audit --format=json "$T/guard.vmlinux" >"$T/guard.audit.json" 2>"$T/guard.audit.err"
-rc=$?
-amis=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["summary"]["misaligned"])' \
-	"$T/guard.audit.json" 2>/dev/null || echo "?")
+amis="?"
+ps_run -e "$T/guard.audit.err" 1 "$T/guard.audit.json" -- audit --format=json "$T/guard.vmlinux" &&
+	amis=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["summary"]["misaligned"])' \
+		"$T/guard.audit.json" 2>/dev/null || echo "?")
+rc=$ps_rc
 if [ "$rc" -eq 1 ] && [ "$nmis" -gt 0 ] && [ "$amis" = "$nmis" ]; then
 	ok "guard lifted, no patchsite: $nmis of $nsites sites misaligned (the kernel's table and audit agree)"
 else
@@ -196,8 +197,9 @@ kbuild arm64 PATCHSITE="$PATCHSITE" olddefconfig >/dev/null || die "olddefconfig
 config_has "-Os with CONFIG_PATCHSITE" CC_OPTIMIZE_FOR_SIZE PATCHSITE \
 	DYNAMIC_FTRACE_WITH_CALL_OPS DYNAMIC_FTRACE_WITH_DIRECT_CALLS
 want=$(sh "$SRC/scripts/patchsite-version.sh" "$PATCHSITE")
-if [ "$want" -ge 100 ] && grep -q "^CONFIG_PATCHSITE_VERSION=$want$" "$B/.config"; then
-	ok "PATCHSITE_VERSION=$want ($("$PATCHSITE" --version))"
+if [ "$want" -ge 100 ] && grep -q "^CONFIG_PATCHSITE_VERSION=$want$" "$B/.config" &&
+	ps_run 0 "$T/version.txt" -- --version; then
+	ok "PATCHSITE_VERSION=$want ($(cat "$T/version.txt"))"
 else
 	grep PATCHSITE "$B/.config" >"$T/version.msg"
 	not_ok "PATCHSITE_VERSION is patchsite's version, at least 100" "$T/version.msg"
@@ -206,12 +208,13 @@ fi
 # default `patchsite`, found on PATH
 PATH="$T/bin:$PATH" build patched
 
-"$PATCHSITE" audit --format=json "$T/patched.vmlinux" >"$T/patched.audit.json" 2>"$T/patched.audit.err"
-rc=$?
+ps_run -e "$T/patched.audit.err" 0 "$T/patched.audit.json" -- audit --format=json "$T/patched.vmlinux"
+rc=$ps_rc
 $TAB sites "$T/patched.vmlinux" >"$T/patched.sites" || die "mcounttab.py cannot read the patched kernel"
 $TAB misaligned "$T/patched.vmlinux" >"$T/patched.misaligned" || die "mcounttab.py misaligned failed"
-"$PATCHSITE" record "$T/patched.vmlinux" >"$T/patched.record" 2>>"$T/patched.audit.err"
-rrc=$?
+ps_run -e "$T/patched.record.err" 0 "$T/patched.record" -- record "$T/patched.vmlinux"
+rrc=$ps_rc
+cat "$T/patched.record.err" >>"$T/patched.audit.err"
 if [ "$rc" -eq 0 ] && [ "$rrc" -eq 0 ] && [ ! -s "$T/patched.misaligned" ] &&
 	cmp -s "$T/patched.sites" "$T/patched.record" &&
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s=d["summary"]; sys.exit(any(s.values()))' \
@@ -274,8 +277,8 @@ fi
 # neither PATCHSITE= nor the option given again
 PATH="$T/bin:$PATH" kbuild arm64 olddefconfig Image >"$T/again.log" 2>&1
 rc=$?
-"$PATCHSITE" audit "$B/vmlinux" >"$T/again.audit" 2>&1
-arc=$?
+ps_run -e "$T/again.audit" 0 "$T/again.audit" -- audit "$B/vmlinux"
+arc=$ps_rc
 if [ "$rc" -eq 0 ] && grep -q "^CONFIG_PATCHSITE=y" "$B/.config" &&
 	grep -q "^CONFIG_PATCHSITE=y" "$B/include/config/auto.conf" && [ "$arc" -eq 0 ]; then
 	ok "CONFIG_PATCHSITE persists: make olddefconfig Image again, no PATCHSITE=, keeps it (vmlinux $(cmp -s "$B/vmlinux" "$T/patched.vmlinux" && echo unchanged || echo relinked), audit clean)"
@@ -293,8 +296,8 @@ cat >"$T/failbin/patchsite" <<EOF
 exec "$PATCHSITE" "\$@"
 EOF
 chmod +x "$T/failbin/patchsite"
-"$PATCHSITE" audit "$T/guard.vmlinux" >"$T/fail.expected" 2>&1
-[ $? -eq 1 ] || die "audit of the guard kernel did not report findings (exit 1)"
+ps_run -e "$T/fail.expected" 1 "$T/fail.expected" -- audit "$T/guard.vmlinux" ||
+	die "audit of the guard kernel did not report findings (exit 1): $(head -n 3 "$ps_msg")"
 rm -f "$B/vmlinux"
 PATH="$T/failbin:$PATH" kbuild arm64 Image >"$T/fail.log" 2>&1
 rc=$?
@@ -330,5 +333,4 @@ else
 	not_ok "text: -Os with patchsite between -Os and -O2 ($g < $p < $o2)"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -81,8 +81,7 @@ if [ "$rc" -eq 0 ] && ! grep -qi patchsite "$T/build.log"; then
 else
 	echo "make exit status $rc" >>"$T/build.log"
 	not_ok "x86_64 CONFIG_PATCHSITE build succeeds quietly" "$T/build.log"
-	echo "$pass passed, $fail failed"
-	exit 1
+	finish
 fi
 
 # --- 3. 0001 -----------------------------------------------------------------------
@@ -114,10 +113,10 @@ else
 fi
 
 # --- 4. 0003 -----------------------------------------------------------------------
-"$PATCHSITE" audit "$X/vmlinux" >"$T/audit" 2>&1
-arc=$?
-"$PATCHSITE" record "$X/vmlinux" >"$T/record" 2>"$T/record.err"
-rrc=$?
+ps_run -e "$T/audit" 0 "$T/audit" -- audit "$X/vmlinux"
+arc=$ps_rc
+ps_run -e "$T/record.err" 0 "$T/record" -- record "$X/vmlinux"
+rrc=$ps_rc
 $TAB sites "$X/vmlinux" >"$T/table" || die "mcounttab.py cannot read the kernel's table"
 if grep -q -x "record --in-place vmlinux" "$T/other.log" && grep -q -x "audit vmlinux" "$T/other.log" &&
 	[ "$arc" -eq 0 ] && [ "$rrc" -eq 0 ] && [ -s "$T/table" ] && cmp -s "$T/table" "$T/record"; then
@@ -132,5 +131,4 @@ else
 	not_ok "x86_64 (0003): audit clean, the table is record's" "$T/audit.msg"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -14,15 +14,13 @@ PATCHSITE=$(readlink -f "${PATCHSITE:-./patchsite}")
 W=$(readlink -m "${KERNEL_WORK:-build-kernel}")
 SRC=$W/linux-source-6.12
 OUT=$W/out
-pass=0
-fail=0
+# the harness of tests/e2e/lib.sh: ok, not_ok, check, finish, and ps_run,
+# through which every patchsite run goes, its exit status asserted before
+# its output is read (tests/e2e/lint-tests.py)
+. "$(dirname "${BASH_SOURCE[0]}")/../e2e/lib.sh"
+ps_init "$OUT"
+ps_detail=tail	# a failed check shows the end of its log (a boot's last lines)
 
-ok() { echo "ok - $1"; pass=$((pass + 1)); }
-not_ok() {
-	echo "not ok - $1"
-	[ -n "${2:-}" ] && [ -f "$2" ] && sed -e 's/^/#   /' "$2" | tail -n 25
-	fail=$((fail + 1))
-}
 die() {
 	echo "${0##*/}: $*" >&2
 	echo "$pass passed, $((fail + 1)) failed"

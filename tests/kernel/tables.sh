@@ -78,8 +78,12 @@ fi
 cp "$OUT/stock.vmlinux" "$OUT/riscv64.vmlinux"
 
 # audit --format=json -> a summary python can assert on
-audit_json() { # IMAGE NAME -> $T/NAME.audit.json, returns audit's status
-	"$PATCHSITE" audit --format=json "$1" >"$T/$2.audit.json" 2>"$T/$2.audit.err"
+# audit_json IMAGE NAME STATUS -> $T/NAME.audit.json; $rc is audit's exit
+# status; when it is not STATUS, check_audit fails without reading the JSON
+audit_json() {
+	audit_ran=0
+	ps_run -e "$T/$2.audit.err" "$3" "$T/$2.audit.json" -- audit --format=json "$1" && audit_ran=1
+	rc=$ps_rc
 }
 
 # check_audit NAME TEST-NAME PYTHON-ASSERTIONS
@@ -87,7 +91,9 @@ audit_json() { # IMAGE NAME -> $T/NAME.audit.json, returns audit's status
 #   (set), vals (the damaged table's non-zero values), moved (old values)
 check_audit() {
 	local name=$1 what=$2 code=$3
-	if python3 - "$T/$name.audit.json" "$T/oracle" "$T/$name.values" "$T/$name.moved" \
+	if [ "$audit_ran" != 1 ]; then
+		not_ok "$what" "$ps_msg"
+	elif python3 - "$T/$name.audit.json" "$T/oracle" "$T/$name.values" "$T/$name.moved" \
 		>"$T/$name.check" 2>&1 <<EOF
 import json, sys
 def addrs(path):
@@ -127,15 +133,15 @@ for K in arm64 riscv64; do
 	[ "$n" -gt 1000 ] || die "$K: the kernel's table has only $n sites"
 
 	# 1. as built
-	if "$PATCHSITE" record -v "$V" >"$T/$K.record" 2>"$T/$K.record.err" &&
+	if ps_run -e "$T/$K.record.err" 0 "$T/$K.record" -- record -v "$V" &&
 		cmp -s "$T/$K.record" "$T/oracle" && grep -q "from the code" "$T/$K.record.err"; then
 		ok "$K as built: record = the kernel's table ($n sites), layout from the code"
 	else
+		cat "$ps_msg" >>"$T/$K.record.err"
 		diff "$T/oracle" "$T/$K.record" | head >>"$T/$K.record.err"
 		not_ok "$K as built: record = the kernel's table" "$T/$K.record.err"
 	fi
-	audit_json "$V" "$K"
-	rc=$?
+	audit_json "$V" "$K" '[01]'
 	check_audit "$K" "$K as built: audit (exit $rc): nothing missing, stale only the weak leftovers" "
 need($rc in (0, 1), 'audit exit status $rc')
 need(not by.get('missing') and not by.get('shifted'), 'missing or shifted: %d %d' % (len(by.get('missing', ())), len(by.get('shifted', ()))))
@@ -145,34 +151,32 @@ need(d['site_count'] == len(oracle), 'sites %d' % d['site_count'])"
 	# 2. cleared
 	$TAB clear "$V" "$T/$K.cleared" || die "$K: clear failed"
 	: >"$T/$K.cleared.values"
-	audit_json "$T/$K.cleared" "$K.cleared"
-	rc=$?
+	audit_json "$T/$K.cleared" "$K.cleared" 1
 	check_audit "$K.cleared" "$K cleared: audit (exit $rc) names every site missing, as $flavour" "
 need($rc == 1, 'audit exit status $rc')
 need(by.get('missing') == oracle, 'missing %d of %d' % (len(by.get('missing', ())), len(oracle)))
 need(all(x['message'].startswith('$flavour ') for x in f if x['kind'] == 'missing'), 'flavour')
 need(set(by) == {'missing'}, 'other kinds: %s' % sorted(by))"
 	cp "$T/$K.cleared" "$T/$K.refilled"
-	if "$PATCHSITE" record --in-place "$T/$K.refilled" 2>"$T/$K.refill.err" &&
+	if ps_run -e "$T/$K.refill.err" 0 /dev/stdout -- record --in-place "$T/$K.refilled" &&
 		$TAB dump "$T/$K.refilled" >"$T/$K.refilled.values" &&
 		cmp -s "$T/$K.refilled.values" "$T/oracle"; then
 		ok "$K cleared: record --in-place writes back the kernel's table ($n entries)"
 	else
+		cat "$ps_msg" >>"$T/$K.refill.err"
 		diff "$T/oracle" "$T/$K.refilled.values" 2>&1 | head >>"$T/$K.refill.err"
 		not_ok "$K cleared: record --in-place writes back the kernel's table" "$T/$K.refill.err"
 	fi
-	"$PATCHSITE" audit "$T/$K.refilled" >"$T/$K.refilled.audit" 2>&1
-	rc=$?
-	if [ "$rc" -eq 0 ]; then
+	if ps_run -e "$T/$K.refilled.audit" 0 "$T/$K.refilled.audit" -- audit "$T/$K.refilled"; then
 		ok "$K refilled: audit is clean (exit 0)"
 	else
-		not_ok "$K refilled: audit is clean (exit $rc)" "$T/$K.refilled.audit"
+		cat "$T/$K.refilled.audit" >>"$ps_msg"
+		not_ok "$K refilled: audit is clean (exit $ps_rc)" "$ps_msg"
 	fi
 
 	# 3. ten entries moved by 4 bytes
 	$TAB move "$V" "$T/$K.moved" 10 4 >"$T/$K.moved.moved" || die "$K: move failed"
-	audit_json "$T/$K.moved" "$K.moved"
-	rc=$?
+	audit_json "$T/$K.moved" "$K.moved" 1
 	cp "$T/$K.values" "$T/$K.moved.values"
 	check_audit "$K.moved" "$K 10 entries moved: audit (exit $rc) names each stale and each site missing" "
 need($rc == 1, 'audit exit status $rc')
@@ -185,8 +189,7 @@ need('shifted' not in by, 'a shifted finding for 10 entries')"
 	# 4. every entry moved by one patch-area step
 	$TAB shift "$V" "$T/$K.shifted" 8 || die "$K: shift failed"
 	$TAB dump "$T/$K.shifted" >"$T/$K.shifted.values"
-	audit_json "$T/$K.shifted" "$K.shifted"
-	rc=$?
+	audit_json "$T/$K.shifted" "$K.shifted" 1
 	check_audit "$K.shifted" "$K every entry moved by 8: every entry stale, every site missing, one 'shifted'" "
 need($rc == 1, 'audit exit status $rc')
 need(by.get('stale') == vals, 'stale %d of %d entries' % (len(by.get('stale', ())), len(vals)))
@@ -238,5 +241,4 @@ else
 	not_ok "arm64 with a wrong table does not pass the self tests" "$T/wrong.boot.log"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -89,8 +89,8 @@ for K in built nodwarf; do
 	if [ "$K" = built ]; then I=$V; what="with DWARF"; else I=$S; what="without DWARF"; fi
 
 	# 1. as built
-	"$PATCHSITE" record "$I" >"$T/$K.record" 2>"$T/$K.record.err"
-	rc=$?
+	ps_run -e "$T/$K.record.err" 0 "$T/$K.record" -- record "$I"
+	rc=$ps_rc
 	if [ "$rc" -eq 0 ] && cmp -s "$T/$K.record" "$T/oracle"; then
 		ok "x86_64 $what: record = the kernel's table ($n sites)"
 	else
@@ -100,8 +100,8 @@ for K in built nodwarf; do
 		} >>"$T/$K.record.err"
 		not_ok "x86_64 $what: record = the kernel's table" "$T/$K.record.err"
 	fi
-	"$PATCHSITE" audit "$I" >"$T/$K.audit" 2>&1
-	rc=$?
+	ps_run -e "$T/$K.audit" 0 "$T/$K.audit" -- audit "$I"
+	rc=$ps_rc
 	if [ "$rc" -eq 0 ]; then
 		ok "x86_64 $what: audit is clean (exit 0)"
 	else
@@ -113,8 +113,8 @@ for K in built nodwarf; do
 	$TAB clear "$I" "$T/$K.cleared" || die "mcounttab.py clear failed"
 	$TAB dump "$T/$K.cleared" >"$T/$K.cleared.values" || die "mcounttab.py dump failed"
 	[ ! -s "$T/$K.cleared.values" ] || die "the cleared table is not all zero"
-	"$PATCHSITE" audit "$T/$K.cleared" >"$T/$K.cleared.audit" 2>&1
-	rc=$?
+	ps_run -e "$T/$K.cleared.audit" 1 "$T/$K.cleared.audit" -- audit "$T/$K.cleared"
+	rc=$ps_rc
 	if [ "$rc" -eq 1 ] && [ "$(grep -c "^missing: " "$T/$K.cleared.audit")" -eq "$n" ]; then
 		ok "x86_64 $what, table cleared: audit names the $n sites missing (exit 1)"
 	else
@@ -123,8 +123,8 @@ for K in built nodwarf; do
 		not_ok "x86_64 $what, table cleared: audit names every site missing" "$T/$K.cleared.audit"
 	fi
 	cp "$T/$K.cleared" "$T/$K.refilled"
-	"$PATCHSITE" record --in-place "$T/$K.refilled" >"$T/$K.refill.err" 2>&1
-	rc=$?
+	ps_run -e "$T/$K.refill.err" 0 "$T/$K.refill.err" -- record --in-place "$T/$K.refilled"
+	rc=$ps_rc
 	if [ "$rc" -eq 0 ] && $TAB dump "$T/$K.refilled" >"$T/$K.refilled.values" &&
 		cmp -s "$T/$K.refilled.values" "$T/oracle"; then
 		ok "x86_64 $what, table cleared: record --in-place writes back the kernel's table ($n entries)"
@@ -136,8 +136,8 @@ for K in built nodwarf; do
 		not_ok "x86_64 $what, table cleared: record --in-place writes back the kernel's table" \
 			"$T/$K.refill.err"
 	fi
-	"$PATCHSITE" audit "$T/$K.refilled" >"$T/$K.refilled.audit" 2>&1
-	rc=$?
+	ps_run -e "$T/$K.refilled.audit" 0 "$T/$K.refilled.audit" -- audit "$T/$K.refilled"
+	rc=$ps_rc
 	if [ "$rc" -eq 0 ]; then
 		ok "x86_64 $what, refilled: audit is clean (exit 0)"
 	else
@@ -148,8 +148,8 @@ done
 
 # 5. the wrong table: every entry 16 bytes back, in its function's padding
 $TAB shift "$V" "$T/wrong.vmlinux" -16 || die "mcounttab.py shift failed"
-"$PATCHSITE" audit "$T/wrong.vmlinux" >"$T/wrong.audit" 2>&1
-rc=$?
+ps_run -e "$T/wrong.audit" 1 "$T/wrong.audit" -- audit "$T/wrong.vmlinux"
+rc=$ps_rc
 if [ "$rc" -eq 1 ] && [ "$(grep -c "^missing: " "$T/wrong.audit")" -eq "$n" ]; then
 	ok "x86_64 every entry moved into the padding: audit names the $n sites missing (exit 1)"
 else
@@ -174,8 +174,8 @@ bad=0
 while read -r o; do
 	c=$T/repad/obj.o
 	cp "$X/$o" "$c" || die "cannot copy $o"
-	"$PATCHSITE" repad --in-place --quiet "$c" >"$T/repad/out" 2>&1
-	rc=$?
+	ps_run -e "$T/repad/out" 0 "$T/repad/out" -- repad --in-place --quiet "$c"
+	rc=$ps_rc
 	if [ "$rc" -ne 0 ] || ! cmp -s "$X/$o" "$c"; then
 		[ "$bad" -lt 5 ] && echo "$o: repad exit status $rc, $(cmp -s "$X/$o" "$c" && echo unchanged || echo changed): $(head -n 2 "$T/repad/out")" >>"$T/repad.log"
 		bad=$((bad + 1))
@@ -194,13 +194,13 @@ fi
 # it and does not touch the table
 P=$T/postlink.vmlinux
 cp "$V" "$P"
-"$PATCHSITE" record --in-place "$P" >"$T/postlink.err" 2>&1
-rc=$?
-if [ "$rc" -eq 0 ] && "$PATCHSITE" audit "$P" >>"$T/postlink.err" 2>&1 &&
+ps_run -e "$T/postlink.err" 0 "$T/postlink.err" -- record --in-place "$P"
+rc=$ps_rc
+if [ "$rc" -eq 0 ] && ps_run -e "$T/postlink.audit" 0 "$T/postlink.audit" -- audit "$P" &&
 	$TAB dump "$P" >"$T/postlink.values" && cmp -s "$T/postlink.values" "$T/oracle"; then
 	ok "x86_64 contrib 0003: record --in-place after sorttable (exit 0), audit passes, the table = the kernel's"
 else
-	echo "record --in-place exit status $rc" >>"$T/postlink.err"
+	{ echo "record --in-place exit status $rc"; cat "$T/postlink.audit" "$ps_msg"; } >>"$T/postlink.err" 2>/dev/null
 	not_ok "x86_64 contrib 0003: record --in-place, audit, the table = the kernel's" "$T/postlink.err"
 fi
 
@@ -255,5 +255,4 @@ else
 	not_ok "x86_64 with a wrong table: 'ftrace bug', no function enabled" "$T/wrong.boot.log"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish
