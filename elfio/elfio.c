@@ -688,7 +688,7 @@ struct elfio *elfio_open_memory(const char *name, const void *buf, size_t len,
 	e->flags = flags;
 	e->path = strdup(name);
 	/* ours, for libelf to read (and inflate sections of) as it reads a file */
-	e->mem = malloc(len ? len : 1);
+	e->mem = elfio_calloc(len ? len : 1, 1);
 	if (!e->path || !e->mem) {
 		if (!(flags & ELFIO_QUIET))
 			elfio_error(name, "out of memory for a %zu-byte image", len);
