@@ -205,8 +205,31 @@ struct arch_ops {
 	 * Decode one PLT entry at buf[0..len) (address addr).  On success
 	 * store the address of the GOT slot it jumps through in *slot and
 	 * return 0; return -1 if these bytes are not a PLT entry (PLT0, padding).
+	 * NULL where there is no PLT code in .plt (see text_plt_slot).
 	 */
 	int (*plt_slot)(const uint8_t *buf, size_t len, uint64_t addr, uint64_t *slot);
+
+	/*
+	 * PLT call stubs that the linker puts among the code of text sections
+	 * (ppc64: `std r2,24(r1); [addis r12,r2,HI;] ld r12,LO(r2|r12); mtctr
+	 * r12; bctr`), where other architectures have .plt entries for
+	 * plt_slot.  The stub at buf[0..len) (address addr) addresses its slot
+	 * from a base the ABI fixes relative to the image's .got, whose address
+	 * is `got`: store the slot in *slot and return 0, or return -1 if these
+	 * bytes are not such a stub.  NULL where PLT entries are in .plt.
+	 */
+	int (*text_plt_slot)(const uint8_t *buf, size_t len, uint64_t addr, uint64_t got,
+			     uint64_t *slot);
+
+	/*
+	 * Bytes from a function's symbol to its local entry point, told from
+	 * the symbol's st_other (ppc64 ELFv2: STO_PPC64_LOCAL; the global
+	 * entry sets up the TOC pointer first), 0 when the two are one.  Calls
+	 * from code that shares the TOC land at the local entry, and an entry
+	 * call or patch area may sit there.  NULL: every symbol is its one
+	 * entry point.
+	 */
+	unsigned int (*local_entry)(unsigned int st_other);
 
 	/*
 	 * Encoders, used by the rewriting commands.  Each writes exactly len
