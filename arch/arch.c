@@ -13,6 +13,7 @@ static const struct arch_ops *const arches[] = {
 	&arch_x86_64,
 	&arch_arm64,
 	&arch_riscv64,
+	&arch_powerpc64le,
 };
 
 const struct arch_ops *arch_by_machine(unsigned int machine)

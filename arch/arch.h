@@ -338,6 +338,7 @@ struct arch_ops {
 extern const struct arch_ops arch_x86_64;
 extern const struct arch_ops arch_arm64;
 extern const struct arch_ops arch_riscv64;
+extern const struct arch_ops arch_powerpc64le;
 
 /* Look up by ELF e_machine; NULL if unsupported. */
 const struct arch_ops *arch_by_machine(unsigned int machine);
