@@ -14,6 +14,7 @@ int main(void)
 
 	srunner_add_suite(sr, arch_arm64_suite());
 	srunner_add_suite(sr, arch_riscv64_suite());
+	srunner_add_suite(sr, arch_caps_suite());
 	srunner_add_suite(sr, elfio_suite());
 	srunner_add_suite(sr, recordsites_suite());
 	srunner_run_all(sr, CK_NORMAL);

@@ -6,6 +6,7 @@
 Suite *arch_x86_64_suite(void);
 Suite *arch_arm64_suite(void);
 Suite *arch_riscv64_suite(void);
+Suite *arch_caps_suite(void);
 Suite *elfio_suite(void);
 Suite *recordsites_suite(void);
 
