@@ -150,7 +150,8 @@ struct arch_callops {
  * NULL.
  *
  *   RECORD    record: find and verify the sites (decode, patch_nop_at,
- *             call_reloc_back, plt_slot, nop_unit, nop_name; align_target
+ *             call_reloc_back, plt_slot with plt_entry_size or
+ *             text_plt_slot, nop_unit, nop_name; align_target
  *             where there is an align_reloc; patch_point_len with
  *             patch_points)
  *   AUDIT     audit: the same scan, checked against the image's tables
