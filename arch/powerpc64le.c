@@ -226,6 +226,8 @@ static const char *ppc_nop_name(unsigned int len)
 
 const struct arch_ops arch_powerpc64le = {
 	.name			= "powerpc64le",
+	.caps			= ARCH_CAN(ARCH_CAP_RECORD) | ARCH_CAN(ARCH_CAP_AUDIT) |
+				  ARCH_CAN(ARCH_CAP_IN_PLACE),
 	.machine		= EM_PPC64,
 	.insn_align		= PPC_INSN_SIZE,
 	.call_len		= PPC_INSN_SIZE,
@@ -243,5 +245,5 @@ const struct arch_ops arch_powerpc64le = {
 	.local_entry		= ppc_local_entry,
 	.nop_unit		= ppc_nop_unit,
 	.nop_name		= ppc_nop_name,
-	/* record, audit and in-place only: the rewriting hooks stay NULL, literal_size 0 */
+	/* record, audit and in-place only (caps): the rewriting hooks stay NULL */
 };

@@ -106,6 +106,9 @@ static const struct need {
 	{ EM_RISCV, "align_reloc", ARCH_CAP_REPAD },
 	{ EM_RISCV, "relax_reloc", ARCH_CAP_PIN },
 	{ EM_RISCV, "patch_points", ARCH_CAP_PIN },
+	{ EM_PPC64, "text_plt_slot", ARCH_CAP_RECORD },
+	{ EM_PPC64, "decode", ARCH_CAP_AUDIT },
+	{ EM_PPC64, "relative_reloc", ARCH_CAP_IN_PLACE },
 };
 
 START_TEST(test_needed)
@@ -160,6 +163,8 @@ START_TEST(test_matrix)
 	ck_assert_uint_eq(arch_arm64.caps,
 			  scan | ARCH_CAN(ARCH_CAP_EMBED) | ARCH_CAN(ARCH_CAP_RUNTIME));
 	ck_assert_uint_eq(arch_riscv64.caps, scan | ARCH_CAN(ARCH_CAP_PIN));
+	ck_assert_uint_eq(arch_powerpc64le.caps, ARCH_CAN(ARCH_CAP_RECORD) | ARCH_CAN(ARCH_CAP_AUDIT) |
+						 ARCH_CAN(ARCH_CAP_IN_PLACE));
 	ck_assert(!arch_can(NULL, ARCH_CAP_RECORD));
 	ck_assert(!arch_can(&arch_arm64, ARCH_CAP_COUNT));
 	ck_assert_str_eq(arch_cap_name(ARCH_CAP_IN_PLACE), "in-place");
