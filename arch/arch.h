@@ -198,6 +198,13 @@ enum arch_cap {
 						   (x86 -mnop-mcount, objtool --mnop) */
 #define ARCH_POLICY_PFE_IS_PADDING	0x2	/* beside entry calls, __patchable_function_entries
 						   is call padding, not ftrace's (x86 kernels) */
+#define ARCH_POLICY_SORTED_AT_BOOT	0x4	/* the kernel sorts its table at boot: no
+						   HAVE_BUILDTIME_MCOUNT_SORT (ppc64), so an
+						   unsorted table is no finding */
+#define ARCH_POLICY_RELATIVE_APPLIED	0x8	/* the linker always writes R_*_RELATIVE values in
+						   place too (ppc64 ld has no
+						   --no-apply-dynamic-relocs): a table that shows
+						   neither convention (cleared) gets them in place */
 
 struct arch_ops {
 	const char *name;		/* "x86_64", "arm64", "riscv64" */
