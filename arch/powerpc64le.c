@@ -42,10 +42,18 @@
  *    start of .got (text_plt_slot).  A static link calls _mcount's local
  *    entry directly.
  *
- *  - A relocatable kernel (CONFIG_RELOCATABLE) is linked -pie: ET_DYN, its
- *    table's values also in R_PPC64_RELATIVE addends of .rela.dyn, which
- *    record --in-place rewrites with the slots.  In objects the calls carry
- *    R_PPC64_REL24 (R_PPC64_REL24_NOTOC in pc-relative code) on the `bl`.
+ *  - A relocatable kernel (CONFIG_RELOCATABLE, which pseries selects) is
+ *    linked -pie: its table's values are also R_PPC64_RELATIVE addends in
+ *    .rela.dyn, one per slot, and ld writes them in place as well (it has
+ *    no --no-apply-dynamic-relocs on ppc64): record --in-place writes both,
+ *    a cleared table included (ARCH_POLICY_RELATIVE_APPLIED).  The table is
+ *    objtool's (or recordmcount's) per-object order, unsorted: powerpc has
+ *    no HAVE_BUILDTIME_MCOUNT_SORT, ftrace_process_locs sorts it at boot
+ *    (ARCH_POLICY_SORTED_AT_BOOT), and it keeps the sites of overridden
+ *    weak functions, which the kernel drops at boot as more than
+ *    FTRACE_MCOUNT_MAX_OFFSET (16) bytes into the function kallsyms finds.
+ *    In objects the calls carry R_PPC64_REL24 (R_PPC64_REL24_NOTOC in
+ *    pc-relative code) on the `bl`.
  *
  * CALL_OPS, later (Linux 6.13+, CONFIG_PPC_FTRACE_OUT_OF_LINE with
  * DYNAMIC_FTRACE_WITH_CALL_OPS): the site stays one patchable NOP in the
@@ -228,6 +236,8 @@ const struct arch_ops arch_powerpc64le = {
 	.name			= "powerpc64le",
 	.caps			= ARCH_CAN(ARCH_CAP_RECORD) | ARCH_CAN(ARCH_CAP_AUDIT) |
 				  ARCH_CAN(ARCH_CAP_IN_PLACE),
+	/* no HAVE_BUILDTIME_MCOUNT_SORT; ld writes RELATIVE values in place */
+	.policy			= ARCH_POLICY_SORTED_AT_BOOT | ARCH_POLICY_RELATIVE_APPLIED,
 	.machine		= EM_PPC64,
 	.insn_align		= PPC_INSN_SIZE,
 	.call_len		= PPC_INSN_SIZE,
