@@ -14,7 +14,7 @@ CC        ?= cc
 CFLAGS    ?= -O2 -g
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
              -Wno-missing-field-initializers
-CPPFLAGS  += -D_GNU_SOURCE -DPATCHSITE_VERSION='"$(VERSION)"' -I. -Iarch -Ielfio -Irecordsites -Irewriter -Iruntime -Itests
+CPPFLAGS  += -D_GNU_SOURCE -DPATCHSITE_VERSION='"$(VERSION)"' -I. -Ibase -Iarch -Ielfio -Irecordsites -Irewriter -Iruntime -Itests
 # Nothing here may run a tool that `make deps` installs: make parses this file
 # before deps runs (a fresh machine has no pkg-config).  These are the
 # libraries patchsite calls directly; Debian's pkg-config files add nothing.
@@ -23,12 +23,12 @@ CHECK_LIBS := -lcheck -lsubunit -lm -lrt -lpthread
 
 LIB_SRCS  := $(sort $(wildcard arch/*.c elfio/*.c recordsites/*.c rewriter/*.c))
 CLI_SRCS  := patchsite.c batch.c
-TEST_SRCS := $(sort $(wildcard tests/check_*.c)) tests/elfgen.c
+TEST_SRCS := $(sort $(wildcard tests/check_*.c tests/arch/*.c)) tests/elfgen.c
 
 BUILD     ?= build
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
-TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
+TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/tests/arch_cases.o
 DEPS      := $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d)
 
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -47,6 +47,30 @@ $(BUILD)/check_main: $(TEST_OBJS) $(LIB_OBJS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c -o $@ $<
+
+# The decoder test's table: every architecture of fixtures/arches.mk has its
+# cases in tests/arch/ARCH.cases, assembled by its own binutils and checked
+# against its objdump by tests/arch/gen.py (tests/arch/README).  arches.mk
+# only sets variables: it runs nothing while make parses this file.
+include fixtures/arches.mk
+ARCH_CASES := $(ARCHES:%=tests/arch/%.cases)
+
+ARCH_CROSS := $(foreach a,$(ARCHES),$(a)=$(CROSS_$(a)))
+
+# first, gen.py must refuse every wrong case of tests/arch/refused/
+$(BUILD)/tests/arch-refused.stamp: tests/arch/gen.py fixtures/arches.mk \
+		$(wildcard tests/arch/refused/*.cases)
+	@mkdir -p $(dir $@)
+	python3 tests/arch/gen.py --refused $@ $(BUILD)/tests/arch-refused tests/arch/refused \
+		$(ARCH_CROSS)
+
+$(BUILD)/tests/arch_cases.c: tests/arch/gen.py fixtures/arches.mk $(ARCH_CASES) \
+		$(wildcard tests/arch/*.c) $(BUILD)/tests/arch-refused.stamp
+	@mkdir -p $(dir $@)
+	python3 tests/arch/gen.py $@ $(BUILD)/tests/arch-cases tests/arch $(ARCH_CROSS)
+
+$(BUILD)/tests/arch_cases.o: $(BUILD)/tests/arch_cases.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c -o $@ $<
 
 -include $(DEPS)
@@ -85,6 +109,7 @@ e2e: san all fixtures
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/arches.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite PATCHSITE_PLAIN=$(CURDIR)/patchsite \
 		sh tests/e2e/hostile.sh
+	PATCHSITE_PLAIN=$(CURDIR)/patchsite sh tests/e2e/allocfail.sh
 
 # libFuzzer harnesses for every reader (make check replays their corpora and
 # fuzzes each for 3 s with a fixed seed: tests/e2e/hostile.sh)
@@ -149,18 +174,20 @@ bench-repad: all
 boot-check-arm64: all
 	PATCHSITE=$(CURDIR)/patchsite sh fixtures/embed/boot-check.sh
 
-# the arm64 runtime that `patchsite embed` fills in (cross-built)
+# the runtime that `patchsite embed` fills in: its core and the patcher of
+# the target it is cross-built for (arm64, runtime/README.md)
 runtime:
 	@mkdir -p build/runtime
 	$(MAKE) -C runtime O=$(CURDIR)/build/runtime
 
 install: all runtime
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
-		$(DESTDIR)$(PREFIX)/include/patchsite $(DESTDIR)$(PREFIX)/lib/patchsite/aarch64
+		$(DESTDIR)$(PREFIX)/include/patchsite/arch $(DESTDIR)$(PREFIX)/lib/patchsite/aarch64
 	install -m 0755 patchsite $(DESTDIR)$(BINDIR)/patchsite
 	install -m 0644 doc/patchsite.1 $(DESTDIR)$(MANDIR)/man1/patchsite.1
 	install -m 0644 runtime/callops.h $(DESTDIR)$(PREFIX)/include/patchsite/callops.h
 	install -m 0644 runtime/segment.h $(DESTDIR)$(PREFIX)/include/patchsite/segment.h
+	install -m 0644 runtime/arch/*.h $(DESTDIR)$(PREFIX)/include/patchsite/arch/
 	install -m 0644 build/runtime/libpatchsite-callops.a \
 		$(DESTDIR)$(PREFIX)/lib/patchsite/aarch64/libpatchsite-callops.a
 	install -m 0755 build/runtime/libpatchsite-callops.so \

@@ -115,8 +115,10 @@ int batch_collect(struct batch *b, char **args, int nargs)
 			walk_into = &p;
 			walk_err = 0;
 			if (nftw(args[i], walk_one, 32, FTW_PHYS) < 0 && !walk_err) {
-				elfio_error(args[i], "cannot walk the directory: %s", strerror(errno));
 				walk_err = -errno;
+				if (walk_err != -ENOMEM)
+					elfio_error(args[i], "cannot walk the directory: %s",
+						    strerror(errno));
 			}
 			ret = walk_err == -ENOMEM ? -ENOMEM : 0;
 			b->unreadable += walk_err && walk_err != -ENOMEM;
@@ -133,7 +135,7 @@ int batch_collect(struct batch *b, char **args, int nargs)
 	b->paths = p.v;
 	b->n = p.n;
 	if (ret) {
-		elfio_error(args[0], "out of memory for the list of images");
+		elfio_error(args[0], "out of memory for the list of images (%zu so far)", p.n);
 		batch_free(b);
 	}
 	return ret;
@@ -149,7 +151,7 @@ struct result_hdr {
 };
 
 struct result {
-	bool done;
+	bool done, oom;		/* oom: no memory for its report */
 	int status;
 	char *out, *err;
 	size_t outlen, errlen;
@@ -171,23 +173,30 @@ static int write_full(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-/* What was written to fd (a memfd) since it was made, then empty it. */
-static char *drain(int fd, size_t *len)
+/*
+ * Send len bytes of fd (a memfd) to the pipe through a buffer on the stack,
+ * then empty fd: a worker that has its result allocates nothing more.
+ */
+static int send_fd(int pipefd, int fd, size_t len)
+{
+	char buf[1 << 14];
+
+	for (size_t at = 0; at < len;) {
+		size_t n = len - at < sizeof(buf) ? len - at : sizeof(buf);
+		if (pread(fd, buf, n, (off_t)at) != (ssize_t)n || write_full(pipefd, buf, n))
+			return -1;
+		at += n;
+	}
+	if (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET))
+		return -1;
+	return 0;
+}
+
+static size_t written(int fd)
 {
 	off_t end = lseek(fd, 0, SEEK_CUR);
-	char *buf = malloc(end > 0 ? (size_t)end : 1);
 
-	*len = 0;
-	if (!buf || end <= 0)
-		return buf;
-	if (pread(fd, buf, (size_t)end, 0) != end) {
-		free(buf);
-		return NULL;
-	}
-	*len = (size_t)end;
-	if (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET))
-		return buf;
-	return buf;
+	return end > 0 ? (size_t)end : 0;
 }
 
 static void worker(const struct batch *b, size_t k, size_t nworkers, int pipefd,
@@ -198,23 +207,25 @@ static void worker(const struct batch *b, size_t k, size_t nworkers, int pipefd,
 	if (outfd < 0 || errfd < 0 || dup2(errfd, STDERR_FILENO) < 0)
 		_exit(3);
 	for (size_t i = k; i < b->n; i += nworkers) {
-		FILE *o = fdopen(dup(outfd), "w");
-		int st = o ? fn(b->paths[i], o, ctx) : 2;
-		struct result_hdr h = { (uint32_t)i, st, 0, 0 };
-		char *out, *err;
+		int dfd = dup(outfd);
+		FILE *o = dfd < 0 ? NULL : fdopen(dfd, "w");
+		int st;
 
-		if (!o || fclose(o))
-			h.status = 2;
+		if (!o && dfd >= 0 && errno == ENOMEM)
+			elfio_error(b->paths[i], "out of memory for the stream of its report");
+		else if (!o)
+			elfio_error(b->paths[i], "cannot open its report: %s", strerror(errno));
+		if (!o && dfd >= 0)
+			close(dfd);
+		st = o ? fn(b->paths[i], o, ctx) : 2;
+		if (o && fclose(o))
+			st = 2;
 		fflush(stderr);
-		out = drain(outfd, &h.outlen);
-		err = drain(errfd, &h.errlen);
-		if (!out || !err)
+
+		struct result_hdr h = { (uint32_t)i, st, written(outfd), written(errfd) };
+		if (write_full(pipefd, &h, sizeof(h)) || send_fd(pipefd, outfd, h.outlen) ||
+		    send_fd(pipefd, errfd, h.errlen))
 			_exit(3);
-		if (write_full(pipefd, &h, sizeof(h)) || write_full(pipefd, out, h.outlen) ||
-		    write_full(pipefd, err, h.errlen))
-			_exit(3);
-		free(out);
-		free(err);
 	}
 	_exit(0);
 }
@@ -233,6 +244,25 @@ static int read_full(int fd, void *buf, size_t len)
 		len -= (size_t)r;
 	}
 	return 0;
+}
+
+/* Hand image i's result to done(), and free it. */
+static void report(const struct batch *b, struct result *res, size_t i, batch_done_fn done,
+		   void *ctx)
+{
+	struct result *r = &res[i];
+
+	if (r->oom) {
+		char msg[600];
+		int n = snprintf(msg, sizeof(msg), "patchsite: %s: out of memory for the report of "
+				 "its audit (%zu bytes)\n", b->paths[i], r->outlen);
+		done(b->paths[i], 2, "", 0, msg, (size_t)(n > 0 ? n : 0), ctx);
+	} else {
+		done(b->paths[i], r->status, r->out, r->outlen, r->err, r->errlen, ctx);
+	}
+	free(r->out);
+	free(r->err);
+	r->out = r->err = NULL;
 }
 
 int batch_run(const struct batch *b, unsigned int jobs, batch_fn fn, batch_done_fn done,
@@ -306,11 +336,37 @@ int batch_run(const struct batch *b, unsigned int jobs, batch_fn fn, batch_done_
 			struct result *r = &res[h.index];
 			r->out = malloc(h.outlen + 1);
 			r->err = malloc(h.errlen + 1);
-			if (!r->out || !r->err || read_full(pfd[k].fd, r->out, h.outlen) ||
-			    read_full(pfd[k].fd, r->err, h.errlen)) {
+			if (!r->out || !r->err) {
+				/* read past the report, and say why it is missing */
+				char skip[1 << 12];
+				int bad = 0;
+				for (size_t left = h.outlen + h.errlen; !bad && left;) {
+					size_t n = left < sizeof(skip) ? left : sizeof(skip);
+					bad = read_full(pfd[k].fd, skip, n);
+					left -= n;
+				}
+				free(r->out);
+				free(r->err);
+				r->out = r->err = NULL;
+				r->oom = true;
+				r->outlen = h.outlen + h.errlen;
+				r->status = 2;
+				r->done = !bad;
+				if (bad) {
+					close(pfd[k].fd);
+					pfd[k].fd = -1;
+					live--;
+				}
+			} else if (read_full(pfd[k].fd, r->out, h.outlen) ||
+				   read_full(pfd[k].fd, r->err, h.errlen)) {
 				close(pfd[k].fd);
 				pfd[k].fd = -1;
 				live--;
+				continue;
+			}
+			if (r->oom) {
+				for (; next < b->n && res[next].done; next++)
+					report(b, res, next, done, ctx);
 				continue;
 			}
 			r->outlen = h.outlen;
@@ -318,13 +374,8 @@ int batch_run(const struct batch *b, unsigned int jobs, batch_fn fn, batch_done_
 			r->status = h.status;
 			r->done = true;
 			/* in path order, as soon as the ones before are in */
-			for (; next < b->n && res[next].done; next++) {
-				done(b->paths[next], res[next].status, res[next].out,
-				     res[next].outlen, res[next].err, res[next].errlen, ctx);
-				free(res[next].out);
-				free(res[next].err);
-				res[next].out = res[next].err = NULL;
-			}
+			for (; next < b->n && res[next].done; next++)
+				report(b, res, next, done, ctx);
 		}
 	}
 	for (size_t k = 0; k < nw; k++) {
@@ -341,10 +392,7 @@ int batch_run(const struct batch *b, unsigned int jobs, batch_fn fn, batch_done_
 		if (!res[next].done)
 			done(b->paths[next], 2, "", 0, msg, (size_t)(n > 0 ? n : 0), ctx);
 		else
-			done(b->paths[next], res[next].status, res[next].out, res[next].outlen,
-			     res[next].err, res[next].errlen, ctx);
-		free(res[next].out);
-		free(res[next].err);
+			report(b, res, next, done, ctx);
 	}
 out:
 	free(res);

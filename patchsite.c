@@ -241,8 +241,7 @@ static int audit_one(const char *path, FILE *out, void *vctx)
 		ret = audit_run(r, &a);
 	if (!ret) {
 		audit_ignore(&a, ctx->ignore);
-		audit_print(r, &a, ctx->json, out);
-		ret = a.n ? EXIT_FINDINGS : 0;
+		ret = audit_print(r, &a, ctx->json, out) ? EXIT_ERROR : a.n ? EXIT_FINDINGS : 0;
 		audit_free(&a);
 	} else {
 		ret = EXIT_ERROR;
@@ -567,7 +566,7 @@ static int cmd_record(int argc, char **argv)
 	 */
 	char what[1024];
 	if (!ret && verbose)
-		record_describe(r, what, sizeof(what));
+		ret = record_describe(r, what, sizeof(what));
 	if (!ret && in_place) {
 		struct inplace_report rep;
 		ret = record_write_in_place(r, &io, out ? out : argv[optind], &rep);
@@ -607,8 +606,10 @@ static int cmd_pin(int argc, char **argv)
 	size_t np = 0;
 	int c, ret;
 
-	if (!points)
+	if (!points) {
+		elfio_error(argv[argc - 1], "out of memory for the list of patch points");
 		return EXIT_ERROR;
+	}
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "hvq", opts, NULL)) != -1) {
 		switch (c) {

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "arch.h"
+#include "base.h"
 
 #define A64_INSN_SIZE	4
 #define A64_LITERAL_SIZE	8	/* the CALL_OPS ops literal before a function */
@@ -71,26 +72,6 @@ static const struct a64_pattern a64_patterns[] = {
 	{ 0xfc000000u, 0x14000000u, false, INSN_BRANCH,  A64_F_IMM26 },	/* B      */
 };
 
-static uint32_t a64_get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static void a64_put32(uint8_t *p, uint32_t w)
-{
-	p[0] = (uint8_t)w;
-	p[1] = (uint8_t)(w >> 8);
-	p[2] = (uint8_t)(w >> 16);
-	p[3] = (uint8_t)(w >> 24);
-}
-
-static void a64_put64(uint8_t *p, uint64_t v)
-{
-	a64_put32(p, (uint32_t)v);
-	a64_put32(p + 4, (uint32_t)(v >> 32));
-}
-
 /* Sign-extend the low `bits` of v, staying in unsigned arithmetic. */
 static uint64_t a64_sext(uint64_t v, unsigned int bits)
 {
@@ -106,7 +87,7 @@ static int a64_decode(const uint8_t *buf, size_t len, uint64_t addr, struct arch
 
 	if (len < A64_INSN_SIZE)
 		return ARCH_DECODE_TRUNC;
-	w = a64_get32(buf);
+	w = get_le32(buf);
 
 	insn->len = A64_INSN_SIZE;
 	insn->kind = INSN_OTHER;
@@ -175,7 +156,7 @@ static int a64_plt_slot(const uint8_t *buf, size_t len, uint64_t addr, uint64_t 
 
 		if (len - off < A64_INSN_SIZE)
 			return -1;
-		w = a64_get32(buf + off);
+		w = get_le32(buf + off);
 		if ((w & s->mask) != s->value) {
 			if (s->optional)
 				continue;
@@ -257,7 +238,7 @@ static int a64_pcrel_decode(const uint8_t *buf, size_t len, struct arch_pcrel *p
 
 	if (len < A64_INSN_SIZE)
 		return ARCH_PCREL_NONE;
-	w = a64_get32(buf);
+	w = get_le32(buf);
 	for (size_t i = 0; i < A64_NPCREL; i++) {
 		const struct a64_pcrel *p = &a64_pcrel[i];
 
@@ -299,7 +280,7 @@ static int a64_pcrel_encode(const struct arch_pcrel *pc, int64_t disp, uint8_t *
 
 		w = (w & ~m) | ((uint32_t)(u >> 2) << p->shift & m);
 	}
-	a64_put32(out, w);
+	put_le32(out, w);
 	return 0;
 }
 
@@ -321,7 +302,7 @@ static int a64_encode_nops(uint8_t *buf, size_t len)
 	if (len % A64_INSN_SIZE)
 		return -1;
 	for (size_t off = 0; off < len; off += A64_INSN_SIZE)
-		a64_put32(buf + off, A64_NOP);
+		put_le32(buf + off, A64_NOP);
 	return 0;
 }
 
@@ -332,13 +313,13 @@ static int a64_encode_call(uint8_t *buf, uint64_t from, uint64_t to)
 	/* disp is two's complement: biasing by the range maps the legal span onto [0, 2*range) */
 	if (disp & 3 || disp + A64_BRANCH_RANGE >= 2 * A64_BRANCH_RANGE)
 		return -1;
-	a64_put32(buf, A64_BL | ((uint32_t)(disp >> 2) & A64_IMM26_MASK));
+	put_le32(buf, A64_BL | ((uint32_t)(disp >> 2) & A64_IMM26_MASK));
 	return 0;
 }
 
 static unsigned int a64_patch_nop_at(const uint8_t *buf, size_t len)
 {
-	return len >= 4 && a64_get32(buf) == A64_NOP ? 4 : 0;
+	return len >= 4 && get_le32(buf) == A64_NOP ? 4 : 0;
 }
 
 /*
@@ -383,7 +364,7 @@ static int a64_callops_site(const uint8_t *buf, size_t len, uint64_t literal,
 		size_t k = 0;
 
 		while (k < A64_CALLOPS_WORDS &&
-		       (a64_get32(buf + k * A64_INSN_SIZE) & sh->w[k].mask) == sh->w[k].value)
+		       (get_le32(buf + k * A64_INSN_SIZE) & sh->w[k].mask) == sh->w[k].value)
 			k++;
 		if (k < A64_CALLOPS_WORDS)
 			continue;
@@ -400,7 +381,7 @@ static int a64_callops_disabled(uint8_t *buf, size_t len)
 	if (len != sizeof(a64_callops_disabled_words))
 		return -1;
 	for (size_t i = 0; i < len / A64_INSN_SIZE; i++)
-		a64_put32(buf + i * A64_INSN_SIZE, a64_callops_disabled_words[i]);
+		put_le32(buf + i * A64_INSN_SIZE, a64_callops_disabled_words[i]);
 	return 0;
 }
 
@@ -500,9 +481,9 @@ static int a64_callops_tramp(uint8_t *buf, size_t len, uint64_t addr)
 	if (len != sizeof(a64_callops_tramp_words) || addr % 8)
 		return -1;
 	for (size_t i = 0; i < len / A64_INSN_SIZE; i++)
-		a64_put32(buf + i * A64_INSN_SIZE, a64_callops_tramp_words[i]);
-	a64_put64(buf + A64_TB_ANCHOR, addr + A64_TB_ANCHOR);
-	a64_put64(buf + A64_TB_DOPS, addr + A64_TB_NOOP);	/* default ops' func */
+		put_le32(buf + i * A64_INSN_SIZE, a64_callops_tramp_words[i]);
+	put_le64(buf + A64_TB_ANCHOR, addr + A64_TB_ANCHOR);
+	put_le64(buf + A64_TB_DOPS, addr + A64_TB_NOOP);	/* default ops' func */
 	return 0;
 }
 

@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "arch.h"
+#include "base.h"
 
 #define RV_NOP		0x00000013u	/* addi x0, x0, 0 */
 #define RV_C_NOP	0x0001u
@@ -110,28 +111,6 @@ static const struct rv_pair rv_pairs[] = {
 	{ RV_RX(6) | RV_RX(7),            0,         INSN_BRANCH },
 };
 
-static uint32_t rv_get16(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8;
-}
-
-static uint32_t rv_get32(const uint8_t *p)
-{
-	return rv_get16(p) | rv_get16(p + 2) << 16;
-}
-
-static void rv_put16(uint8_t *p, uint32_t w)
-{
-	p[0] = (uint8_t)w;
-	p[1] = (uint8_t)(w >> 8);
-}
-
-static void rv_put32(uint8_t *p, uint32_t w)
-{
-	rv_put16(p, w);
-	rv_put16(p + 2, w >> 16);
-}
-
 /* Sign-extend the low `bits` of v, staying in unsigned arithmetic. */
 static uint64_t rv_sext(uint64_t v, unsigned int bits)
 {
@@ -191,7 +170,7 @@ static void rv_fuse(const uint8_t *buf, size_t len, uint64_t addr, uint32_t w,
 
 	if (len < 8)
 		return;
-	next = rv_get32(buf + 4);
+	next = get_le32(buf + 4);
 	/* jalr with funct3 = 0, reading the register the auipc just wrote */
 	if ((next & 0x707fu) != RV_OP_JALR || RV_RS1(next) != rx)
 		return;
@@ -217,7 +196,7 @@ static int rv_decode(const uint8_t *buf, size_t len, uint64_t addr, struct arch_
 
 	if (len < 2)
 		return ARCH_DECODE_TRUNC;
-	w = rv_get16(buf);
+	w = get_le16(buf);
 
 	insn->kind = INSN_OTHER;
 	insn->target = 0;
@@ -230,7 +209,7 @@ static int rv_decode(const uint8_t *buf, size_t len, uint64_t addr, struct arch_
 	} else if (rv_len(w) == 4) {
 		if (len < 4)
 			return ARCH_DECODE_TRUNC;
-		w = rv_get32(buf);
+		w = get_le32(buf);
 		insn->len = 4;
 		table = rv_patterns32;
 		n = sizeof(rv_patterns32) / sizeof(rv_patterns32[0]);
@@ -304,10 +283,10 @@ static int rv_plt_slot(const uint8_t *buf, size_t len, uint64_t addr, uint64_t *
 	if (len < n * 4)
 		return -1;
 	for (size_t i = 0; i < n; i++)
-		if ((rv_get32(buf + i * 4) & rv_plt_steps[i].mask) != rv_plt_steps[i].value)
+		if ((get_le32(buf + i * 4) & rv_plt_steps[i].mask) != rv_plt_steps[i].value)
 			return -1;
 
-	*slot = addr + rv_uimm(rv_get32(buf)) + rv_iimm(rv_get32(buf + 4));
+	*slot = addr + rv_uimm(get_le32(buf)) + rv_iimm(get_le32(buf + 4));
 	return 0;
 }
 
@@ -318,9 +297,9 @@ static int rv_encode_nops(uint8_t *buf, size_t len)
 	if (len % 2)
 		return -1;
 	for (; len - off >= 4; off += 4)
-		rv_put32(buf + off, RV_NOP);
+		put_le32(buf + off, RV_NOP);
 	if (off < len)
-		rv_put16(buf + off, RV_C_NOP);
+		put_le16(buf + off, RV_C_NOP);
 	return 0;
 }
 
@@ -335,8 +314,8 @@ static int rv_encode_call(uint8_t *buf, uint64_t from, uint64_t to)
 	/* lo12 is signed, so round hi20 up when lo12 will subtract */
 	hi = (uint32_t)((disp + 0x800) & 0xfffff000u);
 	lo = (uint32_t)(disp & 0xfffu);
-	rv_put32(buf, hi | RV_REG_RA << 7 | RV_OP_AUIPC);
-	rv_put32(buf + 4, lo << 20 | RV_REG_RA << 15 | RV_REG_RA << 7 | RV_OP_JALR);
+	put_le32(buf, hi | RV_REG_RA << 7 | RV_OP_AUIPC);
+	put_le32(buf + 4, lo << 20 | RV_REG_RA << 15 | RV_REG_RA << 7 | RV_OP_JALR);
 	return 0;
 }
 
@@ -461,7 +440,7 @@ static bool rv_may_read(uint32_t w, unsigned int len, uint32_t r, bool *writes)
  */
 static bool rv_auipc_reused(const uint8_t *buf, size_t len, uint32_t r)
 {
-	uint32_t v = rv_get32(buf);
+	uint32_t v = get_le32(buf);
 	size_t off = 4;
 	bool writes;
 
@@ -469,12 +448,12 @@ static bool rv_auipc_reused(const uint8_t *buf, size_t len, uint32_t r)
 		return false;
 	for (int k = 0; k < 8 && off + 2 <= len; k++) {
 		/* 48-bit and longer formats are taken as 32-bit: they err towards a read */
-		unsigned int n = rv_len(rv_get16(buf + off)) == 2 ? 2 : 4;
+		unsigned int n = rv_len(get_le16(buf + off)) == 2 ? 2 : 4;
 		uint32_t w;
 
 		if (off + n > len)
 			return true;
-		w = n == 2 ? rv_get16(buf + off) : rv_get32(buf + off);
+		w = n == 2 ? get_le16(buf + off) : get_le32(buf + off);
 		if (rv_may_read(w, n, r, &writes))
 			return true;
 		if (writes)
@@ -492,14 +471,14 @@ static bool rv_auipc_reused(const uint8_t *buf, size_t len, uint32_t r)
 
 static int rv_pcrel_decode(const uint8_t *buf, size_t len, struct arch_pcrel *pc)
 {
-	unsigned int n = len >= 2 ? rv_len(rv_get16(buf)) : 0;
+	unsigned int n = len >= 2 ? rv_len(get_le16(buf)) : 0;
 	uint32_t w;
 
 	if (!n || n > len)
 		return ARCH_PCREL_NONE;
-	w = n == 2 ? rv_get16(buf) : rv_get32(buf);
+	w = n == 2 ? get_le16(buf) : get_le32(buf);
 	if (n == 4 && (w & 0x7f) == RV_OP_AUIPC) {
-		uint32_t v = len >= 8 ? rv_get32(buf + 4) : 0;
+		uint32_t v = len >= 8 ? get_le32(buf + 4) : 0;
 		int use = (v & 3) == 3 ? rv_lo_use(v, RV_RD(w)) : 0;
 
 		*pc = (struct arch_pcrel){ .name = "auipc", .len = 4, .word = { w } };
@@ -545,8 +524,8 @@ static int rv_pcrel_encode(const struct arch_pcrel *pc, int64_t disp, uint8_t *o
 			return -ERANGE;
 		/* lo12 is signed, so round hi20 up when lo12 will subtract */
 		w = (w & 0xfffu) | ((uint32_t)((uint64_t)disp + 0x800) & 0xfffff000u);
-		rv_put32(out, w);
-		rv_put32(out + 4, rv_lo_set(pc->word[1], use, (uint32_t)disp));
+		put_le32(out, w);
+		put_le32(out + 4, rv_lo_set(pc->word[1], use, (uint32_t)disp));
 		return 0;
 	}
 	if (pc->form >= RV_NPCREL)
@@ -563,15 +542,15 @@ static int rv_pcrel_encode(const struct arch_pcrel *pc, int64_t disp, uint8_t *o
 		w = (w & ~m) | ((uint32_t)((uint64_t)disp >> q->from) << q->to & m);
 	}
 	if (p->len == 2)
-		rv_put16(out, w);
+		put_le16(out, w);
 	else
-		rv_put32(out, w);
+		put_le32(out, w);
 	return 0;
 }
 
 static unsigned int rv_insn_len(const uint8_t *buf, size_t len)
 {
-	return len >= 2 ? rv_len(rv_get16(buf)) : 0;
+	return len >= 2 ? rv_len(get_le16(buf)) : 0;
 }
 
 /* GCC and GNU as pad with c.nop when the C extension is on (EF_RISCV_RVC). */
@@ -627,9 +606,9 @@ static const char *const riscv_patch_points[] = {
 
 static unsigned int rv_patch_nop_at(const uint8_t *buf, size_t len)
 {
-	if (len >= 2 && (buf[0] | buf[1] << 8) == RV_C_NOP)
+	if (len >= 2 && get_le16(buf) == RV_C_NOP)
 		return 2;
-	if (len >= 4 && (buf[0] | buf[1] << 8 | buf[2] << 16 | (uint32_t)buf[3] << 24) == RV_NOP)
+	if (len >= 4 && get_le32(buf) == RV_NOP)
 		return 4;
 	return 0;
 }

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "arch.h"
+#include "base.h"
 
 #define X86_MAX_INSN	15
 
@@ -211,13 +212,6 @@ static int x86_need(const struct x86_decoder *d, unsigned int n)
 	return ARCH_DECODE_OK;
 }
 
-/* Little-endian loads by byte assembly: the buffer has no alignment. */
-static uint32_t get_le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
 /* Sign-extend without relying on implementation-defined conversions. */
 static int64_t sext32(uint32_t v)
 {
@@ -227,14 +221,6 @@ static int64_t sext32(uint32_t v)
 static int64_t sext8(uint8_t v)
 {
 	return (int64_t)(v ^ 0x80u) - 0x80;
-}
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	p[0] = v & 0xff;
-	p[1] = (v >> 8) & 0xff;
-	p[2] = (v >> 16) & 0xff;
-	p[3] = (v >> 24) & 0xff;
 }
 
 /*
@@ -546,8 +532,7 @@ static int x86_decode(const uint8_t *buf, size_t len, uint64_t addr, struct arch
 	 * most of what record decodes in a kernel-sized image.
 	 */
 	if (len >= 5 && buf[0] == 0xe8) {
-		int32_t rel = (int32_t)((uint32_t)buf[1] | (uint32_t)buf[2] << 8 |
-					(uint32_t)buf[3] << 16 | (uint32_t)buf[4] << 24);
+		int32_t rel = (int32_t)get_le32(buf + 1);
 		insn->len = 5;
 		insn->kind = INSN_CALL;
 		insn->target = addr + 5 + (uint64_t)(int64_t)rel;

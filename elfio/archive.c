@@ -41,7 +41,7 @@ int elfio_thin_archive_members(const char *path, char ***out, size_t *count)
 	FILE *f = fopen(path, "rb");
 	char magic[8];
 	char **names = NULL;
-	size_t n = 0;
+	size_t n = 0, cap = 0;
 	char *longnames = NULL;
 	size_t longlen = 0;
 	char *dir = NULL, *copy = NULL;
@@ -137,12 +137,10 @@ int elfio_thin_archive_members(const char *path, char ***out, size_t *count)
 			memcpy(name, h, (size_t)k);
 			name[k] = 0;
 		}
-		char **nv = realloc(names, (n + 1) * sizeof(*nv));
-		if (!nv) {
+		if (elfio_grow(&names, &cap, n + 1, sizeof(*names))) {
 			ret = -ENOMEM;
 			goto out;
 		}
-		names = nv;
 		if (name[0] == '/')
 			names[n] = strdup(name);
 		else if (asprintf(&names[n], "%s/%s", dir, name) < 0)
@@ -161,7 +159,7 @@ int elfio_thin_archive_members(const char *path, char ***out, size_t *count)
 out:
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
-	free(names);
+	elfio_free(names);
 	free(longnames);
 	free(copy);
 	fclose(f);
@@ -212,7 +210,7 @@ void elfio_ar_free(struct elfio_ar *ar)
 		return;
 	for (size_t i = 0; i < ar->n; i++)
 		free(ar->m[i].data);
-	free(ar->m);
+	elfio_free(ar->m);
 	free(ar->path);
 	free(ar);
 }
@@ -222,6 +220,7 @@ int elfio_ar_read(const char *path, struct elfio_ar **out)
 	FILE *f = fopen(path, "rb");
 	struct elfio_ar *ar = calloc(1, sizeof(*ar));
 	char magic[8];
+	size_t cap = 0;
 	int ret = -EINVAL;
 
 	*out = NULL;
@@ -264,14 +263,12 @@ int elfio_ar_read(const char *path, struct elfio_ar **out)
 		}
 		if (mb.size & 1)
 			fgetc(f);
-		struct elfio_ar_member *nv = realloc(ar->m, (ar->n + 1) * sizeof(*nv));
-		if (!nv) {
+		if (elfio_grow(&ar->m, &cap, ar->n + 1, sizeof(*ar->m))) {
 			free(mb.data);
 			ret = -ENOMEM;
-			elfio_error(path, "out of memory");
+			elfio_error(path, "out of memory for %zu archive members", ar->n + 1);
 			goto out;
 		}
-		ar->m = nv;
 		ar->m[ar->n++] = mb;
 	}
 	*out = ar;

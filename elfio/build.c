@@ -25,14 +25,8 @@ static int str_add(struct strtab *t, const char *s, uint32_t *off)
 {
 	size_t n = strlen(s) + 1;
 
-	if (t->len + n > t->cap) {
-		size_t ncap = (t->cap ? t->cap * 2 : 256) + n;
-		char *nb = realloc(t->buf, ncap);
-		if (!nb)
-			return -ENOMEM;
-		t->buf = nb;
-		t->cap = ncap;
-	}
+	if (elfio_grow(&t->buf, &t->cap, t->len + n, 1))
+		return -ENOMEM;
 	memcpy(t->buf + t->len, s, n);
 	*off = (uint32_t)t->len;
 	t->len += n;
@@ -250,7 +244,7 @@ out:
 	free(first);
 	free(lead);
 	free(rank);
-	free(str.buf);
-	free(shstr.buf);
+	elfio_free(str.buf);
+	elfio_free(shstr.buf);
 	return ret;
 }

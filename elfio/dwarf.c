@@ -301,16 +301,11 @@ static const uint8_t *dsec_at(struct elfio_dwarf *d, enum dsec_id id, uint64_t a
 	size_t n = want > dsec_window[id] ? want : dsec_window[id];
 	if (n > left)
 		n = left;
-	if (n > ds->cap) {
-		uint8_t *nb = realloc(ds->buf, n);
-		if (!nb) {
-			elfio_err(d->e, "out of memory for a window of %zu bytes on '%s'", n,
-				  dsec_names[id]);
-			*err = -ENOMEM;
-			return NULL;
-		}
-		ds->buf = nb;
-		ds->cap = n;
+	if (elfio_grow(&ds->buf, &ds->cap, n, 1)) {
+		elfio_err(d->e, "out of memory for a window of %zu bytes on '%s'", n,
+			  dsec_names[id]);
+		*err = -ENOMEM;
+		return NULL;
 	}
 	ds->len = 0;
 	ssize_t got = pread(d->fd, ds->buf, n, (off_t)(ds->foff + at));
@@ -337,15 +332,6 @@ static const char *dsec_string(struct elfio_dwarf *d, enum dsec_id id, uint64_t 
 			return NULL;	/* runs off the section */
 		want = avail * 2;
 	}
-}
-
-static uint64_t get_le(const uint8_t *p, unsigned int n)
-{
-	uint64_t v = 0;
-
-	for (unsigned int i = 0; i < n; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
 }
 
 /*
@@ -986,14 +972,9 @@ static int keep_string(struct elfio_dwarf *d, const char *s, char **buf, size_t 
 {
 	size_t n = strlen(s) + 1;
 
-	if (n > *cap) {
-		char *nb = realloc(*buf, n);
-		if (!nb) {
-			elfio_err(d->e, "out of memory for a DWARF string of %zu bytes", n);
-			return -ENOMEM;
-		}
-		*buf = nb;
-		*cap = n;
+	if (elfio_grow(buf, cap, n, 1)) {
+		elfio_err(d->e, "out of memory for a DWARF string of %zu bytes", n);
+		return -ENOMEM;
 	}
 	memcpy(*buf, s, n);
 	return 0;
@@ -1029,7 +1010,7 @@ void elfio_dwarf_close(struct elfio_dwarf *d)
 	if (!d)
 		return;
 	for (int i = 0; i < S_COUNT; i++) {
-		free(d->s[i].buf);
+		elfio_free(d->s[i].buf);
 		if (d->s[i].mapped)
 			elfio_section_release(d->e, d->s[i].sec);
 	}
@@ -1037,11 +1018,11 @@ void elfio_dwarf_close(struct elfio_dwarf *d)
 		free(d->cache[i].name);
 		free(d->cache[i].producer);
 	}
-	free(d->cache);
+	elfio_free(d->cache);
 	free(d->single_cu.name);
 	free(d->single_cu.producer);
-	free(d->ar);
-	free(d->prev);
+	elfio_free(d->ar);
+	elfio_free(d->prev);
 	free(d);
 }
 
@@ -1342,41 +1323,28 @@ static int resolve_aranges(struct elfio_dwarf *d)
 			top = d->ar[i].unit;
 	/* libdw cannot intern a unit of an unknown version: the walk ends there */
 	while (off <= top && (ret = read_header(d, off, &u)) == 1) {
-		if (n == cap) {
-			size_t nc = cap ? 2 * cap : 1024;
-			struct span *nv = realloc(v, nc * sizeof(*nv));
-			if (!nv) {
-				free(v);
-				elfio_err(d->e, "out of memory for %zu DWARF unit headers", nc);
-				return -ENOMEM;
-			}
-			v = nv;
-			cap = nc;
+		if (elfio_grow(&v, &cap, n + 1, sizeof(*v))) {
+			elfio_free(v);
+			elfio_err(d->e, "out of memory for %zu DWARF unit headers", n + 1);
+			return -ENOMEM;
 		}
 		v[n++] = (struct span){ u.off, u.end };
 		off = u.next;
 	}
 	if (ret < 0) {
-		free(v);
+		elfio_free(v);
 		return ret;
 	}
 	for (size_t i = 0; i < d->nar; i++) {
 		uint64_t at = d->ar[i].unit;	/* libdw: the unit holding it */
-		size_t lo = 0, hi = n;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (v[mid].hi <= at)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		size_t lo = BOUND_BY(n, m, v[m].hi, at, true);
 		if (lo == n || at < v[lo].lo) {
-			free(v);
+			elfio_free(v);
 			return 0;	/* unusable, as libdw's whole table is */
 		}
 		d->ar[i].unit = v[lo].lo;
 	}
-	free(v);
+	elfio_free(v);
 	qsort(d->ar, d->nar, sizeof(*d->ar), cmp_arange);
 	d->ar_state = 1;
 	return 0;
@@ -1445,15 +1413,10 @@ static int read_aranges(struct elfio_dwarf *d)
 			at += tw;
 			if (!a && !l)
 				break;
-			if (d->nar == cap) {
-				size_t nc = cap ? 2 * cap : 1024;
-				struct arange *nv = realloc(d->ar, nc * sizeof(*nv));
-				if (!nv) {
-					elfio_err(d->e, "out of memory for %zu DWARF address ranges", nc);
-					return -ENOMEM;
-				}
-				d->ar = nv;
-				cap = nc;
+			if (elfio_grow(&d->ar, &cap, d->nar + 1, sizeof(*d->ar))) {
+				elfio_err(d->e, "out of memory for %zu DWARF address ranges",
+					  d->nar + 1);
+				return -ENOMEM;
 			}
 			d->ar[d->nar] = (struct arange){ a, l, info, d->nar };
 			d->nar++;
@@ -1532,7 +1495,7 @@ static int find_single(struct elfio_dwarf *d)
 static int unit_at(struct elfio_dwarf *d, uint64_t addr, const struct cu_cache **out)
 {
 	const struct arange *ar;
-	size_t lo = 0, hi = d->ncache;
+	size_t lo;
 	int ret;
 
 	*out = NULL;
@@ -1541,28 +1504,16 @@ static int unit_at(struct elfio_dwarf *d, uint64_t addr, const struct cu_cache *
 	ar = d->ar_state > 0 ? arange_at(d, addr) : NULL;
 	if (!ar)
 		return 0;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (d->cache[mid].unit < ar->unit)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = BOUND(d->cache, d->ncache, unit, ar->unit, false);
 	if (lo == d->ncache || d->cache[lo].unit != ar->unit) {
 		struct cu_cache nc;
 		if ((ret = unit_strings(d, ar->unit, &nc)))
 			return ret;
-		if (d->ncache == d->cache_cap) {
-			size_t cap = d->cache_cap ? 2 * d->cache_cap : 64;
-			struct cu_cache *nv = realloc(d->cache, cap * sizeof(*nv));
-			if (!nv) {
-				free(nc.name);
-				free(nc.producer);
-				elfio_err(d->e, "out of memory for %zu DWARF units' names", cap);
-				return -ENOMEM;
-			}
-			d->cache = nv;
-			d->cache_cap = cap;
+		if (elfio_grow(&d->cache, &d->cache_cap, d->ncache + 1, sizeof(*d->cache))) {
+			free(nc.name);
+			free(nc.producer);
+			elfio_err(d->e, "out of memory for %zu DWARF units' names", d->ncache + 1);
+			return -ENOMEM;
 		}
 		memmove(&d->cache[lo + 1], &d->cache[lo], (d->ncache - lo) * sizeof(*d->cache));
 		d->cache[lo] = nc;

@@ -32,6 +32,7 @@
 #include <lzma.h>
 #include <zlib.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "elfio.h"
 #include "elfio_priv.h"
@@ -141,6 +142,22 @@ void elfio_err(const struct elfio *e, const char *fmt, ...)
 	va_end(ap);
 }
 
+int elfio_elf_err(const struct elfio *e, const char *what, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (errno == ENOMEM) {
+		elfio_err(e, "out of memory for %s", what);
+		return -ENOMEM;
+	}
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	elfio_err(e, "%s: %s", msg, elf_errmsg(-1));
+	return -EINVAL;
+}
+
 /* --- Decompression of whole files (.ko.gz, .ko.xz, .ko.zst) -------------- */
 
 enum zkind { Z_NONE, Z_GZIP, Z_XZ, Z_ZSTD };
@@ -156,22 +173,12 @@ static enum zkind sniff_compression(const uint8_t *m, size_t n)
 	return Z_NONE;
 }
 
-/* Grow *buf so that at least `need` more bytes fit after *len. */
+/* Grow *buf so that at least `need` more bytes fit after *len, up to the bound. */
 static int grow(uint8_t **buf, size_t *cap, size_t len, size_t need)
 {
-	if (len + need <= *cap)
-		return 0;
-	size_t ncap = *cap ? *cap : 1 << 20;
-	while (ncap < len + need)
-		ncap *= 2;
-	if (ncap > MAX_DECOMPRESSED)
+	if (len + need > MAX_DECOMPRESSED)
 		return -EFBIG;
-	uint8_t *nb = realloc(*buf, ncap);
-	if (!nb)
-		return -ENOMEM;
-	*buf = nb;
-	*cap = ncap;
-	return 0;
+	return elfio_grow(buf, cap, len + need, 1);
 }
 
 static int inflate_gzip(const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen)
@@ -200,6 +207,8 @@ static int inflate_gzip(const uint8_t *in, size_t inlen, uint8_t **out, size_t *
 		len = cap - zs.avail_out;
 		if (zr == Z_STREAM_END)
 			break;
+		if (zr == Z_MEM_ERROR)
+			ret = -ENOMEM;
 		if (zr != Z_OK && zr != Z_BUF_ERROR)
 			goto out;
 		if (zr == Z_BUF_ERROR && zs.avail_in == 0)
@@ -211,7 +220,7 @@ static int inflate_gzip(const uint8_t *in, size_t inlen, uint8_t **out, size_t *
 	ret = 0;
 out:
 	inflateEnd(&zs);
-	free(buf);
+	elfio_free(buf);
 	return ret;
 }
 
@@ -238,6 +247,8 @@ static int inflate_xz(const uint8_t *in, size_t inlen, uint8_t **out, size_t *ou
 		len = cap - zs.avail_out;
 		if (lr == LZMA_STREAM_END)
 			break;
+		if (lr == LZMA_MEM_ERROR)
+			ret = -ENOMEM;
 		if (lr != LZMA_OK)
 			goto out;
 	}
@@ -247,7 +258,7 @@ static int inflate_xz(const uint8_t *in, size_t inlen, uint8_t **out, size_t *ou
 	ret = 0;
 out:
 	lzma_end(&zs);
-	free(buf);
+	elfio_free(buf);
 	return ret;
 }
 
@@ -271,6 +282,8 @@ static int inflate_zstd(const uint8_t *in, size_t inlen, uint8_t **out, size_t *
 		ZSTD_outBuffer ob = { buf + len, cap - len, 0 };
 		size_t zr = ZSTD_decompressStream(zs, &ob, &ib);
 		len += ob.pos;
+		if (ZSTD_isError(zr) && ZSTD_getErrorCode(zr) == ZSTD_error_memory_allocation)
+			ret = -ENOMEM;
 		if (ZSTD_isError(zr))
 			goto out;
 		if (zr == 0)
@@ -284,7 +297,7 @@ static int inflate_zstd(const uint8_t *in, size_t inlen, uint8_t **out, size_t *
 	ret = 0;
 out:
 	ZSTD_freeDStream(zs);
-	free(buf);
+	elfio_free(buf);
 	return ret;
 }
 
@@ -298,8 +311,11 @@ static int decompress_file(struct elfio *e, enum zkind kind)
 	if (fstat(e->fd, &st) < 0)
 		return -errno;
 	in = malloc(st.st_size ? (size_t)st.st_size : 1);
-	if (!in)
+	if (!in) {
+		elfio_err(e, "out of memory for the %s-compressed file (%jd bytes)", names[kind],
+			  (intmax_t)st.st_size);
 		return -ENOMEM;
+	}
 	size_t got = 0;
 	while (got < (size_t)st.st_size) {
 		ssize_t r = pread(e->fd, in + got, (size_t)st.st_size - got, (off_t)got);
@@ -323,10 +339,12 @@ static int decompress_file(struct elfio *e, enum zkind kind)
 		ret = inflate_zstd(in, got, &out, &outlen);
 		break;
 	}
-	if (ret) {
+	if (ret == -ENOMEM)
+		elfio_err(e, "out of memory for the module decompressed from %s", names[kind]);
+	else if (ret)
 		elfio_err(e, "corrupt or truncated %s stream", names[kind]);
+	if (ret)
 		goto out;
-	}
 	e->mem = out;
 	e->memlen = outlen;
 	e->compressed = true;
@@ -355,9 +373,10 @@ static int load_sections(struct elfio *e)
 {
 	size_t shstrndx;
 
+	errno = 0;
 	if (elf_getshdrnum(e->elf, &e->nsec) < 0) {
-		elfio_err(e, "cannot read the section header table: %s", elf_errmsg(-1));
-		return -EINVAL;
+		return elfio_elf_err(e, "the section headers",
+				     "cannot read the section header table");
 	}
 	/* libelf counts no sections when their table is not in the file */
 	if (e->nsec == 0 && e->ehdr.e_shoff && e->ehdr.e_shoff >= e->file_size) {
@@ -385,9 +404,10 @@ static int load_sections(struct elfio *e)
 		elfio_err(e, "program header table is truncated or malformed");
 		return -EINVAL;
 	}
+	errno = 0;
 	if (elf_getshdrstrndx(e->elf, &shstrndx) < 0) {
-		elfio_err(e, "cannot find the section name table: %s", elf_errmsg(-1));
-		return -EINVAL;
+		return elfio_elf_err(e, "the section headers",
+				     "cannot find the section name table");
 	}
 	if (shstrndx == SHN_UNDEF || shstrndx >= e->nsec) {
 		elfio_err(e, "bad section name table index %zu", shstrndx);
@@ -395,17 +415,20 @@ static int load_sections(struct elfio *e)
 	}
 
 	e->secs = calloc(e->nsec, sizeof(*e->secs));
-	if (!e->secs)
+	if (!e->secs) {
+		elfio_err(e, "out of memory for %zu sections", e->nsec);
 		return -ENOMEM;
+	}
 
 	for (size_t i = 0; i < e->nsec; i++) {
 		struct elfio_section *s = &e->secs[i];
 
 		s->index = i;
+		errno = 0;
 		s->scn = elf_getscn(e->elf, i);
 		if (!s->scn || !gelf_getshdr(s->scn, &s->shdr)) {
-			elfio_err(e, "cannot read section header %zu: %s", i, elf_errmsg(-1));
-			return -EINVAL;
+			return elfio_elf_err(e, "the section headers",
+					     "cannot read section header %zu", i);
 		}
 		if (s->shdr.sh_type != SHT_NOBITS && s->shdr.sh_type != SHT_NULL &&
 		    check_range(e, s->shdr.sh_offset, s->shdr.sh_size)) {
@@ -505,8 +528,10 @@ static void assign_addresses(struct elfio *e)
 static int index_sections(struct elfio *e)
 {
 	e->by_addr = calloc(e->nsec, sizeof(*e->by_addr));
-	if (!e->by_addr)
+	if (!e->by_addr) {
+		elfio_err(e, "out of memory for the index of %zu sections", e->nsec);
 		return -ENOMEM;
+	}
 	for (size_t i = 1; i < e->nsec; i++)
 		if (e->secs[i].shdr.sh_flags & SHF_ALLOC)
 			e->by_addr[e->nby_addr++] = &e->secs[i];
@@ -524,17 +549,17 @@ struct elfio *elfio_open(const char *path, unsigned int flags)
 	elf_version(EV_CURRENT);
 
 	e = calloc(1, sizeof(*e));
-	if (!e) {
+	if (e)
+		e->path = strdup(path);
+	if (!e || !e->path) {
+		if (!(flags & ELFIO_QUIET))
+			elfio_error(path, "out of memory for the image's descriptor");
+		free(e);
 		errno = ENOMEM;
 		return NULL;
 	}
 	e->fd = -1;
 	e->flags = flags;
-	e->path = strdup(path);
-	if (!e->path) {
-		ret = -ENOMEM;
-		goto err;
-	}
 
 	/* an in-place write killed half way: undo it before reading anything */
 	ret = elfio_journal_recover(path, flags & ELFIO_QUIET);
@@ -598,16 +623,17 @@ struct elfio *elfio_open(const char *path, unsigned int flags)
 		goto err;
 	}
 
+	errno = 0;
 	if (e->mem)
 		e->elf = elf_memory(e->mem, e->memlen);
 	else
 		e->elf = elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
 	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF) {
-		elfio_err(e, "not an ELF file: %s", elf_errmsg(-1));
+		ret = elfio_elf_err(e, "libelf's descriptor of the image", "not an ELF file");
 		goto err;
 	}
 	if (!gelf_getehdr(e->elf, &e->ehdr)) {
-		elfio_err(e, "cannot read the ELF header: %s", elf_errmsg(-1));
+		ret = elfio_elf_err(e, "the ELF header", "cannot read the ELF header");
 		goto err;
 	}
 	if (e->ehdr.e_ident[EI_VERSION] != EV_CURRENT || e->ehdr.e_version != EV_CURRENT) {
@@ -654,7 +680,7 @@ void elfio_close(struct elfio *e)
 	free(e->secs);
 	if (e->elf)
 		elf_end(e->elf);
-	free(e->mem);
+	elfio_free(e->mem);
 	if (e->fd >= 0)
 		close(e->fd);
 	free(e->path);
@@ -773,25 +799,25 @@ int elfio_section_data(struct elfio *e, struct elfio_section *s)
 	}
 	if (s->shdr.sh_flags & SHF_COMPRESSED) {
 		/* libelf inflates into its own buffer and updates the header. */
+		errno = 0;
 		if (elf_compress(s->scn, 0, 0) < 0) {
-			elfio_err(e, "section '%s': cannot decompress: %s", s->name,
-				  elf_errmsg(-1));
-			return -EINVAL;
+			return elfio_elf_err(e, "a decompressed section",
+					     "section '%s': cannot decompress", s->name);
 		}
 		if (!gelf_getshdr(s->scn, &s->shdr)) {
-			elfio_err(e, "section '%s': %s", s->name, elf_errmsg(-1));
-			return -EINVAL;
+			return elfio_elf_err(e, "a section header", "section '%s'", s->name);
 		}
 	}
 	/*
 	 * elf_rawdata: the bytes as they are in the file, no type conversion;
 	 * for a decompressed section libelf hands back the inflated bytes.
 	 */
+	errno = 0;
 	Elf_Data *d = (s->shdr.sh_flags & SHF_COMPRESSED) ? elf_getdata(s->scn, NULL)
 							  : elf_rawdata(s->scn, NULL);
 	if (!d && s->shdr.sh_size) {
-		elfio_err(e, "section '%s': cannot read: %s", s->name, elf_errmsg(-1));
-		return -EINVAL;
+		return elfio_elf_err(e, "a section's contents", "section '%s': cannot read",
+				     s->name);
 	}
 	s->data = d ? d->d_buf : NULL;
 	s->size = d ? d->d_size : 0;
@@ -806,16 +832,9 @@ int elfio_section_data(struct elfio *e, struct elfio_section *s)
 
 struct elfio_section *elfio_addr_to_sec(struct elfio *e, uint64_t addr)
 {
-	size_t lo = 0, hi = e->nby_addr;
+	/* last section with start <= addr: the one before lo */
+	size_t lo = BOUND_BY(e->nby_addr, m, e->by_addr[m]->addr, addr, true);
 
-	/* last section with start <= addr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (e->by_addr[mid]->addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* several sections may start at the same address (empty ones): walk back */
 	for (size_t i = lo; i-- > 0;) {
 		struct elfio_section *s = e->by_addr[i];
@@ -876,10 +895,10 @@ static int symtab_view(struct elfio *e, size_t shndx, struct symview **out)
 			  s->shdr.sh_link);
 		return -EINVAL;
 	}
+	errno = 0;
 	d = elf_getdata(s->scn, NULL);
 	if (!d && s->shdr.sh_size) {
-		elfio_err(e, "symbol table '%s': %s", s->name, elf_errmsg(-1));
-		return -EINVAL;
+		return elfio_elf_err(e, "a symbol table", "symbol table '%s'", s->name);
 	}
 	/*
 	 * Extended section indexes, for objects with more than 65280 sections:
@@ -1082,11 +1101,18 @@ int elfio_symtab_by_index(struct elfio *e, size_t shndx, const struct elfio_symt
 	if (!e->tabs) {
 		e->tabs = calloc(e->nsec, sizeof(*e->tabs));
 		e->tab_of = calloc(e->nsec, sizeof(*e->tab_of));
-		if (!e->tabs || !e->tab_of)
+		if (!e->tabs || !e->tab_of) {
+			elfio_err(e, "out of memory for the symbol tables of %zu sections",
+				  e->nsec);
 			return -ENOMEM;
+		}
 	}
 	nt = &e->tabs[e->ntabs];
+	unsigned long before = elfio_errors_reported();
 	ret = load_symtab(e, shndx, nt);
+	if (ret == -ENOMEM && elfio_errors_reported() == before)
+		elfio_err(e, "out of memory for symbol table '%s' (%" PRIu64 " symbols)",
+			  e->secs[shndx].name, e->secs[shndx].shdr.sh_size / sizeof(Elf64_Sym));
 	if (ret)
 		return ret;
 	e->ntabs++;
@@ -1265,8 +1291,10 @@ int elfio_functions(struct elfio *e, const struct elfio_symbol *const **out, siz
 		}
 		/* the keys and the sort's scratch space, in one block */
 		k = elfio_calloc(n ? 2 * n : 1, sizeof(*k));
-		if (!k)
+		if (!k) {
+			elfio_err(e, "out of memory for sorting %zu function symbols", n);
 			return -ENOMEM;
+		}
 		for (size_t i = 0; i < n; i++)
 			k[i] = (struct fkey){ e->fsyms[i].addr, &e->fsyms[i] };
 		sort_fkeys(k, n, k + n);
@@ -1274,6 +1302,7 @@ int elfio_functions(struct elfio *e, const struct elfio_symbol *const **out, siz
 		e->funcs_maxend = elfio_calloc(n ? n : 1, sizeof(*e->funcs_maxend));
 		if (!e->funcs || !e->funcs_maxend) {
 			elfio_free(k);
+			elfio_err(e, "out of memory for the index of %zu function symbols", n);
 			return -ENOMEM;
 		}
 		uint64_t maxend = 0;
@@ -1310,15 +1339,8 @@ const struct elfio_symbol *elfio_function_at(struct elfio *e, uint64_t addr, uin
 		return NULL;
 
 	/* first function starting after addr + before */
-	size_t lo = 0, hi = n;
 	uint64_t key = addr + before < addr ? UINT64_MAX : addr + before;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (f[mid]->addr <= key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = BOUND_BY(n, m, f[m]->addr, key, true);
 	/*
 	 * Of the functions that hold addr, the first in sort order (the lowest
 	 * start, then global first) wins.  funcs_maxend only grows, so the
@@ -1328,26 +1350,11 @@ const struct elfio_symbol *elfio_function_at(struct elfio *e, uint64_t addr, uin
 	 * Two searches, not a walk back: one huge (corrupt) st_size would
 	 * otherwise make every lookup visit every function.
 	 */
-	size_t a = 0, b = n;
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-		if (e->funcs_maxend[mid] <= addr)
-			a = mid + 1;
-		else
-			b = mid;
-	}
+	size_t a = BOUND_BY(n, m, e->funcs_maxend[m], addr, true);
 	if (a < n && f[a]->addr <= addr)
 		return f[a];
 	/* None: the first function starting in (addr, addr + before], if any. */
-	a = 0;
-	b = lo;
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-		if (f[mid]->addr <= addr)
-			a = mid + 1;
-		else
-			b = mid;
-	}
+	a = BOUND_BY(lo, m, f[m]->addr, addr, true);
 	if (a < lo && f[a]->addr - addr <= before)
 		pre = f[a];
 	return pre;
@@ -1371,10 +1378,11 @@ int elfio_relas_raw(struct elfio *e, struct elfio_section *rel, const uint8_t **
 		return -EINVAL;
 	}
 	size_t n = rel->shdr.sh_size / sizeof(Elf64_Rela);
+	errno = 0;
 	d = elf_getdata(rel->scn, NULL);
 	if (!d && n) {
-		elfio_err(e, "relocation section '%s': %s", rel->name, elf_errmsg(-1));
-		return -EINVAL;
+		return elfio_elf_err(e, "a relocation section", "relocation section '%s'",
+				     rel->name);
 	}
 	if (d && d->d_size < n * sizeof(Elf64_Rela)) {
 		elfio_err(e, "relocation section '%s' is truncated", rel->name);
@@ -1435,8 +1443,7 @@ int elfio_read_u64(struct elfio *e, uint64_t addr, uint64_t *val)
 	uint64_t off = addr - s->addr;
 	if (off > s->size || s->size - off < 8)
 		return -ERANGE;
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | s->data[off + (uint64_t)i];
+	v = get_le64(s->data + off);
 	*val = v;
 	return 0;
 }

@@ -35,6 +35,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base.h"
+
 struct elfio_section {
 	size_t index;
 	const char *name;
@@ -185,46 +187,14 @@ void elfio_format_addr(struct elfio *e, uint64_t addr, char *buf, size_t len);
  * nothing else is.  NULL with errno set on failure (overflow included).
  */
 void *elfio_calloc(size_t n, size_t size);
-void *elfio_realloc(void *p, size_t n, size_t size);	/* the new part is not zeroed */
 void elfio_free(void *p);
 /*
- * The growth helper: make *(T **)v hold at least `need` elements of `size`
- * bytes (capacity in *cap, doubled as needed).  0, or -ENOMEM with *v and
- * *cap unchanged.
+ * The growth helper, the one way an array of patchsite grows: make *(T **)v
+ * (NULL, or from elfio_calloc/elfio_grow) hold at least `need` elements of
+ * `size` bytes (capacity in *cap, doubled as needed).  0, or -ENOMEM with
+ * *v and *cap unchanged.
  */
 int elfio_grow(void *v, size_t *cap, size_t need, size_t size);
-
-/*
- * The sorted lookup: in v[0..n), elements of `size` bytes sorted by the
- * uint64_t at byte offset key_off, the index of the first element whose
- * key is >= key (upper: > key); n if none.  ELFIO_BOUND names the field.
- */
-static inline size_t elfio_bound(const void *v, size_t n, size_t size, size_t key_off, uint64_t key,
-				 bool upper)
-{
-	/*
-	 * Inline, so that each caller's size and key_off are constants: out of
-	 * line, the multiply and the unaligned load cost repad more than twice
-	 * the hand-written searches it replaced (callgrind: 900 M against
-	 * 400 M instructions on the 40,000-function bench object).
-	 */
-	const unsigned char *b = (const unsigned char *)v;
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		uint64_t k;
-
-		memcpy(&k, b + mid * size + key_off, sizeof(k));
-		if (upper ? k <= key : k < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-#define ELFIO_BOUND(v, n, field, key, upper)						\
-	elfio_bound((v), (n), sizeof(*(v)), offsetof(__typeof__(*(v)), field), (key), (upper))
 
 /* --- Errors -------------------------------------------------------------- */
 
@@ -234,6 +204,14 @@ void elfio_error(const char *path, const char *fmt, ...) __attribute__((format(p
 unsigned long elfio_errors_reported(void);
 /* Same, but for the image e (honours ELFIO_QUIET). */
 void elfio_err(const struct elfio *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * After a libelf call failed (errno cleared before it): "out of memory for
+ * WHAT" and -ENOMEM if an allocation failed (errno ENOMEM; libelf's own
+ * message does not say what the memory was for), else "FMT...: libelf's
+ * reason" and -EINVAL.
+ */
+int elfio_elf_err(const struct elfio *e, const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* --- Writing ------------------------------------------------------------- */
 
@@ -247,7 +225,7 @@ struct elfio_edits {
 	struct elfio_edit {
 		uint64_t off;
 		size_t len;
-		uint8_t *bytes;	/* malloc'd, owned by the list */
+		uint8_t *bytes;	/* owned by the list (elfio_grow, elfio_free) */
 		size_t cap;	/* bytes allocated */
 	} *v;
 	size_t n, cap;
@@ -406,8 +384,8 @@ int elfio_dwarf_cu(struct elfio_dwarf *d, struct elfio *e, uint64_t addr, const 
 
 /*
  * The member paths of a thin archive (resolved against the archive's
- * directory), malloc'd array of malloc'd strings.  Regular archives are
- * refused (their members are inline).  0 or negative errno, error printed.
+ * directory): malloc'd strings in an array freed with elfio_free.  Regular
+ * archives are refused (their members are inline).  0 or negative errno, error printed.
  */
 int elfio_thin_archive_members(const char *path, char ***names, size_t *count);
 /* True if the file starts like an ar archive. */

@@ -66,21 +66,6 @@ struct range {
 	uint8_t *old, *new;	/* in the journal's buffer */
 };
 
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
 char *elfio_journal_path(const char *path)
 {
 	char *j = NULL;
@@ -154,24 +139,24 @@ struct jview {
 static bool journal_parse(const uint8_t *b, size_t len, struct jview *v)
 {
 	if (len < JOURNAL_HDR + JOURNAL_TRAILER || memcmp(b, JOURNAL_MAGIC, 8) ||
-	    get64(b + 8) != len || memcmp(b + len - 4, "PSJE", 4))
+	    get_le64(b + 8) != len || memcmp(b + len - 4, "PSJE", 4))
 		return false;
 	uint32_t crc = (uint32_t)crc32(0L, b, (uInt)(len - JOURNAL_TRAILER));
-	if ((uint32_t)get64(b + len - 8) != crc)
+	if ((uint32_t)get_le64(b + len - 8) != crc)
 		return false;
 	v->buf = b;
 	v->len = len;
-	v->dev = get64(b + 16);
-	v->ino = get64(b + 24);
-	v->size = get64(b + 32);
-	v->flags = (uint32_t)get64(b + 40);
-	v->nranges = (uint32_t)(get64(b + 40) >> 32);
+	v->dev = get_le64(b + 16);
+	v->ino = get_le64(b + 24);
+	v->size = get_le64(b + 32);
+	v->flags = (uint32_t)get_le64(b + 40);
+	v->nranges = (uint32_t)(get_le64(b + 40) >> 32);
 	/* the ranges must fill the journal exactly, each inside the image */
 	size_t at = JOURNAL_HDR;
 	for (uint32_t i = 0; i < v->nranges; i++) {
 		if (len - JOURNAL_TRAILER - at < JOURNAL_RANGE)
 			return false;
-		uint64_t off = get64(b + at), rl = get64(b + at + 8);
+		uint64_t off = get_le64(b + at), rl = get_le64(b + at + 8);
 		at += JOURNAL_RANGE;
 		if (off > v->size || rl > v->size - off || rl > (len - JOURNAL_TRAILER - at) / 2)
 			return false;
@@ -183,21 +168,19 @@ static bool journal_parse(const uint8_t *b, size_t len, struct jview *v)
 /* Every byte of every range the old or the new one?  Else the image was replaced. */
 static int journal_matches(const struct jview *v, int fd, bool *match)
 {
-	size_t at = JOURNAL_HDR;
+	size_t at = JOURNAL_HDR, cap = 0;
 	uint8_t *cur = NULL;
 	int ret = 0;
 
 	*match = true;
 	for (uint32_t i = 0; i < v->nranges && *match; i++) {
-		uint64_t off = get64(v->buf + at), rl = get64(v->buf + at + 8);
+		uint64_t off = get_le64(v->buf + at), rl = get_le64(v->buf + at + 8);
 		const uint8_t *old = v->buf + at + JOURNAL_RANGE, *new = old + rl;
-		uint8_t *n = realloc(cur, rl ? rl : 1);
 
-		if (!n) {
+		if (elfio_grow(&cur, &cap, rl ? rl : 1, 1)) {
 			ret = -ENOMEM;
 			break;
 		}
-		cur = n;
 		ret = pread_all(fd, cur, rl, off);
 		if (ret)
 			break;
@@ -209,7 +192,7 @@ static int journal_matches(const struct jview *v, int fd, bool *match)
 		}
 		at += JOURNAL_RANGE + 2 * rl;
 	}
-	free(cur);
+	elfio_free(cur);
 	return ret;
 }
 
@@ -218,7 +201,7 @@ static int journal_roll_back(const struct jview *v, int fd)
 	size_t at = JOURNAL_HDR;
 
 	for (uint32_t i = 0; i < v->nranges; i++) {
-		uint64_t off = get64(v->buf + at), rl = get64(v->buf + at + 8);
+		uint64_t off = get_le64(v->buf + at), rl = get_le64(v->buf + at + 8);
 		int ret = pwrite_all(fd, v->buf + at + JOURNAL_RANGE, rl, off);
 		if (ret)
 			return ret;
@@ -239,7 +222,7 @@ int elfio_journal_recover(const char *path, bool quiet)
 
 	if (!jpath) {
 		ret = -ENOMEM;
-		what = "out of memory";
+		what = "the name of the journal";
 		goto out;
 	}
 	if (access(jpath, F_OK) < 0) {
@@ -291,7 +274,7 @@ int elfio_journal_recover(const char *path, bool quiet)
 		buf = malloc(len ? len : 1);
 		if (!buf) {
 			ret = -ENOMEM;
-			what = "out of memory for the journal of an interrupted write";
+			what = "the journal of an interrupted write";
 			goto out;
 		}
 		ret = pread_all(jfd, buf, len, 0);
@@ -312,7 +295,9 @@ int elfio_journal_recover(const char *path, bool quiet)
 		bool match;
 		ret = journal_matches(&v, ifd, &match);
 		if (ret) {
-			what = "cannot read the image to roll back its journal";
+			what = ret == -ENOMEM ?
+			       "the image's bytes under an interrupted write's journal" :
+			       "cannot read the image to roll back its journal";
 			goto out;
 		}
 		if (match) {
@@ -332,7 +317,9 @@ int elfio_journal_recover(const char *path, bool quiet)
 	if (whole && (v.flags & JF_FSYNC))
 		sync_dir_of(jpath);	/* best effort: the image is already whole */
 out:
-	if (what && !quiet)
+	if (what && !quiet && ret == -ENOMEM)
+		elfio_error(path, "out of memory for %s", what);
+	else if (what && !quiet)
 		elfio_error(path, "%s (%s): %s", what, jpath ? jpath : "journal", strerror(-ret));
 	free(buf);
 	if (jfd >= 0)
@@ -431,17 +418,11 @@ static int build_journal(int fd, const struct stat *st, unsigned int flags,
 	/* in list order, so that later edits of the same bytes win */
 	for (size_t i = 0; i < ed->n; i++) {
 		const struct elfio_edit *x = &ed->v[i];
-		size_t lo = 0, hi = n;
 
 		if (!x->len)
 			continue;
-		while (lo < hi) {	/* the last range starting at or before x */
-			size_t mid = lo + (hi - lo) / 2;
-			if (rv[mid].off <= x->off)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		/* the last range starting at or before x */
+		size_t lo = BOUND(rv, n, off, x->off, true);
 		struct range *r = &rv[lo - 1];
 		memcpy(r->new + (x->off - r->off), x->bytes, x->len);
 	}
@@ -452,8 +433,8 @@ static int build_journal(int fd, const struct stat *st, unsigned int flags,
 		if (!memcmp(rv[i].old, rv[i].new, rv[i].len))
 			continue;
 		memmove(p + JOURNAL_RANGE, rv[i].old, 2 * rv[i].len);
-		put64(p, rv[i].off);
-		put64(p + 8, rv[i].len);
+		put_le64(p, rv[i].off);
+		put_le64(p + 8, rv[i].len);
 		rv[k] = rv[i];
 		rv[k].old = p + JOURNAL_RANGE;
 		rv[k].new = rv[k].old + rv[k].len;
@@ -463,12 +444,12 @@ static int build_journal(int fd, const struct stat *st, unsigned int flags,
 	n = k;
 	total = (uint64_t)(p - b) + JOURNAL_TRAILER;
 	memcpy(b, JOURNAL_MAGIC, 8);
-	put64(b + 8, total);
-	put64(b + 16, (uint64_t)st->st_dev);
-	put64(b + 24, (uint64_t)st->st_ino);
-	put64(b + 32, size);
-	put64(b + 40, ((flags & ELFIO_FSYNC) ? JF_FSYNC : 0) | (uint64_t)n << 32);
-	put64(p, crc32(0L, b, (uInt)(total - JOURNAL_TRAILER)));
+	put_le64(b + 8, total);
+	put_le64(b + 16, (uint64_t)st->st_dev);
+	put_le64(b + 24, (uint64_t)st->st_ino);
+	put_le64(b + 32, size);
+	put_le64(b + 40, ((flags & ELFIO_FSYNC) ? JF_FSYNC : 0) | (uint64_t)n << 32);
+	put_le64(p, crc32(0L, b, (uInt)(total - JOURNAL_TRAILER)));
 	memcpy(p + 4, "PSJE", 4);	/* over the CRC's upper half, which is zero */
 out:
 	free(by);
@@ -497,12 +478,10 @@ static int write_ranges(int fd, const struct range *rv, size_t n, bool new)
 /* Do the ranges read back as written?  (The caller's check then reads them as ELF.) */
 static int ranges_read_back(int fd, const struct range *rv, size_t n)
 {
-	size_t cap = 1 << 16;
-	uint8_t *b = malloc(cap);
+	uint8_t b[1 << 16];	/* on the stack: no allocation between write and commit */
+	size_t cap = sizeof(b);
 	int ret = 0;
 
-	if (!b)
-		return -ENOMEM;
 	for (size_t i = 0; !ret && i < n; i++) {
 		for (size_t at = 0; !ret && at < rv[i].len; at += cap) {
 			size_t len = rv[i].len - at < cap ? rv[i].len - at : cap;
@@ -511,7 +490,6 @@ static int ranges_read_back(int fd, const struct range *rv, size_t n)
 				ret = -EIO;
 		}
 	}
-	free(b);
 	return ret;
 }
 
@@ -535,7 +513,7 @@ int elfio_write_in_place(struct elfio *e, const struct elfio_edits *ed, unsigned
 	}
 	jpath = elfio_journal_path(path);
 	if (!jpath) {
-		elfio_err(e, "out of memory");
+		elfio_err(e, "out of memory for the name of the journal");
 		return -ENOMEM;
 	}
 	fd = open(path, O_RDWR | O_CLOEXEC);
@@ -564,7 +542,8 @@ int elfio_write_in_place(struct elfio *e, const struct elfio_edits *ed, unsigned
 	}
 	ret = build_journal(fd, &st, flags, ed, &rv, &n, &jbuf, &jlen);
 	if (ret) {
-		what = "cannot build the journal";
+		what = ret == -ENOMEM ? "out of memory for the journal" :
+		       "cannot build the journal";
 		goto fail;
 	}
 	if (!n)
@@ -636,7 +615,11 @@ fail:
 		kept = true;
 	if (journal_made && !kept && unlink(jpath) < 0 && errno != ENOENT)
 		kept = true;
-	if (!bad)
+	if (!bad && ret == -ENOMEM)	/* what says it */
+		elfio_error(path, "%s%s", what,
+			    kept ? "; the next patchsite command on it rolls it back" :
+			    image_touched ? "; rolled back" : "; nothing written");
+	else if (!bad)
 		elfio_error(path, "%s: %s%s", what, strerror(-ret),
 			    kept ? "; the next patchsite command on it rolls it back" :
 			    image_touched ? "; rolled back" : "; nothing written");

@@ -14,9 +14,9 @@
  * is, so one free works for both.  Where huge pages are not to be
  * had, the mapping simply stays 4 KiB pages.
  *
- * elfio_bound() (inline, in elfio.h) is the one binary search over sorted
- * arrays of records keyed by a 64-bit field (sites, targets, relocations,
- * shapes, ranges).
+ * elfio_grow() is the one growth helper: every growable array of patchsite
+ * grows with it (and is freed with elfio_free).  The one sorted lookup and
+ * the one little-endian accessor are in base/base.h.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -93,7 +93,8 @@ void elfio_free(void *p)
 	}
 }
 
-void *elfio_realloc(void *p, size_t n, size_t size)
+/* Only elfio_grow() resizes: the new part is not zeroed. */
+static void *elfio_realloc(void *p, size_t n, size_t size)
 {
 	struct hdr *h;
 	void *np;

@@ -66,7 +66,7 @@ struct elfio_rw {
 		char *name;
 		GElf_Shdr shdr;	/* sh_offset relative to the segment's start */
 	} *added;
-	size_t nadded;
+	size_t nadded, added_cap;
 };
 
 struct elfio_rw *elfio_rw_new(struct elfio *e)
@@ -99,7 +99,7 @@ void elfio_rw_free(struct elfio_rw *w)
 	elfio_edits_free(&w->patches);
 	for (size_t i = 0; i < w->nadded; i++)
 		free(w->added[i].name);
-	free(w->added);
+	elfio_free(w->added);
 	free(w->secs);
 	free(w);
 }
@@ -220,22 +220,18 @@ int elfio_rw_add_segment(struct elfio_rw *w, uint32_t flags, const void *data)
 
 int elfio_rw_add_section(struct elfio_rw *w, const char *name, const GElf_Shdr *sh)
 {
-	struct rw_new *nv;
-
 	if (!w->has_seg || sh->sh_offset > w->seg.p_filesz ||
 	    sh->sh_size > w->seg.p_filesz - sh->sh_offset ||
 	    sh->sh_addr != w->seg.p_vaddr + sh->sh_offset) {
 		elfio_err(w->e, "section '%s' is not inside the added segment", name);
 		return -EINVAL;
 	}
-	nv = realloc(w->added, (w->nadded + 1) * sizeof(*nv));
-	if (!nv)
+	if (elfio_grow(&w->added, &w->added_cap, w->nadded + 1, sizeof(*w->added)))
 		goto oom;
-	w->added = nv;
-	nv[w->nadded].name = strdup(name);
-	if (!nv[w->nadded].name)
+	w->added[w->nadded].name = strdup(name);
+	if (!w->added[w->nadded].name)
 		goto oom;
-	nv[w->nadded].shdr = *sh;
+	w->added[w->nadded].shdr = *sh;
 	w->nadded++;
 	return 0;
 oom:
@@ -251,6 +247,11 @@ static int build_rel(struct elfio_rw *w, Elf *out)
 	GElf_Ehdr eh = *elfio_ehdr(w->e);
 	size_t shstrndx;
 
+	/*
+	 * errno: libelf's allocations set it when they fail, and elf_newscn
+	 * hands back a section without a header when its header's failed.
+	 */
+	errno = 0;
 	if (!gelf_newehdr(out, ELFCLASS64) || elf_getshdrstrndx(in, &shstrndx))
 		goto libelf_err;
 	for (size_t i = 1; i < w->nsec; i++) {
@@ -261,7 +262,7 @@ static int build_rel(struct elfio_rw *w, Elf *out)
 
 		/* the live header unless replaced: it agrees with the data libelf
 		   hands back (a section decompressed in place says so) */
-		if (!is || !os || !gelf_getshdr(is, &sh))
+		if (!is || !os || errno == ENOMEM || !gelf_getshdr(is, &sh))
 			goto libelf_err;
 		if (rs->shdr_set)
 			sh = rs->shdr;
@@ -275,7 +276,7 @@ static int build_rel(struct elfio_rw *w, Elf *out)
 			return -EINVAL;
 		}
 		od = elf_newdata(os);
-		if (!od)
+		if (!od || errno == ENOMEM)
 			goto libelf_err;
 		if (id) {
 			od->d_type = id->d_type;
@@ -311,12 +312,11 @@ static int build_rel(struct elfio_rw *w, Elf *out)
 	} else {
 		eh.e_shstrndx = (Elf64_Half)shstrndx;
 	}
-	if (!gelf_update_ehdr(out, &eh) || elf_update(out, ELF_C_WRITE) < 0)
+	if (!gelf_update_ehdr(out, &eh) || elf_update(out, ELF_C_WRITE) < 0 || errno == ENOMEM)
 		goto libelf_err;
 	return 0;
 libelf_err:
-	elfio_err(w->e, "cannot build the output: %s", elf_errmsg(-1));
-	return -EINVAL;
+	return elfio_elf_err(w->e, "the output object", "cannot build the output");
 }
 
 static int commit_rel(struct elfio_rw *w, const char *out_path, const struct elfio_write_check *chk)
@@ -331,10 +331,10 @@ static int commit_rel(struct elfio_rw *w, const char *out_path, const struct elf
 		elfio_error(out_path, "memfd_create: %s", strerror(errno));
 		return -errno;
 	}
+	errno = 0;
 	out = elf_begin(fd, ELF_C_WRITE, NULL);
 	if (!out) {
-		elfio_error(out_path, "elf_begin: %s", elf_errmsg(-1));
-		ret = -EINVAL;
+		ret = elfio_elf_err(w->e, "libelf's descriptor of the output", "elf_begin");
 		goto out;
 	}
 	ret = build_rel(w, out);
@@ -364,21 +364,6 @@ out:
 }
 
 /* --- Linked images: a segment appended --------------------------------------- */
-
-static void put_le(uint8_t *p, uint64_t v, int n)
-{
-	for (int i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, int n)
-{
-	uint64_t v = 0;
-
-	for (int i = n - 1; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
 
 static int commit_segment(struct elfio_rw *w, const char *out_path,
 			  const struct elfio_write_check *chk)

@@ -41,8 +41,8 @@ void elfio_edits_free(struct elfio_edits *ed)
 	if (!ed)
 		return;
 	for (size_t i = 0; i < ed->n; i++)
-		free(ed->v[i].bytes);
-	free(ed->v);
+		elfio_free(ed->v[i].bytes);
+	elfio_free(ed->v);
 	memset(ed, 0, sizeof(*ed));
 }
 
@@ -51,34 +51,23 @@ int elfio_edits_add(struct elfio_edits *ed, uint64_t off, const void *bytes, siz
 	struct elfio_edit *last = ed->n ? &ed->v[ed->n - 1] : NULL;
 
 	if (last && len && off == last->off + last->len && last->len <= SIZE_MAX / 2 - len) {
-		if (last->len + len > last->cap) {
-			size_t ncap = 2 * (last->len + len);
-			uint8_t *nb = realloc(last->bytes, ncap);
-			if (!nb)
-				return -ENOMEM;
-			last->bytes = nb;
-			last->cap = ncap;
-		}
+		if (elfio_grow(&last->bytes, &last->cap, last->len + len, 1))
+			return -ENOMEM;
 		memcpy(last->bytes + last->len, bytes, len);
 		last->len += len;
 		return 0;
 	}
-	if (ed->n == ed->cap) {
-		size_t ncap = ed->cap ? ed->cap * 2 : 64;
-		struct elfio_edit *nv = realloc(ed->v, ncap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		ed->v = nv;
-		ed->cap = ncap;
-	}
-	uint8_t *b = malloc(len ? len : 1);
-	if (!b)
+	if (elfio_grow(&ed->v, &ed->cap, ed->n + 1, sizeof(*ed->v)))
+		return -ENOMEM;
+	uint8_t *b = NULL;
+	size_t bcap = 0;
+	if (elfio_grow(&b, &bcap, len ? len : 1, 1))
 		return -ENOMEM;
 	memcpy(b, bytes, len);
 	ed->v[ed->n].off = off;
 	ed->v[ed->n].len = len;
 	ed->v[ed->n].bytes = b;
-	ed->v[ed->n].cap = len ? len : 1;
+	ed->v[ed->n].cap = bcap;
 	ed->n++;
 	return 0;
 }
@@ -101,6 +90,15 @@ static int write_all(int fd, const void *buf, size_t len, uint64_t off)
 		off += (uint64_t)w;
 	}
 	return 0;
+}
+
+/* open_temp() failed: say why, in the one line */
+static void temp_error(const char *out_path, int err)
+{
+	if (err == -ENOMEM)
+		elfio_error(out_path, "out of memory for the name of a temporary file");
+	else
+		elfio_error(out_path, "cannot create a temporary file: %s", strerror(-err));
 }
 
 /* Open a temporary file beside out_path; *tmp receives its malloc'd name. */
@@ -193,7 +191,7 @@ int elfio_write_file_atomic_check(const char *out_path, const void *buf, size_t 
 	int ret;
 
 	if (fd < 0) {
-		elfio_error(out_path, "cannot create a temporary file: %s", strerror(-fd));
+		temp_error(out_path, fd);
 		return fd;
 	}
 	ret = write_all(fd, buf, len, 0);
@@ -284,7 +282,7 @@ int elfio_write_edited_check(struct elfio *e, const struct elfio_edits *ed, cons
 	}
 	int fd = open_temp(out_path, &tmp);
 	if (fd < 0) {
-		elfio_error(out_path, "cannot create a temporary file: %s", strerror(-fd));
+		temp_error(out_path, fd);
 		close(in);
 		return fd;
 	}

@@ -91,17 +91,8 @@ static struct finding *add(struct audit *a, enum finding_kind k, uint64_t addr,
 {
 	struct finding *nv;
 
-	/*
-	 * Room in powers of two (16, 32, ...), known from a->n alone: growing
-	 * by one finding per realloc copies the array each time under ASan's
-	 * allocator, quadratic for a stale table of 10,000 entries.
-	 */
-	if (a->n == 0 || (a->n >= 16 && !(a->n & (a->n - 1)))) {
-		nv = realloc(a->v, (a->n ? 2 * a->n : 16) * sizeof(*nv));
-		if (!nv)
-			return NULL;
-		a->v = nv;
-	}
+	if (elfio_grow(&a->v, &a->cap, a->n + 1, sizeof(*a->v)))
+		return NULL;
 	nv = &a->v[a->n++];
 	memset(nv, 0, sizeof(*nv));
 	nv->kind = k;
@@ -118,7 +109,7 @@ static const struct site *site_of(struct record *r, const struct elfio_symbol *f
 	long i;
 
 	/* sites are sorted: find the first >= lo and walk while in range */
-	size_t a = ELFIO_BOUND(r->sites, r->nsites, addr, lo, false);
+	size_t a = BOUND(r->sites, r->nsites, addr, lo, false);
 	for (i = (long)a; (size_t)i < r->nsites && r->sites[i].addr < f->addr + f->size; i++)
 		if (r->sites[i].func && r->sites[i].func->addr == f->addr)
 			return &r->sites[i];
@@ -173,7 +164,7 @@ static long find_from(const struct record *r, uint64_t v, size_t *hint)
 		if (i == r->nsites || r->sites[i].addr >= v)
 			goto found;
 	}
-	i = ELFIO_BOUND(r->sites, r->nsites, addr, v, false);
+	i = BOUND(r->sites, r->nsites, addr, v, false);
 found:
 	*hint = i;
 	return i < r->nsites && r->sites[i].addr == v ? (long)i : -1;
@@ -182,7 +173,7 @@ found:
 /* The site nearest to v (within 64 bytes), or NULL. */
 static const struct site *nearest_site(const struct record *r, uint64_t v)
 {
-	size_t lo = ELFIO_BOUND(r->sites, r->nsites, addr, v, false);
+	size_t lo = BOUND(r->sites, r->nsites, addr, v, false);
 	const struct site *best = NULL;
 
 	for (size_t i = lo ? lo - 1 : 0; i < r->nsites && i <= lo; i++) {
@@ -446,10 +437,10 @@ out_table:
 	 */
 	if (a->n > 1) {
 		size_t *ord = malloc(a->n * sizeof(*ord));
-		struct finding *sorted = malloc(a->n * sizeof(*sorted));
+		struct finding *sorted = elfio_calloc(a->n, sizeof(*sorted));
 		if (!ord || !sorted) {
 			free(ord);
-			free(sorted);
+			elfio_free(sorted);
 			goto out;
 		}
 		for (size_t i = 0; i < a->n; i++)
@@ -458,8 +449,9 @@ out_table:
 		for (size_t i = 0; i < a->n; i++)
 			sorted[i] = a->v[ord[i]];
 		free(ord);
-		free(a->v);
+		elfio_free(a->v);
 		a->v = sorted;
+		a->cap = a->n;
 	}
 
 	/*
@@ -485,7 +477,7 @@ out:
 		if (elfio_errors_reported() == reported)
 			elfio_err(r->e, "out of memory for the audit's findings");
 		elfio_dwarf_close(dw);
-		free(a->v);	/* the caller frees nothing after an error */
+		elfio_free(a->v);	/* the caller frees nothing after an error */
 		memset(a, 0, sizeof(*a));
 	} else {
 		a->dw = dw;
@@ -496,23 +488,25 @@ out:
 void audit_free(struct audit *a)
 {
 	elfio_dwarf_close(a->dw);
-	free(a->v);
+	elfio_free(a->v);
 	memset(a, 0, sizeof(*a));
 }
 
 
 int audit_print(struct record *r, const struct audit *a, bool json, FILE *o)
 {
-	char addr[256], fn[512], lay[1024], cu[512];
+	char addr[256], fn[512], lay[1024], cu[512], desc[1024];
 
+	/* before anything is printed: it may run out of memory */
+	if (record_describe(r, desc, sizeof(desc)))
+		return -ENOMEM;
 	if (json) {
 		fprintf(o, "{\"schema\":%d,\"machine\":\"%s\",\"site_count\":%zu,\"layout\":",
 			RECORD_JSON_SCHEMA, r->arch->name, r->nsites);
 		record_describe_layout(r, &r->ev.main, lay, sizeof(lay));
 		record_json_string(o, lay);
 		fputs(",\"evidence\":", o);
-		record_describe(r, lay, sizeof(lay));
-		record_json_string(o, lay);
+		record_json_string(o, desc);
 		fputs(",\"tables\":[", o);
 		for (size_t t = 0; t < r->ntables; t++) {
 			size_t nonzero = 0;
@@ -557,8 +551,7 @@ int audit_print(struct record *r, const struct audit *a, bool json, FILE *o)
 		return 0;
 	}
 
-	record_describe(r, lay, sizeof(lay));
-	fprintf(o, "%s\n", lay);
+	fprintf(o, "%s\n", desc);
 	for (size_t i = 0; i < a->n; i++) {
 		const struct finding *f = &a->v[i];
 		record_text_addr(r, f->addr, addr, sizeof(addr));

@@ -72,7 +72,7 @@ struct stmt {
 
 struct stmts {
 	struct stmt *v;
-	size_t n;
+	size_t n, vcap;
 	struct region *ranges;	/* [lo, hi) -> v[layout], sorted */
 	size_t nranges, cap;
 	size_t units;		/* units whose producer names flags, or the assembler */
@@ -177,7 +177,7 @@ static int cmp_u64(const void *a, const void *b)
 /* Index of the shape at exactly addr, or -1. */
 static long shape_find(const struct fshape *v, size_t n, uint64_t addr)
 {
-	size_t lo = ELFIO_BOUND(v, n, addr, addr, false);
+	size_t lo = BOUND(v, n, addr, addr, false);
 
 	return lo < n && v[lo].addr == addr ? (long)lo : -1;
 }
@@ -352,24 +352,16 @@ static int stmt_index(struct stmts *ss, const struct stmt *st)
 	for (size_t i = 0; i < ss->n; i++)
 		if (ss->v[i].kind == st->kind && same_layout(&ss->v[i].layout, &st->layout))
 			return (int)i;
-	struct stmt *nv = realloc(ss->v, (ss->n + 1) * sizeof(*nv));
-	if (!nv)
+	if (elfio_grow(&ss->v, &ss->vcap, ss->n + 1, sizeof(*ss->v)))
 		return -ENOMEM;
-	ss->v = nv;
 	ss->v[ss->n] = *st;
 	return (int)ss->n++;
 }
 
 static int add_range(struct stmts *ss, uint64_t lo, uint64_t hi, int k)
 {
-	if (ss->nranges == ss->cap) {
-		size_t cap = ss->cap ? 2 * ss->cap : 256;
-		struct region *nv = realloc(ss->ranges, cap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		ss->ranges = nv;
-		ss->cap = cap;
-	}
+	if (elfio_grow(&ss->ranges, &ss->cap, ss->nranges + 1, sizeof(*ss->ranges)))
+		return -ENOMEM;
 	ss->ranges[ss->nranges++] = (struct region){ lo, hi, (unsigned int)k };
 	return 0;
 }
@@ -385,8 +377,8 @@ static int cmp_region(const void *a, const void *b)
 
 static void stmts_free(struct stmts *ss)
 {
-	free(ss->v);
-	free(ss->ranges);
+	elfio_free(ss->v);
+	elfio_free(ss->ranges);
 	memset(ss, 0, sizeof(*ss));
 }
 
@@ -487,7 +479,7 @@ static int read_statements(struct record *r, struct stmts *ss)
 /* The statement whose range holds addr, or -1 (ranges are sorted by lo). */
 static int stmt_at(const struct stmts *ss, uint64_t addr)
 {
-	size_t lo = ELFIO_BOUND(ss->ranges, ss->nranges, lo, addr, true);
+	size_t lo = BOUND(ss->ranges, ss->nranges, lo, addr, true);
 
 	/* ranges of different units do not overlap; look at the last few */
 	for (size_t i = lo; i > 0 && lo - i < 8; i--)
@@ -742,10 +734,8 @@ static int add_layout(struct record *r, const struct layout *l)
 	for (size_t i = 0; i < p->nlayouts; i++)
 		if (same_layout(&p->layouts[i], l))
 			return (int)i;
-	struct layout *nv = realloc(p->layouts, (p->nlayouts + 1) * sizeof(*nv));
-	if (!nv)
+	if (elfio_grow(&p->layouts, &p->layouts_cap, p->nlayouts + 1, sizeof(*p->layouts)))
 		return -ENOMEM;
-	p->layouts = nv;
 	p->layouts[p->nlayouts] = *l;
 	return (int)p->nlayouts++;
 }
@@ -753,7 +743,7 @@ static int add_layout(struct record *r, const struct layout *l)
 const struct layout *record_layout_at(const struct record *r, uint64_t addr)
 {
 	const struct record_priv *p = r->priv;
-	size_t lo = ELFIO_BOUND(p->regions, p->nregions, lo, addr, true);
+	size_t lo = BOUND(p->regions, p->nregions, lo, addr, true);
 
 	if (lo && addr < p->regions[lo - 1].hi)
 		return &p->layouts[p->regions[lo - 1].layout];
@@ -794,14 +784,8 @@ static int build_regions(struct record *r, const struct fshape *sh, int *fk, siz
 			p->regions[p->nregions - 1].hi = sh[i].addr + 1;
 			continue;
 		}
-		if (p->nregions == cap) {
-			size_t ncap = cap ? 2 * cap : 64;
-			struct region *nv = realloc(p->regions, ncap * sizeof(*nv));
-			if (!nv)
-				return -ENOMEM;
-			p->regions = nv;
-			cap = ncap;
-		}
+		if (elfio_grow(&p->regions, &cap, p->nregions + 1, sizeof(*p->regions)))
+			return -ENOMEM;
 		p->regions[p->nregions++] = (struct region){ sh[i].addr, sh[i].addr + 1,
 							     (unsigned int)fk[i] };
 	}
@@ -1337,7 +1321,7 @@ static void describe_evidence(const struct record *r, char *buf, size_t len)
 	}
 }
 
-void record_describe(struct record *r, char *buf, size_t len)
+int record_describe(struct record *r, char *buf, size_t len)
 {
 	char lay[192], ev[256], tab[256] = "";
 	const struct site_table *t = record_table_under_test(r);
@@ -1347,43 +1331,37 @@ void record_describe(struct record *r, char *buf, size_t len)
 	if (t) {
 		size_t nonzero = 0, listed = 0, stale = 0;
 		uint64_t *vals = malloc((t->count ? t->count : 1) * sizeof(*vals));
-		bool counted = vals != NULL;
+		if (!vals) {
+			elfio_err(r->e, "out of memory for sorting the %zu entries of table '%s'",
+				  t->count, t->name);
+			return -ENOMEM;
+		}
 		for (size_t i = 0; i < t->count; i++) {
 			uint64_t val = t->entries[i].value;
 			if (!val)
 				continue;
-			if (vals)
-				vals[nonzero] = val;
-			else if (record_find(r, val) < 0)
+			vals[nonzero++] = val;
+		}
+		bool sorted = true;
+		for (size_t i = 1; i < nonzero && sorted; i++)
+			sorted = vals[i - 1] <= vals[i];
+		if (!sorted)	/* the kernel's own table is sorted already */
+			qsort(vals, nonzero, sizeof(*vals), cmp_u64);
+		/* both ascending: one walk */
+		for (size_t i = 0, k = 0; i < nonzero; i++) {
+			while (k < r->nsites && r->sites[k].addr < vals[i])
+				k++;
+			if (k < r->nsites && r->sites[k].addr == vals[i]) {
+				if (!i || vals[i - 1] != vals[i])
+					listed++;
+			} else {
 				stale++;
-			nonzero++;
-		}
-		if (vals) {
-			bool sorted = true;
-			for (size_t i = 1; i < nonzero && sorted; i++)
-				sorted = vals[i - 1] <= vals[i];
-			if (!sorted)	/* the kernel's own table is sorted already */
-				qsort(vals, nonzero, sizeof(*vals), cmp_u64);
-			/* both ascending: one walk */
-			stale = 0;
-			for (size_t i = 0, k = 0; i < nonzero; i++) {
-				while (k < r->nsites && r->sites[k].addr < vals[i])
-					k++;
-				if (k < r->nsites && r->sites[k].addr == vals[i]) {
-					if (!i || vals[i - 1] != vals[i])
-						listed++;
-				} else {
-					stale++;
-				}
 			}
-			free(vals);
 		}
+		free(vals);
 		if (!nonzero)
 			snprintf(tab, sizeof(tab), "; table '%s': all %zu slots are zero", t->name,
 				 t->count);
-		else if (!counted)
-			snprintf(tab, sizeof(tab), "; table '%s': %zu of %zu entries are not sites",
-				 t->name, stale, nonzero);
 		else if (!stale && listed == r->nsites)
 			snprintf(tab, sizeof(tab), "; table '%s' agrees (%zu entries)", t->name,
 				 nonzero);
@@ -1418,4 +1396,5 @@ void record_describe(struct record *r, char *buf, size_t len)
 		snprintf(others + ol, sizeof(others) - ol, ")");
 	snprintf(buf, len, "%s %s: %zu sites: %s%s, %s%s", r->arch->name,
 		 elfio_is_rel(r->e) ? "object" : "image", r->nsites, lay, others, ev, tab);
+	return 0;
 }

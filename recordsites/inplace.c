@@ -147,7 +147,11 @@ static int read_back_in_place(const char *path, void *ctx)
 	relas = malloc(sizeof(*relas));
 	if (fd < 0 || !slots || !relas) {
 		ret = fd < 0 ? -errno : -ENOMEM;
-		elfio_error(path, "cannot read back the written table: %s", strerror(-ret));
+		if (fd < 0)
+			elfio_error(path, "cannot read back the written table: %s", strerror(-ret));
+		else
+			elfio_error(path, "out of memory for reading back the written table; "
+				    "rolled back");
 		goto out;
 	}
 	*slots = (struct window){ .fd = fd };

@@ -395,10 +395,12 @@ int record_output(struct record *r, enum out_format fmt, const char *path)
 	}
 	if (fmt == OUT_ELF) {
 		ret = build_elf(r, &bin, &len);
-		if (ret) {
+		if (ret == -ENOMEM)
+			elfio_err(r->e, "out of memory for the table object of %zu sites", r->nsites);
+		else if (ret)
 			elfio_err(r->e, "cannot build the table object: %s", strerror(-ret));
+		if (ret)
 			return ret;
-		}
 		text = (char *)bin;
 	} else if (fmt == OUT_LIST && !elfio_is_rel(r->e) && !path) {
 		ret = write_plain_list(r, stdout);
@@ -414,9 +416,17 @@ int record_output(struct record *r, enum out_format fmt, const char *path)
 			return -ENOMEM;
 		}
 	} else {
+		static const char *const names[] = {
+			[OUT_LIST] = "list", [OUT_SYMBOLIZE] = "symbolized list",
+			[OUT_JSON] = "JSON", [OUT_ASM] = "assembler",
+		};
+		const char *name = (size_t)fmt < sizeof(names) / sizeof(names[0]) && names[fmt] ?
+				   names[fmt] : "output";
 		FILE *o = open_memstream(&text, &len);
-		if (!o)
-			return -errno;
+		if (!o) {
+			elfio_err(r->e, "out of memory for the %s table", name);
+			return -ENOMEM;
+		}
 		switch (fmt) {
 		case OUT_LIST:
 			emit_list(r, o, false);
@@ -431,9 +441,17 @@ int record_output(struct record *r, enum out_format fmt, const char *path)
 			ret = emit_asm(r, o);
 			break;
 		}
-		if (fclose(o) && !ret)
+		/*
+		 * A write that could not grow the buffer sets the error flag; one
+		 * that fails in fclose leaves text NULL (glibc frees the buffer).
+		 */
+		int bad = ferror(o);
+		if ((fclose(o) || bad || !text) && !ret)
 			ret = -ENOMEM;
 		if (ret) {
+			if (ret == -ENOMEM)
+				elfio_err(r->e, "out of memory for the %s table of %zu sites", name,
+					  r->nsites);
 			free(text);
 			return ret;
 		}

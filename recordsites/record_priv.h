@@ -52,14 +52,14 @@ struct region {
 
 struct record_priv {
 	struct target *targets;		/* sorted by addr */
-	size_t ntargets;
+	size_t ntargets, targets_cap;
 	struct target *slots;		/* GOT slots holding a target, sorted */
-	size_t nslots;
+	size_t nslots, slots_cap;
 	struct target *relsites;	/* ET_REL: call insns with an mcount reloc, sorted */
-	size_t nrelsites;
+	size_t nrelsites, relsites_cap;
 	struct target *alignpts;	/* ET_REL: addresses an R_*_ALIGN pads up to, with
 					   .entry = alignment >= the literal's */
-	size_t nalignpts;
+	size_t nalignpts, alignpts_cap;
 	struct elfio_rela *dynrel;	/* linked: SHF_ALLOC relocations, sorted by offset */
 	size_t ndynrel;
 	struct elfio_section *cache;	/* last text section touched */
@@ -78,7 +78,7 @@ struct record_priv {
 
 	/* the layouts (index 0: the default, for addresses in no region) */
 	struct layout *layouts;
-	size_t nlayouts;
+	size_t nlayouts, layouts_cap;
 	struct region *regions;		/* sorted by lo, disjoint */
 	size_t nregions;
 
@@ -101,7 +101,7 @@ unsigned int rs_nop_run(struct record *r, uint64_t addr, unsigned int unit, unsi
 /* NOP bytes of exactly `unit` bytes each just before addr, not below lo, up to limit. */
 unsigned int rs_nops_before(struct record *r, uint64_t addr, uint64_t lo, unsigned int unit,
 			    unsigned int limit);
-int rs_push_target(struct target **v, size_t *n, uint64_t addr, bool entry);
+int rs_push_target(struct target **v, size_t *n, size_t *cap, uint64_t addr, bool entry);
 const struct target *rs_find_target(const struct target *v, size_t n, uint64_t addr);
 
 /*

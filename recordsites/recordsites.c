@@ -90,31 +90,17 @@ static int cmp_target(const void *a, const void *b)
 
 const struct target *rs_find_target(const struct target *v, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = n;
+	size_t lo = BOUND(v, n, addr, addr, false);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (v[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < n && v[lo].addr == addr ? &v[lo] : NULL;
 }
 
-int rs_push_target(struct target **v, size_t *n, uint64_t addr, bool entry)
+int rs_push_target(struct target **v, size_t *n, size_t *cap, uint64_t addr, bool entry)
 {
-	struct target *nv = *v;
-
-	/* room in powers of two, known from *n: one mcount relocation per function */
-	if (*n == 0 || (*n >= 16 && !(*n & (*n - 1)))) {
-		nv = realloc(*v, (*n ? 2 * *n : 16) * sizeof(**v));
-		if (!nv)
-			return -ENOMEM;
-	}
-	nv[*n].addr = addr;
-	nv[*n].entry = entry;
-	*v = nv;
+	if (elfio_grow(v, cap, *n + 1, sizeof(**v)))
+		return -ENOMEM;
+	(*v)[*n].addr = addr;
+	(*v)[*n].entry = entry;
 	(*n)++;
 	return 0;
 }
@@ -564,13 +550,13 @@ static int collect_targets_linked(struct record *r)
 			elfio_symtab_get(r->e, s->index, i, &y);
 			if (y.shndx == SHN_UNDEF || !y.addr)
 				continue;
-			ret = rs_push_target(&p->targets, &p->ntargets, y.addr,
-					  arch_mcount_is_entry(name));
+			ret = rs_push_target(&p->targets, &p->ntargets, &p->targets_cap, y.addr,
+					     arch_mcount_is_entry(name));
 			/* calls that share the target's TOC land at its local entry */
 			unsigned int local = rs_local_entry(r, &y);
 			if (!ret && local)
-				ret = rs_push_target(&p->targets, &p->ntargets, y.addr + local,
-						  arch_mcount_is_entry(name));
+				ret = rs_push_target(&p->targets, &p->ntargets, &p->targets_cap,
+						     y.addr + local, arch_mcount_is_entry(name));
 			if (ret)
 				return ret;
 		}
@@ -602,8 +588,8 @@ static int collect_targets_linked(struct record *r)
 				continue;
 			const char *name = elfio_symtab_name(r->e, s->shdr.sh_link, v.sym);
 			if (arch_is_mcount_name(name))
-				ret = rs_push_target(&p->slots, &p->nslots, v.offset,
-						  arch_mcount_is_entry(name));
+				ret = rs_push_target(&p->slots, &p->nslots, &p->slots_cap, v.offset,
+						     arch_mcount_is_entry(name));
 		}
 		if (ret)
 			return ret;
@@ -628,7 +614,8 @@ static int collect_targets_linked(struct record *r)
 				continue;
 			t = rs_find_target(p->slots, p->nslots, slot);
 			if (t) {
-				ret = rs_push_target(&p->targets, &p->ntargets, s->addr + off, t->entry);
+				ret = rs_push_target(&p->targets, &p->ntargets, &p->targets_cap,
+						     s->addr + off, t->entry);
 				if (ret)
 					return ret;
 			}
@@ -654,7 +641,8 @@ static int collect_targets_linked(struct record *r)
 				continue;
 			t = rs_find_target(p->slots, p->nslots, slot);
 			if (t) {
-				ret = rs_push_target(&p->targets, &p->ntargets, s->addr + off, t->entry);
+				ret = rs_push_target(&p->targets, &p->ntargets, &p->targets_cap,
+						     s->addr + off, t->entry);
 				if (ret)
 					return ret;
 			}
@@ -697,9 +685,10 @@ static int collect_targets_rel(struct record *r)
 				 * what follows it lands on an alignment (arch.h).
 				 */
 				if (!r->arch->align_target(v[i].offset, v[i].addend, &to, &al))
-					ret = rs_push_target(&p->alignpts, &p->nalignpts, text->addr + to,
-							  al >= r->align &&
-							  text->shdr.sh_addralign >= r->align);
+					ret = rs_push_target(&p->alignpts, &p->nalignpts,
+							     &p->alignpts_cap, text->addr + to,
+							     al >= r->align &&
+							     text->shdr.sh_addralign >= r->align);
 				continue;
 			}
 			int back = r->arch->call_reloc_back(v[i].type);
@@ -716,7 +705,8 @@ static int collect_targets_rel(struct record *r)
 			    (in.kind != INSN_CALL && in.kind != INSN_CALL_MEM) ||
 			    at + in.disp_off != text->addr + v[i].offset)
 				continue;
-			ret = rs_push_target(&p->relsites, &p->nrelsites, at, arch_mcount_is_entry(name));
+			ret = rs_push_target(&p->relsites, &p->nrelsites, &p->relsites_cap, at,
+					     arch_mcount_is_entry(name));
 		}
 		if (ret)
 			return ret;
@@ -872,14 +862,8 @@ static int add_table(struct record *r, enum table_kind kind, const char *name, u
 			  "the file", name, start, end - start);
 		return -EINVAL;
 	}
-	if (r->ntables == r->priv->tables_cap) {
-		size_t cap = r->priv->tables_cap ? 2 * r->priv->tables_cap : 8;
-		nt = realloc(r->tables, cap * sizeof(*nt));
-		if (!nt)
-			return -ENOMEM;
-		r->tables = nt;
-		r->priv->tables_cap = cap;
-	}
+	if (elfio_grow(&r->tables, &r->priv->tables_cap, r->ntables + 1, sizeof(*r->tables)))
+		return -ENOMEM;
 	nt = &r->tables[r->ntables];
 	memset(nt, 0, sizeof(*nt));
 	nt->kind = kind;
@@ -926,7 +910,7 @@ static int fill_table_linked(struct record *r, struct site_table *t)
 		te->value = v;
 		/* slots ascend, and so do the relocations: walk them beside the slots */
 		if (at && p->dynrel[at - 1].offset >= te->slot)
-			at = ELFIO_BOUND(p->dynrel, p->ndynrel, offset, te->slot, false);
+			at = BOUND(p->dynrel, p->ndynrel, offset, te->slot, false);
 		while (at < p->ndynrel && p->dynrel[at].offset < te->slot)
 			at++;
 		const struct elfio_rela *rel = at < p->ndynrel && p->dynrel[at].offset == te->slot
@@ -968,18 +952,10 @@ static int fill_table_rel(struct record *r, struct site_table *t, struct elfio_s
 	for (size_t i = 0; i < t->count; i++) {
 		uint64_t v = 0;
 		if (tsec->data && tsec->size >= 8 * (i + 1))
-			for (int b = 7; b >= 0; b--)
-				v = (v << 8) | tsec->data[8 * i + (size_t)b];
+			v = get_le64(tsec->data + 8 * i);
 		t->entries[i].value = v;	/* unrelocated content: usually 0 */
 	}
-	size_t lo = 0, hi = nrelas;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (relas[mid]->shdr.sh_info < tsec->index)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = BOUND_BY(nrelas, m, relas[m]->shdr.sh_info, tsec->index, false);
 	for (size_t k = lo; k < nrelas && relas[k]->shdr.sh_info == tsec->index; k++) {
 		struct elfio_section *s = relas[k];
 		const struct elfio_symtab *st;
@@ -1314,14 +1290,8 @@ struct cand {
 
 static int cand_push(struct cand *c, uint64_t a)
 {
-	if (c->n == c->cap) {
-		size_t ncap = c->cap ? c->cap * 2 : 1024;
-		struct cand_ent *nv = elfio_realloc(c->v, ncap, sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		c->v = nv;
-		c->cap = ncap;
-	}
+	if (elfio_grow(&c->v, &c->cap, c->n + 1, sizeof(*c->v)))
+		return -ENOMEM;
 	c->v[c->n].addr = a;
 	c->v[c->n].src = c->src;
 	c->v[c->n].shape = -1;
@@ -1334,14 +1304,8 @@ int rs_push_call(struct record *r, uint64_t addr, const struct elfio_symbol *fun
 {
 	struct record_priv *p = r->priv;
 
-	if (p->ncalls == p->calls_cap) {
-		size_t cap = p->calls_cap ? 2 * p->calls_cap : 1024;
-		struct call *nv = elfio_realloc(p->calls, cap, sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		p->calls = nv;
-		p->calls_cap = cap;
-	}
+	if (elfio_grow(&p->calls, &p->calls_cap, p->ncalls + 1, sizeof(*p->calls)))
+		return -ENOMEM;
 	p->calls[p->ncalls++] = (struct call){ addr, func, entry };
 	return 0;
 }
@@ -1619,7 +1583,7 @@ static int sites_from_decodes(struct record *r)
 			if (!v)
 				continue;
 			if (at && r->sites[at - 1].addr >= v)	/* out of order: search */
-				at = ELFIO_BOUND(r->sites, ns, addr, v, false);
+				at = BOUND(r->sites, ns, addr, v, false);
 			while (at < ns && r->sites[at].addr < v)
 				at++;
 			if (at < ns && r->sites[at].addr == v)
@@ -1629,8 +1593,21 @@ static int sites_from_decodes(struct record *r)
 	return 0;
 }
 
+/*
+ * A step of record_scan() ran out of memory where nothing below said so:
+ * say what the memory was for, in the one line.
+ */
+static int oom_for(const struct elfio *e, unsigned long before, int ret, const char *what)
+{
+	if (ret == -ENOMEM && elfio_errors_reported() == before)
+		elfio_err(e, "out of memory for %s", what);
+	return ret;
+}
+
 int record_scan(struct elfio *e, const struct record_options *o, struct record **out)
 {
+	unsigned long before = elfio_errors_reported();
+	const char *what = "the record of the image";
 	struct record *r;
 	struct cand c = { 0 };
 	const struct elfio_symbol *const *f;
@@ -1658,15 +1635,15 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 	r->align = o->align ? o->align : 8;
 	r->priv->nop_unit = r->arch->nop_unit(elfio_ehdr(e)->e_flags);
 
-	ret = elfio_functions(e, &f, &nf);
+	ret = oom_for(e, before, elfio_functions(e, &f, &nf), "the index of function symbols");
 	if (ret)
 		goto err;
 	r->has_symbols = nf > 0;
 
 	ret = elfio_is_rel(e) ? collect_targets_rel(r) : collect_targets_linked(r);
-	if (ret)
+	if (oom_for(e, before, ret, "the mcount and __fentry__ call targets"))
 		goto err;
-	ret = collect_tables(r);
+	ret = oom_for(e, before, collect_tables(r), "the tables of patch sites in the image");
 	if (ret)
 		goto err;
 	/*
@@ -1692,16 +1669,19 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 		r->priv->entry_only &= r->priv->slots[i].entry;
 
 	if (elfio_is_rel(e)) {
-		r->priv->layouts = calloc(1, sizeof(*r->priv->layouts));
-		if (!r->priv->layouts)
+		what = "the layout of the patch sites";
+		if (elfio_grow(&r->priv->layouts, &r->priv->layouts_cap, 1,
+			       sizeof(*r->priv->layouts)))
 			goto oom_err;
+		memset(r->priv->layouts, 0, sizeof(*r->priv->layouts));
 		r->priv->nlayouts = 1;
 		detect_object(r, o);
 	} else {
+		what = "the calls found in the code";
 		ret = sweep_calls(r);
 		if (ret)
 			goto oom_err;
-		ret = rs_establish_layout(r, o);
+		ret = oom_for(e, before, rs_establish_layout(r, o), "the layout of the patch sites");
 		if (ret)
 			goto err;
 		if (r->has_calls && (r->arch->policy & ARCH_POLICY_PFE_IS_PADDING))
@@ -1709,6 +1689,7 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 	}
 
 	if (!elfio_is_rel(e) && r->has_symbols) {
+		what = "the patch sites";
 		ret = sites_from_decodes(r);
 		if (ret)
 			goto oom_err;
@@ -1717,6 +1698,7 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 		*out = r;
 		return 0;
 	}
+	what = "the candidate patch sites";
 	ret = gather(r, o, &c);
 	if (ret)
 		goto oom_err;
@@ -1724,6 +1706,7 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 	if (ret)
 		goto oom_err;
 
+	what = "the patch sites";
 	r->sites = elfio_calloc(c.n ? c.n : 1, sizeof(*r->sites));
 	if (!r->sites)
 		goto oom_err;
@@ -1754,16 +1737,15 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 	*out = r;
 	return 0;
 oom_err:
-	if (ret == -ENOMEM || !ret) {
-		elfio_err(e, "out of memory while recording patch sites");
+	if (!ret)
 		ret = -ENOMEM;
-	}
+	oom_for(e, before, ret, what);
 err:
 	elfio_free(c.v);
 	record_free(r);
 	return ret;
 oom:
-	elfio_err(e, "out of memory while recording patch sites");
+	oom_for(e, before, -ENOMEM, what);
 	return -ENOMEM;
 }
 
@@ -1780,15 +1762,8 @@ const struct site_table *record_table_under_test(const struct record *r)
 
 long record_find(const struct record *r, uint64_t addr)
 {
-	size_t lo = 0, hi = r->nsites;
+	size_t lo = BOUND(r->sites, r->nsites, addr, addr, false);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (r->sites[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < r->nsites && r->sites[lo].addr == addr ? (long)lo : -1;
 }
 
@@ -1797,21 +1772,21 @@ void record_free(struct record *r)
 	if (!r)
 		return;
 	if (r->priv) {
-		free(r->priv->targets);
-		free(r->priv->slots);
-		free(r->priv->relsites);
-		free(r->priv->alignpts);
+		elfio_free(r->priv->targets);
+		elfio_free(r->priv->slots);
+		elfio_free(r->priv->relsites);
+		elfio_free(r->priv->alignpts);
 		elfio_free(r->priv->dynrel);
 		free(r->priv->tset);
 		elfio_free(r->priv->calls);
-		free(r->priv->layouts);
-		free(r->priv->regions);
+		elfio_free(r->priv->layouts);
+		elfio_free(r->priv->regions);
 		elfio_free(r->priv->shapes);
 		free(r->priv);
 	}
 	for (size_t i = 0; i < r->ntables; i++)
 		elfio_free(r->tables[i].entries);
-	free(r->tables);
+	elfio_free(r->tables);
 	elfio_free(r->sites);
 	free(r);
 }

@@ -166,7 +166,7 @@ void record_describe_layout(const struct record *r, const struct layout *l, char
  * One line for people: how the layout was established, and whether the
  * table under test agrees with the sites (no trailing newline).
  */
-void record_describe(struct record *r, char *buf, size_t len);
+int record_describe(struct record *r, char *buf, size_t len);	/* 0 or -ENOMEM, said */
 
 /* --- Output ------------------------------------------------------------- */
 
@@ -225,7 +225,7 @@ int audit_ignore_parse(const char *list, unsigned int *mask);
 
 struct audit {
 	struct finding *v;
-	size_t n;
+	size_t n, cap;
 	size_t count[FIND_COUNT];
 	size_t ignored[FIND_COUNT];	/* left out by audit_ignore */
 	size_t ignored_weak;		/* ... of them, weak leftovers */

@@ -76,22 +76,6 @@
 #define SITE_FIELD(f)	offsetof(struct ps_site, f)
 
 
-static void put_le(uint8_t *p, uint64_t v, int n)
-{
-	for (int i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, int n)
-{
-	uint64_t v = 0;
-
-	for (int i = n - 1; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-
 /*
  * Read up to n bytes of code at addr into buf, one instruction unit at a
  * time, each checked to lie in a section's bytes on its own; the number of
@@ -279,7 +263,7 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 	}
 	if (!(v = calloc(total, sizeof(*v)))) {
 		err = -ENOMEM;
-		elfio_err(e, "out of memory");
+		elfio_err(e, "out of memory for %zu CALL_OPS sites", total);
 		goto out;
 	}
 	for (size_t i = 0; i < r->nsites; i++) {
@@ -358,7 +342,7 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 
 	if (!(seg = calloc(1, seg_size))) {
 		err = -ENOMEM;
-		elfio_err(e, "out of memory");
+		elfio_err(e, "out of memory for the new segment (%zu bytes)", (size_t)seg_size);
 		goto out;
 	}
 

@@ -83,16 +83,10 @@ static int pin_one(const char *path, const struct pin_options *o, struct pin_rep
 		if (y->shndx == SHN_UNDEF || y->shndx >= elfio_nsections(e) ||
 		    y->type == STT_SECTION || !is_named(a, o, y->name))
 			continue;
-		if (npts == cap) {
-			size_t ncap = cap ? 2 * cap : 16;
-			struct point *np = realloc(pts, ncap * sizeof(*np));
-
-			if (!np) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			pts = np;
-			cap = ncap;
+		if (elfio_grow(&pts, &cap, npts + 1, sizeof(*pts))) {
+			elfio_err(e, "out of memory for %zu patch points", npts + 1);
+			ret = -ENOMEM;
+			goto out;
 		}
 		pts[npts++] = (struct point){ .name = y->name, .addr = y->addr };
 	}
@@ -189,7 +183,7 @@ static int pin_one(const char *path, const struct pin_options *o, struct pin_rep
 			rep->written++;
 	}
 out:
-	free(pts);
+	elfio_free(pts);
 	elfio_rw_free(w);
 	elfio_close(e);
 	return ret;
@@ -214,7 +208,7 @@ static int pin_path(const char *path, const struct pin_options *o, struct pin_re
 		ret = pin_path(m[k], o, rep, seen, depth + 1);
 	for (size_t k = 0; k < nm; k++)
 		free(m[k]);
-	free(m);
+	elfio_free(m);
 	return ret;
 }
 
@@ -229,8 +223,10 @@ int pin_objects(const char *const *paths, size_t n, const struct pin_options *o,
 	for (const char **p = o->extra_points; p && *p; p++)
 		nextra++;
 	seen = calloc(nextra + 1, sizeof(*seen));
-	if (!seen)
+	if (!seen) {
+		elfio_error(n ? paths[0] : "patchsite", "out of memory for the list of patch points");
 		return -ENOMEM;
+	}
 
 	for (size_t i = 0; i < n && !ret; i++)
 		ret = pin_path(paths[i], o, rep, seen, 0);

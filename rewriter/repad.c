@@ -99,8 +99,8 @@
 
 /*
  * What happens to one section of the input: its part of the plan, and
- * (buf) its new contents.  The arrays grow with elfio_grow() and are
- * elfio_free()d; cum and buf are malloc'd.
+ * (buf) its new contents.  The arrays grow with elfio_grow() and, buf
+ * too, are elfio_free()d; cum is malloc'd.
  */
 struct grow {
 	uint64_t *points;	/* old offsets of the insertion points, increasing */
@@ -145,15 +145,15 @@ static int cmp_u64(const void *a, const void *b)
 /* Whether the sorted v[0..n) holds x. */
 static bool sorted_has(const uint64_t *v, size_t n, uint64_t x)
 {
-	size_t k = elfio_bound(v, n, sizeof(*v), 0, x, false);
+	size_t k = bound(v, n, sizeof(*v), 0, x, false);
 
 	return k < n && v[k] == x;
 }
 
-/* A copy of n bytes that we may change (malloc'd, never empty). */
+/* A copy of n bytes that we may change (elfio_free()d, never empty). */
 static void *dup_bytes(const void *p, size_t n)
 {
-	void *q = malloc(n ? n : 1);
+	void *q = elfio_calloc(n ? n : 1, 1);
 
 	if (q && n)
 		memcpy(q, p, n);
@@ -170,7 +170,7 @@ static void grow_free(struct grow *g)
 	elfio_free(g->relocated);
 	free(g->cum);
 	free(g->bucket);
-	free(g->buf);
+	elfio_free(g->buf);
 }
 
 struct repad {
@@ -255,7 +255,7 @@ static size_t points_before(const struct grow *g, int64_t x, bool strict)
 	/* every point before lo is below x, every one from hi on above it */
 	lo = g->bucket[b];
 	hi = g->bucket[b + 1];
-	return lo + elfio_bound(g->points + lo, hi - lo, sizeof(*g->points), 0, (uint64_t)x,
+	return lo + bound(g->points + lo, hi - lo, sizeof(*g->points), 0, (uint64_t)x,
 				!strict);
 }
 
@@ -746,11 +746,11 @@ static int dwarf_fixups(struct repad *rp)
 				copy = NULL;
 			}
 		}
-		free(copy);
+		elfio_free(copy);
 		elfio_free(rel);
 		repad_dw_out_free(&o);
 	}
-	free(info.loc_starts);
+	elfio_free(info.loc_starts);
 	return ret;
 }
 
@@ -885,7 +885,7 @@ static int grow_text(struct repad *rp, size_t i, const uint8_t *old, size_t size
 	size_t from = 0, to = 0;
 
 	g->size = size + g->cum[g->n];
-	g->buf = malloc(g->size ? g->size : 1);
+	g->buf = elfio_calloc(g->size ? g->size : 1, 1);
 	if (!g->buf)
 		return -ENOMEM;
 	for (size_t k = 0; k <= g->n; k++) {
@@ -922,7 +922,7 @@ static int grow_text(struct repad *rp, size_t i, const uint8_t *old, size_t size
 static int add_align_relocs(struct repad *rp, const struct grow *g, size_t n, struct grow *rg)
 {
 	size_t total = n + g->n, k = 0, o = 0;
-	Elf64_Rela *nv = malloc(total * sizeof(*nv));
+	Elf64_Rela *nv = elfio_calloc(total, sizeof(*nv));
 	const uint8_t *ov = rg->buf;
 
 	if (!nv)
@@ -944,7 +944,7 @@ static int add_align_relocs(struct repad *rp, const struct grow *g, size_t n, st
 		if (i < n)
 			nv[o++] = r;
 	}
-	free(rg->buf);
+	elfio_free(rg->buf);
 	rg->buf = (uint8_t *)nv;
 	rg->size = total * sizeof(*nv);
 	return 0;
@@ -1254,8 +1254,9 @@ static int load_input(struct repad *rp)
 		return -ENOMEM;
 	for (size_t i = 1; i < rp->nsec; i++)
 		rp->shdr[i] = elfio_section(rp->e, i)->shdr;
-	if (elfio_symbols(rp->e, &st))
-		return -EINVAL;
+	int ret = elfio_symbols(rp->e, &st);
+	if (ret)
+		return ret;
 	if (st) {
 		rp->symtab = st;
 		rp->symtab_index = st->shndx;
@@ -1268,29 +1269,33 @@ static int load_input(struct repad *rp)
 	return rp->g ? 0 : -ENOMEM;
 }
 
-/* The plan: insertion points, the DWARF's, and what the map needs. */
-static int make_plan(struct repad *rp)
+/* The plan: insertion points, the DWARF's, and what the map needs (*what: the step). */
+static int make_plan(struct repad *rp, const char **what)
 {
-	int ret = 0;
+	int ret;
 
+	*what = "the alignment relocations";
 	/* ARCH_CAP_REPAD: an architecture that relaxes has both relocations */
-	if (rp->arch->align_reloc)
-		ret = scan_relax(rp);
-	if (!ret)
-		ret = choose_points(rp);
-	if (!ret)
-		ret = dwarf_fixups(rp);
-	if (!ret)
-		ret = load_relocated(rp);
-	if (!ret)
-		ret = mapping_symbols(rp);
-	return ret;
+	if (rp->arch->align_reloc && (ret = scan_relax(rp)))
+		return ret;
+	*what = "the insertion points";
+	if ((ret = choose_points(rp)))
+		return ret;
+	*what = "the DWARF's insertion points and new contents";
+	if ((ret = dwarf_fixups(rp)))
+		return ret;
+	*what = "the relocations to move";
+	if ((ret = load_relocated(rp)))
+		return ret;
+	*what = "the mapping symbols";
+	return mapping_symbols(rp);
 }
 
 int repad_object(const char *in, const char *out, struct repad_report *rep)
 {
 	struct repad rp = { .path = in, .rep = rep };
 	unsigned long errors = elfio_errors_reported();
+	const char *what = "the object's section headers and symbols";
 	int ret;
 
 	memset(rep, 0, sizeof(*rep));
@@ -1315,7 +1320,7 @@ int repad_object(const char *in, const char *out, struct repad_report *rep)
 	}
 	ret = load_input(&rp);
 	if (!ret)
-		ret = make_plan(&rp);
+		ret = make_plan(&rp, &what);
 	if (!ret && !plan_changes(&rp)) {
 		/*
 		 * Nothing to pad or realign (most assembly files, any object
@@ -1323,8 +1328,10 @@ int repad_object(const char *in, const char *out, struct repad_report *rep)
 		 * libelf's layout of it, and in place nothing is written at all,
 		 * so that make sees the object as it was.
 		 */
+		what = "a copy of the object";
 		ret = same_file(in, out) ? 0 : copy_input(&rp, out);
 	} else if (!ret) {
+		what = "the repadded object";
 		ret = rewrite(&rp, out);
 		if (ret)
 			memset(rep, 0, sizeof(*rep));
@@ -1336,8 +1343,10 @@ out:
 	free(rp.g);
 	free(rp.shdr);
 	elfio_close(rp.e);
-	/* the paths that only return -ENOMEM: say it once, here */
-	if (ret && elfio_errors_reported() == errors)
+	/* the paths that only return -ENOMEM: say it once, here, and what for */
+	if (ret == -ENOMEM && elfio_errors_reported() == errors)
+		elfio_error(in, "out of memory for %s", what);
+	else if (ret && elfio_errors_reported() == errors)
 		elfio_error(in, "cannot repad: %s", strerror(-ret));
 	return ret;
 }

@@ -208,7 +208,7 @@ static int repad_path(const char *in, const char *out, struct repad_report *rep,
 	}
 	for (size_t k = 0; k < nm; k++)
 		free(m[k]);
-	free(m);
+	elfio_free(m);
 	return ret;
 }
 

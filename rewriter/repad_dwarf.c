@@ -84,8 +84,7 @@ static uint64_t rd(struct cur *c, unsigned int n)
 		c->bad = true;
 		return 0;
 	}
-	for (unsigned int i = 0; i < n; i++)
-		v |= (uint64_t)c->p[i] << 8 * i;
+	v = get_le(c->p, n);
 	c->p += n;
 	return v;
 }
@@ -121,16 +120,8 @@ static void skip(struct cur *c, uint64_t n)
 
 static const struct repad_dw_rel *find_rel(const struct repad_dw *dw, uint64_t off)
 {
-	size_t lo = 0, hi = dw->nrel;
+	size_t lo = BOUND(dw->rel, dw->nrel, offset, off, false);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (dw->rel[mid].offset < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < dw->nrel && dw->rel[lo].offset == off ? &dw->rel[lo] : NULL;
 }
 
@@ -139,19 +130,10 @@ static size_t rels_in(const struct repad_dw *dw, uint64_t a, uint64_t b)
 {
 	size_t n = 0;
 
-	for (size_t lo = 0, hi = dw->nrel; ; ) {
-		if (lo >= hi) {
-			for (size_t i = lo; i < dw->nrel && dw->rel[i].offset < b; i++)
-				n++;
-			return n;
-		}
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (dw->rel[mid].offset < a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	for (size_t i = BOUND(dw->rel, dw->nrel, offset, a, false); i < dw->nrel &&
+	     dw->rel[i].offset < b; i++)
+		n++;
+	return n;
 }
 
 /* A growing byte vector. */
@@ -162,18 +144,8 @@ struct bytes {
 
 static int put(struct bytes *b, const void *p, size_t n)
 {
-	if (b->cap - b->n < n) {
-		size_t nc = b->cap ? b->cap : 256;
-		uint8_t *nv;
-
-		while (nc - b->n < n)
-			nc *= 2;
-		nv = realloc(b->v, nc);
-		if (!nv)
-			return -ENOMEM;
-		b->v = nv;
-		b->cap = nc;
-	}
+	if (n > SIZE_MAX - b->n || elfio_grow(&b->v, &b->cap, b->n + n, 1))
+		return -ENOMEM;
 	if (n)
 		memcpy(b->v + b->n, p, n);
 	b->n += n;
@@ -197,19 +169,9 @@ static int put_uleb(struct bytes *b, uint64_t v)
 
 static int push_point(struct repad_dw_out *o, uint64_t off, uint64_t pad)
 {
-	if (o->n == o->cap) {
-		size_t nc = o->cap ? o->cap * 2 : 16;
-		uint64_t *np = realloc(o->points, nc * sizeof(*np)), *nq;
-
-		if (!np)
-			return -ENOMEM;
-		o->points = np;
-		nq = realloc(o->pads, nc * sizeof(*nq));
-		if (!nq)
-			return -ENOMEM;
-		o->pads = nq;
-		o->cap = nc;
-	}
+	if (elfio_grow(&o->points, &o->cap, o->n + 1, sizeof(*o->points)) ||
+	    elfio_grow(&o->pads, &o->pads_cap, o->n + 1, sizeof(*o->pads)))
+		return -ENOMEM;
 	o->points[o->n] = off;
 	o->pads[o->n++] = pad;
 	return 0;
@@ -217,9 +179,9 @@ static int push_point(struct repad_dw_out *o, uint64_t off, uint64_t pad)
 
 void repad_dw_out_free(struct repad_dw_out *o)
 {
-	free(o->buf);
-	free(o->points);
-	free(o->pads);
+	elfio_free(o->buf);
+	elfio_free(o->points);
+	elfio_free(o->pads);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -532,9 +494,9 @@ int repad_dwarf_line(struct repad_dw *dw, const uint8_t *d, size_t size,
 		out->n = 0;
 	}
 out:
-	free(o.v);
-	free(pts.points);
-	free(pts.pads);
+	elfio_free(o.v);
+	elfio_free(pts.points);
+	elfio_free(pts.pads);
 	return ret;
 }
 
@@ -698,15 +660,8 @@ static bool find_abbrev(const uint8_t *abbrev, size_t size, uint64_t at, uint64_
 
 static int push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
 {
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 64;
-		uint64_t *nv = realloc(*v, nc * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		*v = nv;
-		*cap = nc;
-	}
+	if (elfio_grow(v, cap, *n + 1, sizeof(**v)))
+		return -ENOMEM;
 	(*v)[(*n)++] = x;
 	return 0;
 }
@@ -1129,9 +1084,9 @@ int repad_dwarf_rnglists(struct repad_dw *dw, const uint8_t *d, size_t size,
 		out->n = 0;
 	}
 out:
-	free(o.v);
-	free(pts.points);
-	free(pts.pads);
+	elfio_free(o.v);
+	elfio_free(pts.points);
+	elfio_free(pts.pads);
 	return ret;
 }
 
@@ -1233,6 +1188,6 @@ skip:
 out:
 	if (ret || !out->buf)
 		out->n = 0;
-	free(o.v);
+	elfio_free(o.v);
 	return ret;
 }

@@ -32,7 +32,7 @@ struct repad_dw {
 	size_t units;				/* .debug_info units (repad_dwarf_info) */
 	struct repad_dw_rel cu_low;		/* the last one's DW_AT_low_pc relocation */
 	size_t loc_sec;				/* .debug_loclists' index, 0: none */
-	uint64_t *loc_starts;			/* out: its lists named by DIEs (malloc'd) */
+	uint64_t *loc_starts;			/* out: its lists named by DIEs (elfio_free) */
 	size_t nloc_starts, caploc_starts;
 	bool loc_bad;				/* out: DIEs not understood, lists unknown */
 	size_t untouched;			/* out: units left as they were, see .c */
@@ -41,11 +41,11 @@ struct repad_dw {
 
 /* A new section: contents, and the bytes inserted at old offsets. */
 struct repad_dw_out {
-	uint8_t *buf;		/* malloc'd, NULL if unchanged */
+	uint8_t *buf;		/* elfio_free()d, NULL if unchanged */
 	size_t size;
 	uint64_t *points;	/* increasing old offsets */
 	uint64_t *pads;		/* bytes inserted at each */
-	size_t n, cap;
+	size_t n, cap, pads_cap;
 };
 
 void repad_dw_out_free(struct repad_dw_out *o);

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * segment.h - the layout of the segment `patchsite embed` adds to an arm64
- * program, read by the runtime (callops.c) and written by the tool
- * (rewriter/embed.c): one definition for both sides.
+ * segment.h - the layout of the segment `patchsite embed` adds to a
+ * program, read by the runtime's core (callops.c) and written by the tool
+ * (rewriter/embed.c): one definition for both sides and every architecture.
  *
  * The segment starts with struct ps_seg_header, then count struct ps_site
  * entries sorted by func, then the trampoline blob (its layout is the
- * architecture's: arch/arm64.c).  Every field is a little-endian 64-bit
- * word, so the tool can write it on any host.
+ * architecture's: arch/<arch>.c of the tool writes it, runtime/arch/<arch>.c
+ * calls it).  Every field is a little-endian 64-bit word, so the tool can
+ * write it on any host.
  */
 #ifndef PATCHSITE_SEGMENT_H
 #define PATCHSITE_SEGMENT_H
@@ -19,13 +20,16 @@
  * main program's load bias (0 for ET_EXEC).  A literal holds the address of
  * its ops minus that bias; the trampoline adds the bias back, computed
  * PC-relatively.  So a PIE needs no relocation and no writable text.
+ * The sites' bytes (literal and call slot) never overlap, and sorting by
+ * func sorts them by address.
  */
 #define PS_SEG_MAGIC	0x31504f534c4c4143ull	/* "CALLSOP1" little-endian */
 
 struct ps_site {
 	uint64_t func;		/* function entry (symbol address) */
-	uint64_t literal;	/* func - 8: the 8-aligned ops literal */
-	uint64_t call;		/* the NOP that becomes BL trampoline */
+	uint64_t literal;	/* the 8-aligned ops literal (arm64: func - 8); 0: none */
+	uint64_t call;		/* the idle call slot the runtime turns into a call
+				   (arm64: the NOP that becomes BL trampoline) */
 	uint64_t reserved;
 };
 
@@ -34,7 +38,7 @@ struct ps_seg_header {
 	uint64_t self;		/* link-time address of this header (the segment's p_vaddr) */
 	uint64_t count;		/* entries in sites[], sorted by func */
 	uint64_t sites;		/* link-time address of the first struct ps_site */
-	uint64_t tramp;		/* the trampoline's entry (BL target) */
+	uint64_t tramp;		/* the shared trampoline's entry (arm64: the BL target) */
 	uint64_t default_ops;	/* the no-op ops every idle literal holds */
 	uint64_t reserved[2];
 };

@@ -6,12 +6,17 @@
  *   bench REPS     prints one line per repetition:
  *                  `rep I list_attach S list_detach S loop_attach S loop_detach S`
  *
+ * Times are CLOCK_MONOTONIC, or CLOCK_PROCESS_CPUTIME_ID when BENCH_CLOCK=cpu
+ * is in the environment (the whole process's CPU time, qemu's under
+ * emulation, kernel time included: steadier on a shared host; compare.sh).
+ *
  * Each repetition checks that an attach really took: every function is
  * called once and the counting ops must see exactly N calls (and none after
  * detach).  Built without patchable entries: only traced.c is traced.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "callops.h"
@@ -30,9 +35,15 @@ static struct ps_ops ops = { count_cb, NULL, NULL };
 
 static double now(void)
 {
+	static clockid_t clk = -1;
 	struct timespec t;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	if (clk == -1) {
+		const char *c = getenv("BENCH_CLOCK");
+
+		clk = c && !strcmp(c, "cpu") ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC;
+	}
+	clock_gettime(clk, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 

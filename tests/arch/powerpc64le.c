@@ -12,7 +12,7 @@
 
 #include "arch.h"
 
-void arch_tests_powerpc64le(Suite *s, const struct arch_ops *ops);
+void arch_tests_powerpc64le(Suite *s);
 
 static const struct arch_ops *ppc;
 
@@ -103,11 +103,11 @@ START_TEST(call_relocations)
 }
 END_TEST
 
-void arch_tests_powerpc64le(Suite *s, const struct arch_ops *ops)
+void arch_tests_powerpc64le(Suite *s)
 {
 	TCase *tc = tcase_create("powerpc64le hooks");
 
-	ppc = ops;
+	ppc = &arch_powerpc64le;
 	tcase_add_test(tc, plt_stub_toc_relative);
 	tcase_add_test(tc, plt_stub_refused);
 	tcase_add_test(tc, local_entry_from_st_other);
