@@ -25,12 +25,15 @@
 #      functions, which this build keeps (no sort at build time zeroes them);
 #   2. the table cleared (slots and .rela.dyn addends zero): audit names
 #      every site missing (exit 1); record --in-place refills it (exit 0):
-#      byte for byte the kernel as built but for the table and its
-#      relocations, where it holds the sites in ascending order (the built
-#      table is in link order: the kernel sorts it at boot), then a zero
-#      slot, its relocation R_PPC64_NONE, for each weak leftover; audit of
-#      it is clean; record --in-place on the kernel as built writes the
-#      same image, byte for byte;
+#      the kernel as built but for the table and its relocations, where it
+#      holds the sites in ascending order (the built table is in link
+#      order: the kernel sorts it at boot), then a zero slot, its relocation
+#      R_PPC64_NONE, for each weak leftover; the values in place, or only as
+#      the addends (ld writes both; boot-time relocation reads the addends,
+#      and a cleared table cannot tell which); audit of it is clean, and
+#      record --in-place again changes nothing; on the kernel as built,
+#      record --in-place writes the same table with the values in place and
+#      changes nothing else;
 #   3. a wrong table (every entry moved 4 bytes back, onto the `mflr r0`):
 #      audit names every site missing (exit 1).
 # Booted under qemu-system-ppc64 -M pseries (TCG, qemu's VOF firmware,
@@ -216,28 +219,32 @@ else
 	echo "audit exit status $rc, $(grep -c "^missing: " "$T/cleared.audit") missing" >>"$T/cleared.audit"
 	not_ok "ppc64le table cleared: audit names every site missing" "$T/cleared.audit"
 fi
-R=$T/refilled.vmlinux
-refilled=0
-cp "$T/cleared.vmlinux" "$R"
-"$PATCHSITE" record --in-place "$R" >"$T/refill.err" 2>&1
-rc=$?
-if [ "$rc" -eq 0 ] && python3 - "$V" "$R" "$T/oracle" >"$T/refill.check" 2>&1 <<'PY'; then
+# table_check IMAGE MODE: IMAGE is the kernel as built ($V) but for the
+# table and the .rela.dyn entries of its slots, where it holds the $n sites
+# ascending, then a zero slot whose relocation is R_PPC64_NONE for each
+# entry left (the weak leftovers); each site's relocation R_PPC64_RELATIVE
+# with the site as addend.  The values in place: MODE inplace, each slot
+# holds its value (what ld wrote: the kernel as built has every value in
+# place); MODE any, that or every slot zero (boot-time relocation writes the
+# addends: what a writer that cannot tell from a cleared table does).
+# Prints "BYTES-CHANGED ZERO-SLOTS in place|addends only", or what is wrong.
+table_check() { # IMAGE MODE
+	python3 - "$V" "$1" "$T/oracle" "$2" <<'PY'
 import struct, sys
 sys.path.insert(0, "tests/kernel")
 import mcounttab
-built, refilled = mcounttab.Image(sys.argv[1]), mcounttab.Image(sys.argv[2])
+built, image = mcounttab.Image(sys.argv[1]), mcounttab.Image(sys.argv[2])
 oracle = [int(l, 16) for l in open(sys.argv[3])]
+mode = sys.argv[4]
 slots = list(built.slots())
 bad = []
-# where the two may differ: the slots, and the r_info and r_addend of each
-# slot's .rela.dyn entry
-may = set()
+may = set()       # the slots, and the r_info and r_addend of their relocations
 for s in slots:
     o = built.file_off(s)
     may.update(range(o, o + 8))
     if s in built.relas:
         may.update(range(built.relas[s] + 8, built.relas[s] + 24))
-a, b = built.data, refilled.data
+a, b = built.data, image.data
 if len(a) != len(b):
     bad.append("size %d, built %d" % (len(b), len(a)))
 diff = [i for i in range(min(len(a), len(b))) if a[i] != b[i]]
@@ -246,25 +253,39 @@ if out:
     bad.append("%d bytes differ outside the table and its relocations, the first at file offset %#x"
                % (len(out), out[0]))
 want = oracle + [0] * (len(slots) - len(oracle))
-got = [struct.unpack_from("<Q", b, built.file_off(s))[0] for s in slots]
-if got != want:
-    i = next(i for i in range(len(want)) if got[i] != want[i])
-    bad.append("slot %d holds %#x, want %#x (the sites ascending, then zeros)" % (i, got[i], want[i]))
 for s, v in zip(slots, want):
     if s not in built.relas:
         bad.append("slot %#x has no relocation in the kernel as built" % s)
         break
     info, add = struct.unpack_from("<QQ", b, built.relas[s] + 8)
     if (v and (info & 0xFFFFFFFF != mcounttab.R_PPC64_RELATIVE or add != v)) or (not v and info & 0xFFFFFFFF):
-        bad.append("slot %#x: relocation type %d addend %#x, want %s" % (
-            s, info & 0xFFFFFFFF, add, "R_PPC64_RELATIVE %#x" % v if v else "R_PPC64_NONE"))
+        bad.append("slot %d (%#x): relocation type %d addend %#x, want %s" % (
+            slots.index(s), s, info & 0xFFFFFFFF, add,
+            "R_PPC64_RELATIVE %#x (the sites ascending)" % v if v else "R_PPC64_NONE"))
         break
-print("\n".join(bad) or "%d %d" % (len(diff), len(slots) - len(oracle)))
+got = [struct.unpack_from("<Q", b, built.file_off(s))[0] for s in slots]
+how = "in place"
+if got != want:
+    if mode == "any" and not any(got):
+        how = "addends only"
+    else:
+        i = next(i for i in range(len(want)) if got[i] != want[i])
+        bad.append("slot %d holds %#x in place, want %#x%s" % (
+            i, got[i], want[i], "" if mode == "inplace" else " (or every slot 0)"))
+print("\n".join(bad) or "%d %d %s" % (len(diff), len(slots) - len(oracle), how))
 sys.exit(1 if bad else 0)
 PY
-	read -r nd nz <"$T/refill.check"
+}
+
+R=$T/refilled.vmlinux
+refilled=0
+cp "$T/cleared.vmlinux" "$R"
+"$PATCHSITE" record --in-place "$R" >"$T/refill.err" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && table_check "$R" any >"$T/refill.check" 2>&1; then
+	read -r nd nz how <"$T/refill.check"
 	refilled=1
-	ok "ppc64le table cleared: record --in-place (exit 0) gives the kernel as built but for its table and relocations ($nd bytes): the $n sites ascending, then $nz zero slots (R_PPC64_NONE) for the weak leftovers"
+	ok "ppc64le table cleared: record --in-place (exit 0) gives the kernel as built but for $nd bytes of its table and relocations: the $n sites ascending ($how), then $nz zero slots (R_PPC64_NONE) for the weak leftovers"
 else
 	{
 		echo "record --in-place exit status $rc"
@@ -281,17 +302,32 @@ else
 	echo "audit exit status $rc" >>"$T/refilled.audit"
 	not_ok "ppc64le refilled: audit is clean (exit $rc)" "$T/refilled.audit"
 fi
-cp "$V" "$T/again.vmlinux"
-"$PATCHSITE" record --in-place "$T/again.vmlinux" >"$T/again.err" 2>&1
+A=$T/again.vmlinux
+cp "$V" "$A"
+"$PATCHSITE" record --in-place "$A" >"$T/again.err" 2>&1
 rc=$?
-if [ "$rc" -eq 0 ] && cmp -s "$R" "$T/again.vmlinux"; then
-	ok "ppc64le as built: record --in-place (exit 0) writes the refilled image, byte for byte"
+if [ "$rc" -eq 0 ] && table_check "$A" inplace >"$T/again.check" 2>&1; then
+	read -r nd nz how <"$T/again.check"
+	ok "ppc64le as built: record --in-place (exit 0) changes $nd bytes, all in the table and its relocations: the $n sites ascending, values in place as ld wrote them, $nz zero slots (R_PPC64_NONE)"
 else
 	{
 		echo "record --in-place exit status $rc"
-		cmp -l "$R" "$T/again.vmlinux" 2>&1 | head -n 5
-	} >>"$T/again.err"
-	not_ok "ppc64le as built: record --in-place writes the refilled image" "$T/again.err"
+		cat "$T/again.err"
+	} >>"$T/again.check"
+	not_ok "ppc64le as built: record --in-place sorts the table and drops the weak leftovers, nothing else" \
+		"$T/again.check"
+fi
+cp "$R" "$T/twice.vmlinux"
+"$PATCHSITE" record --in-place "$T/twice.vmlinux" >"$T/twice.err" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && [ "$refilled" = 1 ] && cmp -s "$R" "$T/twice.vmlinux"; then
+	ok "ppc64le refilled: record --in-place again changes nothing (exit 0, byte for byte)"
+else
+	{
+		echo "record --in-place exit status $rc"
+		cmp -l "$R" "$T/twice.vmlinux" 2>&1 | head -n 5
+	} >>"$T/twice.err"
+	not_ok "ppc64le refilled: record --in-place again changes nothing" "$T/twice.err"
 fi
 
 # 3. the wrong table: every entry 4 bytes back, on the mflr r0
