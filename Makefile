@@ -23,12 +23,12 @@ CHECK_LIBS := -lcheck -lsubunit -lm -lrt -lpthread
 
 LIB_SRCS  := $(sort $(wildcard arch/*.c elfio/*.c recordsites/*.c rewriter/*.c))
 CLI_SRCS  := patchsite.c batch.c
-TEST_SRCS := $(sort $(wildcard tests/check_*.c)) tests/elfgen.c
+TEST_SRCS := $(sort $(wildcard tests/check_*.c tests/arch/*.c)) tests/elfgen.c
 
 BUILD     ?= build
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
-TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
+TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/tests/arch_cases.o
 DEPS      := $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d)
 
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -47,6 +47,30 @@ $(BUILD)/check_main: $(TEST_OBJS) $(LIB_OBJS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c -o $@ $<
+
+# The decoder test's table: every architecture of fixtures/arches.mk has its
+# cases in tests/arch/ARCH.cases, assembled by its own binutils and checked
+# against its objdump by tests/arch/gen.py (tests/arch/README).  arches.mk
+# only sets variables: it runs nothing while make parses this file.
+include fixtures/arches.mk
+ARCH_CASES := $(ARCHES:%=tests/arch/%.cases)
+
+ARCH_CROSS := $(foreach a,$(ARCHES),$(a)=$(CROSS_$(a)))
+
+# first, gen.py must refuse every wrong case of tests/arch/refused/
+$(BUILD)/tests/arch-refused.stamp: tests/arch/gen.py fixtures/arches.mk \
+		$(wildcard tests/arch/refused/*.cases)
+	@mkdir -p $(dir $@)
+	python3 tests/arch/gen.py --refused $@ $(BUILD)/tests/arch-refused tests/arch/refused \
+		$(ARCH_CROSS)
+
+$(BUILD)/tests/arch_cases.c: tests/arch/gen.py fixtures/arches.mk $(ARCH_CASES) \
+		$(wildcard tests/arch/*.c) $(BUILD)/tests/arch-refused.stamp
+	@mkdir -p $(dir $@)
+	python3 tests/arch/gen.py $@ $(BUILD)/tests/arch-cases tests/arch $(ARCH_CROSS)
+
+$(BUILD)/tests/arch_cases.o: $(BUILD)/tests/arch_cases.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c -o $@ $<
 
 -include $(DEPS)
@@ -82,6 +106,7 @@ e2e: san all fixtures
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/nearmiss.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/package.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/cli.sh
+	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/arches.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite PATCHSITE_PLAIN=$(CURDIR)/patchsite \
 		sh tests/e2e/hostile.sh
 

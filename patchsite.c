@@ -27,7 +27,7 @@ static const char intro_text[] =
 	"\n"
 	"Find, check and write ftrace patch sites (mcount/fentry calls, patchable\n"
 	"NOP areas, arm64/riscv64 CALL_OPS literals) in linked ELF images and\n"
-	"relocatable objects, for x86_64, arm64 and riscv64.\n"
+	"relocatable objects, for the architectures 'patchsite arches' lists.\n"
 	"\n"
 	"commands:\n";
 
@@ -102,6 +102,12 @@ static const char help_embed[] =
 	"      -v, --verbose        a report line: sites, trampoline, the new segment\n"
 	"      -q, --quiet          say nothing on success (the default)\n";
 
+static const char help_arches[] =
+	"  arches               print what each architecture supports: a row per\n"
+	"                       architecture, a column per command (in-place: record\n"
+	"                       --in-place; runtime: libpatchsite-callops), yes or no;\n"
+	"                       a command refuses an image of an architecture without it\n";
+
 static const char outro_text[] =
 	"\n"
 	"  --help, --version    (COMMAND --help: that command's help)\n"
@@ -124,6 +130,8 @@ static void help(const char *cmd_help)
 	fputs(help_repad, stdout);
 	fputc('\n', stdout);
 	fputs(help_embed, stdout);
+	fputc('\n', stdout);
+	fputs(help_arches, stdout);
 	fputs(outro_text, stdout);
 }
 
@@ -392,6 +400,7 @@ static int cmd_audit(int argc, char **argv)
 
 	memset(&ctx, 0, sizeof(ctx));
 	record_options_init(&ctx.ro);
+	ctx.ro.cap = ARCH_CAP_AUDIT;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "hj:vq", opts, NULL)) != -1) {
 		if (c == OPT_FORMAT) {
@@ -543,6 +552,8 @@ static int cmd_record(int argc, char **argv)
 		return usage_error("%s", "--fsync goes with --in-place");
 	if (in_place && fmt != OUT_LIST)
 		return usage_error("%s", "--in-place writes the image; it takes no --format");
+	if (in_place)
+		ro.cap = ARCH_CAP_IN_PLACE;
 
 	e = elfio_open(argv[optind], 0);
 	if (!e)
@@ -742,6 +753,52 @@ static int cmd_embed(int argc, char **argv)
 }
 
 /*
+ * The capability matrix, from arch/'s table: a header row, then a row per
+ * architecture in the table's order, `yes` or `no` under each command.
+ * Columns are as wide as their heading (and "yes"), two spaces apart, so
+ * the table changes only when an architecture or a capability does.
+ */
+static int cmd_arches(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, w0 = (int)strlen("arch");
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c != 'h')
+			return bad_option(argv);
+		help(help_arches);
+		return 0;
+	}
+	if (optind != argc)
+		return usage_error("%s", "arches takes no arguments");
+	for (size_t i = 0; i < arch_count(); i++)
+		if ((int)strlen(arch_at(i)->name) > w0)
+			w0 = (int)strlen(arch_at(i)->name);
+	for (size_t i = 0; i <= arch_count(); i++) {
+		const struct arch_ops *a = i ? arch_at(i - 1) : NULL;
+
+		printf("%-*s", w0, a ? a->name : "arch");
+		for (int k = 0; k < ARCH_CAP_COUNT; k++) {
+			const char *cell = !a ? arch_cap_name(k) : arch_can(a, k) ? "yes" : "no";
+			int w = (int)strlen(arch_cap_name(k));
+
+			/* no trailing blanks: the last column is not padded */
+			printf("  %-*s", k + 1 < ARCH_CAP_COUNT ? (w > 3 ? w : 3) : 0, cell);
+		}
+		putchar('\n');
+	}
+	if (fflush(stdout)) {
+		elfio_error("<stdout>", "write error: %s", strerror(errno));
+		return EXIT_ERROR;
+	}
+	return 0;
+}
+
+/*
  * Every exit 2 must say why, in one line.  The commands report through
  * elfio_error()/elfio_err() or usage_error(); should a failure path forget
  * to, say so here rather than exit silently (fuzz_cli treats this line as
@@ -772,8 +829,11 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version")) {
-		printf("patchsite %s\n", PATCHSITE_VERSION);
-		return 0;
+		printf("patchsite %s\narchitectures:", PATCHSITE_VERSION);
+		for (size_t i = 0; i < arch_count(); i++)
+			printf("%s %s", i ? "," : "", arch_at(i)->name);
+		printf(" ('patchsite arches' lists what each supports)\n");
+		return fflush(stdout) ? EXIT_ERROR : 0;
 	}
 	if (!strcmp(argv[1], "record"))
 		return run(cmd_record, argc - 1, argv + 1);
@@ -785,5 +845,7 @@ int main(int argc, char **argv)
 		return run(cmd_repad, argc - 1, argv + 1);
 	if (!strcmp(argv[1], "embed"))
 		return run(cmd_embed, argc - 1, argv + 1);
+	if (!strcmp(argv[1], "arches"))
+		return run(cmd_arches, argc - 1, argv + 1);
 	return usage_error("unknown command '%s'", argv[1]);
 }

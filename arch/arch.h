@@ -140,6 +140,58 @@ struct arch_callops {
 	unsigned int tramp_entry;	/* the trampoline: where every site's call goes */
 };
 
+/*
+ * What an architecture supports, command by command (arch_ops.caps, a mask
+ * of ARCH_CAN() bits).  Nothing is supported unless declared: a command
+ * asks arch_for() and refuses an architecture without its capability in
+ * one line.  A declared capability promises the hooks and fields it needs
+ * (arch_lacks() says which, and tests/check_arch_caps.c holds every
+ * architecture to it); the hooks only an undeclared command uses may stay
+ * NULL.
+ *
+ *   RECORD    record: find and verify the sites (decode, patch_nop_at,
+ *             call_reloc_back, plt_slot, nop_unit, nop_name; align_target
+ *             where there is an align_reloc; patch_point_len with
+ *             patch_points)
+ *   AUDIT     audit: the same scan, checked against the image's tables
+ *   IN_PLACE  record --in-place: the table written into the image
+ *             (relative_reloc, abs64_reloc)
+ *   REPAD     repad: ops literals aligned before the final link.  An
+ *             architecture without an ops literal (literal_size 0) that
+ *             declares it has nothing to pad: repad leaves its objects byte
+ *             for byte, so that a build which repads every object works
+ *             there too.  With a literal: insn_len, pcrel_decode,
+ *             pcrel_encode, encode_nops, mapping_symbol; with relaxation
+ *             (align_reloc or relax_reloc) both of them, align_target and
+ *             align_padding.
+ *   PIN       pin: calls kept fixed-size through the link's relaxation
+ *             (relax_reloc, patch_points, patch_point_len, call_reloc_back,
+ *             decode)
+ *   EMBED     embed: the CALL_OPS trampoline added to a program (callops
+ *             and its three hooks, encode_call, literal_size, max_page_size)
+ *   RUNTIME   runtime/: libpatchsite-callops attaches to embedded programs
+ *             (needs EMBED; no hooks here, the runtime has its own patcher)
+ */
+enum arch_cap {
+	ARCH_CAP_RECORD,
+	ARCH_CAP_AUDIT,
+	ARCH_CAP_IN_PLACE,
+	ARCH_CAP_REPAD,
+	ARCH_CAP_PIN,
+	ARCH_CAP_EMBED,
+	ARCH_CAP_RUNTIME,
+	ARCH_CAP_COUNT
+};
+#define ARCH_CAN(cap)	(1u << (cap))
+
+/* Return values of arch_ops.mapping_symbol */
+#define ARCH_MAP_NONE	0	/* not a mapping symbol */
+#define ARCH_MAP_CODE	1	/* instructions from here on (`$x`) */
+#define ARCH_MAP_DATA	2	/* data from here on (`$d`) */
+
+/* The most bytes arch_ops.callops_site reads (arch_callops.site_len) */
+#define ARCH_CALLOPS_SITE_MAX	64
+
 /* Flavour policy bits (arch_ops.policy) */
 #define ARCH_POLICY_NOP_MCOUNT		0x1	/* a call_len-byte NOP at entry can be a site
 						   (x86 -mnop-mcount, objtool --mnop) */
@@ -148,6 +200,7 @@ struct arch_callops {
 
 struct arch_ops {
 	const char *name;		/* "x86_64", "arm64", "riscv64" */
+	unsigned int caps;		/* ARCH_CAN(ARCH_CAP_*) of what it supports */
 	unsigned int policy;		/* ARCH_POLICY_* */
 	unsigned int machine;		/* EM_X86_64, EM_AARCH64, EM_RISCV */
 	unsigned int insn_align;	/* minimum instruction alignment: 1, 4, 2 */
@@ -176,6 +229,21 @@ struct arch_ops {
 	 */
 	const char *const *patch_points;
 	unsigned int patch_point_len;
+
+	/*
+	 * repad: data in a text section (under a data mapping symbol) keeps
+	 * the alignment its offset had, up to this, where no alignment
+	 * relocation tells the linker about it (riscv 8: a `.balign` before
+	 * data leaves nothing else behind); 0: not checked.
+	 */
+	unsigned int data_align;
+
+	/*
+	 * embed: the largest page the architecture's kernels map (arm64
+	 * 64 KiB).  The segment embed adds is aligned to it, so that it loads
+	 * under every page size.
+	 */
+	uint64_t max_page_size;
 
 	/*
 	 * Decode one instruction at buf[0..len) which sits at address addr.
@@ -234,9 +302,9 @@ struct arch_ops {
 	const char *(*nop_name)(unsigned int len);
 
 	/*
-	 * The rewriting hooks below are NULL where not supported: x86_64 for
-	 * all of them (repad refuses such objects), arm64 for the alignment
-	 * relocation pair (it has none).
+	 * The rewriting hooks below are NULL where not needed (enum
+	 * arch_cap): x86_64 for all of them (it has no ops literal to pad),
+	 * arm64 for the alignment relocation pair (it has none).
 	 *
 	 * insn_len: the length of the instruction that starts at buf[0],
 	 * told from its first insn_align bytes (it may exceed len); 0 when
@@ -278,8 +346,16 @@ struct arch_ops {
 	int (*align_padding)(unsigned int e_flags, uint64_t align, struct arch_align_pad *pad);
 
 	/*
-	 * embed: CALL_OPS sites and the trampoline they call.  embed is arm64
-	 * only: callops and the three hooks are NULL on x86_64 and riscv64.
+	 * Is `name` a mapping symbol, and of which kind: ARCH_MAP_CODE,
+	 * ARCH_MAP_DATA or ARCH_MAP_NONE.  AAELF64's `$x` and `$d`, with an
+	 * optional `.suffix`, are arch_mapping_symbol(); an architecture adds
+	 * its own forms (riscv: `$x` followed by the ISA string).
+	 */
+	int (*mapping_symbol)(const char *name);
+
+	/*
+	 * embed: CALL_OPS sites and the trampoline they call (ARCH_CAP_EMBED;
+	 * NULL elsewhere).
 	 *
 	 * callops_site: buf[0..len) holds the bytes from a function's literal
 	 * (literal_size before the entry, at address `literal`) on.  The
@@ -318,6 +394,41 @@ extern const struct arch_ops arch_riscv64;
 
 /* Look up by ELF e_machine; NULL if unsupported. */
 const struct arch_ops *arch_by_machine(unsigned int machine);
+
+/* The registered architectures, in arch.c's table order: i < arch_count(). */
+size_t arch_count(void);
+const struct arch_ops *arch_at(size_t i);
+
+/* Does a support cap? */
+bool arch_can(const struct arch_ops *a, enum arch_cap cap);
+/* The capability's name as `patchsite arches` heads its column: "in-place" */
+const char *arch_cap_name(enum arch_cap cap);
+/* ... and the command that needs it, for messages: "record --in-place" */
+const char *arch_cap_command(enum arch_cap cap);
+
+/*
+ * The architecture of e_machine `machine` when it supports cap.  Else
+ * NULL, with the one line that says why in why[0..len) (never truncated
+ * short of a terminated string): "unsupported machine NAME (e_machine N);
+ * patchsite handles x86_64, arm64 and riscv64" (the list from the table,
+ * the name elfutils gives the machine), or "embed is not
+ * supported on riscv64 (patchsite arches lists what each architecture
+ * supports)".
+ */
+const struct arch_ops *arch_for(unsigned int machine, enum arch_cap cap, char *why, size_t len);
+
+/*
+ * What a declares for cap but lacks: the name of the first hook or field
+ * the capability needs that a does not fill in, NULL when it has them all
+ * (or does not declare cap).
+ */
+const char *arch_lacks(const struct arch_ops *a, enum arch_cap cap);
+
+/* Is `name` one of a's patch_points (none: false)? */
+bool arch_is_patch_point(const struct arch_ops *a, const char *name);
+
+/* AAELF64 mapping symbols: `$x`, `$d`, either with `.suffix` (arch_ops.mapping_symbol) */
+int arch_mapping_symbol(const char *name);
 
 /* Names of the profiling call targets, NULL-terminated (shared by all arches). */
 extern const char *const arch_mcount_names[];

@@ -514,6 +514,9 @@ static const char *a64_nop_name(unsigned int len)
 
 const struct arch_ops arch_arm64 = {
 	.name			= "arm64",
+	.caps			= ARCH_CAN(ARCH_CAP_RECORD) | ARCH_CAN(ARCH_CAP_AUDIT) |
+				  ARCH_CAN(ARCH_CAP_IN_PLACE) | ARCH_CAN(ARCH_CAP_REPAD) |
+				  ARCH_CAN(ARCH_CAP_EMBED) | ARCH_CAN(ARCH_CAP_RUNTIME),
 	.machine		= EM_AARCH64,
 	.insn_align		= 4,
 	.call_len		= 4,
@@ -536,6 +539,8 @@ const struct arch_ops arch_arm64 = {
 	.pcrel_decode		= a64_pcrel_decode,
 	.pcrel_encode		= a64_pcrel_encode,
 	/* no alignment relocations: align_target and align_padding stay NULL */
+	.mapping_symbol		= arch_mapping_symbol,
+	.max_page_size		= 0x10000,	/* 64 KiB pages */
 	.callops		= &a64_callops,
 	.callops_site		= a64_callops_site,
 	.callops_disabled	= a64_callops_disabled,

@@ -651,8 +651,23 @@ static const char *rv_nop_name(unsigned int len)
 	return len == 2 ? "c.nop" : "nop";
 }
 
+/*
+ * The psABI's mapping symbols: AAELF64's `$x` and `$d` (with `.suffix`),
+ * and `$x` followed by the ISA string the code after it is built for
+ * (`$xrv64i2p1_c2p0`, GNU as when the ISA changes within a section).
+ */
+static int rv_mapping_symbol(const char *name)
+{
+	if (name[0] == '$' && name[1] == 'x' && !strncmp(name + 2, "rv", 2))
+		return ARCH_MAP_CODE;
+	return arch_mapping_symbol(name);
+}
+
 const struct arch_ops arch_riscv64 = {
 	.name			= "riscv64",
+	.caps			= ARCH_CAN(ARCH_CAP_RECORD) | ARCH_CAN(ARCH_CAP_AUDIT) |
+				  ARCH_CAN(ARCH_CAP_IN_PLACE) | ARCH_CAN(ARCH_CAP_REPAD) |
+				  ARCH_CAN(ARCH_CAP_PIN),
 	.machine		= EM_RISCV,
 	.insn_align		= 2,
 	.call_len		= 8,
@@ -669,6 +684,7 @@ const struct arch_ops arch_riscv64 = {
 	.none_reloc		= R_RISCV_NONE,
 	.patch_points		= riscv_patch_points,
 	.patch_point_len	= 8,
+	.data_align		= 8,
 	.decode			= rv_decode,
 	.call_reloc_back	= rv_call_reloc_back,
 	.plt_slot		= rv_plt_slot,
@@ -682,5 +698,6 @@ const struct arch_ops arch_riscv64 = {
 	.pcrel_encode		= rv_pcrel_encode,
 	.align_target		= rv_align_target,
 	.align_padding		= rv_align_padding,
-	/* embed is arm64 only: callops and its three hooks stay NULL */
+	.mapping_symbol		= rv_mapping_symbol,
+	/* no embed: callops and its three hooks stay NULL */
 };

@@ -676,6 +676,13 @@ static const char *x86_nop_name(unsigned int len)
 
 const struct arch_ops arch_x86_64 = {
 	.name = "x86_64",
+	/*
+	 * repad: no x86 site has an ops literal to align (literal_size 0), so
+	 * there is nothing to pad: repad leaves an x86_64 object byte for byte
+	 * (and a kernel build that repads every object works here too).
+	 */
+	.caps = ARCH_CAN(ARCH_CAP_RECORD) | ARCH_CAN(ARCH_CAP_AUDIT) |
+		ARCH_CAN(ARCH_CAP_IN_PLACE) | ARCH_CAN(ARCH_CAP_REPAD),
 	.machine = EM_X86_64,
 	.policy = ARCH_POLICY_NOP_MCOUNT | ARCH_POLICY_PFE_IS_PADDING,
 	.insn_align = 1,
@@ -707,10 +714,10 @@ const struct arch_ops arch_x86_64 = {
 	.nop_unit = x86_nop_unit,
 	.nop_name = x86_nop_name,
 	/*
-	 * Not supported: moving x86 code (repad) would need a length decode
-	 * of every instruction and rel8/rel32 re-encoding, and no x86 site
-	 * has an alignment to restore.  insn_len, pcrel_decode,
-	 * pcrel_encode, align_target and align_padding stay NULL.
+	 * Not needed: moving x86 code would need a length decode of every
+	 * instruction and rel8/rel32 re-encoding, and no x86 site has an
+	 * alignment to restore.  insn_len, pcrel_decode, pcrel_encode,
+	 * align_target, align_padding and mapping_symbol stay NULL; so do
+	 * callops and its three hooks (no embed, no runtime).
 	 */
-	/* embed is arm64 only: callops and its three hooks stay NULL */
 };

@@ -404,18 +404,15 @@ out_table:
 	}
 
 	/*
-	 * Trampoline patch points (riscv ftrace_call...): ftrace writes
+	 * Trampoline patch points (arch_ops.patch_points): ftrace writes
 	 * patch_point_len bytes there; a call the link relaxed is shorter and
 	 * the write destroys the instruction after it.
 	 */
 	const struct elfio_symtab *st = NULL;
-	if (r->arch->patch_points && !elfio_is_rel(r->e) && elfio_symbols(r->e, &st) == 0 && st) {
+	if (r->arch->patch_point_len && !elfio_is_rel(r->e) && elfio_symbols(r->e, &st) == 0 && st) {
 		for (size_t i = 1; i < st->count; i++) {
 			const struct elfio_symbol *y = &st->syms[i];
-			bool named = false;
-			for (const char *const *p = r->arch->patch_points; *p && !named; p++)
-				named = !strcmp(*p, y->name);
-			if (!named || y->shndx == SHN_UNDEF)
+			if (!arch_is_patch_point(r->arch, y->name) || y->shndx == SHN_UNDEF)
 				continue;
 			struct elfio_section *sec = elfio_addr_to_sec(r->e, y->addr);
 			struct arch_insn in;

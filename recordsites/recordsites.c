@@ -37,8 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <elfutils/libdwelf.h>
-
 #include "record_priv.h"
 
 
@@ -71,6 +69,7 @@ void record_options_init(struct record_options *o)
 	memset(o, 0, sizeof(*o));
 	o->patchable_n = -1;
 	o->patchable_m = -1;
+	o->cap = ARCH_CAP_RECORD;
 }
 
 bool record_options_stated(const struct record_options *o)
@@ -647,7 +646,7 @@ static int collect_targets_rel(struct record *r)
 		for (size_t i = 0; i < n && !ret; i++) {
 			uint64_t to, al;
 
-			if (r->arch->align_target && v[i].type == r->arch->align_reloc) {
+			if (r->arch->align_reloc && v[i].type == r->arch->align_reloc) {
 				/*
 				 * The linker deletes bytes of this NOP padding so that
 				 * what follows it lands on an alignment (arch.h).
@@ -1601,11 +1600,10 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 	}
 	r->e = e;
 	r->opts = *o;
-	r->arch = arch_by_machine(elfio_ehdr(e)->e_machine);
+	char why[256];
+	r->arch = arch_for(elfio_ehdr(e)->e_machine, o->cap, why, sizeof(why));
 	if (!r->arch) {
-		const char *m = dwelf_elf_e_machine_string(elfio_ehdr(e)->e_machine);
-		elfio_err(e, "unsupported machine %s (e_machine %u); patchsite handles "
-			  "x86_64, aarch64 and riscv64", m ? m : "unknown", elfio_ehdr(e)->e_machine);
+		elfio_err(e, "%s", why);
 		ret = -ENOTSUP;
 		goto err;
 	}

@@ -112,6 +112,8 @@ struct record_options {
 	bool force_nop_mcount;		/* x86 -mnop-mcount without a table to show it */
 	bool force_calls;		/* the sites are calls to the mcount target (-pg, -mfentry) */
 	unsigned int align;		/* CALL_OPS literal alignment (0: 8) */
+	enum arch_cap cap;		/* the command scanning: the image's architecture
+					   must support it (init: ARCH_CAP_RECORD) */
 };
 
 struct record {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * embed.c - add the arm64 call-ops trampoline and a site table to a linked
+ * embed.c - add the call-ops trampoline and a site table to a linked
  * program (ET_EXEC or PIE) in a new loadable segment, and leave every
  * CALL_OPS site in its disabled form.
  *
@@ -11,8 +11,9 @@
  *  - nothing loaded moves: the original bytes keep their offsets; only the
  *    sites' bytes, the ELF header and one program header entry change;
  *  - the segment goes after the end of the file, at an address above every
- *    PT_LOAD (rounded up to 64 KiB, the largest arm64 page), with offset and
- *    address congruent modulo 64 KiB and p_align 64 KiB;
+ *    PT_LOAD (rounded up to the largest page the architecture's kernels map,
+ *    arch_ops.max_page_size: arm64 64 KiB), with offset and address
+ *    congruent modulo that and p_align that;
  *  - its program header reuses the PT_NOTE entry (the notes stay in their
  *    sections; nothing at run time reads the main program's PT_NOTE), moved
  *    behind the last PT_LOAD if needed so that PT_LOADs stay sorted; PT_PHDR
@@ -28,10 +29,10 @@
  * NOP); then the trampoline blob: an anchor word holding its own link-time
  * address, the default no-op ops, a no-op function, and the trampoline.
  *
- * Every instruction is the architecture's (arch_ops.callops*, arm64 only
- * today): what an undisturbed site looks like and where its call goes
- * (callops_site), the idle form written at its entry (callops_disabled:
- * MOV X9, X30; NOP), and the blob, written for its link-time address with
+ * Every instruction is the architecture's (arch_ops.callops*, where it
+ * declares ARCH_CAP_EMBED): what an undisturbed site looks like and where
+ * its call goes (callops_site), the idle form written at its entry
+ * (callops_disabled: MOV X9, X30; NOP), and the blob, written for its link-time address with
  * its anchor and the default ops filled in (callops_tramp; the code and
  * its calling convention are described in arch/arm64.c).  The BL that the
  * runtime writes must reach the trampoline from every site, which
@@ -67,8 +68,6 @@
 #include "recordsites.h"
 #include "rewriter.h"
 #include "segment.h"
-
-#define SEG_ALIGN	0x10000u	/* 64 KiB: the largest arm64 page */
 
 /* The segment's layout: the one definition the runtime reads too. */
 #define SEG_HDR		sizeof(struct ps_seg_header)
@@ -172,9 +171,10 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 		return errno ? -errno : -EINVAL;
 	eh = elfio_ehdr(e);
 
-	ops = arch_by_machine(eh->e_machine);
-	if (!ops || !ops->callops) {
-		elfio_err(e, "embed handles arm64 images only");
+	char why[256];
+	ops = arch_for(eh->e_machine, ARCH_CAP_EMBED, why, sizeof(why));
+	if (!ops) {
+		elfio_err(e, "%s", why);
 		goto out;
 	}
 	co = ops->callops;
@@ -220,7 +220,7 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 			uint64_t va = get_le(p + PH_VADDR, 8), msz = get_le(p + PH_MEMSZ, 8);
 			uint64_t fo = get_le(p + PH_OFFSET, 8), fsz = get_le(p + PH_FILESZ, 8);
 
-			if (va + msz < va || va + msz > UINT64_MAX - 2 * SEG_ALIGN) {
+			if (va + msz < va || va + msz > UINT64_MAX - 2 * ops->max_page_size) {
 				elfio_err(e, "PT_LOAD %zu wraps around the address space", i);
 				goto out;
 			}
@@ -266,6 +266,7 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 	record_options_init(&o);
 	o.patchable_n = 4;
 	o.patchable_m = 2;
+	o.cap = ARCH_CAP_EMBED;
 	if ((err = record_scan(e, &o, &r)))
 		goto out;
 	err = -EINVAL;
@@ -285,7 +286,7 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 		const struct site *s = &r->sites[i];
 		uint64_t lit = s->addr, func = lit + ops->literal_size;
 		struct arch_callops_site cs;
-		uint8_t area[64];	/* more than any site_len (arm64: 20) */
+		uint8_t area[ARCH_CALLOPS_SITE_MAX];	/* site_len at most (arch_lacks()) */
 		size_t want = co->site_len < sizeof(area) ? co->site_len : sizeof(area), got = 0;
 		int ret = ARCH_CALLOPS_MISALIGNED;
 
@@ -333,7 +334,8 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 	}
 	tb_off = SEG_HDR + n * SEG_ENTRY;		/* a multiple of 16 */
 	seg_size = tb_off + co->tramp_size;
-	if ((err = elfio_rw_place_segment(w, seg_size, SEG_ALIGN, maxend, &seg_off, &seg_addr)))
+	if ((err = elfio_rw_place_segment(w, seg_size, ops->max_page_size, maxend, &seg_off,
+					  &seg_addr)))
 		goto out;
 	err = -EINVAL;
 	tramp = seg_addr + tb_off + co->tramp_entry;

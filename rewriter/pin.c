@@ -36,9 +36,8 @@ struct point {
 
 static bool is_named(const struct arch_ops *a, const struct pin_options *o, const char *name)
 {
-	for (const char *const *p = a->patch_points; p && *p; p++)
-		if (!strcmp(*p, name))
-			return true;
+	if (arch_is_patch_point(a, name))
+		return true;
 	for (const char **p = o->extra_points; p && *p; p++)
 		if (!strcmp(*p, name))
 			return true;
@@ -65,10 +64,10 @@ static int pin_one(const char *path, const struct pin_options *o, struct pin_rep
 		return -ENOMEM;
 	}
 	rep->objects++;
-	a = arch_by_machine(elfio_ehdr(e)->e_machine);
-	if (!a || !a->relax_reloc) {
-		elfio_err(e, "pin is for riscv64 objects (the only architecture here whose "
-			  "link relaxes calls)");
+	char why[256];
+	a = arch_for(elfio_ehdr(e)->e_machine, ARCH_CAP_PIN, why, sizeof(why));
+	if (!a) {
+		elfio_err(e, "%s", why);
 		goto out;
 	}
 	if (!elfio_is_rel(e)) {

@@ -111,9 +111,9 @@ struct grow {
 	size_t *bucket;		/* bucket[b]: first point at or after b << bshift (nbuckets + 1) */
 	size_t nbuckets;
 	unsigned int bshift;
-	bool relax;		/* riscv: the linker may relax it, points get R_RISCV_ALIGN */
-	uint64_t first_relax;	/* riscv: lowest offset of an R_RISCV_RELAX/ALIGN */
-	uint64_t *aligned;	/* riscv: offsets an R_RISCV_ALIGN pads up to (>= 8), sorted */
+	bool relax;		/* the linker may relax it: points get an align_reloc */
+	uint64_t first_relax;	/* lowest offset of a relax_reloc or align_reloc */
+	uint64_t *aligned;	/* offsets an align_reloc pads up to (>= 8), sorted */
 	size_t naligned, capaligned;
 	uint64_t *maps;		/* mapping symbols, see mapping_symbols() */
 	size_t nmaps, capmaps;
@@ -192,9 +192,8 @@ struct repad {
 	Elf_Data *symdata;	/* its Elf_Data and SHT_SYMTAB_SHNDX's (libelf's, elfio's handle) */
 	Elf_Data *xndxdata;
 	struct repad_report *rep;
-	bool riscv;		/* EM_RISCV (else EM_AARCH64) */
 	unsigned int unit;	/* NOP unit for e_flags: arm64 4, riscv 2 with RVC, else 4 */
-	struct arch_align_pad apad;	/* riscv: `.balign 8` where the linker relaxes */
+	struct arch_align_pad apad;	/* `.balign 8` where the linker relaxes (align_padding) */
 };
 
 /*
@@ -406,6 +405,7 @@ static int choose_points(struct repad *rp)
 	int ret;
 
 	record_options_init(&o);
+	o.cap = ARCH_CAP_REPAD;
 	ret = record_scan(rp->e, &o, &r);
 	if (ret)
 		return ret;
@@ -441,11 +441,12 @@ static int choose_points(struct repad *rp)
 
 			if (k && off == g->sites[k - 1])
 				continue;
-			if (rp->riscv && g->relax) {
+			if (g->relax) {
 				/*
-				 * The linker deletes bytes at every R_RISCV_RELAX and
-				 * R_RISCV_ALIGN, so the offset in the object says nothing
-				 * past the first of them: only an R_RISCV_ALIGN that pads
+				 * The linker deletes bytes at every relaxation and
+				 * alignment relocation (R_RISCV_RELAX, R_RISCV_ALIGN),
+				 * so the offset in the object says nothing past the
+				 * first of them: only an alignment relocation that pads
 				 * up to the literal keeps it aligned.
 				 */
 				if (sorted_has(g->aligned, g->naligned, off))
@@ -453,9 +454,9 @@ static int choose_points(struct repad *rp)
 				if (!shift && off <= g->first_relax && !mis)
 					continue;
 				if (off % rp->unit) {
-					elfio_error(rp->path, "%s+%#" PRIx64 ": ops literal is not %u-byte "
-						    "aligned in an object without C", sec->name, off,
-						    rp->unit);
+					elfio_error(rp->path, "%s+%#" PRIx64 ": ops literal is not "
+						    "aligned to the object's %u-byte NOP unit",
+						    sec->name, off, rp->unit);
 					ret = -EINVAL;
 					goto out;
 				}
@@ -527,8 +528,8 @@ static int load_relocated(struct repad *rp)
 }
 
 /*
- * Mapping symbols (AAELF64 `$x`, `$d`, optionally `.suffix`; riscv `$x`
- * with an ISA string) of every section that grows, as old offsets with
+ * Mapping symbols (arch_ops.mapping_symbol: AAELF64 `$x`, `$d`, and the
+ * architecture's own forms) of every section that grows, as old offsets with
  * bit 0 set for `$d`, sorted, in g->maps.  One pass over the symbols; the
  * names are elfio's (it checked every one when it loaded the table).
  */
@@ -541,6 +542,7 @@ static int mapping_symbols(struct repad *rp)
 		size_t sx;
 		const char *name;
 		struct grow *g;
+		int kind;
 
 		if (get_sym(rp, i, &sym, &sx))
 			return -EINVAL;
@@ -548,13 +550,12 @@ static int mapping_symbols(struct repad *rp)
 			continue;
 		g = &rp->g[sx];
 		name = i < rp->symtab->count ? rp->symtab->syms[i].name : NULL;
-		/* riscv: `$x` may carry the ISA string, `$xrv64i2p1_c2p0` */
-		if (!name || name[0] != '$' || (name[1] != 'd' && name[1] != 'x') ||
-		    (name[2] && name[2] != '.' &&
-		     !(rp->riscv && name[1] == 'x' && !strncmp(name + 2, "rv", 2))))
+		kind = name ? rp->arch->mapping_symbol(name) : ARCH_MAP_NONE;
+		if (kind == ARCH_MAP_NONE)
 			continue;
 		/* values are 2-aligned in text, so bit 0 is free */
-		if (push(&g->maps, &g->nmaps, &g->capmaps, (sym.st_value & ~1ULL) | (name[1] == 'd')))
+		if (push(&g->maps, &g->nmaps, &g->capmaps,
+			 (sym.st_value & ~1ULL) | (kind == ARCH_MAP_DATA)))
 			return -ENOMEM;
 	}
 	for (size_t i = 0; i < rp->nsec; i++)
@@ -788,12 +789,13 @@ static int fix_pcrel(struct repad *rp, size_t i, const uint8_t *old, size_t size
 	bool data = false;
 
 	/*
-	 * riscv64: without relaxation no R_RISCV_ALIGN tells the linker
-	 * about a `.balign` before data in the section: data (`$d`) must keep
-	 * the alignment (up to 8) that its offset had.
+	 * Without relaxation no alignment relocation (riscv64 R_RISCV_ALIGN)
+	 * tells the linker about a `.balign` before data in the section: data
+	 * (`$d`) must keep the alignment (up to arch_ops.data_align) that its
+	 * offset had.
 	 */
-	for (size_t k = 0; rp->riscv && k < nmap && !g->relax; k++) {
-		uint64_t x = maps[k] & ~1ULL, a = 8;
+	for (size_t k = 0; rp->arch->data_align && k < nmap && !g->relax; k++) {
+		uint64_t x = maps[k] & ~1ULL, a = rp->arch->data_align;
 
 		if (!(maps[k] & 1))
 			continue;
@@ -1194,10 +1196,11 @@ static int check_input(struct repad *rp)
 {
 	const GElf_Ehdr *eh = elfio_ehdr(rp->e);
 
-	rp->arch = arch_by_machine(eh->e_machine);
+	char why[256];
+
+	rp->arch = arch_for(eh->e_machine, ARCH_CAP_REPAD, why, sizeof(why));
 	if (!rp->arch) {
-		elfio_error(rp->path, "repad handles x86_64, arm64 and riscv64 objects (e_machine %u)",
-			    eh->e_machine);
+		elfio_error(rp->path, "%s", why);
 		return -ENOTSUP;
 	}
 	if (!elfio_is_rel(rp->e)) {
@@ -1208,14 +1211,10 @@ static int check_input(struct repad *rp)
 	 * An architecture without an ops literal before its functions (x86_64)
 	 * has nothing to align: the object is left as it is, so that a kernel
 	 * build that repads every object (contrib/linux) works there too.
+	 * With one, ARCH_CAP_REPAD promises the hooks that move its code.
 	 */
 	if (!rp->arch->literal_size)
 		return 1;
-	/* the architectures whose PC-relative references arch/ can move */
-	if (!rp->arch->insn_len || !rp->arch->pcrel_decode || !rp->arch->pcrel_encode) {
-		elfio_error(rp->path, "repad cannot move the code of %s objects", rp->arch->name);
-		return -ENOTSUP;
-	}
 	if (elfio_was_compressed(rp->e)) {
 		elfio_error(rp->path, "compressed objects cannot be repadded; decompress it first");
 		return -ENOTSUP;
@@ -1274,7 +1273,8 @@ static int make_plan(struct repad *rp)
 {
 	int ret = 0;
 
-	if (rp->arch->align_target)
+	/* ARCH_CAP_REPAD: an architecture that relaxes has both relocations */
+	if (rp->arch->align_reloc)
 		ret = scan_relax(rp);
 	if (!ret)
 		ret = choose_points(rp);
@@ -1305,9 +1305,8 @@ int repad_object(const char *in, const char *out, struct repad_report *rep)
 	}
 	if (ret)
 		goto out;
-	rp.riscv = elfio_ehdr(rp.e)->e_machine == EM_RISCV;
 	rp.unit = rp.arch->nop_unit(elfio_ehdr(rp.e)->e_flags);
-	if (rp.arch->align_padding &&
+	if (rp.arch->align_reloc &&
 	    rp.arch->align_padding(elfio_ehdr(rp.e)->e_flags, REPAD_ALIGN, &rp.apad)) {
 		elfio_error(in, "no %u-byte alignment padding for NOPs of %u bytes", REPAD_ALIGN,
 			    rp.unit);

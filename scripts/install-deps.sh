@@ -3,10 +3,11 @@
 # when everything is already there; needs root (or sudo) otherwise.
 set -e
 pkgs="make gcc pkg-config libelf-dev libdw-dev zlib1g-dev liblzma-dev libzstd-dev check
-      gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu libc6-dev-arm64-cross libc6-dev-riscv64-cross
-      binutils binutils-aarch64-linux-gnu binutils-riscv64-linux-gnu
-      qemu-user elfutils python3 gzip xz-utils zstd clang libclang-rt-14-dev time
+      elfutils python3 gzip xz-utils zstd clang libclang-rt-14-dev time
       dpkg-dev llvm-14"
+# each architecture's cross compiler, binutils and runner: fixtures/arches.mk
+here=$(dirname "$0")
+pkgs="$pkgs $(sed -n 's/^PKGS_[A-Za-z0-9_]*[[:space:]]*:=[[:space:]]*//p' "$here/../fixtures/arches.mk")"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -3,9 +3,8 @@
 #define PATCHSITE_CHECK_SUITES_H
 #include <check.h>
 
-Suite *arch_x86_64_suite(void);
-Suite *arch_arm64_suite(void);
-Suite *arch_riscv64_suite(void);
+Suite *arch_suite(void);		/* every architecture: tests/arch/ */
+Suite *arch_caps_suite(void);
 Suite *elfio_suite(void);
 Suite *recordsites_suite(void);
 

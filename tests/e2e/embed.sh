@@ -339,7 +339,7 @@ refused "again: embedded image" "$work/prog.emb" "already embedded"
 $PY -c 'import sys; b = open(sys.argv[1], "rb").read().replace(b".patchsite.", b".renamed..."); open(sys.argv[2], "wb").write(b)' \
 	"$work/prog-dyn.emb" "$work/nosec.emb"
 refused "again: embedded image, sections renamed" "$work/nosec.emb" "already embedded (a PT_LOAD"
-refused "bad-x86" "$fx/x86" "embed handles arm64"
+refused "bad-x86" "$fx/x86" "embed is not supported on x86_64 (patchsite arches lists what each architecture supports)"
 refused "bad-noentries" "$fx/noentries" "no CALL_OPS"
 refused "bad-far (out of BL range)" "$fx/far" ".*out of BL range"
 

@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * tests/arch/x86_64.c - the x86-64 tests that are not single decode cases
+ * (those, and linear walks of real .text, are tests/arch/x86_64.cases):
+ * the arch_ops fields, the call relocations, NOP runs, a decode fuzz, the
+ * PLT reader and the encoders.  Run in the "arch" suite from the table
+ * tests/arch/gen.py writes (tests/check_arch.c).
+ *
+ * Strategy: every test is a row in a static table run through
+ * tcase_add_loop_test, so a new case is one line of data.  Byte sequences
+ * come from `objdump -d` of real binaries (/usr/bin/ls, libc.so.6, small
+ * programs linked with -pg/-mfentry, -fcf-protection, -no-pie and -pie);
+ * the few hand-made ones say so.  Each decode runs on an exactly sized heap
+ * copy so that ASan reports any read past `len`.  A fuzz loop checks that
+ * lengths never depend on bytes past the end.
+ */
+#include <elf.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch/harness.h"
+
+void arch_tests_x86_64(Suite *s);
+
+/* Decode from an exactly sized heap copy: any over-read is an ASan error. */
+static int decode_exact(const void *bytes, size_t len, uint64_t addr, struct arch_insn *insn)
+{
+	uint8_t *copy = arch_dup_exact(bytes, len);
+	int ret = arch_x86_64.decode(copy, len, addr, insn);
+
+	free(copy);
+	return ret;
+}
+
+static int plt_slot_exact(const void *bytes, size_t len, uint64_t addr, uint64_t *slot)
+{
+	uint8_t *copy = arch_dup_exact(bytes, len);
+	int ret = arch_x86_64.plt_slot(copy, len, addr, slot);
+
+	free(copy);
+	return ret;
+}
+
+START_TEST(test_ops_fields)
+{
+	const struct arch_ops *a = &arch_x86_64;
+
+	ck_assert_str_eq(a->name, "x86_64");
+	ck_assert_uint_eq(a->machine, EM_X86_64);
+	ck_assert_uint_eq(a->insn_align, 1);
+	ck_assert_uint_eq(a->call_len, 5);
+	ck_assert_uint_eq(a->literal_size, 0);
+	ck_assert_uint_eq(a->abs64_reloc, R_X86_64_64);
+	ck_assert_uint_eq(a->relative_reloc, R_X86_64_RELATIVE);
+	ck_assert_uint_eq(a->jump_slot_reloc, R_X86_64_JUMP_SLOT);
+	ck_assert_uint_eq(a->glob_dat_reloc, R_X86_64_GLOB_DAT);
+	ck_assert_uint_eq(a->plt_entry_size, 16);
+	ck_assert_uint_eq(a->align_reloc, 0);
+	ck_assert_ptr_null(a->nop_unit_march);
+	ck_assert_str_eq(a->nop_name(1), "0x90");	/* -fpatchable-function-entry pads with 0x90 */
+	ck_assert_str_eq(a->nop_name(5), "NOP");
+	ck_assert_uint_eq(a->relax_reloc, 0);
+	ck_assert_uint_eq(a->none_reloc, R_X86_64_NONE);
+	ck_assert_ptr_null(a->patch_points);
+	ck_assert_uint_eq(a->patch_point_len, 0);
+	ck_assert_ptr_nonnull(a->decode);
+	ck_assert_ptr_nonnull(a->call_reloc_back);
+	ck_assert_ptr_nonnull(a->plt_slot);
+	ck_assert_ptr_nonnull(a->encode_nops);
+	ck_assert_ptr_nonnull(a->encode_call);
+	/* 0x90 is the NOP unit whatever e_flags says */
+	ck_assert_uint_eq(a->nop_unit(0), 1);
+	ck_assert_uint_eq(a->nop_unit(0xffffffffu), 1);
+	/* moving x86 code is not supported: the rewriting hooks are absent */
+	ck_assert_ptr_null(a->insn_len);
+	ck_assert_ptr_null(a->pcrel_decode);
+	ck_assert_ptr_null(a->pcrel_encode);
+	ck_assert_ptr_null(a->align_target);
+	ck_assert_ptr_null(a->align_padding);
+}
+END_TEST
+
+#define B(s) s, sizeof(s) - 1
+
+/* A run of -fpatchable-function-entry NOPs decodes one byte at a time. */
+START_TEST(test_nop_run)
+{
+	size_t n = (size_t)_i;
+	uint8_t *run = malloc(n);
+	struct arch_insn insn;
+
+	ck_assert_ptr_nonnull(run);
+	memset(run, 0x90, n);
+	for (size_t off = 0; off < n; off++) {
+		ck_assert_int_eq(arch_x86_64.decode(run + off, n - off, 0x1000 + off, &insn),
+				 ARCH_DECODE_OK);
+		ck_assert_uint_eq(insn.len, 1);
+		ck_assert_int_eq(insn.kind, INSN_NOP);
+	}
+	free(run);
+}
+END_TEST
+
+/*
+ * Random bytes, seeded per loop iteration: whatever decode returns must be
+ * consistent.  OK with length L means the same result for any longer
+ * buffer and TRUNC for any shorter one; lengths stay within 1..15.  The
+ * inner loop checks without ck_assert (each of which costs Check a write)
+ * and reports the first inconsistency.
+ */
+static uint32_t lcg_next(uint32_t *state)
+{
+	*state = *state * 1664525u + 1013904223u;
+	return *state >> 8;
+}
+
+/*
+ * Decode k bytes placed at the very end of a heap block, so that reading
+ * past them runs into ASan's redzone without a malloc per decode.
+ */
+static int decode_at_end(uint8_t *block, size_t block_size, const uint8_t *bytes, size_t k,
+			 struct arch_insn *insn)
+{
+	uint8_t *p = block + block_size - k;
+
+	memcpy(p, bytes, k);
+	return arch_x86_64.decode(p, k, 0x1000, insn);
+}
+
+/* 0 if decoding bytes[0..k) for every k agrees with the full decode, else k + 1. */
+static int fuzz_one(uint8_t *block, const uint8_t *bytes, size_t size, int *full_ret)
+{
+	struct arch_insn ref, insn;
+	int ret;
+
+	*full_ret = decode_at_end(block, size, bytes, size, &ref);
+	if (*full_ret != ARCH_DECODE_OK)
+		return *full_ret == ARCH_DECODE_BAD ? 0 : -1;
+	if (ref.len < 1 || ref.len > 15)
+		return -1;
+	for (size_t k = 0; k < size; k++) {
+		ret = decode_at_end(block, size, bytes, k, &insn);
+		if (k < ref.len ? ret != ARCH_DECODE_TRUNC :
+		    ret != ARCH_DECODE_OK || insn.len != ref.len || insn.kind != ref.kind ||
+		    insn.target != ref.target || insn.disp_off != ref.disp_off)
+			return (int)k + 1;
+	}
+	return 0;
+}
+
+START_TEST(test_fuzz_consistency)
+{
+	uint32_t seed = 0x9e3779b9u ^ (uint32_t)_i;
+	unsigned int decoded = 0;
+	uint8_t bytes[16];
+	uint8_t *block = malloc(sizeof(bytes));
+
+	ck_assert_ptr_nonnull(block);
+	for (int round = 0; round < 2000; round++) {
+		int full_ret, bad;
+
+		for (size_t k = 0; k < sizeof(bytes); k++)
+			bytes[k] = lcg_next(&seed) & 0xff;
+		/* bias towards the interesting escapes */
+		switch (round % 8) {
+		case 1: bytes[0] = 0x0f; break;
+		case 2: bytes[0] = 0x0f; bytes[1] = 0x38 | (bytes[1] & 2); break;
+		case 3: bytes[0] = 0xc4; break;
+		case 4: bytes[0] = 0xc5; break;
+		case 5: bytes[0] = 0x62; break;
+		case 6: bytes[0] = 0x66; bytes[1] = 0x40 | (bytes[1] & 0xf); break;
+		default: break;
+		}
+		bad = fuzz_one(block, bytes, sizeof(bytes), &full_ret);
+		ck_assert_msg(bad == 0, "round %d: %02x %02x %02x %02x %02x %02x: full ret %d, "
+			      "inconsistent at %d bytes", round, bytes[0], bytes[1], bytes[2],
+			      bytes[3], bytes[4], bytes[5], full_ret, bad - 1);
+		decoded += full_ret == ARCH_DECODE_OK;
+	}
+	free(block);
+	/* most random bytes are some instruction */
+	ck_assert_uint_gt(decoded, 1000);
+}
+END_TEST
+
+struct reloc_case {
+	unsigned int type;
+	int back;
+};
+
+static const struct reloc_case reloc_cases[] = {
+	{ R_X86_64_PLT32, 1 },
+	{ R_X86_64_PC32, 1 },
+	{ R_X86_64_GOTPCRELX, 2 },
+	{ R_X86_64_GOTPCREL, 2 },
+	{ R_X86_64_REX_GOTPCRELX, -1 },
+	{ R_X86_64_64, -1 },
+	{ R_X86_64_32, -1 },
+	{ R_X86_64_32S, -1 },
+	{ R_X86_64_NONE, -1 },
+	{ R_X86_64_JUMP_SLOT, -1 },
+	{ 0xffffffffu, -1 },
+};
+
+START_TEST(test_call_reloc_back)
+{
+	const struct reloc_case *c = &reloc_cases[_i];
+
+	ck_assert_int_eq(arch_x86_64.call_reloc_back(c->type), c->back);
+}
+END_TEST
+
+/*
+ * PLT entries, 16 bytes each unless noted, from objdump -d of small
+ * programs linked by GNU ld 2.40 (-no-pie; -pie -fcf-protection -z ibtplt)
+ * and of /usr/bin/ls.  The BND forms are made by hand after the layout
+ * older ld emitted for -z bndplt.
+ */
+struct plt_case {
+	const char *what;
+	const char *bytes;
+	size_t len;
+	uint64_t addr;
+	int ret;
+	uint64_t slot;
+};
+
+static const struct plt_case plt_cases[] = {
+	{ "no-pie PLT0",
+	  B("\xff\x35\xca\x2f\x00\x00\xff\x25\xcc\x2f\x00\x00\x0f\x1f\x40\x00"),
+	  0x401020, -1, 0 },
+	{ "no-pie lazy puts@plt",
+	  B("\xff\x25\xca\x2f\x00\x00\x68\x00\x00\x00\x00\xe9\xe0\xff\xff\xff"),
+	  0x401030, 0, 0x404000 },
+	{ "no-pie lazy exit@plt",
+	  B("\xff\x25\xb2\x2f\x00\x00\x68\x03\x00\x00\x00\xe9\xb0\xff\xff\xff"),
+	  0x401060, 0, 0x404018 },
+	{ "ls lazy __ctype_toupper_loc@plt",
+	  B("\xff\x25\xca\xff\x01\x00\x68\x00\x00\x00\x00\xe9\xe0\xff\xff\xff"),
+	  0x4030, 0, 0x24000 },
+	{ "ls .plt.got free@plt (8 bytes)",
+	  B("\xff\x25\x02\xf9\x01\x00\x66\x90"),
+	  0x4680, 0, 0x23f88 },
+	{ "ibt PLT0",
+	  B("\xff\x35\xca\x2f\x00\x00\xff\x25\xcc\x2f\x00\x00\x0f\x1f\x40\x00"),
+	  0x1020, -1, 0 },
+	{ "ibt lazy stub",
+	  B("\xf3\x0f\x1e\xfa\x68\x00\x00\x00\x00\xe9\xe2\xff\xff\xff\x66\x90"),
+	  0x1030, -1, 0 },
+	{ "ibt .plt.sec puts@plt",
+	  B("\xf3\x0f\x1e\xfa\xff\x25\x76\x2f\x00\x00\x66\x0f\x1f\x44\x00\x00"),
+	  0x1080, 0, 0x4000 },
+	{ "ibt .plt.sec exit@plt",
+	  B("\xf3\x0f\x1e\xfa\xff\x25\x5e\x2f\x00\x00\x66\x0f\x1f\x44\x00\x00"),
+	  0x10b0, 0, 0x4018 },
+	{ "ibt .plt.got __cxa_finalize@plt",
+	  B("\xf3\x0f\x1e\xfa\xff\x25\x66\x2f\x00\x00\x66\x0f\x1f\x44\x00\x00"),
+	  0x1070, 0, 0x3fe0 },
+	{ "bnd+ibt .plt.sec (hand-made)",
+	  B("\xf3\x0f\x1e\xfa\xf2\xff\x25\x75\x2f\x00\x00\x0f\x1f\x44\x00\x00"),
+	  0x1080, 0, 0x4000 },
+	{ "bnd+ibt lazy stub (hand-made)",
+	  B("\xf3\x0f\x1e\xfa\x68\x00\x00\x00\x00\xf2\xe9\xe1\xff\xff\xff\x90"),
+	  0x1030, -1, 0 },
+	{ "bnd .plt.bnd, 8 bytes (hand-made)",
+	  B("\xf2\xff\x25\x00\x10\x00\x00\x90"),
+	  0x2000, 0, 0x3007 },
+	{ "slot behind the entry", B("\xff\x25\x00\xff\xff\xff"), 0x2000, 0, 0x1f06 },
+	{ "jmp truncated", B("\xff\x25\x00\x10\x00"), 0x2000, -1, 0 },
+	{ "endbr64 only", B("\xf3\x0f\x1e\xfa"), 0x2000, -1, 0 },
+	{ "empty", "", 0, 0x2000, -1, 0 },
+	{ "padding",
+	  B("\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"),
+	  0x2000, -1, 0 },
+	{ "call *disp(%rip) is no PLT jump", B("\xff\x15\x00\x10\x00\x00\x66\x90"), 0x2000, -1, 0 },
+};
+
+START_TEST(test_plt_slot)
+{
+	const struct plt_case *c = &plt_cases[_i];
+	uint64_t slot = 0;
+	int ret = plt_slot_exact(c->bytes, c->len, c->addr, &slot);
+
+	ck_assert_msg(ret == c->ret, "%s: ret %d, want %d", c->what, ret, c->ret);
+	if (ret == 0)
+		ck_assert_msg(slot == c->slot, "%s: slot %#llx, want %#llx", c->what,
+			      (unsigned long long)slot, (unsigned long long)c->slot);
+}
+END_TEST
+
+/* encode_nops(len) decodes as NOPs covering exactly len bytes; _i is len. */
+START_TEST(test_encode_nops)
+{
+	size_t len = (size_t)_i;
+	uint8_t *buf = malloc(len ? len : 1);
+	unsigned int count = 0;
+	size_t off = 0;
+
+	ck_assert_ptr_nonnull(buf);
+	memset(buf, 0xcc, len);
+	ck_assert_int_eq(arch_x86_64.encode_nops(buf, len), 0);
+	while (off < len) {
+		struct arch_insn insn;
+
+		ck_assert_int_eq(arch_x86_64.decode(buf + off, len - off, 0x1000 + off, &insn),
+				 ARCH_DECODE_OK);
+		ck_assert_int_eq(insn.kind, INSN_NOP);
+		off += insn.len;
+		count++;
+	}
+	ck_assert_uint_eq(off, len);
+	/* largest first: at most one piece shorter than 8 bytes */
+	ck_assert_uint_eq(count, len / 8 + (len % 8 != 0));
+	free(buf);
+}
+END_TEST
+
+/* The NOP that replaces a call is the single 5-byte form. */
+START_TEST(test_encode_nop5)
+{
+	static const uint8_t nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	uint8_t buf[6] = { 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc };
+
+	ck_assert_int_eq(arch_x86_64.encode_nops(buf, 5), 0);
+	ck_assert_mem_eq(buf, nop5, 5);
+	ck_assert_uint_eq(buf[5], 0xcc);
+}
+END_TEST
+
+struct call_case {
+	uint64_t from, to;
+	int ret;
+	const char *bytes;	/* expected encoding when ret == 0 */
+};
+
+static const struct call_case call_cases[] = {
+	{ 0x401130, 0x401160, 0, "\xe8\x2b\x00\x00\x00" },
+	{ 0x401160, 0x401130, 0, "\xe8\xcb\xff\xff\xff" },
+	{ 0x1000, 0x1005, 0, "\xe8\x00\x00\x00\x00" },
+	{ 0x1000, 0x1000, 0, "\xe8\xfb\xff\xff\xff" },
+	{ 0x1000, 0x1005 + 0x7fffffffull, 0, "\xe8\xff\xff\xff\x7f" },
+	{ 0x1000, 0x1005 + 0x80000000ull, -1, NULL },
+	{ 0x80001000ull, 0x80001005ull - 0x80000000ull, 0, "\xe8\x00\x00\x00\x80" },
+	{ 0x80001000ull, 0x80001004ull - 0x80000000ull, -1, NULL },
+	{ 0xffffffff81000000ull, 0xffffffff81e00000ull, 0, "\xe8\xfb\xff\xdf\x00" },
+	{ 0x1000, 0xffffffff00000000ull, -1, NULL },
+	{ 0xffffffff81000000ull, 0x100000000ull, -1, NULL },
+	/* the displacement adds modulo 2^64, as in the CPU */
+	{ 0x10, 0xfffffffffffffff0ull, 0, "\xe8\xdb\xff\xff\xff" },
+};
+
+START_TEST(test_encode_call)
+{
+	const struct call_case *c = &call_cases[_i];
+	uint8_t buf[5] = { 0 };
+	struct arch_insn insn;
+
+	ck_assert_int_eq(arch_x86_64.encode_call(buf, c->from, c->to), c->ret);
+	if (c->ret)
+		return;
+	ck_assert_mem_eq(buf, c->bytes, 5);
+	ck_assert_int_eq(decode_exact(buf, sizeof(buf), c->from, &insn), ARCH_DECODE_OK);
+	ck_assert_uint_eq(insn.len, 5);
+	ck_assert_int_eq(insn.kind, INSN_CALL);
+	ck_assert_uint_eq(insn.target, c->to);
+	ck_assert_uint_eq(insn.disp_off, 1);
+}
+END_TEST
+
+void arch_tests_x86_64(Suite *s)
+{
+	TCase *tc;
+
+	tc = tcase_create("x86_64 ops");
+	tcase_add_test(tc, test_ops_fields);
+	tcase_add_loop_test(tc, test_call_reloc_back, 0, ARRAY_SIZE(reloc_cases));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("x86_64 decode");
+	tcase_add_loop_test(tc, test_nop_run, 1, 17);
+	tcase_add_loop_test(tc, test_fuzz_consistency, 0, 8);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("x86_64 plt");
+	tcase_add_loop_test(tc, test_plt_slot, 0, ARRAY_SIZE(plt_cases));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("x86_64 encode");
+	tcase_add_loop_test(tc, test_encode_nops, 0, 65);
+	tcase_add_test(tc, test_encode_nop5);
+	tcase_add_loop_test(tc, test_encode_call, 0, ARRAY_SIZE(call_cases));
+	suite_add_tcase(s, tc);
+}

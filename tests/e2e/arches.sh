@@ -1,0 +1,146 @@
+#!/bin/sh
+# tests/e2e/arches.sh - the capability matrix: `patchsite arches` against
+# the README's "Architectures" table (either changing alone fails), the
+# matrix against what the commands do on each architecture's fixtures (a
+# `no` is the one-line refusal with nothing written, a `yes` runs: repad's
+# x86_64 output compared byte for byte with cmp), and a machine no row names
+# refused with the table's architectures.
+#
+#   PATCHSITE=/path/to/patchsite sh tests/e2e/arches.sh
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+PATCHSITE=${PATCHSITE:-$root/patchsite}
+pass=0
+fail=0
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/patchsite-arches.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+not_ok() { fail=$((fail + 1)); echo "not ok - $1"; [ -s "$tmp/msg" ] && sed 's/^/#   /' "$tmp/msg" | head -n 20; }
+# run NAME WANT-STATUS ARGS...: patchsite ARGS, stdout in $tmp/out, stderr in $tmp/err
+run() {
+	_n=$1 _want=$2
+	shift 2
+	(cd "$tmp" && "$PATCHSITE" "$@") >"$tmp/out" 2>"$tmp/err"
+	_rc=$?
+	{ echo "exit $_rc (want $_want)"; echo "stderr:"; cat "$tmp/err"; } >"$tmp/msg"
+	if [ "$_rc" -eq "$_want" ]; then ok "$_n: exit $_want"; else not_ok "$_n: exit $_want"; fi
+}
+check() { _n=$1; shift; if "$@" >"$tmp/msg" 2>&1; then ok "$_n"; else not_ok "$_n"; fi; }
+
+fx=$root/fixtures/out
+mk=$root/fixtures/minikernel/out
+# Each architecture's fixtures, one line each: its row in the table, its name
+# in fixtures/arches.mk, a fixtures/out directory with lib.o and exec (for
+# embed, a CALL_OPS build), and a minikernel image with its own table.
+cat >"$tmp/fixtures" <<EOF
+x86_64 x86_64 x86_64-fentry x86_64
+arm64 aarch64 aarch64-callops aarch64
+riscv64 riscv64 riscv64-callops-c riscv64-norelax
+EOF
+while read -r a f d k; do
+	[ -f "$fx/$d/lib.o" ] && [ -f "$fx/$d/exec" ] && [ -f "$mk/$k.elf" ] ||
+		{ echo "fixtures missing (make fixtures)"; echo "0 passed, 1 failed"; exit 1; }
+done <"$tmp/fixtures"
+# every architecture the fixtures are built for is checked below
+make -s -f "$root/fixtures/arches.mk" print-ARCHES | tr ' ' '\n' | sed '/^$/d' | sort >"$tmp/mk-arches"
+awk '{print $2}' "$tmp/fixtures" | sort >"$tmp/our-arches"
+check "every architecture of fixtures/arches.mk has its line here" \
+	diff -u "$tmp/mk-arches" "$tmp/our-arches"
+
+# --- the table, and the README's copy of it -----------------------------------
+run "arches" 0 arches
+cp "$tmp/out" "$tmp/matrix"
+check "arches: nothing on stderr" sh -c "[ ! -s '$tmp/err' ]"
+awk '/^## /{sec = ($0 == "## Architectures")} sec && /^```$/ {if (blk) exit; blk = 1; next}
+	blk {print}' "$root/README.md" >"$tmp/readme"
+check "README's Architectures table is what 'patchsite arches' prints" \
+	diff -u "$tmp/readme" "$tmp/matrix"
+check "arches: a header of the commands, then rows of yes/no, no trailing blanks" sh -c "
+	head -n 1 '$tmp/matrix' | grep -qx 'arch  *record  *audit  *in-place  *repad  *pin  *embed  *runtime' &&
+	[ \$(wc -l <'$tmp/matrix') -ge 4 ] && ! grep -q ' \$' '$tmp/matrix' &&
+	tail -n +2 '$tmp/matrix' | awk 'NF != 8 { exit 1 } { for (i = 2; i <= 8; i++)
+		if (\$i != \"yes\" && \$i != \"no\") exit 1 }'"
+tail -n +2 "$tmp/matrix" | awk '{print $1}' >"$tmp/names"
+# "a, b and c", as the unsupported-machine line lists them
+list=$(awk '{ n[NR] = $0 } END { for (i = 1; i <= NR; i++)
+	printf "%s%s", (i == 1 ? "" : i == NR ? " and " : ", "), n[i] }' "$tmp/names")
+run "--version" 0 --version
+check "--version: the table's architectures" sh -c "
+	grep -qx \"architectures: $(tr '\n' ',' <"$tmp/names" | sed 's/,$//; s/,/, /g') ('patchsite arches' lists what each supports)\" '$tmp/out'"
+run "arches --help" 0 arches --help
+check "arches --help: its own help" sh -c "grep -q '^  arches ' '$tmp/out' && ! grep -q '^  record ' '$tmp/out'"
+run "--help" 0 --help
+check "--help: arches among the commands" grep -q '^  arches ' "$tmp/out"
+run "arches EXTRA" 2 arches extra
+check "arches EXTRA: one line" sh -c "[ \$(wc -l <'$tmp/err') -eq 1 ] && [ ! -s '$tmp/out' ]"
+
+# --- the matrix against the commands ------------------------------------------
+# cell ARCH COLUMN: yes or no, from the table
+cell() {
+	awk -v a="$1" -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$1 == a { print $(col[c]) }' "$tmp/matrix"
+}
+# refused NAME FILE OUT COMMAND-WORDS ARCH ARGS...: one line, exit 2, OUT not written
+refused() {
+	_n=$1 _f=$2 _o=$3 _c=$4 _a=$5
+	shift 5
+	rm -f "$_o"
+	run "$_n: refused" 2 "$@"
+	check "$_n: the one line naming $_c and $_a, nothing written" sh -c "
+		[ \$(wc -l <'$tmp/err') -eq 1 ] && [ ! -e '$_o' ] && grep -qxF \"patchsite: $_f: $_c is not \
+supported on $_a (patchsite arches lists what each architecture supports)\" '$tmp/err'"
+}
+while read -r a f d k; do
+	d=$fx/$d k=$mk/$k.elf
+	check "$a: a row of the table" grep -qx "$a" "$tmp/names"
+	for c in record audit in-place repad pin embed; do
+		v=$(cell "$a" "$c")
+		case "$c:$v" in
+		record:yes) run "$a record" 0 record "$d/lib.o"
+			check "$a record: sites listed" test -s "$tmp/out" ;;
+		record:no) refused "$a record" "$d/lib.o" "$tmp/none" record "$a" record "$d/lib.o" ;;
+		audit:yes) run "$a audit" 0 audit "$k" ;;
+		audit:no) refused "$a audit" "$k" "$tmp/none" audit "$a" audit "$k" ;;
+		in-place:yes) rm -f "$tmp/ip"
+			run "$a record --in-place" 0 record --in-place -o "$tmp/ip" "$k"
+			check "$a record --in-place: written" test -s "$tmp/ip" ;;
+		in-place:no) refused "$a record --in-place" "$k" "$tmp/ip" "record --in-place" "$a" \
+			record --in-place -o "$tmp/ip" "$k" ;;
+		repad:yes) run "$a repad" 0 repad "$d/lib.o" -o "$tmp/rp.o"
+			if [ "$a" = x86_64 ]; then
+				check "$a repad: nothing to pad, the object byte for byte" cmp "$d/lib.o" "$tmp/rp.o"
+			else
+				check "$a repad: written" test -s "$tmp/rp.o"
+			fi ;;
+		repad:no) refused "$a repad" "$d/lib.o" "$tmp/rp.o" repad "$a" repad "$d/lib.o" -o "$tmp/rp.o" ;;
+		pin:yes) cp "$d/lib.o" "$tmp/pin.o"
+			run "$a pin" 0 pin "$tmp/pin.o" ;;
+		pin:no) cp "$d/lib.o" "$tmp/pin.o"
+			refused "$a pin" "$tmp/pin.o" "$tmp/none" pin "$a" pin "$tmp/pin.o"
+			check "$a pin: the object untouched" cmp "$d/lib.o" "$tmp/pin.o" ;;
+		embed:yes) run "$a embed" 0 embed "$d/exec" -o "$tmp/emb"
+			check "$a embed: written" test -s "$tmp/emb" ;;
+		embed:no) refused "$a embed" "$d/exec" "$tmp/emb" embed "$a" embed "$d/exec" -o "$tmp/emb" ;;
+		*) echo "no cell for $a $c" >"$tmp/msg"; not_ok "$a $c: yes or no in the table" ;;
+		esac
+	done </dev/null
+done <"$tmp/fixtures"
+
+# --- a machine no row names (SPARC v9, e_machine 43, in an x86_64 object) -----
+cp "$fx/x86_64-fentry/lib.o" "$tmp/sparc.o"
+printf '\053\000' | dd of="$tmp/sparc.o" bs=1 seek=18 conv=notrunc 2>/dev/null
+for c in record audit repad pin embed; do
+	rm -f "$tmp/sp.out"
+	case $c in
+	record|audit) run "unknown machine: $c" 2 $c "$tmp/sparc.o" ;;
+	pin) run "unknown machine: $c" 2 $c "$tmp/sparc.o" ;;
+	*) run "unknown machine: $c" 2 $c "$tmp/sparc.o" -o "$tmp/sp.out" ;;
+	esac
+	check "unknown machine: $c: one line listing the table's architectures" sh -c "
+		[ \$(wc -l <'$tmp/err') -eq 1 ] && [ ! -e '$tmp/sp.out' ] &&
+		grep -qx \"patchsite: $tmp/sparc.o: unsupported machine .* (e_machine 43); patchsite handles $list\" '$tmp/err'"
+done
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
