@@ -110,6 +110,7 @@ e2e: san all fixtures
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/package.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/cli.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/arches.sh
+	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/ppc64le.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite PATCHSITE_PLAIN=$(CURDIR)/patchsite \
 		sh tests/e2e/hostile.sh
 	PATCHSITE_PLAIN=$(CURDIR)/patchsite sh tests/e2e/allocfail.sh
@@ -129,14 +130,19 @@ fuzz: san fixtures
 # the -O2 kernel's ftrace self tests); then an x86_64 kernel with call padding,
 # IBT and call depth tracking, built natively: its table against the
 # kernel's own with and without DWARF, cleared and refilled, booted under
-# qemu-system-x86_64 (PVH) as built, refilled and wrong.  The riscv64,
-# arm64 and x86_64 boots run an initramfs that turns the function tracer on
-# over every function and counts enabled_functions.
+# qemu-system-x86_64 (PVH) as built, refilled and wrong; then a ppc64le
+# kernel cross-built with Debian's GCC 12 (-mprofile-kernel: mflr r0;
+# bl _mcount at each local entry point), its table against objdump's
+# calls and the kernel's own, cleared and refilled byte for byte, booted
+# under qemu-system-ppc64 (pseries) as built, refilled and wrong.  The
+# riscv64, arm64, x86_64 and ppc64le boots run an initramfs that turns the
+# function tracer on over every function and counts enabled_functions.
 kernel-check: all
 	PATCHSITE=$(CURDIR)/patchsite bash tests/kernel/riscv-relax.sh
 	PATCHSITE=$(CURDIR)/patchsite bash tests/kernel/tables.sh
 	PATCHSITE=$(CURDIR)/patchsite bash tests/kernel/call-ops-os.sh
 	PATCHSITE=$(CURDIR)/patchsite bash tests/kernel/x86.sh
+	PATCHSITE=$(CURDIR)/patchsite bash tests/kernel/ppc64le.sh
 
 check: deps
 	$(MAKE) unit

@@ -17,6 +17,7 @@ static const struct arch_ops *const arches[] = {
 	&arch_x86_64,
 	&arch_arm64,
 	&arch_riscv64,
+	&arch_powerpc64le,
 };
 
 #define NARCHES	(sizeof(arches) / sizeof(arches[0]))
@@ -107,8 +108,9 @@ static const char *lacks_scan(const struct arch_ops *a)
 	NEED(a->decode, "decode");
 	NEED(a->patch_nop_at, "patch_nop_at");
 	NEED(a->call_reloc_back, "call_reloc_back");
-	NEED(a->plt_slot, "plt_slot");
-	NEED(a->plt_entry_size, "plt_entry_size");
+	/* PLT code in .plt entries, or call stubs among the text (ppc64) */
+	NEED(a->plt_slot || a->text_plt_slot, a->plt_entry_size ? "plt_slot" : "text_plt_slot");
+	NEED(!a->plt_slot || a->plt_entry_size, "plt_entry_size");
 	NEED(a->nop_unit, "nop_unit");
 	NEED(a->nop_name, "nop_name");
 	NEED(!a->align_reloc || a->align_target, "align_target");

@@ -150,7 +150,8 @@ struct arch_callops {
  * NULL.
  *
  *   RECORD    record: find and verify the sites (decode, patch_nop_at,
- *             call_reloc_back, plt_slot, nop_unit, nop_name; align_target
+ *             call_reloc_back, plt_slot with plt_entry_size or
+ *             text_plt_slot, nop_unit, nop_name; align_target
  *             where there is an align_reloc; patch_point_len with
  *             patch_points)
  *   AUDIT     audit: the same scan, checked against the image's tables
@@ -197,6 +198,13 @@ enum arch_cap {
 						   (x86 -mnop-mcount, objtool --mnop) */
 #define ARCH_POLICY_PFE_IS_PADDING	0x2	/* beside entry calls, __patchable_function_entries
 						   is call padding, not ftrace's (x86 kernels) */
+#define ARCH_POLICY_SORTED_AT_BOOT	0x4	/* the kernel sorts its table at boot: no
+						   HAVE_BUILDTIME_MCOUNT_SORT (ppc64), so an
+						   unsorted table is no finding */
+#define ARCH_POLICY_RELATIVE_APPLIED	0x8	/* the linker always writes R_*_RELATIVE values in
+						   place too (ppc64 ld has no
+						   --no-apply-dynamic-relocs): a table that shows
+						   neither convention (cleared) gets them in place */
 
 struct arch_ops {
 	const char *name;		/* "x86_64", "arm64", "riscv64" */
@@ -273,8 +281,31 @@ struct arch_ops {
 	 * Decode one PLT entry at buf[0..len) (address addr).  On success
 	 * store the address of the GOT slot it jumps through in *slot and
 	 * return 0; return -1 if these bytes are not a PLT entry (PLT0, padding).
+	 * NULL where there is no PLT code in .plt (see text_plt_slot).
 	 */
 	int (*plt_slot)(const uint8_t *buf, size_t len, uint64_t addr, uint64_t *slot);
+
+	/*
+	 * PLT call stubs that the linker puts among the code of text sections
+	 * (ppc64: `std r2,24(r1); [addis r12,r2,HI;] ld r12,LO(r2|r12); mtctr
+	 * r12; bctr`), where other architectures have .plt entries for
+	 * plt_slot.  The stub at buf[0..len) (address addr) addresses its slot
+	 * from a base the ABI fixes relative to the image's .got, whose address
+	 * is `got`: store the slot in *slot and return 0, or return -1 if these
+	 * bytes are not such a stub.  NULL where PLT entries are in .plt.
+	 */
+	int (*text_plt_slot)(const uint8_t *buf, size_t len, uint64_t addr, uint64_t got,
+			     uint64_t *slot);
+
+	/*
+	 * Bytes from a function's symbol to its local entry point, told from
+	 * the symbol's st_other (ppc64 ELFv2: STO_PPC64_LOCAL; the global
+	 * entry sets up the TOC pointer first), 0 when the two are one.  Calls
+	 * from code that shares the TOC land at the local entry, and an entry
+	 * call or patch area may sit there.  NULL: every symbol is its one
+	 * entry point.
+	 */
+	unsigned int (*local_entry)(unsigned int st_other);
 
 	/*
 	 * Encoders, used by the rewriting commands.  Each writes exactly len
@@ -391,6 +422,7 @@ struct arch_ops {
 extern const struct arch_ops arch_x86_64;
 extern const struct arch_ops arch_arm64;
 extern const struct arch_ops arch_riscv64;
+extern const struct arch_ops arch_powerpc64le;
 
 /* Look up by ELF e_machine; NULL if unsupported. */
 const struct arch_ops *arch_by_machine(unsigned int machine);

@@ -1059,6 +1059,7 @@ static inline int decode_sym(struct elfio *e, const struct elfio_section *s,
 	sym->name = v->strs + gs.st_name;
 	sym->type = ELF64_ST_TYPE(gs.st_info);
 	sym->bind = ELF64_ST_BIND(gs.st_info);
+	sym->other = gs.st_other;
 	sym->size = gs.st_size;
 	sym->shndx = gs.st_shndx == SHN_XINDEX ? xndx : gs.st_shndx;
 	if (f == SYM_NO_SHNDX) {

@@ -64,6 +64,7 @@ struct elfio_symbol {
 	uint32_t shndx;		/* resolved through SHT_SYMTAB_SHNDX when needed */
 	unsigned char type;	/* STT_* */
 	unsigned char bind;	/* STB_* */
+	unsigned char other;	/* st_other: visibility, and arch bits (ppc64's local entry) */
 	bool in_section;	/* defined in section shndx: not UNDEF/ABS/COMMON (a
 				   resolved index can equal SHN_ABS in a big object) */
 };

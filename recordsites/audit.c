@@ -311,7 +311,9 @@ int audit_run(struct record *r, struct audit *a)
 		/* ... and not a module's: the kernel sorts it when it loads it
 		   (ftrace_process_locs), and in an ET_REL the order compared is
 		   across sections anyway */
-		if (descents && tb->kind != TABLE_PFE && !elfio_is_rel(r->e)) {
+		/* ... and not where every kernel sorts it at boot (arch.h) */
+		if (descents && tb->kind != TABLE_PFE && !elfio_is_rel(r->e) &&
+		    !(r->arch->policy & ARCH_POLICY_SORTED_AT_BOOT)) {
 			uint64_t fv = tb->entries[first].value;
 			fd = add(a, FIND_UNSORTED, fv,
 				 r->has_symbols ? elfio_function_at(r->e, fv, r->pre_bytes) : NULL);

@@ -114,6 +114,26 @@ static void shape_of(struct record *r, const struct elfio_symbol *f, uint64_t lo
 		if (rs_decode_at(r, a, &in) != ARCH_DECODE_OK)
 			return;
 	}
+	/*
+	 * A symbol with a local entry point apart from it (ppc64: the global
+	 * entry sets up the TOC pointer) has its entry NOPs or call at the
+	 * local entry, unless the compiler put them before the TOC setup
+	 * (GCC before 13 did so with -fpatchable-function-entry).
+	 */
+	unsigned int local = rs_local_entry(r, f);
+	if (local && !s->land && in.kind != INSN_NOP && in.kind != INSN_CALL &&
+	    in.kind != INSN_CALL_MEM && local < f->size && local <= SHAPE_MAX) {
+		a = f->addr + local;
+		if (rs_decode_at(r, a, &in) != ARCH_DECODE_OK)
+			return;
+		s->land = (uint8_t)local;
+		if (in.kind == INSN_LANDING) {
+			s->land = (uint8_t)(local + in.len);
+			a += in.len;
+			if (rs_decode_at(r, a, &in) != ARCH_DECODE_OK)
+				return;
+		}
+	}
 	if (in.kind == INSN_CALL || in.kind == INSN_CALL_MEM) {
 		/* __fentry__ images: the call at entry is the only one (see sweep_calls) */
 		bool entry;

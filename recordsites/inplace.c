@@ -15,7 +15,8 @@
  * rewritten with the slot's new value; an unused slot's entry becomes
  * R_*_NONE so that boot-time relocation leaves its zero alone.  Whether
  * values also go in place follows what the image did: if any covered slot
- * held its value in place, all do.
+ * held its value in place, all do; a cleared table follows the
+ * architecture's linker (ARCH_POLICY_RELATIVE_APPLIED).
  *
  * Every byte goes through elfio's rewrite (byte patches); if the image
  * already holds exactly this table, nothing is written (idempotent).
@@ -274,15 +275,25 @@ int record_write_in_place(struct record *r, const struct inplace_options *o, con
 	if (ret)
 		goto out;
 
-	/* Did the link apply the relocations in place?  Keep its convention. */
-	bool applied = false;
+	/*
+	 * Did the link apply the relocations in place?  Keep its convention: a
+	 * covered slot with a value in place says yes, one with zero in place
+	 * and the value only in its addend says no.  A table that shows
+	 * neither (cleared) gets the convention of the architecture's linker
+	 * where it has only one (arch.h ARCH_POLICY_RELATIVE_APPLIED).
+	 */
+	bool applied = false, addend_only = false;
 	for (size_t i = 0; i < tb->count; i++) {
 		if (!cov[i].has)
 			continue;
 		uint64_t cur;
 		if (elfio_read_u64(r->e, tb->start + 8 * i, &cur) == 0 && cur)
 			applied = true;
+		else if (tb->entries[i].value)
+			addend_only = true;
 	}
+	if (!applied && !addend_only && (r->arch->policy & ARCH_POLICY_RELATIVE_APPLIED))
+		applied = true;
 
 	size_t si = 0;
 	for (size_t i = 0; i < tb->count; i++) {

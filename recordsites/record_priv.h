@@ -23,7 +23,9 @@ struct target {
 struct fshape {
 	uint64_t addr;		/* the function's symbol */
 	uint64_t size;		/* its st_size */
-	uint8_t land;		/* landing pad bytes (BTI C, ENDBR64) */
+	uint8_t land;		/* bytes before the entry's first NOP or call: a landing
+				   pad (BTI C, ENDBR64), or the way to a local entry
+				   point (ppc64's TOC setup) with any pad there */
 	uint8_t unit;		/* bytes of the patch-unit NOP at entry, 0: none */
 	uint8_t post;		/* bytes of that unit's NOPs from entry */
 	uint8_t pre;		/* bytes of that unit's NOPs just before the symbol */
@@ -90,6 +92,8 @@ bool rs_is_padding_symbol(struct record *r, const struct elfio_symbol *f);
 int rs_decode_at(struct record *r, uint64_t addr, struct arch_insn *insn);
 void rs_prefetch_text(const struct record *r, uint64_t addr);
 unsigned int rs_landing_len(struct record *r, uint64_t addr);
+/* Bytes from f's symbol to its local entry point (arch.h local_entry), 0 for most. */
+unsigned int rs_local_entry(const struct record *r, const struct elfio_symbol *f);
 bool rs_is_patch_nop(const struct record *r, const struct arch_insn *in);
 bool rs_is_mcount_call(struct record *r, uint64_t addr, const struct arch_insn *in, bool *entry);
 /* NOP bytes from addr in NOPs of exactly `unit` bytes (any patch unit: 0), up to limit. */

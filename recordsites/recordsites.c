@@ -211,10 +211,24 @@ bool rs_is_mcount_call(struct record *r, uint64_t addr, const struct arch_insn *
 	return true;
 }
 
-/* Function entry: the symbol, or just after its landing pad. */
+unsigned int rs_local_entry(const struct record *r, const struct elfio_symbol *f)
+{
+	return r->arch->local_entry ? r->arch->local_entry(f->other) : 0;
+}
+
+/*
+ * Function entry: the symbol, or just after its landing pad; where the
+ * symbol has a local entry point apart from it (arch.h local_entry), that
+ * one too, or just after a landing pad there.
+ */
 static bool at_entry(struct record *r, const struct elfio_symbol *f, uint64_t addr)
 {
-	return addr == f->addr || (addr > f->addr && addr == f->addr + rs_landing_len(r, f->addr));
+	uint64_t local = f->addr + rs_local_entry(r, f);
+
+	if (addr == f->addr || (addr > f->addr && addr == f->addr + rs_landing_len(r, f->addr)))
+		return true;
+	return local != f->addr && (addr == local || (addr > local &&
+						      addr == local + rs_landing_len(r, local)));
 }
 
 bool rs_is_patch_nop(const struct record *r, const struct arch_insn *in)
@@ -538,6 +552,11 @@ static int collect_targets_linked(struct record *r)
 				continue;
 			ret = rs_push_target(&p->targets, &p->ntargets, &p->targets_cap, y.addr,
 					     arch_mcount_is_entry(name));
+			/* calls that share the target's TOC land at its local entry */
+			unsigned int local = rs_local_entry(r, &y);
+			if (!ret && local)
+				ret = rs_push_target(&p->targets, &p->ntargets, &p->targets_cap,
+						     y.addr + local, arch_mcount_is_entry(name));
 			if (ret)
 				return ret;
 		}
@@ -580,7 +599,7 @@ static int collect_targets_linked(struct record *r)
 
 	/* PLT stubs that jump through those slots. */
 	for_each_section(r->e, s) {
-		if (!p->nslots)
+		if (!p->nslots || !r->arch->plt_slot)
 			break;
 		if (!is_text_section(s) || (strncmp(s->name, ".plt", 4) && strncmp(s->name, ".iplt", 5)))
 			continue;
@@ -593,6 +612,33 @@ static int collect_targets_linked(struct record *r)
 			const struct target *t;
 
 			if (r->arch->plt_slot(s->data + off, s->size - off, s->addr + off, &slot))
+				continue;
+			t = rs_find_target(p->slots, p->nslots, slot);
+			if (t) {
+				ret = rs_push_target(&p->targets, &p->ntargets, &p->targets_cap,
+						     s->addr + off, t->entry);
+				if (ret)
+					return ret;
+			}
+		}
+	}
+	/* PLT call stubs among the code (arch.h text_plt_slot), addressed from .got */
+	struct elfio_section *got = elfio_find_section_by_name(r->e, ".got");
+	for_each_section(r->e, s) {
+		if (!p->nslots || !r->arch->text_plt_slot || !got)
+			break;
+		if (!is_text_section(s))
+			continue;
+		ret = elfio_section_data(r->e, s);
+		if (ret)
+			return ret;
+		for (uint64_t off = 0; off + r->arch->insn_align <= s->size;
+		     off += r->arch->insn_align) {
+			uint64_t slot;
+			const struct target *t;
+
+			if (r->arch->text_plt_slot(s->data + off, s->size - off, s->addr + off,
+						   got->addr, &slot))
 				continue;
 			t = rs_find_target(p->slots, p->nslots, slot);
 			if (t) {
@@ -1406,11 +1452,14 @@ static int gather(struct record *r, const struct record_options *o, struct cand 
 	bool by_symbol = (stated || !any_table_entry(r)) &&
 			 (r->nop_mcount || (r->patchable && r->post_known));
 	for (size_t i = 0; by_symbol && i < nf; i++) {
-		uint64_t a = f[i]->addr;
+		uint64_t a = f[i]->addr, local = a + rs_local_entry(r, f[i]);
 		if (r->nop_mcount)
 			ret = cand_push(c, a + rs_landing_len(r, a));
 		if (!ret && r->patchable)
 			ret = cand_push(c, r->pre_bytes ? a - r->pre_bytes : a + rs_landing_len(r, a));
+		/* an area at the local entry as well (verification tells which) */
+		if (!ret && r->patchable && !r->pre_bytes && local != a)
+			ret = cand_push(c, local + rs_landing_len(r, local));
 		if (ret)
 			return ret;
 	}

@@ -41,6 +41,7 @@ static const struct field {
 	FIELD(abs64_reloc), FIELD(relative_reloc), FIELD(plt_entry_size), FIELD(align_reloc),
 	FIELD(relax_reloc), FIELD(patch_points), FIELD(patch_point_len), FIELD(max_page_size),
 	FIELD(decode), FIELD(patch_nop_at), FIELD(call_reloc_back), FIELD(plt_slot),
+	FIELD(text_plt_slot), FIELD(local_entry),
 	FIELD(encode_nops), FIELD(encode_call), FIELD(nop_unit), FIELD(nop_name),
 	FIELD(insn_len), FIELD(pcrel_decode), FIELD(pcrel_encode), FIELD(align_target),
 	FIELD(align_padding), FIELD(mapping_symbol), FIELD(callops), FIELD(callops_site),
@@ -105,6 +106,9 @@ static const struct need {
 	{ EM_RISCV, "align_reloc", ARCH_CAP_REPAD },
 	{ EM_RISCV, "relax_reloc", ARCH_CAP_PIN },
 	{ EM_RISCV, "patch_points", ARCH_CAP_PIN },
+	{ EM_PPC64, "text_plt_slot", ARCH_CAP_RECORD },
+	{ EM_PPC64, "decode", ARCH_CAP_AUDIT },
+	{ EM_PPC64, "relative_reloc", ARCH_CAP_IN_PLACE },
 };
 
 START_TEST(test_needed)
@@ -159,6 +163,8 @@ START_TEST(test_matrix)
 	ck_assert_uint_eq(arch_arm64.caps,
 			  scan | ARCH_CAN(ARCH_CAP_EMBED) | ARCH_CAN(ARCH_CAP_RUNTIME));
 	ck_assert_uint_eq(arch_riscv64.caps, scan | ARCH_CAN(ARCH_CAP_PIN));
+	ck_assert_uint_eq(arch_powerpc64le.caps, ARCH_CAN(ARCH_CAP_RECORD) | ARCH_CAN(ARCH_CAP_AUDIT) |
+						 ARCH_CAN(ARCH_CAP_IN_PLACE));
 	ck_assert(!arch_can(NULL, ARCH_CAP_RECORD));
 	ck_assert(!arch_can(&arch_arm64, ARCH_CAP_COUNT));
 	ck_assert_str_eq(arch_cap_name(ARCH_CAP_IN_PLACE), "in-place");

@@ -42,6 +42,7 @@ cat >"$tmp/fixtures" <<EOF
 x86_64 x86_64 x86_64-fentry x86_64
 arm64 aarch64 aarch64-callops aarch64
 riscv64 riscv64 riscv64-callops-c riscv64-norelax
+powerpc64le powerpc64le powerpc64le-mprofile powerpc64le
 EOF
 while read -r a f d k; do
 	[ -f "$fx/$d/lib.o" ] && [ -f "$fx/$d/exec" ] && [ -f "$mk/$k.elf" ] ||

@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import oracle  # noqa: E402
 
 MACHINES = {"x86_64": {"x86_64", "x86-64", "amd64"}, "aarch64": {"aarch64", "arm64"},
-            "riscv64": {"riscv64", "riscv"}}
+            "riscv64": {"riscv64", "riscv"}, "powerpc64le": {"powerpc64le", "ppc64le"}}
 
 # Functions of src/ that have a site in every fixture (lib.o: the lib.c ones).
 LIB_SITES = {"helper_static", "helper_static_addr", "lib_add", "many_args", "float_args",
@@ -276,6 +276,9 @@ def func_bytes(elf, name, n):
     raise Fail("no function %s" % name)
 
 
+PPC_NOP, PPC_MFLR_R0, PPC_LD_R2_24_R1 = 0x60000000, 0x7c0802a6, 0xe8410018
+
+
 def u32s(b):
     return list(struct.unpack("<%dI" % (len(b) // 4), b[:len(b) // 4 * 4]))
 
@@ -327,6 +330,9 @@ def cmd_features(image, detail):
         need(b"\x66\x90" in nb[:6], "nop_start does not start with a 2-byte NOP")
     elif arch == "aarch64":
         need(0xd503201f in u32s(nb)[:2], "nop_start does not start with a NOP")
+    elif arch == "powerpc64le":
+        # at the symbol, or at the local entry after the TOC setup
+        need(PPC_NOP in (u32s(nb)[0], u32s(nb)[2]), "nop_start does not start with a nop")
     else:
         need(b"\x13\x00\x00\x00" in (nb[0:4], nb[2:6], nb[4:8]),
              "nop_start does not start with a 4-byte NOP")
@@ -411,7 +417,35 @@ def cmd_features(image, detail):
             if kind == "pie-noapply":
                 secs = elf.by_name("__patchable_function_entries")
                 need(all(b == 0 for b in elf.contents(secs[0])), "--no-apply-dynamic-relocs: table not zero")
-    else:  # riscv64
+    elif arch == "powerpc64le":
+        if flav == "mcount":
+            # -mprofile-kernel: `mflr r0; bl _mcount` at the local entry (after the
+            # global entry's 8-byte TOC setup, or at the symbol); -pg: `bl _mcount`
+            # after the frame, then `nop`, which the link turns into the TOC restore
+            # `ld r2,24(r1)` after a PLT call stub
+            mprofile = "mprofile" in fixture
+            words = [u32s(site_bytes(elf, detail, s, 8)) for s in sites]
+            need(all((w[0] & 0xfc000003) == 0x48000001 for w in words), "mcount sites are not bl")
+            if mprofile:
+                need(all(u32s(site_bytes(elf, detail, s, 4, -4))[0] == PPC_MFLR_R0 for s in sites),
+                     "-mprofile-kernel: a site without mflr r0 before it")
+                need(set(ofs) == {4, 12}, "-mprofile-kernel: sites at offsets %s, want 4 (one entry) "
+                     "and 12 (local entry after the TOC setup)" % sorted(set(ofs)))
+            else:
+                plt = kind in ("exec", "pie")
+                after = PPC_LD_R2_24_R1 if plt else PPC_NOP
+                need(all(w[1] == after for w in words), "-pg: a site not followed by %s"
+                     % ("ld r2,24(r1)" if plt else "nop"))
+                need(all(o > 12 for o in ofs), "-pg: mcount sites should be after the frame")
+        else:
+            # GCC 12: two nops before the global entry's TOC setup; the hand-written
+            # asm_traced has them at its local entry (8), as the kernel asks
+            for s, o in zip(sites, ofs):
+                need(u32s(site_bytes(elf, detail, s, 8)) == [PPC_NOP] * 2, "%s: not 2 nops" % s["site"])
+                need(o in (0, 8), "%s: offset %d" % (s["site"], o))
+            if "asm_traced" in owners:
+                need(any(o == 8 for o in ofs), "asm_traced's area at its local entry not recorded")
+    elif arch == "riscv64":
         if flav == "mcount":
             relaxed = detail["type"] != "REL" and "norelax" not in kind
             for s in sites:
@@ -434,6 +468,8 @@ def cmd_features(image, detail):
                 mis = sum(1 for s in sites if (s["address"] if s["address"] is not None
                                                else s["section_offset"]) % 8)
                 need(mis > 0, "CALL_OPS: no misaligned literal slot")
+    else:
+        raise Fail("features: no checks for arch %s" % arch)
     if kind == "pie-relr":
         need(any(s["name"] == ".relr.dyn" for s in elf.sections), "no .relr.dyn")
     if problems:

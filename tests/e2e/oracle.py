@@ -73,9 +73,18 @@ ET_REL, ET_EXEC, ET_DYN = 1, 2, 3
 SHT_SYMTAB, SHT_RELA, SHT_NOBITS, SHT_DYNSYM = 2, 4, 8, 11
 SHF_ALLOC, SHF_EXECINSTR = 0x2, 0x4
 STT_FUNC, STT_SECTION = 2, 3
-EM_X86_64, EM_AARCH64, EM_RISCV = 62, 183, 243
-RELATIVE = {EM_X86_64: 8, EM_AARCH64: 1027, EM_RISCV: 3}
-MACHINE_NAME = {EM_X86_64: "x86_64", EM_AARCH64: "aarch64", EM_RISCV: "riscv64"}
+EM_PPC64, EM_X86_64, EM_AARCH64, EM_RISCV = 21, 62, 183, 243
+RELATIVE = {EM_X86_64: 8, EM_AARCH64: 1027, EM_RISCV: 3, EM_PPC64: 22}
+MACHINE_NAME = {EM_X86_64: "x86_64", EM_AARCH64: "aarch64", EM_RISCV: "riscv64",
+                EM_PPC64: "powerpc64le"}
+# ld's names for powerpc64 PLT call stubs, which objdump prints: 0000004b.plt_call.NAME@VER
+PPC_PLT_CALL = re.compile(r"^[0-9a-f]{8}\.plt_call\.([^@+]+)")
+
+
+def ppc64_local_entry(other):
+    """ELFv2 st_other bits 5-7: the local entry point's offset from the symbol."""
+    v = (other >> 5) & 7
+    return 1 << v if 2 <= v <= 6 else 0
 
 
 class ElfError(Exception):
@@ -130,7 +139,8 @@ class Elf:
                     name, info, other, shndx, value, size = struct.unpack_from(
                         "<IBBHQQ", self.data, s["offset"] + 24 * i)
                     syms.append(dict(index=i, name=self._str(strsec, name), type=info & 0xf,
-                                     bind=info >> 4, shndx=shndx, value=value, size=size))
+                                     bind=info >> 4, other=other, shndx=shndx, value=value,
+                                     size=size))
                 return syms
         return []
 
@@ -223,7 +233,7 @@ RELOC = re.compile(r"(?:^|\t)\s*([0-9a-f]+): (R_[A-Z0-9_]+)\s+(\S+)")
 TARGET = re.compile(r"\b([0-9a-f]+) <([^>]+)>")
 CALL_RELOCS = {"R_X86_64_PLT32", "R_X86_64_PC32", "R_X86_64_GOTPCREL", "R_X86_64_GOTPCRELX",
                "R_X86_64_REX_GOTPCRELX", "R_AARCH64_CALL26", "R_AARCH64_JUMP26",
-               "R_RISCV_CALL", "R_RISCV_CALL_PLT"}
+               "R_RISCV_CALL", "R_RISCV_CALL_PLT", "R_PPC64_REL24", "R_PPC64_REL24_NOTOC"}
 
 
 def objdump(meta, args, image):
@@ -234,13 +244,24 @@ def objdump(meta, args, image):
 def calls_linked(elf, meta, image):
     targets = meta["targets"]
     names_at = {}
+    local_at = {}
     for s in elf.symtab + elf.dynsym:
         if s["shndx"] != 0 and s["name"]:
             names_at.setdefault(s["value"], set()).add(s["name"].split("@")[0])
+            # powerpc64: a call from code with the same TOC goes to the local entry,
+            # which objdump prints as NAME+0xOFF
+            off = ppc64_local_entry(s["other"]) if elf.machine == EM_PPC64 else 0
+            if off:
+                local_at.setdefault(s["value"] + off, set()).add(s["name"].split("@")[0])
     dyn = elf.dynamic_relocs()
 
     def is_target(addr, label):
         base = label.split("@")[0]
+        m = PPC_PLT_CALL.match(label) if elf.machine == EM_PPC64 else None
+        if m:
+            return m.group(1) in targets
+        if "+" in label and local_at.get(addr, set()) & targets:
+            return True
         if "+" in label or "-" in label:
             return False
         if label.endswith("@plt"):
@@ -419,7 +440,8 @@ def selfcheck(image):
         if line.startswith("Symbol table"):
             in_symtab = "'.symtab'" in line
             continue
-        f = line.split()
+        # powerpc64: readelf shows st_other's local entry as `[<localentry>: 8]`
+        f = re.sub(r"\[<localentry>: \d+\]", "", line).split()
         if in_symtab and len(f) >= 8 and f[0].endswith(":") and f[3] == "FUNC" and f[6] != "UND":
             size = int(f[2], 0) if not f[2].startswith("0x") else int(f[2], 16)
             if size > 0:

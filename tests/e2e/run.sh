@@ -271,7 +271,7 @@ for base in x86_64-fentry/exec aarch64-callops-bti/pie riscv64-mcount/vmlinux.o;
 		continue
 	fi
 	kinds="trunc-ident trunc-ehdr trunc-ehsize trunc-shdrs trunc-mid-shdr trunc-last-shdr
-	       trunc-symtab trunc-mid-symtab bigendian-flip machine-21 machine-22
+	       trunc-symtab trunc-mid-symtab bigendian-flip machine-20 machine-22
 	       symtab-offset-outside symtab-size-outside symtab-offset-wraps shoff-outside"
 	[ "$(meta_get "$src" type)" != REL ] && kinds="$kinds trunc-mid-phdr trunc-last-phdr"
 	for k in $kinds; do

@@ -7,8 +7,8 @@
 #
 # Sets PATCHSITE, W, SRC, OUT; provides ok/not_ok/die, kernel_packages,
 # kernel_source, kbuild ARCH TARGET..., arm64_config, boot_arm64,
-# x86_config, boot_x86, initramfs, tracefs_check, selftests LOG,
-# reached_init LOG.
+# x86_config, boot_x86, ppc64le_config, boot_ppc64le, initramfs,
+# tracefs_check, selftests LOG, reached_init LOG.
 
 PATCHSITE=$(readlink -f "${PATCHSITE:-./patchsite}")
 W=$(readlink -m "${KERNEL_WORK:-build-kernel}")
@@ -32,7 +32,8 @@ kernel_packages() {
 	local need="linux-source-6.12 qemu-system-misc qemu-system-arm opensbi flex bison bc make
 		gcc-riscv64-linux-gnu gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu
 		binutils-riscv64-linux-gnu libssl-dev libelf-dev python3 xz-utils time
-		qemu-system-x86 busybox-static libc6-dev-arm64-cross libc6-dev-riscv64-cross" missing="" p
+		qemu-system-x86 busybox-static libc6-dev-arm64-cross libc6-dev-riscv64-cross
+		gcc-powerpc64le-linux-gnu binutils-powerpc64le-linux-gnu qemu-system-ppc" missing="" p
 	for p in $need; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
 			missing="$missing $p"
@@ -149,12 +150,61 @@ boot_x86() { # VMLINUX INITRAMFS LOG [TIMEOUT]
 		-kernel "$1" -initrd "$2" -append "console=ttyS0 panic=-1" </dev/null >"$3" 2>&1
 }
 
+# The ppc64le configuration: tinyconfig (which is 32-bit on powerpc) made
+# 64-bit little-endian Book3S (POWER9 tuning), the pseries platform that
+# qemu-system-ppc64 -M pseries is (RELOCATABLE comes with it: the kernel is
+# linked -pie, its table's values are R_PPC64_RELATIVE addends), its
+# hypervisor console (hvc0), no NUMA, PowerNV or PCI hotplug to build;
+# ftrace as the other kernels have it (function and graph tracers, dynamic
+# ftrace, the start-up tests), and what the tracefs initramfs needs.  The
+# ftrace flavour is the compiler's: Debian's GCC 12 fails
+# arch/powerpc/tools/gcc-check-fpatchable-function-entry.sh and passes
+# gcc-check-mprofile-kernel.sh, so MPROFILE_KERNEL (-pg -mprofile-kernel,
+# `mflr r0; bl _mcount` after each function's local entry point) with
+# objtool writing the table; PPC64LE_CONFIG_WANT lists the options that
+# must end up =y.
+PPC64LE_CONFIG_WANT="PPC64 PPC_BOOK3S_64 CPU_LITTLE_ENDIAN PPC64_ELF_ABI_V2 PPC_PSERIES
+	RELOCATABLE HVC_CONSOLE PRINTK TTY FTRACE FUNCTION_TRACER DYNAMIC_FTRACE
+	FUNCTION_GRAPH_TRACER MPROFILE_KERNEL FTRACE_MCOUNT_USE_OBJTOOL FTRACE_STARTUP_TEST
+	KALLSYMS JUMP_LABEL BLK_DEV_INITRD BINFMT_ELF PROC_FS SYSFS TRACING"
+ppc64le_config() { # BUILD-DIR [MAKE-ARGS...]
+	local b=$1 c
+	shift
+	kbuild powerpc "$@" tinyconfig >/dev/null || die "ppc64le tinyconfig failed"
+	"$SRC/scripts/config" --file "$b/.config" \
+		-d PPC32 -d PPC_BOOK3S_32 -e PPC64 -e PPC_BOOK3S_64 -d CPU_BIG_ENDIAN \
+		-e CPU_LITTLE_ENDIAN -d GENERIC_CPU -e POWER9_CPU -e PPC_PSERIES \
+		-e PPC_OF_BOOT_TRAMPOLINE -e PRINTK -e TTY -e HVC_DRIVER -e HVC_CONSOLE \
+		-e FTRACE -e FUNCTION_TRACER -e DYNAMIC_FTRACE -e FUNCTION_GRAPH_TRACER \
+		-e FTRACE_STARTUP_TEST -e KALLSYMS -e EXPERT -e JUMP_LABEL -e BINFMT_ELF \
+		-e BLK_DEV_INITRD -e PROC_FS -e SYSFS -d RD_GZIP -d RD_BZIP2 -d RD_LZMA \
+		-d RD_XZ -d RD_LZO -d RD_LZ4 -d RD_ZSTD -d CC_OPTIMIZE_FOR_SIZE \
+		-e CC_OPTIMIZE_FOR_PERFORMANCE -d PPC_POWERNV -d HVC_OPAL -d NUMA -d PCI \
+		-d EEH -d SMP -d HOTPLUG_CPU -d PPC_MEM_KEYS
+	kbuild powerpc "$@" olddefconfig >/dev/null || die "ppc64le olddefconfig failed"
+	for c in $PPC64LE_CONFIG_WANT; do
+		grep -q "^CONFIG_$c=y" "$b/.config" || die "ppc64le: CONFIG_$c is not =y after olddefconfig"
+	done
+	! grep -q "^CONFIG_ARCH_USING_PATCHABLE_FUNCTION_ENTRY=y" "$b/.config" ||
+		die "ppc64le: the compiler passes gcc-check-fpatchable-function-entry.sh (-fpatchable-function-entry=2, not -mprofile-kernel)"
+}
+
+# Boot a ppc64le vmlinux under qemu-system-ppc64 -M pseries (TCG), with
+# qemu's Virtual Open Firmware (x-vof=on) in place of SLOF: it loads the ELF
+# and enters it through the client interface at once, where SLOF spends
+# most of a minute on its own start.
+boot_ppc64le() { # VMLINUX INITRAMFS LOG [TIMEOUT]
+	timeout "${4:-300}" qemu-system-ppc64 -M pseries,x-vof=on -m 512M -nographic -no-reboot \
+		-nic none -kernel "$1" -initrd "$2" -append "console=hvc0 panic=-1" \
+		</dev/null >"$3" 2>&1
+}
+
 # initramfs ARCH OUT: an uncompressed initramfs (cpio built by the kernel's
 # own usr/gen_init_cpio.c) whose /init exercises tracefs and prints
 # "TRACEFS ..." lines (read them with tracefs_field): x86 gets busybox-static
-# and a shell script, arm64 and riscv tests/kernel/tracefs-init.c built
-# freestanding with the cross compiler (the same lines; no busybox for them
-# here).
+# and a shell script, arm64, riscv and ppc64le tests/kernel/tracefs-init.c
+# built freestanding with the cross compiler (the same lines; no busybox for
+# them here).
 initramfs() { # ARCH OUT
 	local arch=$1 out=$2 d=$OUT/initramfs.$1 cc
 	mkdir -p "$d"
@@ -191,9 +241,11 @@ INIT
 		echo "dir /bin 755 0 0" >>"$d/list"
 		echo "file /bin/busybox /bin/busybox 755 0 0" >>"$d/list"
 		;;
-	arm64 | riscv)
+	arm64 | riscv | ppc64le)
 		cc="aarch64-linux-gnu-gcc -mgeneral-regs-only"
 		[ "$arch" = riscv ] && cc="riscv64-linux-gnu-gcc -march=rv64imac -mabi=lp64"
+		# no FP, VMX or VSX register: the ppc64le kernel has no ALTIVEC or VSX
+		[ "$arch" = ppc64le ] && cc="powerpc64le-linux-gnu-gcc -msoft-float -mno-altivec -mno-vsx"
 		$cc -static -nostdlib -ffreestanding -fno-builtin -fno-stack-protector -fno-pie -no-pie \
 			-Os -Wall -o "$d/init" tests/kernel/tracefs-init.c >"$d/cc.log" 2>&1 ||
 			die "cannot build the $arch init: $(cat "$d/cc.log")"
@@ -235,6 +287,7 @@ kbuild() {
 	riscv) cross=riscv64-linux-gnu- ;;
 	arm64) cross=aarch64-linux-gnu- ;;
 	x86) cross= ;;	# native: the tests run on x86_64 hosts
+	powerpc) cross=powerpc64le-linux-gnu- ;;	# ppc64le (ppc64le_config)
 	*) die "kbuild: unknown arch $arch" ;;
 	esac
 	mkdir -p "${KBUILD_DIR:-$W/$arch}"

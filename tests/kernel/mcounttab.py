@@ -5,7 +5,8 @@
 The table is the region between __start_mcount_loc and __stop_mcount_loc.
 A slot's value is its content or, in an arm64 kernel linked with
 --no-apply-dynamic-relocs, the addend of the R_AARCH64_RELATIVE relocation
-in .rela.dyn that covers it.  This is the oracle the kernel tests compare
+in .rela.dyn that covers it (likewise R_RISCV_RELATIVE, and R_PPC64_RELATIVE
+in a relocatable powerpc64le kernel).  This is the oracle the kernel tests compare
 patchsite with, and the tool that makes the broken tables it must catch.
 
   mcounttab.py dump IMAGE                 the non-zero values, sorted, one a line
@@ -30,6 +31,9 @@ import sys
 
 R_AARCH64_RELATIVE = 1027
 R_RISCV_RELATIVE = 3
+R_PPC64_RELATIVE = 22
+# e_machine -> its R_*_RELATIVE (relocation numbers are per machine)
+RELATIVE = {183: R_AARCH64_RELATIVE, 243: R_RISCV_RELATIVE, 21: R_PPC64_RELATIVE}
 
 
 class Image:
@@ -73,8 +77,8 @@ class Image:
             if s["type"] == 4 and s["flags"] & 2:  # SHT_RELA, SHF_ALLOC
                 for o in range(s["off"], s["off"] + s["size"], 24):
                     off, info, addend = struct.unpack_from("<QQq", d, o)
-                    if self.start <= off < self.stop and info & 0xFFFFFFFF in (
-                            R_AARCH64_RELATIVE, R_RISCV_RELATIVE):
+                    if self.start <= off < self.stop and \
+                            info & 0xFFFFFFFF == RELATIVE.get(self.machine):
                         self.relas[off] = o
 
     def cstr(self, o):

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * tests/kernel/tracefs-init.c - /init of the arm64 and riscv64 test kernels'
- * initramfs: no busybox for those arches here, so this, built with the cross
- * compiler.  It does what tests/kernel/lib.sh's busybox /init does on
+ * tests/kernel/tracefs-init.c - /init of the arm64, riscv64 and ppc64le test
+ * kernels' initramfs: no busybox for those arches here, so this, built with
+ * the cross compiler.  It does what tests/kernel/lib.sh's busybox /init does on
  * x86_64, and prints the same lines:
  *
  *   mounts proc, sysfs and tracefs (/sys/kernel/tracing);
@@ -19,8 +19,23 @@
  * Freestanding (-nostdlib, its own _start and system calls): a static glibc
  * saves the FP registers in setjmp before main, and the riscv64 tinyconfig
  * kernel has no FPU support (SIGILL).  arm64 and riscv64 share the generic
- * system call numbers.
+ * system call numbers; ppc64le has its own (arch/powerpc/kernel/syscalls/
+ * syscall.tbl); built -fno-pie, its _start loads the TOC pointer (r2) as
+ * an absolute address, so it needs nothing from the kernel's entry state.
  */
+#if defined(__powerpc64__)
+#define NR_dup3 316
+#define NR_mknodat 288
+#define NR_mkdirat 287
+#define NR_mount 21
+#define NR_openat 286
+#define NR_close 6
+#define NR_read 3
+#define NR_write 4
+#define NR_exit 1
+#define NR_syslog 103
+#define NR_reboot 88
+#else
 #define NR_dup3 24
 #define NR_mknodat 33
 #define NR_mkdirat 34
@@ -32,6 +47,7 @@
 #define NR_exit 93
 #define NR_syslog 116
 #define NR_reboot 142
+#endif
 #define AT_FDCWD (-100)
 #define O_RDONLY 0
 #define O_WRONLY 1
@@ -59,8 +75,23 @@ static long sys(long n, long a, long b, long c, long d, long e)
 	register long a4 __asm__("a4") = e;
 	__asm__ volatile("ecall" : "+r"(a0) : "r"(a7), "r"(a1), "r"(a2), "r"(a3), "r"(a4) : "memory");
 	return a0;
+#elif defined(__powerpc64__)
+	/* sc: the number in r0, arguments from r3, the result in r3 with
+	 * cr0.SO set on an error (then r3 is the positive errno); the kernel
+	 * may change r0, r4-r12, ctr, xer and cr0 */
+	register long r0 __asm__("r0") = n;
+	register long r3 __asm__("r3") = a;
+	register long r4 __asm__("r4") = b;
+	register long r5 __asm__("r5") = c;
+	register long r6 __asm__("r6") = d;
+	register long r7 __asm__("r7") = e;
+	__asm__ volatile("sc\n\tbns+ 1f\n\tneg %1, %1\n1:"
+			 : "+r"(r0), "+r"(r3), "+r"(r4), "+r"(r5), "+r"(r6), "+r"(r7)
+			 :
+			 : "r8", "r9", "r10", "r11", "r12", "cr0", "ctr", "xer", "memory");
+	return r3;
 #else
-#error "arm64 or riscv64 only"
+#error "arm64, riscv64 or ppc64le only"
 #endif
 }
 

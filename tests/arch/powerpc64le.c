@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * powerpc64le's hooks beyond decode (tests/arch/README): the PLT call stubs
+ * ld puts among the text (text_plt_slot) and local entry points from
+ * st_other (local_entry).  The stub words are those of a real link: GNU ld
+ * 2.40's `0000004b.plt_call._mcount` in a -pg program whose .got is at
+ * 0x1ff00, slot 0x20030 (R_PPC64_JMP_SLOT _mcount in .rela.plt).
+ */
+#include <check.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "arch.h"
+
+void arch_tests_powerpc64le(Suite *s);
+
+static const struct arch_ops *ppc;
+
+static size_t put_words(uint8_t *buf, const uint32_t *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		for (int b = 0; b < 4; b++)
+			buf[4 * i + (size_t)b] = (uint8_t)(w[i] >> (8 * b));
+	return 4 * n;
+}
+
+/* std r2,24(r1); ld r12,-32464(r2); mtctr r12; bctr */
+static const uint32_t stub_short[] = { 0xf8410018u, 0xe9828130u, 0x7d8903a6u, 0x4e800420u };
+/* std r2,24(r1); addis r12,r2,1; ld r12,-0x7ff0(r12); mtctr r12; bctr */
+static const uint32_t stub_long[] = { 0xf8410018u, 0x3d820001u, 0xe98c8010u, 0x7d8903a6u,
+				      0x4e800420u };
+
+START_TEST(plt_stub_toc_relative)
+{
+	uint8_t buf[32];
+	uint64_t slot = 0;
+	size_t n = put_words(buf, stub_short, 4);
+
+	ck_assert_int_eq(ppc->text_plt_slot(buf, n, 0x740, 0x1ff00, &slot), 0);
+	ck_assert_uint_eq(slot, 0x20030);
+	/* without the std (a stub for a callee that keeps r2) */
+	ck_assert_int_eq(ppc->text_plt_slot(buf + 4, n - 4, 0x744, 0x1ff00, &slot), 0);
+	ck_assert_uint_eq(slot, 0x20030);
+	/* addis r12,r2,HI first: HI << 16 plus the ld's signed displacement */
+	n = put_words(buf, stub_long, 5);
+	ck_assert_int_eq(ppc->text_plt_slot(buf, n, 0x1000, 0x1ff00, &slot), 0);
+	ck_assert_uint_eq(slot, 0x1ff00 + 0x8000 + 0x10000 - 0x7ff0);
+}
+END_TEST
+
+START_TEST(plt_stub_refused)
+{
+	uint8_t buf[32];
+	uint64_t slot = 0x5555;
+	uint32_t w[5];
+	size_t n;
+
+	/* cut before the bctr */
+	n = put_words(buf, stub_short, 4);
+	ck_assert_int_eq(ppc->text_plt_slot(buf, n - 1, 0, 0x1ff00, &slot), -1);
+	/* bctrl: a call through CTR, not a stub's jump */
+	memcpy(w, stub_short, sizeof(stub_short));
+	w[3] = 0x4e800421u;
+	n = put_words(buf, w, 4);
+	ck_assert_int_eq(ppc->text_plt_slot(buf, n, 0, 0x1ff00, &slot), -1);
+	/* ldu r12,..(r2) (DS-form XO 1) */
+	memcpy(w, stub_short, sizeof(stub_short));
+	w[1] |= 1;
+	n = put_words(buf, w, 4);
+	ck_assert_int_eq(ppc->text_plt_slot(buf, n, 0, 0x1ff00, &slot), -1);
+	/* after addis r12,r2 the ld must use r12, not r2 */
+	memcpy(w, stub_long, sizeof(stub_long));
+	w[2] = 0xe9828010u;
+	n = put_words(buf, w, 5);
+	ck_assert_int_eq(ppc->text_plt_slot(buf, n, 0, 0x1ff00, &slot), -1);
+	/* no .got: no TOC pointer to count from */
+	n = put_words(buf, stub_short, 4);
+	ck_assert_int_eq(ppc->text_plt_slot(buf, n, 0, 0, &slot), -1);
+	ck_assert_uint_eq(slot, 0x5555);
+}
+END_TEST
+
+START_TEST(local_entry_from_st_other)
+{
+	/* STO_PPC64_LOCAL in bits 5-7; the visibility bits below do not count */
+	static const struct { unsigned int other, bytes; } t[] = {
+		{ 0, 0 }, { 1u << 5, 0 }, { 2u << 5, 4 }, { 3u << 5, 8 }, { 4u << 5, 16 },
+		{ 5u << 5, 32 }, { 6u << 5, 64 }, { 7u << 5, 0 }, { (3u << 5) | 2, 8 }, { 2, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		ck_assert_msg(ppc->local_entry(t[i].other) == t[i].bytes, "st_other 0x%x: %u, want %u",
+			      t[i].other, ppc->local_entry(t[i].other), t[i].bytes);
+}
+END_TEST
+
+START_TEST(call_relocations)
+{
+	ck_assert_int_eq(ppc->call_reloc_back(10), 0);		/* R_PPC64_REL24 */
+	ck_assert_int_eq(ppc->call_reloc_back(116), 0);		/* R_PPC64_REL24_NOTOC */
+	ck_assert_int_eq(ppc->call_reloc_back(38), -1);		/* R_PPC64_ADDR64 */
+	ck_assert_int_eq(ppc->call_reloc_back(11), -1);		/* R_PPC64_REL14 */
+}
+END_TEST
+
+void arch_tests_powerpc64le(Suite *s)
+{
+	TCase *tc = tcase_create("powerpc64le hooks");
+
+	ppc = &arch_powerpc64le;
+	tcase_add_test(tc, plt_stub_toc_relative);
+	tcase_add_test(tc, plt_stub_refused);
+	tcase_add_test(tc, local_entry_from_st_other);
+	tcase_add_test(tc, call_relocations);
+	suite_add_tcase(s, tc);
+}
