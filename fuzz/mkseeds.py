@@ -6,8 +6,9 @@ for .zst seeds).
   mkseeds.py --corpus DIR --fixtures FIXTURES
       Working corpora DIR/HARNESS/ from the fixtures' images
       (FIXTURES/out/**, FIXTURES/minikernel/out/** when built): whole images
-      for the file harnesses, their executable sections for the decoder
-      harnesses, a command byte in front for fuzz_cli, compressed copies
+      for the file harnesses, their executable sections for fuzz_arch (the
+      image's e_machine in front, which picks the architecture), a command
+      byte in front for fuzz_cli, compressed copies
       for fuzz_elf; plus the committed seeds/HARNESS/.  Big static images
       are left out: they add little coverage and slow every execution.
 
@@ -18,7 +19,8 @@ for .zst seeds).
       The small committed seeds DIR/HARNESS/: hand-made images (x86_64
       fentry with __mcount_loc, the same with SHF_COMPRESSED .text and as
       .gz/.xz/.zst, an ET_REL with its relocations, arm64 CALL_OPS and
-      riscv64 -pg images) and instruction byte strings for the decoders.
+      riscv64 -pg images) and instruction byte strings for fuzz_arch, each
+      behind the e_machine of its architecture.
       Deterministic: the same bytes every time.
 """
 import argparse
@@ -33,7 +35,9 @@ import sys
 import zlib
 
 FILE_HARNESSES = ["elf", "record", "audit", "inplace", "zmodule"]
-ARCH_HARNESS = {62: "x86_64", 183: "arm64", 243: "riscv64"}
+# fuzz_arch's input: e_machine (16-bit LE), the address of the first byte
+# (64-bit LE), the bytes.  The harness takes the architecture from the
+# machine, so the corpus follows arch/arch.c's table with no list here.
 NCLI_MODES = 20
 # fuzz_cli modes of the rewriting commands, and the fixtures that suit them
 # (built by make -C fixtures/repad and tests/e2e/embed.sh; absent ones are
@@ -106,18 +110,17 @@ def make_corpus(outdir, fixdir, tinydir):
     imgs = fixture_images(fixdir)
     if not imgs:
         raise SystemExit("mkseeds: no fixture images in %s/out (run make -C fixtures)" % fixdir)
-    for h in FILE_HARNESSES + list(ARCH_HARNESS.values()) + ["cli"]:
+    for h in FILE_HARNESSES + ["arch", "cli"]:
         os.makedirs(os.path.join(outdir, h), exist_ok=True)
     for i, (name, d) in enumerate(imgs):
         for h in FILE_HARNESSES:
             put(os.path.join(outdir, h), d)
         put(os.path.join(outdir, "cli"), bytes([i % NCLI_MODES]) + d)
         secs = elf_sections(d) or []
-        arch = ARCH_HARNESS.get(machine(d))
         for (sname, typ, flags, addr, off, size) in secs:
-            if arch and typ == 1 and flags & 4 and size:     # PROGBITS, EXECINSTR
+            if typ == 1 and flags & 4 and size:     # PROGBITS, EXECINSTR
                 chunk = d[off:off + min(size, 4096)]
-                put(os.path.join(outdir, arch), struct.pack("<Q", addr) + chunk)
+                put(os.path.join(outdir, "arch"), arch_input(machine(d), addr, chunk))
     # every command on a few small images of each machine
     small = {}
     for name, d in imgs:
@@ -380,8 +383,15 @@ def riscv_mcount():
     return e.build()
 
 
+def arch_input(mach, addr, code):
+    """fuzz_arch's input: the bytes at addr, for the architecture of e_machine mach."""
+    return struct.pack("<HQ", mach, addr) + code
+
+
+# Instruction strings by e_machine (the ELF numbers: EM_X86_64 62, EM_AARCH64
+# 183, EM_RISCV 243, EM_PPC64 21)
 ARCH_BYTES = {
-    "x86_64": [
+    62: [
         b"\xf3\x0f\x1e\xfa\xe8\x00\x00\x00\x00\xc3",              # endbr64; call; ret
         b"\x0f\x1f\x44\x00\x00\x55\x48\x89\xe5\xe8\x10\x00\x00\x00",  # nop5; push; mov; call
         b"\xff\x15\x10\x20\x00\x00\x67\xe8\x00\x00\x00\x00\xc3",    # call *GOT; addr32 call
@@ -391,19 +401,39 @@ ARCH_BYTES = {
         b"\x8f\xe8\x78\xa2\xc0\x10\x48\xb8\x88\x77\x66\x55\x44\x33\x22\x11",  # XOP, movabs
         b"\x66\x66\x2e\x0f\x1f\x84\x00\x00\x00\x00\x00\x66\x90\x90",  # long NOPs
     ],
-    "arm64": [
+    183: [
         struct.pack("<5I", 0xd503245f, 0xd503201f, 0xd503201f, 0x94000010, 0xd65f03c0),
         struct.pack("<4I", 0x90000090, 0xf9400611, 0x91002210, 0xd61f0220),   # PLTn
         struct.pack("<6I", 0xd503245f, 0x90000090, 0xf9400611, 0x91002210, 0xd503219f,
                     0xd61f0220),                                            # BTI+PAC PLT
         struct.pack("<4I", 0xd503233f, 0xd503201f, 0x14000002, 0x00000000),  # paciasp, udf
+        struct.pack("<4I", 0xd503201f, 0xd503201f, 0xd503201f, 0xd503201f),  # CALL_OPS site
+        struct.pack("<5I", 0xd503201f, 0xd503201f, 0xd503245f, 0xd503201f, 0xd503201f),  # BTI
     ],
-    "riscv64": [
+    243: [
         struct.pack("<IIH", 0x00000097, 0x000080e7, 0x0001),            # auipc ra; jalr ra; c.nop
         struct.pack("<III", 0x00000297, 0x000282e7, 0x0000006f),       # auipc t0; jalr t0; j
         struct.pack("<IIII", 0x00002e17, 0x000e3e03, 0x000e0367, 0x00000013),  # PLTn
         struct.pack("<HHHI", 0x0001, 0x0001, 0xa001, 0x0ef000ef),      # c.nop c.nop c.j jal ra
         bytes.fromhex("1f00000000"),                                   # 48-bit (reserved)
+    ],
+    # powerpc64le-linux-gnu-as -mpower10 (GNU as 2.40), words as objdump -d shows them
+    21: [
+        # f: addis r2,r12; addi r2,r2 (global entry); mflr r0; bl _mcount; nop; blr
+        struct.pack("<6I", 0x3c4c0000, 0x38420000, 0x7c0802a6, 0x48000085, 0x60000000,
+                    0x4e800020),
+        # g: nop; nop (patchable entry); mflr r0; std r0,16(r1); bl g; ld r2,24(r1); b;
+        # nop; ori r2,r2,0; xnop; bctrl
+        struct.pack("<11I", 0x60000000, 0x60000000, 0x7c0802a6, 0xf8010010, 0x4bfffff1,
+                    0xe8410018, 0x48000000, 0x60000000, 0x60420000, 0x68000000, 0x4e800421),
+        # PLT call stubs: std r2,24(r1); addis r12,r2,-2; ld r12,32712(r12); mtctr r12;
+        # bctr, and the short form ld r12,-32720(r2)
+        struct.pack("<5I", 0xf8410018, 0x3d82fffe, 0xe98c7fc8, 0x7d8903a6, 0x4e800420),
+        struct.pack("<4I", 0xf8410018, 0xe9828030, 0x7d8903a6, 0x4e800420),
+        # prefixed: pld r3,8 (pc-relative); pnop; pla r3,-16; then bla 0x100; beq;
+        # bdnz g; trap; blr
+        struct.pack("<11I", 0x04100000, 0xe4600008, 0x07000000, 0x00000000, 0x0613ffff,
+                    0x3860fff0, 0x48000103, 0x41820000, 0x4200ff90, 0x7fe00008, 0x4e800020),
     ],
 }
 
@@ -425,9 +455,9 @@ def make_tiny(outdir):
         for mode in range(NCLI_MODES):
             if (mode + i) % 3 == 0 or d is x86:
                 put(os.path.join(outdir, "cli"), bytes([mode]) + d)
-    for arch, seqs in ARCH_BYTES.items():
+    for mach, seqs in ARCH_BYTES.items():
         for s in seqs:
-            put(os.path.join(outdir, arch), struct.pack("<Q", 0x401000) + s)
+            put(os.path.join(outdir, "arch"), arch_input(mach, 0x401000, s))
     total = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(outdir) for f in fs)
     print("mkseeds: tiny seeds in %s, %d bytes" % (outdir, total))
 
