@@ -434,6 +434,8 @@ ARCH_BYTES = {
         # bdnz g; trap; blr
         struct.pack("<11I", 0x04100000, 0xe4600008, 0x07000000, 0x00000000, 0x0613ffff,
                     0x3860fff0, 0x48000103, 0x41820000, 0x4200ff90, 0x7fe00008, 0x4e800020),
+        # the same pld cut after its prefix word: the suffix is missing (TRUNC)
+        struct.pack("<2I", 0x60000000, 0x04100000),
     ],
 }
 

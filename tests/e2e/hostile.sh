@@ -29,7 +29,7 @@
 #                (peak RSS printed for the record)
 #   fuzz         the harnesses of fuzz/ replay their regression files and
 #                committed seeds, then each fuzzes for FUZZ_SMOKE_TIME s
-#                (default 3, ~40 s in all) from corpora made from the
+#                (default 3, ~25 s in all) from corpora made from the
 #                fixtures, with a fixed seed and the corpus left unchanged
 #                (`make -C fuzz fuzz-smoke`; `make fuzz` runs longer)
 #
