@@ -35,7 +35,12 @@
  *    idle form inside the site; callops_disabled and callops_tramp write
  *    what they are asked for;
  *  - what encode_nops writes decodes as NOPs covering exactly that length,
- *    and what encode_call writes decodes as a call to the requested target.
+ *    and what encode_call writes decodes as a call to the requested target;
+ *  - the hooks on numbers and names, with values from the input: nop_unit
+ *    is a patch_nop_sizes length with a nop_name; what align_padding says
+ *    the assembler emits for `.balign N` (N less the NOP unit, addend the
+ *    same, align_reloc) is what align_target reads back as padding up to N;
+ *    mapping_symbol and nop_unit_march take any string.
  * A hook an architecture leaves NULL (arch.h: the ones only an undeclared
  * capability needs) is not called.
  */
@@ -211,6 +216,53 @@ static void check_encoders(const uint8_t *data, size_t size)
 	}
 }
 
+static void check_numbers(const uint8_t *data, size_t size)
+{
+	uint8_t b[8] = { 0 };
+	unsigned int e_flags, unit;
+
+	memcpy(b, data, size < 8 ? size : 8);
+	e_flags = get_le32(b);
+	unit = A->nop_unit(e_flags);
+	FUZZ_CHECK(unit && unit < 32 && (A->patch_nop_sizes >> unit & 1) && A->nop_name(unit),
+		   "%s: nop_unit(0x%x) = %u", A->name, e_flags, unit);
+	if (A->align_padding && A->align_target) {
+		/* up to 1 MiB: align_target refuses addends from 1 MiB (arch.h) */
+		uint64_t align = 1ull << (b[4] % 21), offset = get_le16(b + 5), to, al;
+		struct arch_align_pad pad;
+
+		if (A->align_padding(e_flags, align, &pad) == 0) {
+			FUZZ_CHECK(pad.size == align - unit && pad.addend == (int64_t)pad.size &&
+				   pad.type == A->align_reloc,
+				   "%s: .balign %llu, unit %u: %llu bytes, addend %lld, type %u",
+				   A->name, (unsigned long long)align, unit,
+				   (unsigned long long)pad.size, (long long)pad.addend, pad.type);
+			FUZZ_CHECK(A->align_target(offset, pad.addend, &to, &al) == 0 &&
+				   to == offset + pad.size && al == align,
+				   "%s: .balign %llu read back as %llu", A->name,
+				   (unsigned long long)align, (unsigned long long)al);
+		}
+		A->align_target(offset, (int64_t)get_le64(b), &to, &al);
+	}
+	if (A->mapping_symbol || A->nop_unit_march) {
+		char *str = malloc(size + 1);
+		FUZZ_CHECK(str != NULL, "malloc");
+		memcpy(str, data, size);
+		str[size] = 0;
+		if (A->mapping_symbol) {
+			int m = A->mapping_symbol(str);
+			FUZZ_CHECK(m == ARCH_MAP_NONE || m == ARCH_MAP_CODE || m == ARCH_MAP_DATA,
+				   "%s: mapping_symbol returned %d", A->name, m);
+		}
+		if (A->nop_unit_march) {
+			unsigned int u = A->nop_unit_march(str);
+			FUZZ_CHECK(u == 0 || (u < 32 && (A->patch_nop_sizes >> u & 1)),
+				   "%s: nop_unit_march gave %u", A->name, u);
+		}
+		free(str);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	unsigned int machine;
@@ -221,7 +273,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	A = arch_by_machine(machine);
 	if (!A)
 		A = arch_at(machine % arch_count());
-	FUZZ_CHECK(A && A->decode && A->patch_nop_at && A->call_reloc_back && A->insn_align,
+	FUZZ_CHECK(A && A->decode && A->patch_nop_at && A->call_reloc_back && A->nop_unit &&
+		   A->nop_name && A->insn_align,
 		   "machine %u: no architecture, or one without decode", machine);
 	data += 2;
 	size -= 2;
@@ -263,6 +316,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_CHECK(l % A->insn_align == 0, "%s: local_entry(%u) = %u", A->name, o, l);
 		}
 	check_encoders(data, size);
+	check_numbers(data, size);
 	free(buf);
 	return 0;
 }
