@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "arch.h"
+#include "arch/harness.h"
 
 void arch_tests_powerpc64le(Suite *s);
 
@@ -94,14 +94,12 @@ START_TEST(local_entry_from_st_other)
 }
 END_TEST
 
-START_TEST(call_relocations)
-{
-	ck_assert_int_eq(ppc->call_reloc_back(10), 0);		/* R_PPC64_REL24 */
-	ck_assert_int_eq(ppc->call_reloc_back(116), 0);		/* R_PPC64_REL24_NOTOC */
-	ck_assert_int_eq(ppc->call_reloc_back(38), -1);		/* R_PPC64_ADDR64 */
-	ck_assert_int_eq(ppc->call_reloc_back(11), -1);		/* R_PPC64_REL14 */
-}
-END_TEST
+static const struct arch_reloc_case reloc_cases[] = {
+	{ 10, 0 },		/* R_PPC64_REL24 */
+	{ 116, 0 },		/* R_PPC64_REL24_NOTOC */
+	{ 38, -1 },		/* R_PPC64_ADDR64 */
+	{ 11, -1 },		/* R_PPC64_REL14 */
+};
 
 void arch_tests_powerpc64le(Suite *s)
 {
@@ -111,6 +109,6 @@ void arch_tests_powerpc64le(Suite *s)
 	tcase_add_test(tc, plt_stub_toc_relative);
 	tcase_add_test(tc, plt_stub_refused);
 	tcase_add_test(tc, local_entry_from_st_other);
-	tcase_add_test(tc, call_relocations);
+	arch_add_reloc_cases(tc, ppc, reloc_cases, ARRAY_SIZE(reloc_cases));
 	suite_add_tcase(s, tc);
 }
