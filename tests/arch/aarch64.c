@@ -6,9 +6,12 @@
  * pcrel_encode, and embed's CALL_OPS hooks.  Run in the "arch" suite from
  * the table tests/arch/gen.py writes (tests/check_arch.c).
  *
- * Strategy: every case is a row in a table, run by tcase_add_loop_test;
- * bytes are copied into a heap buffer of exactly the stated length so that
- * ASan catches any read past the end.  Instruction words and PLT entries
+ * Strategy: every case is a row in a table; the hooks other architectures
+ * share (PLT slot, encoders, call relocations, pcrel_encode and its round
+ * trip) run their rows through the one body of tests/arch/harness.c
+ * (arch_add_X), the rest are the tests below; bytes are copied into a
+ * heap buffer of exactly the stated length so that ASan catches any read
+ * past the end.  Instruction words and PLT entries
  * were taken from aarch64-linux-gnu-objdump -d of objects and small dynamic
  * programs built by aarch64-linux-gnu-gcc (-pg, -fpatchable-function-entry
  * =4,2 -mbranch-protection=bti, and -z force-bti / -z pac-plt links), so
@@ -235,7 +238,8 @@ static const struct arch_call_case call_cases[] = {
 
 static const struct arch_penc_case penc_cases[] = {
 	{ "b .+0x128 -> b .+4", 4, { W(0x1400004a) }, 4, 0, { W(0x14000001) } },
-	{ "b .+0x128 -> b .+0x7fffffc (largest)", 4, { W(0x1400004a) }, A64_B_MAX, 0, { W(0x15ffffff) } },
+	{ "b .+0x128 -> b .+0x7fffffc (largest)", 4, { W(0x1400004a) },
+	  A64_B_MAX, 0, { W(0x15ffffff) } },
 	{ "b .+0x128 -> b .-0x8000000 (smallest)", 4, { W(0x1400004a) }, A64_B_MIN, 0,
 	  { W(0x16000000) } },
 	{ "b .+0x128 -> b .-0x1000", 4, { W(0x1400004a) }, -0x1000, 0, { W(0x17fffc00) } },
@@ -247,9 +251,12 @@ static const struct arch_penc_case penc_cases[] = {
 	{ "bl: .+0x8000000 is out of range", 4, { W(0x94000010) }, A64_B_MAX + 4, -ERANGE, { 0 } },
 	{ "b.ne .+0x20 -> b.ne .+0x24", 4, { W(0x54000101) }, 0x24, 0, { W(0x54000121) } },
 	{ "b.ne .+0x20 -> b.ne .+0xffffc", 4, { W(0x54000101) }, A64_19_MAX, 0, { W(0x547fffe1) } },
-	{ "b.ne .+0x20 -> b.ne .-0x100000", 4, { W(0x54000101) }, A64_19_MIN, 0, { W(0x54800001) } },
-	{ "b.ne: .+0x100000 is out of range", 4, { W(0x54000101) }, A64_19_MAX + 4, -ERANGE, { 0 } },
-	{ "b.ne: .-0x100004 is out of range", 4, { W(0x54000101) }, A64_19_MIN - 4, -ERANGE, { 0 } },
+	{ "b.ne .+0x20 -> b.ne .-0x100000", 4, { W(0x54000101) },
+	  A64_19_MIN, 0, { W(0x54800001) } },
+	{ "b.ne: .+0x100000 is out of range", 4, { W(0x54000101) },
+	  A64_19_MAX + 4, -ERANGE, { 0 } },
+	{ "b.ne: .-0x100004 is out of range", 4, { W(0x54000101) },
+	  A64_19_MIN - 4, -ERANGE, { 0 } },
 	{ "cbz x3, .+0x40 -> cbz x3, .+0xffffc", 4, { W(0xb4000203) }, A64_19_MAX, 0,
 	  { W(0xb47fffe3) } },
 	{ "cbz x3, .+0x40 -> cbz x3, .-0x100000", 4, { W(0xb4000203) }, A64_19_MIN, 0,
@@ -257,8 +264,10 @@ static const struct arch_penc_case penc_cases[] = {
 	{ "cbz: .+0x100000 is out of range", 4, { W(0xb4000203) }, A64_19_MAX + 4, -ERANGE, { 0 } },
 	{ "cbz: .+6 is not word aligned", 4, { W(0xb4000203) }, 6, -ERANGE, { 0 } },
 	{ "cbnz w4, .-0x20 -> cbnz w4, .-0x1c", 4, { W(0x35ffff04) }, -0x1c, 0, { W(0x35ffff24) } },
-	{ "tbz x5, #63, .+0x30 -> .+0x7ffc", 4, { W(0xb6f80185) }, A64_14_MAX, 0, { W(0xb6fbffe5) } },
-	{ "tbz x5, #63, .+0x30 -> .-0x8000", 4, { W(0xb6f80185) }, A64_14_MIN, 0, { W(0xb6fc0005) } },
+	{ "tbz x5, #63, .+0x30 -> .+0x7ffc", 4, { W(0xb6f80185) },
+	  A64_14_MAX, 0, { W(0xb6fbffe5) } },
+	{ "tbz x5, #63, .+0x30 -> .-0x8000", 4, { W(0xb6f80185) },
+	  A64_14_MIN, 0, { W(0xb6fc0005) } },
 	{ "tbz: .+0x8000 is out of range", 4, { W(0xb6f80185) }, A64_14_MAX + 4, -ERANGE, { 0 } },
 	{ "tbz: .-0x8004 is out of range", 4, { W(0xb6f80185) }, A64_14_MIN - 4, -ERANGE, { 0 } },
 	{ "tbz: .+0x7ffe is not word aligned", 4, { W(0xb6f80185) }, 0x7ffe, -ERANGE, { 0 } },
@@ -275,9 +284,12 @@ static const struct arch_penc_case penc_cases[] = {
 	  { W(0x707fffeb) } },
 	{ "adr x11, .+0x41 -> adr x11, .-0x100000", 4, { W(0x3000020b) }, A64_ADR_MIN, 0,
 	  { W(0x1080000b) } },
-	{ "adr x11, .+0xfffff -> adr x11, .+0x41", 4, { W(0x707fffeb) }, 0x41, 0, { W(0x3000020b) } },
-	{ "adr: .+0x100000 is out of range", 4, { W(0x3000020b) }, A64_ADR_MAX + 1, -ERANGE, { 0 } },
-	{ "adr: .-0x100001 is out of range", 4, { W(0x3000020b) }, A64_ADR_MIN - 1, -ERANGE, { 0 } },
+	{ "adr x11, .+0xfffff -> adr x11, .+0x41", 4, { W(0x707fffeb) },
+	  0x41, 0, { W(0x3000020b) } },
+	{ "adr: .+0x100000 is out of range", 4, { W(0x3000020b) },
+	  A64_ADR_MAX + 1, -ERANGE, { 0 } },
+	{ "adr: .-0x100001 is out of range", 4, { W(0x3000020b) },
+	  A64_ADR_MIN - 1, -ERANGE, { 0 } },
 };
 
 /* Random words for the pcrel round trip (harness.c's test_pcrel_identity). */
@@ -310,18 +322,16 @@ static const struct arch_reloc_case reloc_cases[] = {
 	{ R_AARCH64_NONE, -1 },
 };
 
+static const struct arch_ops_want fields = {
+	.name = "arm64", .machine = EM_AARCH64, .insn_align = 4, .call_len = 4,
+	.literal_size = 8, .abs64_reloc = R_AARCH64_ABS64, .relative_reloc = R_AARCH64_RELATIVE,
+	.jump_slot_reloc = R_AARCH64_JUMP_SLOT, .glob_dat_reloc = R_AARCH64_GLOB_DAT,
+	.plt_entry_size = 16, .align_reloc = 0,
+};
+
 START_TEST(test_ops_fields)
 {
-	ck_assert_str_eq(ops->name, "arm64");
-	ck_assert_uint_eq(ops->machine, EM_AARCH64);
-	ck_assert_uint_eq(ops->insn_align, 4);
-	ck_assert_uint_eq(ops->call_len, 4);
-	ck_assert_uint_eq(ops->literal_size, 8);
-	ck_assert_uint_eq(ops->abs64_reloc, R_AARCH64_ABS64);
-	ck_assert_uint_eq(ops->relative_reloc, R_AARCH64_RELATIVE);
-	ck_assert_uint_eq(ops->jump_slot_reloc, R_AARCH64_JUMP_SLOT);
-	ck_assert_uint_eq(ops->glob_dat_reloc, R_AARCH64_GLOB_DAT);
-	ck_assert_uint_eq(ops->plt_entry_size, 16);
+	arch_check_ops_fields(ops, &fields);
 	/* one NOP unit whatever -march says: no hook; findings name it "NOP" */
 	ck_assert_ptr_null(ops->nop_unit_march);
 	ck_assert_str_eq(ops->nop_name(4), "NOP");

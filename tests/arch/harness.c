@@ -39,8 +39,8 @@ static void add_rows(TCase *tc, const TTest *test, const struct arch_ops *ops,
 	struct rows *r;
 
 	if (nregistry == MAX_ROWS || n == 0 || n > 100000 || ops == NULL) {
-		fprintf(stderr, "tests/arch/harness.c: table %zu of %zu rows refused (MAX_ROWS %d)\n",
-			nregistry, n, MAX_ROWS);
+		fprintf(stderr, "tests/arch/harness.c: table %zu of %zu rows refused "
+			"(MAX_ROWS %d)\n", nregistry, n, MAX_ROWS);
 		abort();
 	}
 	r = &registry[nregistry++];
@@ -89,6 +89,24 @@ size_t arch_nops_walk(const struct arch_ops *ops, const uint8_t *buf, size_t len
 	ck_assert_msg(off == len, "%s: encode_nops(%zu): the NOPs cover %zu", ops->name, len,
 		      off);
 	return n;
+}
+
+#define WANT_EQ(f)	ck_assert_msg(ops->f == w->f, "%s: " #f " %u, want %u", w->name, \
+				      ops->f, w->f)
+
+void arch_check_ops_fields(const struct arch_ops *ops, const struct arch_ops_want *w)
+{
+	ck_assert_str_eq(ops->name, w->name);
+	WANT_EQ(machine);
+	WANT_EQ(insn_align);
+	WANT_EQ(call_len);
+	WANT_EQ(literal_size);
+	WANT_EQ(abs64_reloc);
+	WANT_EQ(relative_reloc);
+	WANT_EQ(jump_slot_reloc);
+	WANT_EQ(glob_dat_reloc);
+	WANT_EQ(plt_entry_size);
+	WANT_EQ(align_reloc);
 }
 
 START_TEST(test_plt_slot)
@@ -296,57 +314,26 @@ START_TEST(test_align_padding)
 }
 END_TEST
 
-void arch_add_plt_cases(TCase *tc, const struct arch_ops *ops,
-			const struct arch_plt_case *rows, size_t n)
-{
-	add_rows(tc, test_plt_slot, ops, rows, n);
-}
+/* arch_add_X(tc, ops, rows, n): the rows through test_X (harness.h) */
+#define ARCH_ADD(name, type, test)						\
+	void arch_add_##name(TCase *tc, const struct arch_ops *ops,		\
+			     const type *rows, size_t n)			\
+	{									\
+		add_rows(tc, test, ops, rows, n);				\
+	}
 
-void arch_add_nops_cases(TCase *tc, const struct arch_ops *ops,
-			 const struct arch_nops_case *rows, size_t n)
-{
-	add_rows(tc, test_encode_nops, ops, rows, n);
-}
-
-void arch_add_call_cases(TCase *tc, const struct arch_ops *ops,
-			 const struct arch_call_case *rows, size_t n)
-{
-	add_rows(tc, test_encode_call, ops, rows, n);
-}
-
-void arch_add_reloc_cases(TCase *tc, const struct arch_ops *ops,
-			  const struct arch_reloc_case *rows, size_t n)
-{
-	add_rows(tc, test_call_reloc_back, ops, rows, n);
-}
-
-void arch_add_penc_cases(TCase *tc, const struct arch_ops *ops,
-			 const struct arch_penc_case *rows, size_t n)
-{
-	add_rows(tc, test_pcrel_encode, ops, rows, n);
-}
+ARCH_ADD(plt_cases, struct arch_plt_case, test_plt_slot)
+ARCH_ADD(nops_cases, struct arch_nops_case, test_encode_nops)
+ARCH_ADD(call_cases, struct arch_call_case, test_encode_call)
+ARCH_ADD(reloc_cases, struct arch_reloc_case, test_call_reloc_back)
+ARCH_ADD(penc_cases, struct arch_penc_case, test_pcrel_encode)
+ARCH_ADD(march_cases, struct arch_march_case, test_nop_unit_march)
+ARCH_ADD(align_cases, struct arch_align_case, test_align_target)
+ARCH_ADD(pad_cases, struct arch_pad_case, test_align_padding)
 
 /* loops runs of gen->rounds each, seeded gen->seed + 0 .. loops - 1 */
 void arch_add_pcrel_identity(TCase *tc, const struct arch_ops *ops,
 			     const struct arch_pcrel_gen *gen, int loops)
 {
 	add_rows(tc, test_pcrel_identity, ops, gen, (size_t)loops);
-}
-
-void arch_add_march_cases(TCase *tc, const struct arch_ops *ops,
-			  const struct arch_march_case *rows, size_t n)
-{
-	add_rows(tc, test_nop_unit_march, ops, rows, n);
-}
-
-void arch_add_align_cases(TCase *tc, const struct arch_ops *ops,
-			  const struct arch_align_case *rows, size_t n)
-{
-	add_rows(tc, test_align_target, ops, rows, n);
-}
-
-void arch_add_pad_cases(TCase *tc, const struct arch_ops *ops,
-			const struct arch_pad_case *rows, size_t n)
-{
-	add_rows(tc, test_align_padding, ops, rows, n);
 }

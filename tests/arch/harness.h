@@ -87,6 +87,17 @@ uint8_t *arch_dup_exact(const void *bytes, size_t len);
  * architecture and the row.
  */
 
+/* The arch_ops numbers every architecture has, as its ABI documents them. */
+struct arch_ops_want {
+	const char *name;
+	unsigned int machine, insn_align, call_len, literal_size;
+	unsigned int abs64_reloc, relative_reloc, jump_slot_reloc, glob_dat_reloc;
+	unsigned int plt_entry_size, align_reloc;
+};
+
+/* Asserts each field of *w against ops (called from an ARCH.c ops test). */
+void arch_check_ops_fields(const struct arch_ops *ops, const struct arch_ops_want *w);
+
 /* plt_slot(bytes, len, addr): ret, and the GOT slot where ret is 0 */
 struct arch_plt_case {
 	const char *what;

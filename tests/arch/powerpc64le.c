@@ -2,9 +2,11 @@
 /*
  * powerpc64le's hooks beyond decode (tests/arch/README): the PLT call stubs
  * ld puts among the text (text_plt_slot) and local entry points from
- * st_other (local_entry).  The stub words are those of a real link: GNU ld
- * 2.40's `0000004b.plt_call._mcount` in a -pg program whose .got is at
- * 0x1ff00, slot 0x20030 (R_PPC64_JMP_SLOT _mcount in .rela.plt).
+ * st_other (local_entry), and its call relocations (rows for
+ * tests/arch/harness.c's shared call_reloc_back body).  The stub words
+ * are those of a real link: GNU ld 2.40's `0000004b.plt_call._mcount` in
+ * a -pg program whose .got is at 0x1ff00, slot 0x20030 (R_PPC64_JMP_SLOT
+ * _mcount in .rela.plt).
  */
 #include <check.h>
 #include <stdint.h>

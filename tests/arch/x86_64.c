@@ -6,9 +6,10 @@
  * PLT reader and the encoders.  Run in the "arch" suite from the table
  * tests/arch/gen.py writes (tests/check_arch.c).
  *
- * Strategy: every test is a row in a static table run through
- * tcase_add_loop_test, so a new case is one line of data.  Byte sequences
- * come from `objdump -d` of real binaries (/usr/bin/ls, libc.so.6, small
+ * Strategy: every test is a row in a static table, so a new case is one
+ * line of data; the PLT, encode_call and call relocation rows run through
+ * the bodies every architecture shares (tests/arch/harness.c).  Byte
+ * sequences come from `objdump -d` of real binaries (/usr/bin/ls, libc.so.6, small
  * programs linked with -pg/-mfentry, -fcf-protection, -no-pie and -pie);
  * the few hand-made ones say so.  Each decode runs on an exactly sized heap
  * copy so that ASan reports any read past `len`.  A fuzz loop checks that
@@ -23,21 +24,18 @@
 
 void arch_tests_x86_64(Suite *s);
 
+static const struct arch_ops_want fields = {
+	.name = "x86_64", .machine = EM_X86_64, .insn_align = 1, .call_len = 5,
+	.literal_size = 0, .abs64_reloc = R_X86_64_64, .relative_reloc = R_X86_64_RELATIVE,
+	.jump_slot_reloc = R_X86_64_JUMP_SLOT, .glob_dat_reloc = R_X86_64_GLOB_DAT,
+	.plt_entry_size = 16, .align_reloc = 0,
+};
+
 START_TEST(test_ops_fields)
 {
 	const struct arch_ops *a = &arch_x86_64;
 
-	ck_assert_str_eq(a->name, "x86_64");
-	ck_assert_uint_eq(a->machine, EM_X86_64);
-	ck_assert_uint_eq(a->insn_align, 1);
-	ck_assert_uint_eq(a->call_len, 5);
-	ck_assert_uint_eq(a->literal_size, 0);
-	ck_assert_uint_eq(a->abs64_reloc, R_X86_64_64);
-	ck_assert_uint_eq(a->relative_reloc, R_X86_64_RELATIVE);
-	ck_assert_uint_eq(a->jump_slot_reloc, R_X86_64_JUMP_SLOT);
-	ck_assert_uint_eq(a->glob_dat_reloc, R_X86_64_GLOB_DAT);
-	ck_assert_uint_eq(a->plt_entry_size, 16);
-	ck_assert_uint_eq(a->align_reloc, 0);
+	arch_check_ops_fields(a, &fields);
 	ck_assert_ptr_null(a->nop_unit_march);
 	ck_assert_str_eq(a->nop_name(1), "0x90");	/* -fpatchable-function-entry pads with 0x90 */
 	ck_assert_str_eq(a->nop_name(5), "NOP");
