@@ -110,6 +110,7 @@ e2e: san all fixtures
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/package.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/cli.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/arches.sh
+	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/ppc64le.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite PATCHSITE_PLAIN=$(CURDIR)/patchsite \
 		sh tests/e2e/hostile.sh
 	PATCHSITE_PLAIN=$(CURDIR)/patchsite sh tests/e2e/allocfail.sh
@@ -132,8 +133,11 @@ fuzz: san fixtures
 # qemu-system-x86_64 (PVH) as built, refilled and wrong; then a ppc64le
 # kernel cross-built with Debian's GCC 12 (-mprofile-kernel: mflr r0;
 # bl _mcount at each local entry point), its table against objdump's
-# calls and the kernel's own, cleared and refilled byte for byte, booted
-# under qemu-system-ppc64 (pseries) as built, refilled and wrong.  The
+# calls, cleared and refilled (the kernel as built but for the table, sorted,
+# and its relocations), booted under qemu-system-ppc64 (pseries) as built,
+# refilled and wrong (ppc64le.sh); then record and audit of that kernel
+# (build-kernel/powerpc/vmlinux, ppc64le-table.sh: no kernel is a failure)
+# against its own table, weak leftovers and all.  The
 # riscv64, arm64, x86_64 and ppc64le boots run an initramfs that turns the
 # function tracer on over every function and counts enabled_functions.
 kernel-check: all
@@ -142,6 +146,7 @@ kernel-check: all
 	PATCHSITE=$(CURDIR)/patchsite bash tests/kernel/call-ops-os.sh
 	PATCHSITE=$(CURDIR)/patchsite bash tests/kernel/x86.sh
 	PATCHSITE=$(CURDIR)/patchsite bash tests/kernel/ppc64le.sh
+	PATCHSITE=$(CURDIR)/patchsite bash tests/kernel/ppc64le-table.sh
 
 check: deps
 	$(MAKE) unit

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * archive.c - the member list of a thin archive (vmlinux.a, built-in.a).
+ * archive.c - archives, the only way a command reads or writes one.
  *
  * Strategy: a thin archive ("!<thin>\n") stores member headers but not the
  * members: each name is a path relative to the archive's directory, long
@@ -8,13 +8,17 @@
  * "/OFFSET".  libelf does not read thin archives, and a rewriting command
  * needs the member files themselves, so the headers are walked here, each
  * field bounds-checked.  Regular archives carry their members inline and
- * are read whole further down (elfio_ar_*): repad rewrites their members.
+ * are read whole further down (elfio_ar_*): a member is opened as an image
+ * from memory (elfio_open_memory, named "ARCHIVE(MEMBER)"), so that repad
+ * rewrites it with no temporary file, and the archive is written again
+ * through write.c's atomic writer.
  */
 #include <errno.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "elfio.h"
 
@@ -166,18 +170,27 @@ out:
 	return ret;
 }
 
-bool elfio_is_archive(const char *path)
+enum elfio_ar_kind elfio_archive_kind(const char *path)
 {
 	FILE *f = fopen(path, "rb");
 	char magic[8];
-	bool yes;
+	enum elfio_ar_kind k = ELFIO_AR_NONE;
 
 	if (!f)
-		return false;
-	yes = fread(magic, 1, 8, f) == 8 &&
-	      (!memcmp(magic, "!<thin>\n", 8) || !memcmp(magic, "!<arch>\n", 8));
+		return ELFIO_AR_NONE;
+	if (fread(magic, 1, 8, f) == 8) {
+		if (!memcmp(magic, "!<thin>\n", 8))
+			k = ELFIO_AR_THIN;
+		else if (!memcmp(magic, "!<arch>\n", 8))
+			k = ELFIO_AR_REGULAR;
+	}
 	fclose(f);
-	return yes;
+	return k;
+}
+
+bool elfio_is_archive(const char *path)
+{
+	return elfio_archive_kind(path) != ELFIO_AR_NONE;
 }
 
 /* --- Regular archives: read whole, members replaced, written atomically --- */
@@ -200,6 +213,7 @@ struct elfio_ar_member {
 
 struct elfio_ar {
 	char *path;
+	mode_t mode;		/* the input's permission bits */
 	struct elfio_ar_member *m;
 	size_t n;
 };
@@ -219,6 +233,7 @@ int elfio_ar_read(const char *path, struct elfio_ar **out)
 {
 	FILE *f = fopen(path, "rb");
 	struct elfio_ar *ar = calloc(1, sizeof(*ar));
+	struct stat st;
 	char magic[8];
 	size_t cap = 0;
 	int ret = -EINVAL;
@@ -229,6 +244,12 @@ int elfio_ar_read(const char *path, struct elfio_ar **out)
 		elfio_error(path, "%s", f ? "out of memory" : strerror(errno));
 		goto out;
 	}
+	if (fstat(fileno(f), &st) < 0) {
+		ret = -errno;
+		elfio_error(path, "%s", strerror(errno));
+		goto out;
+	}
+	ar->mode = st.st_mode & 07777;
 	ar->path = strdup(path);
 	if (!ar->path || fread(magic, 1, 8, f) != 8 || memcmp(magic, "!<arch>\n", 8)) {
 		elfio_error(path, "not a regular archive");
@@ -296,6 +317,67 @@ bool elfio_ar_is_object(const struct elfio_ar *ar, size_t i, const uint8_t **dat
 	       !memcmp(m->data, "\177ELF", 4);
 }
 
+/*
+ * Member i's name for messages: the header's ("name/", or "/OFFSET" into
+ * the "//" table, GNU's form), or its number when the header says none.
+ */
+static void member_name(const struct elfio_ar *ar, size_t i, char *buf, size_t len)
+{
+	const char *h = ar->m[i].hdr;
+	size_t k = 0;
+
+	if (h[0] == '/' && h[1] >= '0' && h[1] <= '9') {
+		const struct elfio_ar_member *names = NULL;
+		size_t off = 0;
+
+		for (int d = 1; d < 16 && h[d] >= '0' && h[d] <= '9'; d++)
+			off = off * 10 + (size_t)(h[d] - '0');
+		for (size_t j = 0; j < ar->n && !names; j++)
+			if (ar->m[j].is_names)
+				names = &ar->m[j];
+		if (names && off < names->size) {
+			const char *p = (const char *)names->data + off;
+			size_t max = names->size - off;
+
+			while (k < max && p[k] != '\n' && p[k] != '/')
+				k++;
+			if (k && k < max) {
+				snprintf(buf, len, "%.*s", (int)k, p);
+				return;
+			}
+		}
+	} else {
+		while (k < 16 && h[k] != '/' && h[k] != ' ')
+			k++;
+		if (k) {
+			snprintf(buf, len, "%.*s", (int)k, h);
+			return;
+		}
+	}
+	snprintf(buf, len, "member %zu", i);
+}
+
+int elfio_ar_open_member(struct elfio_ar *ar, size_t i, unsigned int flags, struct elfio **out)
+{
+	const uint8_t *data;
+	size_t size;
+	char name[256], *full = NULL;
+	int ret;
+
+	*out = NULL;
+	if (!elfio_ar_is_object(ar, i, &data, &size))
+		return 0;
+	member_name(ar, i, name, sizeof(name));
+	if (asprintf(&full, "%s(%s)", ar->path, name) < 0) {
+		elfio_error(ar->path, "out of memory");
+		return -ENOMEM;
+	}
+	*out = elfio_open_memory(full, data, size, flags);
+	ret = *out ? 0 : -errno;
+	free(full);
+	return ret;
+}
+
 int elfio_ar_replace(struct elfio_ar *ar, size_t i, uint8_t *data, size_t size)
 {
 	if (i >= ar->n || size >= 10000000000ull) {
@@ -326,7 +408,7 @@ static void put_be(uint8_t *p, uint64_t v, int n)
 		p[i] = (uint8_t)v;
 }
 
-int elfio_ar_write(struct elfio_ar *ar, const char *out_path, mode_t mode)
+int elfio_ar_write(struct elfio_ar *ar, const char *out_path)
 {
 	uint64_t *new_off = calloc(ar->n ? ar->n : 1, sizeof(*new_off));
 	uint64_t off = 8;
@@ -386,7 +468,7 @@ int elfio_ar_write(struct elfio_ar *ar, const char *out_path, mode_t mode)
 		if (ar->m[i].size & 1)
 			p[AR_HDR + ar->m[i].size] = '\n';
 	}
-	ret = elfio_write_file_atomic(out_path, buf, off, mode);
+	ret = elfio_write_file_atomic(out_path, buf, off, ar->mode);
 out:
 	free(buf);
 	free(new_off);

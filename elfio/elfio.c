@@ -7,7 +7,8 @@
  * touch, not the file size: a 350 MB vmlinux with full DWARF is read for
  * its section headers, its symbol table and the few text bytes at each
  * candidate, nothing more.  Compressed modules are the exception: they are
- * inflated into a buffer we own and given to libelf with elf_memory().
+ * inflated into a buffer we own and given to libelf with elf_memory(), as
+ * is an image opened from memory (an archive's member, elfio_open_memory).
  * Symbol tables and relocations are read where they lie: a table is checked
  * whole once, and only what a caller keeps is copied out (the sized
  * functions; every symbol only for elfio_symbols).  A caller done with a
@@ -539,6 +540,67 @@ static int index_sections(struct elfio *e)
 	return 0;
 }
 
+/*
+ * The image's bytes are there (the file, or e->mem): check them step by
+ * step, each with its own message, and have libelf read them.  magic: the
+ * first n (up to 8) bytes.
+ */
+static int parse_image(struct elfio *e, const uint8_t *magic, size_t n)
+{
+	int ret = -EINVAL;
+
+	if (n < SELFMAG || memcmp(magic, ELFMAG, SELFMAG) != 0) {
+		elfio_err(e, "not an ELF file");
+		return ret;
+	}
+	if (n < EI_DATA + 1 || e->file_size < EI_NIDENT) {
+		elfio_err(e, "truncated ELF header");
+		return ret;
+	}
+	if (magic[EI_CLASS] != ELFCLASS64) {
+		elfio_err(e, "%s ELF is not supported (only ELF64)",
+			  magic[EI_CLASS] == ELFCLASS32 ? "32-bit" : "unknown-class");
+		return ret;
+	}
+	if (magic[EI_DATA] != ELFDATA2LSB) {
+		elfio_err(e, "%s ELF is not supported (only little-endian)",
+			  magic[EI_DATA] == ELFDATA2MSB ? "big-endian" : "unknown-endian");
+		return ret;
+	}
+	if (e->file_size < sizeof(Elf64_Ehdr)) {
+		elfio_err(e, "truncated ELF header");
+		return ret;
+	}
+
+	errno = 0;
+	if (e->mem)
+		e->elf = elf_memory(e->mem, e->memlen);
+	else
+		e->elf = elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
+	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF)
+		return elfio_elf_err(e, "libelf's descriptor of the image", "not an ELF file");
+	if (!gelf_getehdr(e->elf, &e->ehdr))
+		return elfio_elf_err(e, "the ELF header", "cannot read the ELF header");
+	if (e->ehdr.e_ident[EI_VERSION] != EV_CURRENT || e->ehdr.e_version != EV_CURRENT) {
+		elfio_err(e, "unsupported ELF version %u", e->ehdr.e_version);
+		return ret;
+	}
+	if (e->ehdr.e_type != ET_REL && e->ehdr.e_type != ET_EXEC && e->ehdr.e_type != ET_DYN) {
+		elfio_err(e, "unsupported ELF type %u, %s", e->ehdr.e_type,
+			  et_name(e->ehdr.e_type));
+		return ret;
+	}
+
+	ret = load_sections(e);
+	if (ret)
+		return ret;
+	assign_addresses(e);
+	ret = index_sections(e);
+	if (ret)
+		return ret;
+	return 0;
+}
+
 struct elfio *elfio_open(const char *path, unsigned int flags)
 {
 	struct elfio *e = NULL;
@@ -599,58 +661,7 @@ struct elfio *elfio_open(const char *path, unsigned int flags)
 		memcpy(magic, e->mem, (size_t)n);
 	}
 
-	/* Step by step, each with its own message, before libelf parses it. */
-	if (n < SELFMAG || memcmp(magic, ELFMAG, SELFMAG) != 0) {
-		elfio_err(e, "not an ELF file");
-		goto err;
-	}
-	if (n < EI_DATA + 1 || e->file_size < EI_NIDENT) {
-		elfio_err(e, "truncated ELF header");
-		goto err;
-	}
-	if (magic[EI_CLASS] != ELFCLASS64) {
-		elfio_err(e, "%s ELF is not supported (only ELF64)",
-			  magic[EI_CLASS] == ELFCLASS32 ? "32-bit" : "unknown-class");
-		goto err;
-	}
-	if (magic[EI_DATA] != ELFDATA2LSB) {
-		elfio_err(e, "%s ELF is not supported (only little-endian)",
-			  magic[EI_DATA] == ELFDATA2MSB ? "big-endian" : "unknown-endian");
-		goto err;
-	}
-	if (e->file_size < sizeof(Elf64_Ehdr)) {
-		elfio_err(e, "truncated ELF header");
-		goto err;
-	}
-
-	errno = 0;
-	if (e->mem)
-		e->elf = elf_memory(e->mem, e->memlen);
-	else
-		e->elf = elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
-	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF) {
-		ret = elfio_elf_err(e, "libelf's descriptor of the image", "not an ELF file");
-		goto err;
-	}
-	if (!gelf_getehdr(e->elf, &e->ehdr)) {
-		ret = elfio_elf_err(e, "the ELF header", "cannot read the ELF header");
-		goto err;
-	}
-	if (e->ehdr.e_ident[EI_VERSION] != EV_CURRENT || e->ehdr.e_version != EV_CURRENT) {
-		elfio_err(e, "unsupported ELF version %u", e->ehdr.e_version);
-		goto err;
-	}
-	if (e->ehdr.e_type != ET_REL && e->ehdr.e_type != ET_EXEC && e->ehdr.e_type != ET_DYN) {
-		elfio_err(e, "unsupported ELF type %u, %s", e->ehdr.e_type,
-			  et_name(e->ehdr.e_type));
-		goto err;
-	}
-
-	ret = load_sections(e);
-	if (ret)
-		goto err;
-	assign_addresses(e);
-	ret = index_sections(e);
+	ret = parse_image(e, magic, (size_t)n);
 	if (ret)
 		goto err;
 	return e;
@@ -658,6 +669,42 @@ struct elfio *elfio_open(const char *path, unsigned int flags)
 err:
 	elfio_close(e);
 	errno = ret < 0 ? -ret : EINVAL;
+	return NULL;
+}
+
+struct elfio *elfio_open_memory(const char *name, const void *buf, size_t len,
+				unsigned int flags)
+{
+	struct elfio *e;
+	int ret = -ENOMEM;
+
+	elf_version(EV_CURRENT);
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	e->fd = -1;
+	e->flags = flags;
+	e->path = strdup(name);
+	/* ours, for libelf to read (and inflate sections of) as it reads a file */
+	e->mem = elfio_calloc(len ? len : 1, 1);
+	if (!e->path || !e->mem) {
+		if (!(flags & ELFIO_QUIET))
+			elfio_error(name, "out of memory for a %zu-byte image", len);
+		goto err;
+	}
+	memcpy(e->mem, buf, len);
+	e->memlen = len;
+	e->file_size = len;
+	e->mode = 0644;
+	ret = parse_image(e, e->mem, len < 8 ? len : 8);
+	if (ret)
+		goto err;
+	return e;
+err:
+	elfio_close(e);
+	errno = -ret;
 	return NULL;
 }
 
@@ -706,6 +753,16 @@ const uint8_t *elfio_raw(struct elfio *e, size_t *len)
 	*len = p ? n : 0;
 	return p;
 }
+
+bool elfio_same_file(const char *a, const char *b)
+{
+	struct stat x, y;
+
+	if (!strcmp(a, b))
+		return true;
+	return !stat(a, &x) && !stat(b, &y) && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
 size_t elfio_nsections(const struct elfio *e) { return e->nsec; }
 
 struct elfio_section *elfio_section(struct elfio *e, size_t index)
@@ -828,6 +885,17 @@ int elfio_section_data(struct elfio *e, struct elfio_section *s)
 	prefault(e, s->data, s->size);
 	s->loaded = true;
 	return 0;
+}
+
+bool elfio_section_bytes(struct elfio *e, const struct elfio_section *s, const uint8_t **data,
+			 size_t *size)
+{
+	Elf_Data *d = s->scn ? elf_getdata(s->scn, NULL) : NULL;
+
+	(void)e;
+	*data = d ? d->d_buf : NULL;
+	*size = d ? d->d_size : 0;
+	return d != NULL;
 }
 
 struct elfio_section *elfio_addr_to_sec(struct elfio *e, uint64_t addr)
@@ -1360,45 +1428,101 @@ const struct elfio_symbol *elfio_function_at(struct elfio *e, uint64_t addr, uin
 	return pre;
 }
 
+uint64_t elfio_symbol_value(struct elfio *e, const struct elfio_symbol *s)
+{
+	/* decode_sym's addr, undone: exact, modulo 2^64 as it was added */
+	if (e->ehdr.e_type == ET_REL && s->in_section && s->shndx < e->nsec)
+		return s->addr - e->secs[s->shndx].addr;
+	return s->addr;
+}
+
+void elfio_symbol_put(uint8_t *table, size_t i, uint64_t value, uint64_t size)
+{
+	uint8_t *p = table + i * sizeof(Elf64_Sym);
+
+	put_le64(p + offsetof(Elf64_Sym, st_value), value);
+	put_le64(p + offsetof(Elf64_Sym, st_size), size);
+}
+
 /* --- Relocations ---------------------------------------------------------- */
 
-int elfio_relas_raw(struct elfio *e, struct elfio_section *rel, const uint8_t **raw,
-		    size_t *count)
+/*
+ * Check relocation section rel once, whole: its kind, entry size and
+ * bytes, and the symbol index of every entry against the table its sh_link
+ * names (libelf's gelf_getrela checks none of that but the bytes; a bad
+ * index found later, where a symbol is read, is an error with no section
+ * or entry in it).
+ */
+static int check_relocs(struct elfio *e, struct elfio_section *rel, struct elfio_relocs *r)
 {
+	bool rela = rel->shdr.sh_type == SHT_RELA;
+	size_t entsize = rela ? sizeof(Elf64_Rela) : sizeof(Elf64_Rel);
 	Elf_Data *d;
 
-	*raw = NULL;
-	*count = 0;
-	if (rel->shdr.sh_type != SHT_RELA) {
-		elfio_err(e, "section '%s' is not a SHT_RELA section", rel->name);
+	memset(r, 0, sizeof(*r));
+	if (rel->shdr.sh_type != SHT_RELA && rel->shdr.sh_type != SHT_REL) {
+		elfio_err(e, "section '%s' is not a relocation section", rel->name);
 		return -EINVAL;
 	}
-	if (rel->shdr.sh_entsize != sizeof(Elf64_Rela) || rel->shdr.sh_size % sizeof(Elf64_Rela)) {
+	/* inflated in place (its header then says how big it is), as its bytes are read */
+	if ((rel->shdr.sh_flags & SHF_COMPRESSED) && elfio_section_data(e, rel))
+		return -EINVAL;
+	if (rel->shdr.sh_entsize != entsize || rel->shdr.sh_size % entsize) {
 		elfio_err(e, "relocation section '%s' has a bad entry size", rel->name);
 		return -EINVAL;
 	}
-	size_t n = rel->shdr.sh_size / sizeof(Elf64_Rela);
+	size_t n = rel->shdr.sh_size / entsize;
 	errno = 0;
 	d = elf_getdata(rel->scn, NULL);
 	if (!d && n) {
 		return elfio_elf_err(e, "a relocation section", "relocation section '%s'",
 				     rel->name);
 	}
-	if (d && d->d_size < n * sizeof(Elf64_Rela)) {
+	if (d && d->d_size < n * entsize) {
 		elfio_err(e, "relocation section '%s' is truncated", rel->name);
 		return -EINVAL;
 	}
-	*raw = d ? d->d_buf : NULL;
-	*count = n;
+	r->raw = d ? d->d_buf : NULL;
+	r->count = n;
+	r->entsize = entsize;
+	r->file_off = rel->shdr.sh_offset;
+	if (rel->relocs_checked)
+		return 0;
+
+	size_t link = rel->shdr.sh_link, nsyms = 1;
+	bool table = link && link < e->nsec && (e->secs[link].shdr.sh_type == SHT_SYMTAB ||
+						 e->secs[link].shdr.sh_type == SHT_DYNSYM);
+
+	if (table)
+		nsyms = e->secs[link].shdr.sh_size / sizeof(Elf64_Sym);
+	for (size_t i = 0; i < n; i++) {
+		struct elfio_rela v = elfio_relocs_get(r, i);
+
+		if (v.sym < nsyms)
+			continue;
+		if (table)
+			elfio_err(e, "relocation section '%s': relocation %zu names symbol %u, past the "
+				  "end of '%s' (%zu symbols)", rel->name, i, v.sym,
+				  e->secs[link].name, nsyms);
+		else
+			elfio_err(e, "relocation section '%s': relocation %zu names symbol %u, but the "
+				  "section links to no symbol table", rel->name, i, v.sym);
+		return -EINVAL;
+	}
+	rel->relocs_checked = true;
 	return 0;
+}
+
+int elfio_relocs(struct elfio *e, struct elfio_section *rel, struct elfio_relocs *out)
+{
+	return check_relocs(e, rel, out);
 }
 
 int elfio_relas(struct elfio *e, struct elfio_section *rel, const struct elfio_rela **out,
 		size_t *count)
 {
+	struct elfio_relocs r;
 	struct elfio_rela *v;
-	const uint8_t *raw;
-	size_t n;
 	int ret;
 
 	*out = NULL;
@@ -1408,27 +1532,37 @@ int elfio_relas(struct elfio *e, struct elfio_section *rel, const struct elfio_r
 		*count = rel->nrelas;
 		return 0;
 	}
-	ret = elfio_relas_raw(e, rel, &raw, &n);
+	ret = check_relocs(e, rel, &r);
 	if (ret)
 		return ret;
-	v = elfio_calloc(n ? n : 1, sizeof(*v));
+	v = elfio_calloc(r.count ? r.count : 1, sizeof(*v));
 	if (!v) {
-		elfio_err(e, "out of memory for %zu relocations of '%s'", n, rel->name);
+		elfio_err(e, "out of memory for %zu relocations of '%s'", r.count, rel->name);
 		return -ENOMEM;
 	}
 	/*
-	 * Straight from the (mapped) section, as the symbols are: the image is
-	 * ELF64 LSB (checked at open) and so is every host we build for.  An
-	 * arm64 vmlinux has 140,000 relocations; gelf_getrela per entry was a
-	 * tenth of `record`.
+	 * Straight from the (mapped) section, as the symbols are: an arm64
+	 * vmlinux has 140,000 relocations; gelf_getrela per entry was a tenth
+	 * of `record`.
 	 */
-	for (size_t i = 0; i < n; i++)
-		v[i] = elfio_rela_get(raw, i);
+	for (size_t i = 0; i < r.count; i++)
+		v[i] = elfio_relocs_get(&r, i);
 	rel->relas = v;
-	rel->nrelas = n;
+	rel->nrelas = r.count;
 	*out = v;
-	*count = n;
+	*count = r.count;
 	return 0;
+}
+
+size_t elfio_reloc_encode(const struct elfio_section *rel, const struct elfio_rela *v,
+			  uint8_t *out)
+{
+	put_le64(out, v->offset);
+	put_le64(out + 8, ELF64_R_INFO((uint64_t)v->sym, (uint64_t)v->type));
+	if (rel->shdr.sh_type != SHT_RELA)
+		return sizeof(Elf64_Rel);
+	put_le64(out + 16, (uint64_t)v->addend);
+	return sizeof(Elf64_Rela);
 }
 
 int elfio_read_u64(struct elfio *e, uint64_t addr, uint64_t *val)

@@ -13,7 +13,9 @@
  *    elfio_addr_to_sec() maps it back for printing ("SECTION+0xOFF").
  *  - symbols with absolute (or synthetic) addresses, and the sized
  *    function symbols sorted by address for lookups;
- *  - relocation sections decoded into arrays;
+ *  - relocation sections (SHT_RELA and SHT_REL) checked whole and decoded
+ *    by one reader, kept in arrays or read where they lie;
+ *  - images held in memory (an archive's members), and archives;
  *  - one writer for a changed image (elfio_rw, rewrite.c): byte patches,
  *    new section contents and headers, a new segment, all on the image
  *    already open, committed once to a temporary file beside the target,
@@ -48,10 +50,11 @@ struct elfio_section {
 	const uint8_t *data;
 	size_t size;
 	bool loaded;
-	/* SHT_RELA: the entries, decoded once (ours, elfio_calloc'd); NULL until
-	   elfio_relas() */
+	/* SHT_RELA/SHT_REL: the entries, decoded once (ours, elfio_calloc'd); NULL
+	   until elfio_relas() */
 	struct elfio_rela *relas;
 	size_t nrelas;
+	bool relocs_checked;	/* entry size and symbol indexes checked (elfio_relocs) */
 };
 
 struct elfio_symbol {
@@ -72,10 +75,12 @@ struct elfio_symtab {
 	struct elfio_symbol *syms;
 };
 
+/* One relocation, whatever its section's kind: SHT_REL's addend is 0 (it lies in the bytes
+   it relocates, which the caller reads). */
 struct elfio_rela {
 	uint64_t offset;	/* r_offset */
 	uint32_t type;
-	uint32_t sym;
+	uint32_t sym;		/* checked: an index into the section's sh_link table */
 	int64_t addend;
 };
 
@@ -85,7 +90,16 @@ struct elfio;
 #define ELFIO_QUIET	0x1	/* do not print errors (used by probes) */
 
 struct elfio *elfio_open(const char *path, unsigned int flags);
+/*
+ * An image held in memory (an archive's member), copied: errors name it
+ * `name`.  Not decompressed, never written in place; a rewrite of it is
+ * committed to memory (elfio_rw_commit_memory).
+ */
+struct elfio *elfio_open_memory(const char *name, const void *buf, size_t len,
+				unsigned int flags);
 void elfio_close(struct elfio *e);
+/* Whether paths a and b name one file (the same path, or the same inode). */
+bool elfio_same_file(const char *a, const char *b);
 
 const char *elfio_path(const struct elfio *e);
 const GElf_Ehdr *elfio_ehdr(const struct elfio *e);
@@ -106,6 +120,15 @@ struct elfio_section *elfio_find_section_by_name(struct elfio *e, const char *na
 
 /* Load (and decompress) a section's bytes; NOBITS gives data NULL, size 0. */
 int elfio_section_data(struct elfio *e, struct elfio_section *s);
+/*
+ * Section s's bytes as a rewrite of the object keeps them, not loaded
+ * (libelf's, valid until elfio_close): a section of symbols or
+ * relocations only when its size is a whole number of entries, an
+ * SHF_COMPRESSED one as the file holds it unless something inflated it in
+ * place (elfio_section_data, libdw).  false when there are none.
+ */
+bool elfio_section_bytes(struct elfio *e, const struct elfio_section *s, const uint8_t **data,
+			 size_t *size);
 bool is_text_section(const struct elfio_section *s);
 /*
  * Done with a section's bytes for a while: the pages of it that lie in the
@@ -149,26 +172,85 @@ int elfio_functions(struct elfio *e, const struct elfio_symbol *const **out, siz
 const struct elfio_symbol *elfio_function_at(struct elfio *e, uint64_t addr, uint64_t before);
 
 /*
- * A SHT_RELA section's entries, decoded on first use and kept (elfio owns
- * them; valid until elfio_close).
+ * A symbol's st_value as the file has it (in ET_REL, its offset in its
+ * section, not the synthetic address), for a symbol in a section or
+ * SHN_ABS.
+ */
+uint64_t elfio_symbol_value(struct elfio *e, const struct elfio_symbol *s);
+/*
+ * In a copy of a symbol table's bytes (elfio_section_bytes), symbol i's
+ * st_value and st_size set.
+ */
+void elfio_symbol_put(uint8_t *table, size_t i, uint64_t value, uint64_t size);
+
+/*
+ * The one relocation reader.  A SHT_RELA or SHT_REL section (ELF64, as
+ * elfio_open takes only ELF64; inflated first if SHF_COMPRESSED) is checked
+ * whole on first use, each fault with its own message: the kind, the entry
+ * size, the bytes, and every entry's symbol index against the table
+ * sh_link names (a section that links to none may only use symbol 0).
+ * Then its entries are decoded one
+ * way, into struct elfio_rela, by elfio_relas (all of them, kept: elfio
+ * owns them until elfio_close) or elfio_relocs (where they lie, for one
+ * pass over a large table with no copy kept: entry i is
+ * elfio_relocs_get(&r, i)).
  */
 int elfio_relas(struct elfio *e, struct elfio_section *rel, const struct elfio_rela **out,
 		size_t *count);
 
-/*
- * A SHT_RELA section's entries where they lie, for one pass with no
- * decoded copy kept (checked as elfio_relas checks them): entry i is
- * elfio_rela_get(raw, i).
- */
-int elfio_relas_raw(struct elfio *e, struct elfio_section *rel, const uint8_t **raw,
-		    size_t *count);
-static inline struct elfio_rela elfio_rela_get(const uint8_t *raw, size_t i)
-{
-	Elf64_Rela r;
+struct elfio_relocs {
+	const uint8_t *raw;	/* the entries (libelf's, valid until elfio_close) */
+	size_t count;
+	size_t entsize;		/* sizeof(Elf64_Rela), or sizeof(Elf64_Rel): no addend */
+	uint64_t file_off;	/* of the first entry in the file (sh_offset) */
+};
+int elfio_relocs(struct elfio *e, struct elfio_section *rel, struct elfio_relocs *out);
 
-	memcpy(&r, raw + i * sizeof(r), sizeof(r));
-	return (struct elfio_rela){ r.r_offset, (uint32_t)ELF64_R_TYPE(r.r_info),
-				    (uint32_t)ELF64_R_SYM(r.r_info), r.r_addend };
+static inline struct elfio_rela elfio_relocs_get(const struct elfio_relocs *r, size_t i)
+{
+	/* the image is ELF64 LSB (checked at open) and so is every host we build for */
+	if (r->entsize == sizeof(Elf64_Rela)) {
+		Elf64_Rela a;
+
+		memcpy(&a, r->raw + i * sizeof(a), sizeof(a));
+		return (struct elfio_rela){ a.r_offset, (uint32_t)ELF64_R_TYPE(a.r_info),
+					    (uint32_t)ELF64_R_SYM(a.r_info), a.r_addend };
+	}
+	Elf64_Rel b;
+
+	memcpy(&b, r->raw + i * sizeof(b), sizeof(b));
+	return (struct elfio_rela){ b.r_offset, (uint32_t)ELF64_R_TYPE(b.r_info),
+				    (uint32_t)ELF64_R_SYM(b.r_info), 0 };
+}
+
+/*
+ * Entry i of checked relocation section rel: where it lies in the file,
+ * and its bytes for v (ELF64 LSB: r_offset, r_info, and for SHT_RELA
+ * r_addend) in out[0..entsize), entsize returned.  For byte patches and
+ * copies that the caller writes.
+ */
+static inline uint64_t elfio_reloc_file_offset(const struct elfio_section *rel, size_t i)
+{
+	return rel->shdr.sh_offset + i * rel->shdr.sh_entsize;
+}
+size_t elfio_reloc_encode(const struct elfio_section *rel, const struct elfio_rela *v,
+			  uint8_t *out);
+/* The other way: one entry of rel's kind, as it was read back from a file. */
+static inline struct elfio_rela elfio_reloc_decode(const struct elfio_section *rel,
+						   const uint8_t *entry)
+{
+	const struct elfio_relocs r = {
+		.raw = entry, .count = 1,
+		.entsize = rel->shdr.sh_type == SHT_RELA ? sizeof(Elf64_Rela) : sizeof(Elf64_Rel),
+	};
+
+	return elfio_relocs_get(&r, 0);
+}
+/* The same, into a copy of the section's bytes at entry i. */
+static inline void elfio_reloc_put(const struct elfio_section *rel, uint8_t *table, size_t i,
+				   const struct elfio_rela *v)
+{
+	elfio_reloc_encode(rel, v, table + i * rel->shdr.sh_entsize);
 }
 
 /* Read a little-endian 64-bit value at address addr; -ERANGE if not mapped. */
@@ -258,6 +340,17 @@ int elfio_write_edited_check(struct elfio *e, const struct elfio_edits *ed, cons
 			     const struct elfio_write_check *chk);
 
 /*
+ * A file read back after it was written, for a read-back check: through a
+ * window of 64 KiB, refilled where a read falls outside it (a table read in
+ * order costs a read per window).  NULL with errno set; a read 0, or a
+ * negative errno (-EIO past the end).
+ */
+struct elfio_readback;
+struct elfio_readback *elfio_readback_open(const char *path);
+int elfio_readback_read(struct elfio_readback *rb, uint64_t off, void *out, size_t len);
+void elfio_readback_close(struct elfio_readback *rb);
+
+/*
  * Generic atomic write of a buffer produced by the caller: same rules.
  * mode is used when out_path does not exist yet.
  */
@@ -331,6 +424,11 @@ bool elfio_rw_changes(const struct elfio_rw *w);
 int elfio_rw_commit(struct elfio_rw *w, const char *out_path,
 		    const struct elfio_write_check *chk);
 /*
+ * The same rewrite (new section contents, byte patches; not a new segment)
+ * into memory: *buf malloc'd, the caller's.
+ */
+int elfio_rw_commit_memory(struct elfio_rw *w, uint8_t **buf, size_t *len);
+/*
  * Byte patches only: write them into the open image where it lies
  * (elfio_write_in_place); chk->check gets the image's own path.
  */
@@ -380,7 +478,13 @@ int elfio_dwarf_unit_ranges(struct elfio_dwarf *d, int (*fn)(void *ctx, uint64_t
 int elfio_dwarf_cu(struct elfio_dwarf *d, struct elfio *e, uint64_t addr, const char **name,
 		   const char **producer);
 
-/* --- Thin archives ----------------------------------------------------------- */
+/* --- Archives (archive.c) ------------------------------------------------------ */
+
+/* What the file at path is: an archive of either kind, or not one (unreadable included). */
+enum elfio_ar_kind { ELFIO_AR_NONE, ELFIO_AR_THIN, ELFIO_AR_REGULAR };
+enum elfio_ar_kind elfio_archive_kind(const char *path);
+/* True if the file starts like an ar archive. */
+bool elfio_is_archive(const char *path);
 
 /*
  * The member paths of a thin archive (resolved against the archive's
@@ -388,13 +492,13 @@ int elfio_dwarf_cu(struct elfio_dwarf *d, struct elfio *e, uint64_t addr, const 
  * archives are refused (their members are inline).  0 or negative errno, error printed.
  */
 int elfio_thin_archive_members(const char *path, char ***names, size_t *count);
-/* True if the file starts like an ar archive. */
-bool elfio_is_archive(const char *path);
 
 /*
- * A regular archive, read whole: its members can be replaced and the
- * archive written again (atomically), its symbol index's member offsets
- * rewritten for the new sizes.  Errors printed; 0 or a negative errno.
+ * A regular archive, read whole: each ELF member can be opened as an image
+ * (from memory, named "ARCHIVE(MEMBER)" in errors), replaced, and the
+ * archive written again atomically (write.c's temporary, fsync, rename),
+ * with the input's mode and its symbol index's member offsets rewritten for
+ * the new sizes.  Errors printed; 0 or a negative errno.
  */
 struct elfio_ar;
 int elfio_ar_read(const char *path, struct elfio_ar **out);
@@ -402,9 +506,14 @@ void elfio_ar_free(struct elfio_ar *ar);
 size_t elfio_ar_count(const struct elfio_ar *ar);
 /* Member i's bytes; true if it is an ELF object (not the index or names). */
 bool elfio_ar_is_object(const struct elfio_ar *ar, size_t i, const uint8_t **data, size_t *size);
+/*
+ * Member i opened with elfio_open_memory: 0 and *out (elfio_close it), 0
+ * and *out NULL when the member is no ELF object, or a negative errno.
+ */
+int elfio_ar_open_member(struct elfio_ar *ar, size_t i, unsigned int flags, struct elfio **out);
 /* Replace member i's bytes with data (malloc'd, now the archive's). */
 int elfio_ar_replace(struct elfio_ar *ar, size_t i, uint8_t *data, size_t size);
-int elfio_ar_write(struct elfio_ar *ar, const char *out_path, mode_t mode);
+int elfio_ar_write(struct elfio_ar *ar, const char *out_path);
 
 /* --- Building a small relocatable object ------------------------------- */
 

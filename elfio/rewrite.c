@@ -319,8 +319,14 @@ libelf_err:
 	return elfio_elf_err(w->e, "the output object", "cannot build the output");
 }
 
-static int commit_rel(struct elfio_rw *w, const char *out_path, const struct elfio_write_check *chk)
+/*
+ * libelf's layout of the changed object, into a memfd: then either
+ * written atomically to out_path, or (buf != NULL) copied to *buf.
+ */
+static int commit_rel(struct elfio_rw *w, const char *out_path, const struct elfio_write_check *chk,
+		      uint8_t **buf, size_t *len)
 {
+	const char *name = out_path ? out_path : elfio_path(w->e);
 	Elf *out = NULL;
 	void *map = MAP_FAILED;
 	struct stat st = { 0 };
@@ -328,7 +334,7 @@ static int commit_rel(struct elfio_rw *w, const char *out_path, const struct elf
 
 	fd = memfd_create("patchsite-rewrite", MFD_CLOEXEC);
 	if (fd < 0) {
-		elfio_error(out_path, "memfd_create: %s", strerror(errno));
+		elfio_error(name, "memfd_create: %s", strerror(errno));
 		return -errno;
 	}
 	errno = 0;
@@ -344,17 +350,29 @@ static int commit_rel(struct elfio_rw *w, const char *out_path, const struct elf
 	out = NULL;
 	if (fstat(fd, &st) < 0) {
 		ret = -errno;
-		elfio_error(out_path, "fstat: %s", strerror(errno));
+		elfio_error(name, "fstat: %s", strerror(errno));
 		goto out;
 	}
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (map == MAP_FAILED) {
 		ret = -errno;
-		elfio_error(out_path, "mmap: %s", strerror(errno));
+		elfio_error(name, "mmap: %s", strerror(errno));
 		goto out;
 	}
-	ret = elfio_write_file_atomic_check(out_path, map, (size_t)st.st_size, elfio_mode(w->e),
-					    chk);
+	if (buf) {
+		*buf = malloc(st.st_size ? (size_t)st.st_size : 1);
+		if (!*buf) {
+			ret = -ENOMEM;
+			elfio_error(name, "out of memory for a %zu-byte object", (size_t)st.st_size);
+			goto out;
+		}
+		memcpy(*buf, map, (size_t)st.st_size);
+		*len = (size_t)st.st_size;
+		ret = 0;
+	} else {
+		ret = elfio_write_file_atomic_check(out_path, map, (size_t)st.st_size,
+						    elfio_mode(w->e), chk);
+	}
 out:
 	if (map != MAP_FAILED)
 		munmap(map, (size_t)st.st_size);
@@ -492,9 +510,56 @@ int elfio_rw_commit(struct elfio_rw *w, const char *out_path, const struct elfio
 			elfio_err(w->e, "byte patches and new section contents in one rewrite");
 			return -EINVAL;
 		}
-		return commit_rel(w, out_path, chk);
+		return commit_rel(w, out_path, chk, NULL, NULL);
 	}
 	return elfio_write_edited_check(w->e, &w->patches, out_path, chk);
+}
+
+int elfio_rw_commit_memory(struct elfio_rw *w, uint8_t **buf, size_t *len)
+{
+	const uint8_t *raw;
+	size_t rawlen;
+
+	*buf = NULL;
+	*len = 0;
+	if (w->has_seg) {
+		elfio_err(w->e, "a new segment is written to a file, not to memory");
+		return -EINVAL;
+	}
+	if (w->relayout) {
+		if (w->patches.n) {
+			elfio_err(w->e, "byte patches and new section contents in one rewrite");
+			return -EINVAL;
+		}
+		return commit_rel(w, NULL, NULL, buf, len);
+	}
+	/* byte patches on a copy of the image, as elfio_write_edited writes them on the file's */
+	raw = elfio_raw(w->e, &rawlen);
+	if (!raw) {
+		elfio_err(w->e, "the image's bytes are not available");
+		return -EINVAL;
+	}
+	*buf = malloc(rawlen ? rawlen : 1);
+	if (!*buf) {
+		elfio_err(w->e, "out of memory for a %zu-byte image", rawlen);
+		return -ENOMEM;
+	}
+	memcpy(*buf, raw, rawlen);
+	for (size_t i = 0; i < w->patches.n; i++) {
+		const struct elfio_edit *ed = &w->patches.v[i];
+
+		if (ed->off > rawlen || ed->len > rawlen - ed->off) {
+			/* an edit past the end: a bug, never extend silently */
+			elfio_err(w->e, "a patch at %#" PRIx64 " lies past the end of the image",
+				  ed->off);
+			free(*buf);
+			*buf = NULL;
+			return -ERANGE;
+		}
+		memcpy(*buf + ed->off, ed->bytes, ed->len);
+	}
+	*len = rawlen;
+	return 0;
 }
 
 int elfio_rw_commit_in_place(struct elfio_rw *w, unsigned int flags,

@@ -13,7 +13,8 @@
  * copy_file_range, so a 350 MB vmlinux costs a kernel-side copy; a
  * pread/pwrite loop only where the kernel refuses both, e.g. across
  * filesystems on older kernels) and the edits are pwrite()n on top.  An
- * edit of the image itself, where it lies, is journal.c's.
+ * edit of the image itself, where it lies, is journal.c's.  A read-back
+ * check reads what was written through elfio_readback (windows of 64 KiB).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -307,4 +308,61 @@ int elfio_write_edited_check(struct elfio *e, const struct elfio_edits *ed, cons
 	struct stat ost;
 	mode_t mode = stat(out_path, &ost) == 0 ? (ost.st_mode & 07777) : (st.st_mode & 07777);
 	return finish(fd, tmp, out_path, mode, chk);
+}
+
+/* --- Reading a written file back -------------------------------------------- */
+
+struct elfio_readback {
+	int fd;
+	uint64_t off, len;	/* what buf holds */
+	uint8_t buf[1 << 16];
+};
+
+struct elfio_readback *elfio_readback_open(const char *path)
+{
+	struct elfio_readback *rb = malloc(sizeof(*rb));
+
+	if (!rb) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	rb->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (rb->fd < 0) {
+		int err = errno;
+		free(rb);
+		errno = err;
+		return NULL;
+	}
+	rb->off = rb->len = 0;
+	return rb;
+}
+
+int elfio_readback_read(struct elfio_readback *rb, uint64_t off, void *out, size_t len)
+{
+	if (len > sizeof(rb->buf))
+		return -EINVAL;
+	if (off < rb->off || off + len > rb->off + rb->len) {
+		ssize_t n;
+
+		do
+			n = pread(rb->fd, rb->buf, sizeof(rb->buf), (off_t)off);
+		while (n < 0 && errno == EINTR);
+		if (n < 0)
+			return -errno;
+		rb->off = off;
+		rb->len = (uint64_t)n;
+		if ((uint64_t)n < len)
+			return -EIO;
+	}
+	memcpy(out, rb->buf + (off - rb->off), len);
+	return 0;
+}
+
+void elfio_readback_close(struct elfio_readback *rb)
+{
+	if (!rb)
+		return;
+	if (rb->fd >= 0)
+		close(rb->fd);
+	free(rb);
 }

@@ -42,25 +42,17 @@
 #include <elf.h>
 #include <endian.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "recordsites.h"
 
 struct covered {
 	bool has;
-	uint64_t file_off;	/* of the Elf64_Rela */
+	const struct elfio_section *sec;	/* the relocation section holding it */
+	uint64_t file_off;	/* of its entry */
 	struct elfio_rela cur;
 };
-
-static void le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
 
 /* Find the .rela.dyn entries that cover the table's slots. */
 static int find_covering(struct record *r, const struct site_table *tb, struct covered *cov)
@@ -88,7 +80,8 @@ static int find_covering(struct record *r, const struct site_table *tb, struct c
 			}
 			struct covered *c = &cov[(v[i].offset - tb->start) / 8];
 			c->has = true;
-			c->file_off = s->shdr.sh_offset + i * sizeof(Elf64_Rela);
+			c->sec = s;
+			c->file_off = elfio_reloc_file_offset(s, i);
 			c->cur = v[i];
 		}
 	}
@@ -105,28 +98,6 @@ struct readback {
 	bool applied;			/* values go in place too, not only in addends */
 };
 
-/* The edited file read back in 64 KiB windows (a table is read in order). */
-struct window {
-	int fd;
-	uint64_t off, len;	/* what buf holds */
-	uint8_t buf[1 << 16];
-};
-
-static int window_read(struct window *wd, uint64_t off, void *out, size_t len)
-{
-	if (off < wd->off || off + len > wd->off + wd->len) {
-		ssize_t n = pread(wd->fd, wd->buf, sizeof(wd->buf), (off_t)off);
-		if (n < 0)
-			return -errno;
-		wd->off = off;
-		wd->len = (uint64_t)n;
-		if ((uint64_t)n < len)
-			return -EIO;
-	}
-	memcpy(out, wd->buf + (off - wd->off), len);
-	return 0;
-}
-
 /*
  * In place, only the table's slots and their .rela.dyn entries were written
  * (no text, no symbol, no other table: the sites, found from those, are the
@@ -139,43 +110,41 @@ static int read_back_in_place(const char *path, void *ctx)
 	const struct readback *rb = ctx;
 	const struct site_table *tb = rb->tb;
 	struct record *r = rb->r;
-	struct window *slots = NULL, *relas = NULL;
-	int fd, ret = -EIO;
+	/* two windows on the file: the slots, and their relocations */
+	struct elfio_readback *slots = NULL, *relas = NULL;
+	int ret = -EIO;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	slots = malloc(sizeof(*slots));
-	relas = malloc(sizeof(*relas));
-	if (fd < 0 || !slots || !relas) {
-		ret = fd < 0 ? -errno : -ENOMEM;
-		if (fd < 0)
+	slots = elfio_readback_open(path);
+	relas = slots ? elfio_readback_open(path) : NULL;
+	if (!slots || !relas) {
+		ret = -errno;
+		if (ret != -ENOMEM)
 			elfio_error(path, "cannot read back the written table: %s", strerror(-ret));
 		else
 			elfio_error(path, "out of memory for reading back the written table; "
 				    "rolled back");
 		goto out;
 	}
-	*slots = (struct window){ .fd = fd };
-	*relas = (struct window){ .fd = fd };
 	for (size_t i = 0; i < tb->count; i++) {
 		uint64_t v, content = rb->cov[i].has && !rb->applied ? 0 : rb->want[i];
 
-		if (window_read(slots, rb->slot_off[i], &v, 8))
+		if (elfio_readback_read(slots, rb->slot_off[i], &v, 8))
 			goto bad;
 		v = le64toh(v);
 		if (v != content)
 			goto bad;
 		if (rb->cov[i].has) {
-			Elf64_Rela er;
+			uint8_t eb[24];
+			size_t es = rb->cov[i].sec->shdr.sh_entsize;
 
-			if (window_read(relas, rb->cov[i].file_off, &er, sizeof(er)))
+			if (es > sizeof(eb) || elfio_readback_read(relas, rb->cov[i].file_off, eb, es))
 				goto bad;
-			uint32_t type = (uint32_t)ELF64_R_TYPE(le64toh(er.r_info));
-			if (le64toh(er.r_offset) != tb->start + 8 * i ||
-			    ELF64_R_SYM(le64toh(er.r_info)) != 0)
+			struct elfio_rela er = elfio_reloc_decode(rb->cov[i].sec, eb);
+			if (er.offset != tb->start + 8 * i || er.sym != 0)
 				goto bad;
-			if (type == r->arch->relative_reloc)
-				v = le64toh((uint64_t)er.r_addend);
-			else if (type != 0 || er.r_addend)
+			if (er.type == r->arch->relative_reloc)
+				v = (uint64_t)er.addend;
+			else if (er.type != 0 || er.addend)
 				goto bad;
 		}
 		if (v != rb->want[i] || (v && record_find(r, v) < 0)) {
@@ -189,22 +158,15 @@ bad:
 	}
 	ret = 0;
 out:
-	free(slots);
-	free(relas);
-	if (fd >= 0)
-		close(fd);
+	elfio_readback_close(slots);
+	elfio_readback_close(relas);
 	return ret;
 }
 
 /* Does out_path name the input's file (the same inode, whatever the path)? */
 static bool same_file(struct elfio *e, const char *out_path)
 {
-	struct stat a, b;
-
-	if (!strcmp(out_path, elfio_path(e)))
-		return true;
-	return stat(out_path, &a) == 0 && stat(elfio_path(e), &b) == 0 && a.st_dev == b.st_dev &&
-	       a.st_ino == b.st_ino;
+	return elfio_same_file(out_path, elfio_path(e));
 }
 
 static int read_back(const char *tmp, void *ctx)
@@ -355,24 +317,22 @@ int record_write_in_place(struct record *r, const struct inplace_options *o, con
 		slot_off[i] = off;
 		elfio_read_u64(r->e, tb->start + 8 * i, &cur);
 		if (cur != content) {
-			le64(b, content);
+			put_le64(b, content);
 			if ((ret = elfio_rw_patch(w, off, b, 8)))
 				goto out;
 		}
 		if (cov[i].has) {
-			Elf64_Rela nr = {
-				.r_offset = cov[i].cur.offset,
-				.r_info = v ? ELF64_R_INFO(0, r->arch->relative_reloc) : ELF64_R_INFO(0, 0),
-				.r_addend = (Elf64_Sxword)v,
+			struct elfio_rela nr = {
+				.offset = cov[i].cur.offset,
+				.type = v ? r->arch->relative_reloc : 0,
+				.addend = (int64_t)v,
 			};
-			uint32_t ntype = v ? r->arch->relative_reloc : 0;
-			if (cov[i].cur.type != ntype || cov[i].cur.sym != 0 ||
-			    cov[i].cur.addend != (int64_t)v) {
-				uint8_t rb[sizeof(nr)];
-				le64(rb, nr.r_offset);
-				le64(rb + 8, nr.r_info);
-				le64(rb + 16, (uint64_t)nr.r_addend);
-				if ((ret = elfio_rw_patch(w, cov[i].file_off, rb, sizeof(rb))))
+			if (cov[i].cur.type != nr.type || cov[i].cur.sym != 0 ||
+			    cov[i].cur.addend != nr.addend) {
+				uint8_t rb[24];
+				size_t len = elfio_reloc_encode(cov[i].sec, &nr, rb);
+
+				if ((ret = elfio_rw_patch(w, cov[i].file_off, rb, len)))
 					goto out;
 				rep->relocs++;
 			}

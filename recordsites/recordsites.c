@@ -564,8 +564,8 @@ static int collect_targets_linked(struct record *r)
 
 	/* GOT slots of mcount symbols, from the dynamic relocations (one pass, none kept). */
 	for_each_section(r->e, s) {
-		const uint8_t *raw;
-		size_t n, count;
+		struct elfio_relocs rl;
+		size_t count;
 
 		if (s->shdr.sh_type != SHT_RELA || !(s->shdr.sh_flags & SHF_ALLOC) ||
 		    !s->shdr.sh_link)
@@ -573,13 +573,14 @@ static int collect_targets_linked(struct record *r)
 		ret = elfio_symtab_check(r->e, s->shdr.sh_link, &count);
 		if (ret)
 			return ret;
-		ret = elfio_relas_raw(r->e, s, &raw, &n);
+		ret = elfio_relocs(r->e, s, &rl);
 		if (ret)
 			return ret;
-		for (size_t i = 0; i < n && !ret; i++) {
-			struct elfio_rela v = elfio_rela_get(raw, i);
+		for (size_t i = 0; i < rl.count && !ret; i++) {
+			struct elfio_rela v = elfio_relocs_get(&rl, i);
 
-			if (!v.sym || v.sym >= count)
+			/* v.sym < count: elfio checked it against the linked table */
+			if (!v.sym)
 				continue;
 			bool slot_type = v.type == r->arch->jump_slot_reloc ||
 					 (r->arch->glob_dat_reloc && v.type == r->arch->glob_dat_reloc) ||
@@ -748,14 +749,15 @@ static int load_dynrel(struct record *r)
 	size_t cap = 0;
 
 	for_each_section(r->e, s) {
-		const uint8_t *raw;
+		struct elfio_relocs rl;
 		size_t n;
 
 		if (s->shdr.sh_type != SHT_RELA || !(s->shdr.sh_flags & SHF_ALLOC))
 			continue;
-		int ret = elfio_relas_raw(r->e, s, &raw, &n);
+		int ret = elfio_relocs(r->e, s, &rl);
 		if (ret)
 			return ret;
+		n = rl.count;
 		/*
 		 * Room for as many as the table has slots, at most, at once: a
 		 * kernel's covers every slot, and growing one at a time from
@@ -770,7 +772,7 @@ static int load_dynrel(struct record *r)
 			return -ENOMEM;
 		}
 		for (size_t i = 0; i < n; i++) {
-			struct elfio_rela v = elfio_rela_get(raw, i);
+			struct elfio_rela v = elfio_relocs_get(&rl, i);
 
 			if (v.type != r->arch->relative_reloc || !in_a_table(r, v.offset))
 				continue;
@@ -976,11 +978,7 @@ static int fill_table_rel(struct record *r, struct site_table *t, struct elfio_s
 					  t->name, v[i].type, v[i].offset);
 				return -EINVAL;
 			}
-			if (v[i].sym >= st->count) {
-				elfio_err(r->e, "table '%s': relocation symbol %u out of range",
-					  t->name, v[i].sym);
-				return -EINVAL;
-			}
+			/* v[i].sym < st->count: elfio checked it against the linked table */
 			struct table_entry *te = &t->entries[v[i].offset / 8];
 			te->value = st->syms[v[i].sym].addr + (uint64_t)v[i].addend;
 			te->has_reloc = true;

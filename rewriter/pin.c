@@ -111,8 +111,8 @@ static int pin_one(const char *path, const struct pin_options *o, struct pin_rep
 			goto out;
 		}
 		for (size_t i = 0; i < n; i++) {
-			if (a->call_reloc_back(v[i].type) != 0 || v[i].sym >= rst->count ||
-			    v[i].offset >= text->size)
+			/* v[i].sym < rst->count: elfio checked it against the linked table */
+			if (a->call_reloc_back(v[i].type) != 0 || v[i].offset >= text->size)
 				continue;
 			uint64_t at = text->addr + v[i].offset;
 			const char *target = rst->syms[v[i].sym].name;
@@ -141,13 +141,13 @@ static int pin_one(const char *path, const struct pin_options *o, struct pin_rep
 			for (size_t j = i + 1; j < n && v[j].offset == v[i].offset; j++) {
 				if (v[j].type != a->relax_reloc)
 					continue;
-				Elf64_Rela nr = { .r_offset = v[j].offset,
-						  .r_info = ELF64_R_INFO(0, a->none_reloc),
-						  .r_addend = 0 };
-				if ((ret = elfio_rw_patch(w, s->shdr.sh_offset +
-							  j * sizeof(Elf64_Rela), &nr, sizeof(nr)))) {
+				struct elfio_rela nr = { .offset = v[j].offset,
+							 .type = a->none_reloc };
+				uint8_t b[24];
+				size_t len = elfio_reloc_encode(s, &nr, b);
+
+				if ((ret = elfio_rw_patch(w, elfio_reloc_file_offset(s, j), b, len)))
 					goto out;
-				}
 				relaxable = true;
 			}
 			if (pt) {

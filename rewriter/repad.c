@@ -69,10 +69,11 @@
  * (elfio_rw_set_data(), a raised alignment elfio_rw_set_shdr()), which has
  * libelf lay the object out anew and writes it atomically: an ET_REL has
  * no program headers, and a grown section moves everything after it.
- * The input is read through elfio alone (its section headers, symbols and
- * the Elf_Data of its open handle), as the file says it: a section that
- * elfio or libdw decompressed in place while the plan was made is written
- * back as it was (keep_as_in_file()).
+ * The input is read through elfio alone (its section headers, symbols,
+ * relocations and section bytes, from its open handle), as the file says
+ * it: a section that elfio or libdw decompressed in place while the plan
+ * was made is written back as it was (keep_as_in_file()).  An archive's
+ * member is repadded from memory into memory (repad_member()).
  *
  * What is instruction knowledge is asked of arch/ (arch.h): the NOP unit
  * for the object's e_flags and the NOP bytes (nop_unit, encode_nops), the
@@ -83,10 +84,8 @@
  */
 #include <elf.h>
 #include <errno.h>
-#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "arch.h"
 #include "elfio.h"
@@ -187,53 +186,49 @@ struct repad {
 	 */
 	GElf_Shdr *shdr;
 	struct grow *g;		/* one per section index */
-	const struct elfio_symtab *symtab;	/* elfio's main symbol table (names) */
+	const struct elfio_symtab *symtab;	/* elfio's main symbol table, checked */
 	size_t symtab_index;
-	Elf_Data *symdata;	/* its Elf_Data and SHT_SYMTAB_SHNDX's (libelf's, elfio's handle) */
-	Elf_Data *xndxdata;
 	struct repad_report *rep;
 	unsigned int unit;	/* NOP unit for e_flags: arm64 4, riscv 2 with RVC, else 4 */
 	struct arch_align_pad apad;	/* `.balign 8` where the linker relaxes (align_padding) */
 };
 
 /*
- * Section i's data as libelf reads it on the handle elfio has open: typed
- * (a relocation or symbol section whose size is not a whole number of
- * entries has none), and for an SHF_COMPRESSED section the compressed
- * bytes, unless something inflated it in place.  Valid until elfio_close().
+ * Section i's bytes as a rewrite keeps them (elfio_section_bytes): a
+ * relocation or symbol section whose size is not a whole number of
+ * entries has none, an SHF_COMPRESSED one is the compressed bytes unless
+ * something inflated it in place.  Valid until elfio_close().
  */
-static Elf_Data *in_data(struct repad *rp, size_t i)
+static bool in_data(struct repad *rp, size_t i, const uint8_t **data, size_t *size)
 {
-	return elf_getdata(elfio_section(rp->e, i)->scn, NULL);
+	return elfio_section_bytes(rp->e, elfio_section(rp->e, i), data, size);
 }
 
-/* Section of a symbol, through SHT_SYMTAB_SHNDX; 0 if not in a section. */
-static size_t sym_section(const GElf_Sym *sym, Elf32_Word xndx)
-{
-	if (sym->st_shndx == SHN_XINDEX)
-		return xndx;
-	if (sym->st_shndx == SHN_UNDEF || sym->st_shndx >= SHN_LORESERVE)
-		return 0;
-	return sym->st_shndx;
-}
+/* What repad reads of a symbol: st_value, st_size and the type. */
+struct rsym {
+	uint64_t value, size;
+	unsigned char type;
+};
 
 /*
- * Symbol i and its section (0: none), read as libelf reads it: its checks
- * (an index past the table or its SHT_SYMTAB_SHNDX, a table that does not
- * hold symbols) are repad's refusals, with libelf's words.
+ * Symbol i of the main table (elfio checked it whole, and every relocation
+ * that names one: i < count) and its section, through SHT_SYMTAB_SHNDX;
+ * 0 if it is in none.
  */
-static int get_sym(struct repad *rp, size_t i, GElf_Sym *sym, size_t *shndx)
+static void get_sym(const struct repad *rp, size_t i, struct rsym *y, size_t *shndx)
 {
-	Elf32_Word xndx = 0;
+	const struct elfio_symbol *s = &rp->symtab->syms[i];
 
-	if (!rp->symdata || !gelf_getsymshndx(rp->symdata, rp->xndxdata, (int)i, sym, &xndx)) {
-		elfio_error(rp->path, "symbol %zu: %s", i, elf_errmsg(-1));
-		return -EINVAL;
-	}
-	*shndx = sym_section(sym, xndx);
-	if (*shndx >= rp->nsec)
-		*shndx = 0;
-	return 0;
+	*shndx = s->in_section && s->shndx < rp->nsec ? s->shndx : 0;
+	y->value = elfio_symbol_value(rp->e, s);
+	y->size = s->size;
+	y->type = s->type;
+}
+
+/* Relocation section k's entries (elfio's one reader), or an error printed. */
+static int relocs_of(struct repad *rp, size_t k, struct elfio_relocs *rl)
+{
+	return elfio_relocs(rp->e, elfio_section(rp->e, k), rl) ? -EINVAL : 0;
 }
 
 /* --- The map ---------------------------------------------------------------- */
@@ -359,33 +354,26 @@ static int scan_relax(struct repad *rp)
 		rp->g[i].first_relax = UINT64_MAX;
 	for (size_t k = 1; k < rp->nsec; k++) {
 		const GElf_Shdr *sh = &rp->shdr[k];
-		Elf_Data *d;
+		struct elfio_relocs rl;
 		struct grow *g;
-		size_t n;
 
 		if (sh->sh_type != SHT_RELA || !sh->sh_info || sh->sh_info >= rp->nsec)
 			continue;
 		g = &rp->g[sh->sh_info];
-		d = in_data(rp, k);
-		n = d && sh->sh_entsize ? d->d_size / sh->sh_entsize : 0;
-		for (size_t i = 0; i < n; i++) {
-			GElf_Rela ra;
-			unsigned int type;
+		if (relocs_of(rp, k, &rl))
+			return -EINVAL;
+		for (size_t i = 0; i < rl.count; i++) {
+			struct elfio_rela ra = elfio_relocs_get(&rl, i);
+			unsigned int type = ra.type;
 			uint64_t to, al;
 
-			if (!gelf_getrela(d, (int)i, &ra)) {
-				elfio_error(rp->path, "relocation %zu of section %zu: %s", i, k,
-					    elf_errmsg(-1));
-				return -EINVAL;
-			}
-			type = (unsigned int)GELF_R_TYPE(ra.r_info);
 			if (type != rp->arch->relax_reloc && type != rp->arch->align_reloc)
 				continue;
 			g->relax = true;
-			if (ra.r_offset < g->first_relax)
-				g->first_relax = ra.r_offset;
+			if (ra.offset < g->first_relax)
+				g->first_relax = ra.offset;
 			if (type != rp->arch->align_reloc ||
-			    rp->arch->align_target(ra.r_offset, ra.r_addend, &to, &al))
+			    rp->arch->align_target(ra.offset, ra.addend, &to, &al))
 				continue;
 			if (al >= REPAD_ALIGN && push(&g->aligned, &g->naligned, &g->capaligned, to))
 				return -ENOMEM;
@@ -496,9 +484,8 @@ static int load_relocated(struct repad *rp)
 {
 	for (size_t k = 1; k < rp->nsec; k++) {
 		const GElf_Shdr *sh = &rp->shdr[k];
-		Elf_Data *d;
+		struct elfio_relocs rl;
 		struct grow *g;
-		size_t n;
 
 		if (sh->sh_type != SHT_RELA && sh->sh_type != SHT_REL)
 			continue;
@@ -509,19 +496,12 @@ static int load_relocated(struct repad *rp)
 			return -ENOTSUP;
 		}
 		g = &rp->g[sh->sh_info];
-		d = in_data(rp, k);
-		n = d && sh->sh_entsize ? d->d_size / sh->sh_entsize : 0;
-		for (size_t i = 0; i < n; i++) {
-			GElf_Rela ra;
-
-			if (!gelf_getrela(d, (int)i, &ra)) {
-				elfio_error(rp->path, "relocation %zu of section %zu: %s", i, k,
-					    elf_errmsg(-1));
-				return -EINVAL;
-			}
-			if (push(&g->relocated, &g->nrelocated, &g->caprelocated, ra.r_offset))
+		if (relocs_of(rp, k, &rl))
+			return -EINVAL;
+		for (size_t i = 0; i < rl.count; i++)
+			if (push(&g->relocated, &g->nrelocated, &g->caprelocated,
+				 elfio_relocs_get(&rl, i).offset))
 				return -ENOMEM;
-		}
 		qsort(g->relocated, g->nrelocated, sizeof(*g->relocated), cmp_u64);
 	}
 	return 0;
@@ -535,27 +515,26 @@ static int load_relocated(struct repad *rp)
  */
 static int mapping_symbols(struct repad *rp)
 {
-	size_t nsym = rp->symdata ? rp->symdata->d_size / sizeof(Elf64_Sym) : 0;
+	size_t nsym = rp->symtab ? rp->symtab->count : 0;
 
 	for (size_t i = 1; i < nsym; i++) {
-		GElf_Sym sym;
+		struct rsym sym;
 		size_t sx;
 		const char *name;
 		struct grow *g;
 		int kind;
 
-		if (get_sym(rp, i, &sym, &sx))
-			return -EINVAL;
-		if (!sx || !rp->g[sx].n || GELF_ST_TYPE(sym.st_info) != STT_NOTYPE)
+		get_sym(rp, i, &sym, &sx);
+		if (!sx || !rp->g[sx].n || sym.type != STT_NOTYPE)
 			continue;
 		g = &rp->g[sx];
-		name = i < rp->symtab->count ? rp->symtab->syms[i].name : NULL;
+		name = rp->symtab->syms[i].name;
 		kind = name ? rp->arch->mapping_symbol(name) : ARCH_MAP_NONE;
 		if (kind == ARCH_MAP_NONE)
 			continue;
 		/* values are 2-aligned in text, so bit 0 is free */
 		if (push(&g->maps, &g->nmaps, &g->capmaps,
-			 (sym.st_value & ~1ULL) | (kind == ARCH_MAP_DATA)))
+			 (sym.value & ~1ULL) | (kind == ARCH_MAP_DATA)))
 			return -ENOMEM;
 	}
 	for (size_t i = 0; i < rp->nsec; i++)
@@ -598,32 +577,25 @@ static int dw_rels(struct repad *rp, size_t idx, struct repad_dw_rel **out, size
 
 	for (size_t k = 1; k < rp->nsec; k++) {
 		const GElf_Shdr *sh = &rp->shdr[k];
-		Elf_Data *d;
-		size_t nr;
+		struct elfio_relocs rl;
 
 		if (sh->sh_type != SHT_RELA || sh->sh_info != idx ||
 		    sh->sh_link != rp->symtab_index || !rp->symtab_index)
 			continue;
-		d = in_data(rp, k);
-		nr = d && sh->sh_entsize ? d->d_size / sh->sh_entsize : 0;
-		for (size_t i = 0; i < nr; i++) {
-			GElf_Rela ra;
-			GElf_Sym sym;
-			size_t sx = 0, si;
+		if (relocs_of(rp, k, &rl))
+			goto bad;
+		for (size_t i = 0; i < rl.count; i++) {
+			struct elfio_rela ra = elfio_relocs_get(&rl, i);
+			struct rsym sym = { 0 };
+			size_t sx = 0, si = ra.sym;
 			struct repad_dw_rel r = { 0 };
 
-			if (!gelf_getrela(d, (int)i, &ra)) {
-				elfio_error(rp->path, "relocation %zu of section %zu: %s", i, k,
-					    elf_errmsg(-1));
-				goto bad;
-			}
-			si = GELF_R_SYM(ra.r_info);
-			if (si && get_sym(rp, si, &sym, &sx))
-				goto bad;
-			r.offset = ra.r_offset;
-			if (si && sx && sym.st_value <= INT64_MAX / 4 &&
-			    ra.r_addend <= INT64_MAX / 4 && ra.r_addend >= -(INT64_MAX / 4)) {
-				int64_t t = (int64_t)sym.st_value + ra.r_addend;
+			if (si)
+				get_sym(rp, si, &sym, &sx);
+			r.offset = ra.offset;
+			if (si && sx && sym.value <= INT64_MAX / 4 &&
+			    ra.addend <= INT64_MAX / 4 && ra.addend >= -(INT64_MAX / 4)) {
+				int64_t t = (int64_t)sym.value + ra.addend;
 
 				r.sec = sx;
 				r.old = t;
@@ -692,15 +664,15 @@ static int dwarf_fixups(struct repad *rp)
 		struct repad_dw_rel *rel = NULL;
 		struct repad_dw_out o = { 0 };
 		struct grow *g;
-		Elf_Data *id;
+		const uint8_t *id;
+		size_t isize;
 		uint8_t *copy = NULL;
 
 		if (!idx)
 			continue;
 		g = &rp->g[idx];
-		id = in_data(rp, idx);
-		/* d_buf is NULL for an empty or SHT_NOBITS section: nothing to read */
-		if (!id || !id->d_size || !id->d_buf || g->n || g->buf)
+		/* no bytes for an empty or SHT_NOBITS section: nothing to read */
+		if (!in_data(rp, idx, &id, &isize) || !isize || !id || g->n || g->buf)
 			continue;
 		ret = dw_rels(rp, idx, &rel, &dw.nrel);
 		if (ret)
@@ -709,11 +681,11 @@ static int dwarf_fixups(struct repad *rp)
 		if (k == 1 || k == 3 || k == 4) {
 			/* sections that may grow: their own insertion points */
 			if (k == 1)
-				ret = repad_dwarf_line(&dw, id->d_buf, id->d_size, &o);
+				ret = repad_dwarf_line(&dw, id, isize, &o);
 			else if (k == 3)
-				ret = repad_dwarf_rnglists(&dw, id->d_buf, id->d_size, &o);
+				ret = repad_dwarf_rnglists(&dw, id, isize, &o);
 			else
-				ret = repad_dwarf_loclists(&dw, id->d_buf, id->d_size, &o);
+				ret = repad_dwarf_loclists(&dw, id, isize, &o);
 			for (size_t j = 0; !ret && o.buf && j < o.n; j++)
 				ret = add_point(g, o.points[j], o.pads[j]);
 			if (!ret && o.buf)
@@ -724,25 +696,25 @@ static int dwarf_fixups(struct repad *rp)
 				o.buf = NULL;
 			}
 		} else {
-			copy = dup_bytes(id->d_buf, id->d_size);
+			copy = dup_bytes(id, isize);
 			if (!copy) {
 				ret = -ENOMEM;
 			} else if (k == 0) {
-				Elf_Data *ad = abbrev ? in_data(rp, abbrev) : NULL;
+				const uint8_t *ad = NULL;
+				size_t asize = 0;
 
 				dw.loc_sec = dw_section(rp, ".debug_loclists");
-				if (ad && ad->d_buf && ad->d_size)
-					ret = repad_dwarf_info(&dw, copy, id->d_size, ad->d_buf,
-							       ad->d_size, abbrev);
+				if (abbrev && in_data(rp, abbrev, &ad, &asize) && ad && asize)
+					ret = repad_dwarf_info(&dw, copy, isize, ad, asize, abbrev);
 				units = dw.units;
 				cu_low = dw.cu_low;
 				info = dw;	/* takes dw.loc_starts */
 			} else {
-				ret = repad_dwarf_aranges(&dw, copy, id->d_size);
+				ret = repad_dwarf_aranges(&dw, copy, isize);
 			}
 			if (!ret && dw.fixed) {
 				g->buf = copy;
-				g->size = id->d_size;
+				g->size = isize;
 				copy = NULL;
 			}
 		}
@@ -919,152 +891,142 @@ static int grow_text(struct repad *rp, size_t i, const uint8_t *old, size_t size
  * the new ones are merged in offset order, never between two at the same
  * offset, so R_RISCV_RELAX pairs stay adjacent; rg->buf is replaced.
  */
-static int add_align_relocs(struct repad *rp, const struct grow *g, size_t n, struct grow *rg)
+static int add_align_relocs(struct repad *rp, const struct elfio_section *rsec,
+			    const struct grow *g, size_t n, struct grow *rg)
 {
-	size_t total = n + g->n, k = 0, o = 0;
-	Elf64_Rela *nv = elfio_calloc(total, sizeof(*nv));
-	const uint8_t *ov = rg->buf;
+	size_t total = n + g->n, k = 0, o = 0, es = rsec->shdr.sh_entsize;
+	uint8_t *nv = elfio_calloc(total, es);
+	const struct elfio_relocs ov = { .raw = rg->buf, .count = n, .entsize = es };
 
 	if (!nv)
 		return -ENOMEM;
 	for (size_t i = 0; i <= n; i++) {
-		Elf64_Rela r = { 0 };
+		struct elfio_rela r = { 0 };
 
 		if (i < n)
-			memcpy(&r, ov + i * sizeof(r), sizeof(r));
-		while (k < g->n && (i == n || g->points[k] + g->cum[k] <= r.r_offset)) {
-			nv[o].r_offset = g->points[k] + g->cum[k];
+			r = elfio_relocs_get(&ov, i);
+		while (k < g->n && (i == n || g->points[k] + g->cum[k] <= r.offset)) {
 			/* the addend counts the NOPs it covers: pads[k], rp->apad.size */
-			nv[o].r_info = ELF64_R_INFO(0, rp->apad.type);
-			nv[o].r_addend = (Elf64_Sxword)g->pads[k];
-			o++;
+			struct elfio_rela a = { .offset = g->points[k] + g->cum[k],
+						.type = rp->apad.type,
+						.addend = (int64_t)g->pads[k] };
+
+			elfio_reloc_put(rsec, nv, o++, &a);
 			k++;
 			rp->rep->relocs++;
 		}
 		if (i < n)
-			nv[o++] = r;
+			memcpy(nv + o++ * es, ov.raw + i * es, es);
 	}
 	elfio_free(rg->buf);
-	rg->buf = (uint8_t *)nv;
-	rg->size = total * sizeof(*nv);
+	rg->buf = nv;
+	rg->size = total * es;
 	return 0;
 }
 
 /*
- * The relocations of section idx (header sh, data id), moved, into g->buf.
- * Each is read as libelf reads it (gelf_getrela(): sh_size / sh_entsize
- * entries, an error at the first that is not a whole Elf64_Rela) and the
- * changed ones written back in the file's layout, which is the host's
- * (ELF64 little-endian, checked by elfio_open()).
+ * The relocations of section idx (header sh), moved, into g->buf: read
+ * with elfio's reader (which checked the entry size and every symbol
+ * index), the changed ones written back in the file's layout.
  */
-static int fix_relas(struct repad *rp, size_t idx, const GElf_Shdr *sh, Elf_Data *id)
+static int fix_relas(struct repad *rp, size_t idx, const GElf_Shdr *sh)
 {
-	size_t n = sh->sh_entsize ? id->d_size / sh->sh_entsize : 0;
+	const struct elfio_section *rsec = elfio_section(rp->e, idx);
+	struct elfio_relocs rl;
 	const struct grow *gt = sh->sh_info < rp->nsec ? &rp->g[sh->sh_info] : NULL;
 	bool debug = sh->sh_info < rp->nsec && is_debug_section(rp, sh->sh_info);
 	struct grow *rg = &rp->g[idx];
 
-	rg->buf = dup_bytes(id->d_buf, id->d_size);
+	if (relocs_of(rp, idx, &rl))
+		return -EINVAL;
+	rg->buf = dup_bytes(rl.raw, rl.count * rl.entsize);
 	if (!rg->buf)
 		return -ENOMEM;
-	rg->size = id->d_size;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Rela ra;
-		GElf_Sym sym;
-		size_t sx, si;
+	rg->size = rl.count * rl.entsize;
+	for (size_t i = 0; i < rl.count; i++) {
+		struct elfio_rela ra = elfio_relocs_get(&rl, i);
+		struct rsym sym;
+		size_t sx, si = ra.sym;
 		bool changed = false;
 
-		if (!gelf_getrela(id, (int)i, &ra)) {
-			elfio_error(rp->path, "relocation %zu of section %zu (entry size %" PRIu64
-				    "): %s", i, idx, (uint64_t)sh->sh_entsize, elf_errmsg(-1));
-			return -EINVAL;
-		}
 		if (gt && gt->n) {
-			int64_t no = map_offset(gt, (int64_t)ra.r_offset);
+			int64_t no = map_offset(gt, (int64_t)ra.offset);
 
-			changed |= (uint64_t)no != ra.r_offset;
-			ra.r_offset = (uint64_t)no;
+			changed |= (uint64_t)no != ra.offset;
+			ra.offset = (uint64_t)no;
 		}
-		si = GELF_R_SYM(ra.r_info);
-		if (si && sh->sh_link == rp->symtab_index) {
-			if (get_sym(rp, si, &sym, &sx))
-				return -EINVAL;
+		if (si && rp->symtab && sh->sh_link == rp->symtab_index) {
+			get_sym(rp, si, &sym, &sx);
 			if (sx && rp->g[sx].n) {
-				int64_t v = (int64_t)sym.st_value, t;
+				int64_t v = (int64_t)sym.value, t;
 
 				/* the target may lie outside the section (an end
 				   pointer, a negative bias), but not absurdly far */
-				if (__builtin_add_overflow(v, ra.r_addend, &t) ||
+				if (__builtin_add_overflow(v, ra.addend, &t) ||
 				    t > INT64_MAX / 2 || t < INT64_MIN / 2 ||
 				    v > INT64_MAX / 2 || v < 0) {
 					elfio_error(rp->path, "relocation %zu of section %zu: target "
 						    "%#" PRIx64 " %+" PRId64 " is out of range", i, idx,
-						    (uint64_t)sym.st_value, (int64_t)ra.r_addend);
+						    sym.value, ra.addend);
 					return -EINVAL;
 				}
 				int64_t na = map_target(rp, sx, t, debug) - map_offset(&rp->g[sx], v);
 
 				/* the linker moves symbols as it relaxes, never addends */
-				if (na != ra.r_addend && rp->g[sx].relax) {
+				if (na != ra.addend && rp->g[sx].relax) {
 					elfio_error(rp->path, "relocation %zu in '%s' against %s+%#" PRIx64
 						    " crosses alignment padding that linker relaxation "
 						    "may shrink", i, elfio_section(rp->e, idx)->name,
 						    elfio_section(rp->e, sx)->name, (uint64_t)t);
 					return -ENOTSUP;
 				}
-				changed |= na != ra.r_addend;
-				ra.r_addend = na;
+				changed |= na != ra.addend;
+				ra.addend = na;
 			}
 		}
 		if (changed) {
-			/* entry i is whole: gelf_getrela() read it */
-			memcpy(rg->buf + i * sizeof(Elf64_Rela), &ra, sizeof(Elf64_Rela));
+			elfio_reloc_put(rsec, rg->buf, i, &ra);
 			rp->rep->relocs++;
 		}
 	}
 	if (gt && gt->n && gt->relax)
-		return add_align_relocs(rp, gt, n, rg);
+		return add_align_relocs(rp, rsec, gt, rl.count, rg);
 	return 0;
 }
 
-/* The symbol table (data id), its values and sizes moved, into its g->buf. */
-static int fix_symtab(struct repad *rp, Elf_Data *id)
+/* The symbol table (its bytes id), its values and sizes moved, into its g->buf. */
+static int fix_symtab(struct repad *rp, const uint8_t *id, size_t size)
 {
-	size_t n = id->d_size / sizeof(Elf64_Sym);
+	size_t n = rp->symtab->count;
 	struct grow *sg = &rp->g[rp->symtab_index];
 
-	sg->buf = dup_bytes(id->d_buf, id->d_size);
+	sg->buf = dup_bytes(id, size);
 	if (!sg->buf)
 		return -ENOMEM;
-	sg->size = id->d_size;
+	sg->size = size;
 	for (size_t i = 1; i < n; i++) {
-		GElf_Sym sym;
+		struct rsym sym;
 		size_t sx;
 		const struct grow *g;
 		int64_t v, nv, ne;
 
-		if (get_sym(rp, i, &sym, &sx))
-			return -EINVAL;
-		if (!sx || !rp->g[sx].n || GELF_ST_TYPE(sym.st_info) == STT_SECTION)
+		get_sym(rp, i, &sym, &sx);
+		if (!sx || !rp->g[sx].n || sym.type == STT_SECTION)
 			continue;
 		g = &rp->g[sx];
 		uint64_t secsize = elfio_section(rp->e, sx)->shdr.sh_size;
-		if (sym.st_value > secsize || sym.st_size > secsize - sym.st_value) {
+		if (sym.value > secsize || sym.size > secsize - sym.value) {
 			elfio_error(rp->path, "symbol %zu lies outside its section %zu ('%s'): value "
 				    "%#" PRIx64 ", size %#" PRIx64 ", section size %#" PRIx64, i, sx,
-				    elfio_section(rp->e, sx)->name, (uint64_t)sym.st_value,
-				    (uint64_t)sym.st_size, secsize);
+				    elfio_section(rp->e, sx)->name, sym.value, sym.size, secsize);
 			return -EINVAL;
 		}
-		v = (int64_t)sym.st_value;
+		v = (int64_t)sym.value;
 		nv = map_offset(g, v);
-		ne = sym.st_size ? map_end(g, v + (int64_t)sym.st_size) : nv;
-		if (nv == v && ne - nv == (int64_t)sym.st_size)
+		ne = sym.size ? map_end(g, v + (int64_t)sym.size) : nv;
+		if (nv == v && ne - nv == (int64_t)sym.size)
 			continue;
-		sym.st_value = (uint64_t)nv;
-		sym.st_size = (uint64_t)(ne - nv);
-		/* symbol i is whole: gelf_getsymshndx() read it */
-		memcpy(sg->buf + i * sizeof(Elf64_Sym), &sym, sizeof(Elf64_Sym));
+		elfio_symbol_put(sg->buf, i, (uint64_t)nv, (uint64_t)(ne - nv));
 		rp->rep->symbols++;
 	}
 	return 0;
@@ -1103,7 +1065,9 @@ static int rewrite_section(struct repad *rp, struct elfio_rw *w, size_t i)
 {
 	const GElf_Shdr *sh = &rp->shdr[i];
 	struct grow *g = &rp->g[i];
-	Elf_Data *id = in_data(rp, i);
+	const uint8_t *id;
+	size_t isize;
+	bool has = in_data(rp, i, &id, &isize);
 	int ret = 0;
 
 	if ((g->nsites || sh->sh_type == SHT_RELA || i == rp->symtab_index) &&
@@ -1121,15 +1085,15 @@ static int rewrite_section(struct repad *rp, struct elfio_rw *w, size_t i)
 	}
 	if (g->realign || (g->n && g->nsites))
 		rp->rep->sections++;
-	if (!id)
+	if (!has)
 		return 0;	/* libelf has no data for it: written empty, as it reads it */
 	if (!g->buf) {		/* else DWARF, rewritten by dwarf_fixups() */
 		if (g->n)
-			ret = grow_text(rp, i, id->d_buf, id->d_size);
+			ret = grow_text(rp, i, id, isize);
 		else if (sh->sh_type == SHT_RELA)
-			ret = fix_relas(rp, i, sh, id);
+			ret = fix_relas(rp, i, sh);
 		else if (i == rp->symtab_index)
-			ret = fix_symtab(rp, id);
+			ret = fix_symtab(rp, id, isize);
 		else
 			return keep_as_in_file(rp, w, i);
 		if (ret)
@@ -1140,10 +1104,11 @@ static int rewrite_section(struct repad *rp, struct elfio_rw *w, size_t i)
 
 /*
  * The rewrite: every section's new contents to elfio's writer, which has
- * libelf lay the object out anew and writes it atomically (mode kept).
- * The buffers are ours (g->buf) and live until repad_object() returns.
+ * libelf lay the object out anew and writes it atomically (mode kept), or
+ * (out_path NULL: an archive's member) into *obuf.  The buffers are ours
+ * (g->buf) and live until repad_object() returns.
  */
-static int rewrite(struct repad *rp, const char *out_path)
+static int rewrite(struct repad *rp, const char *out_path, uint8_t **obuf, size_t *olen)
 {
 	struct elfio_rw *w = elfio_rw_new(rp->e);
 	int ret = 0;
@@ -1152,8 +1117,10 @@ static int rewrite(struct repad *rp, const char *out_path)
 		return -ENOMEM;
 	for (size_t i = 1; i < rp->nsec && !ret; i++)
 		ret = rewrite_section(rp, w, i);
-	if (!ret)
+	if (!ret && out_path)
 		ret = elfio_rw_commit(w, out_path, NULL);
+	else if (!ret)
+		ret = elfio_rw_commit_memory(w, obuf, olen);
 	elfio_rw_free(w);
 	return ret;
 }
@@ -1165,16 +1132,6 @@ static bool plan_changes(const struct repad *rp)
 		if (rp->g[i].n || rp->g[i].realign)
 			return true;
 	return false;
-}
-
-/* Whether out names the input itself (repad --in-place, or -o to the same file). */
-static bool same_file(const char *in, const char *out)
-{
-	struct stat a, b;
-
-	if (!strcmp(in, out))
-		return true;
-	return !stat(in, &a) && !stat(out, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 /* -o of an object with nothing to pad: the input's own bytes, written atomically. */
@@ -1240,9 +1197,8 @@ static int check_input(struct repad *rp)
 
 /*
  * What repad reads the object as, from elfio: the section headers as the
- * file has them (before anything is inflated in place), the main symbol
- * table (elfio's, which checks it), and libelf's Elf_Data of that table
- * and of the SHT_SYMTAB_SHNDX linked to it (the last one, as ever).
+ * file has them (before anything is inflated in place) and the main symbol
+ * table (elfio's, which checks it).
  */
 static int load_input(struct repad *rp)
 {
@@ -1260,11 +1216,7 @@ static int load_input(struct repad *rp)
 	if (st) {
 		rp->symtab = st;
 		rp->symtab_index = st->shndx;
-		rp->symdata = in_data(rp, st->shndx);
 	}
-	for (size_t i = 1; i < rp->nsec; i++)
-		if (rp->shdr[i].sh_type == SHT_SYMTAB_SHNDX && rp->shdr[i].sh_link == rp->symtab_index)
-			rp->xndxdata = in_data(rp, i);
 	rp->g = calloc(rp->nsec, sizeof(*rp->g));
 	return rp->g ? 0 : -ENOMEM;
 }
@@ -1291,21 +1243,33 @@ static int make_plan(struct repad *rp, const char **what)
 	return mapping_symbols(rp);
 }
 
-int repad_object(const char *in, const char *out, struct repad_report *rep)
+/*
+ * Nothing to change: in place nothing is written, -o gets the input's
+ * bytes, an archive's member (out NULL) stays as it is.
+ */
+static int unchanged(struct repad *rp, const char *out)
 {
-	struct repad rp = { .path = in, .rep = rep };
+	return !out || elfio_same_file(rp->path, out) ? 0 : copy_input(rp, out);
+}
+
+/*
+ * Repad the object e has open into out, or (out NULL) into *obuf, which
+ * stays NULL when nothing changes.  e is the caller's.
+ */
+static int repad_image(struct elfio *e, const char *out, uint8_t **obuf, size_t *olen,
+		       struct repad_report *rep)
+{
+	const char *in = elfio_path(e);
+	struct repad rp = { .path = in, .e = e, .rep = rep };
 	unsigned long errors = elfio_errors_reported();
 	const char *what = "the object's section headers and symbols";
 	int ret;
 
 	memset(rep, 0, sizeof(*rep));
-	rp.e = elfio_open(in, 0);
-	if (!rp.e)
-		return errno ? -errno : -EINVAL;
 	ret = check_input(&rp);
 	if (ret == 1) {
 		/* nothing to align on this architecture: as for an object with nothing to pad */
-		ret = same_file(in, out) ? 0 : copy_input(&rp, out);
+		ret = unchanged(&rp, out);
 		goto out;
 	}
 	if (ret)
@@ -1329,10 +1293,10 @@ int repad_object(const char *in, const char *out, struct repad_report *rep)
 		 * so that make sees the object as it was.
 		 */
 		what = "a copy of the object";
-		ret = same_file(in, out) ? 0 : copy_input(&rp, out);
+		ret = unchanged(&rp, out);
 	} else if (!ret) {
 		what = "the repadded object";
-		ret = rewrite(&rp, out);
+		ret = rewrite(&rp, out, obuf, olen);
 		if (ret)
 			memset(rep, 0, sizeof(*rep));
 	}
@@ -1342,11 +1306,31 @@ out:
 		grow_free(&rp.g[i]);
 	free(rp.g);
 	free(rp.shdr);
-	elfio_close(rp.e);
 	/* the paths that only return -ENOMEM: say it once, here, and what for */
 	if (ret == -ENOMEM && elfio_errors_reported() == errors)
 		elfio_error(in, "out of memory for %s", what);
 	else if (ret && elfio_errors_reported() == errors)
 		elfio_error(in, "cannot repad: %s", strerror(-ret));
 	return ret;
+}
+
+int repad_object(const char *in, const char *out, struct repad_report *rep)
+{
+	struct elfio *e;
+	int ret;
+
+	memset(rep, 0, sizeof(*rep));
+	e = elfio_open(in, 0);
+	if (!e)
+		return errno ? -errno : -EINVAL;
+	ret = repad_image(e, out, NULL, NULL, rep);
+	elfio_close(e);
+	return ret;
+}
+
+int repad_member(struct elfio *e, uint8_t **out, size_t *len, struct repad_report *rep)
+{
+	*out = NULL;
+	*len = 0;
+	return repad_image(e, NULL, out, len, rep);
 }

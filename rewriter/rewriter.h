@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct pin_options {
 	const char **extra_points;	/* more patch point names, NULL-terminated */
@@ -60,6 +61,14 @@ struct repad_report {
  * errno (error printed once).
  */
 int repad_object(const char *in, const char *out, struct repad_report *rep);
+
+/*
+ * The same for an object elfio has open from memory (an archive's member,
+ * elfio_ar_open_member), its errors under that image's name: *out the new
+ * object (malloc'd, the caller's), or NULL when nothing changes.
+ */
+struct elfio;
+int repad_member(struct elfio *e, uint8_t **out, size_t *len, struct repad_report *rep);
 
 /*
  * repad_object, or for an archive every object in it (repad_archive.c): a

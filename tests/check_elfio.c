@@ -237,6 +237,279 @@ START_TEST(relocations)
 }
 END_TEST
 
+/*
+ * The one relocation reader: SHT_REL (no addend) as well as SHT_RELA, the
+ * entries encoded back to the file's bytes, and every symbol index checked
+ * against the table the section links to.
+ */
+static char *make_rel_kinds(uint32_t rela_sym, uint32_t rel_link)
+{
+	char *p = eg_tmpname("kinds.o");
+	Elf64_Rela rela[2] = {
+		{ .r_offset = 1, .r_info = ELF64_R_INFO(2, R_X86_64_PLT32), .r_addend = -4 },
+		{ .r_offset = 9, .r_info = ELF64_R_INFO(rela_sym, R_X86_64_64), .r_addend = 12 },
+	};
+	Elf64_Rel rel[2] = {
+		{ .r_offset = 4, .r_info = ELF64_R_INFO(0, R_X86_64_RELATIVE) },
+		{ .r_offset = 12, .r_info = ELF64_R_INFO(1, R_X86_64_32) },
+	};
+	struct eg_sec secs[] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0, 16, text_bytes, 32 },
+		{ ".rela.text", SHT_RELA, SHF_INFO_LINK, 0, 8, rela, sizeof(rela), EG_SYMTAB, 1,
+		  sizeof(Elf64_Rela) },
+		{ ".rel.text", SHT_REL, SHF_INFO_LINK, 0, 8, rel, sizeof(rel), rel_link, 1,
+		  sizeof(Elf64_Rel) },
+	};
+	struct eg_sym syms[] = {
+		{ ".text", 0, 0, 1, STT_SECTION, STB_LOCAL },
+		{ "f", 0, 4, 1, STT_FUNC, STB_GLOBAL },
+	};
+	ck_assert_int_eq(eg_write(p, ET_REL, EM_X86_64, secs, 3, syms, 2), 0);
+	return p;
+}
+
+START_TEST(relocations_rel_and_rela)
+{
+	char *p = make_rel_kinds(1, EG_SYMTAB);
+	struct elfio *e = elfio_open(p, 0);
+	const struct elfio_rela *v;
+	struct elfio_relocs rl;
+	const uint8_t *raw;
+	size_t n, len;
+	uint8_t b[24];
+
+	ck_assert_ptr_nonnull(e);
+	struct elfio_section *ra = elfio_find_section_by_name(e, ".rela.text");
+	struct elfio_section *rs = elfio_find_section_by_name(e, ".rel.text");
+	ck_assert_int_eq(elfio_relas(e, rs, &v, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(v[1].offset, 12);
+	ck_assert_uint_eq(v[1].type, R_X86_64_32);
+	ck_assert_uint_eq(v[1].sym, 1);
+	ck_assert_int_eq(v[1].addend, 0);
+	ck_assert_int_eq(elfio_relocs(e, ra, &rl), 0);
+	ck_assert_uint_eq(rl.count, 2);
+	ck_assert_uint_eq(rl.entsize, sizeof(Elf64_Rela));
+	ck_assert_int_eq(elfio_relocs_get(&rl, 1).addend, 12);
+	ck_assert_uint_eq(elfio_relocs_get(&rl, 1).sym, 1);
+	/* written back, each entry is the file's bytes, of its own size */
+	raw = elfio_raw(e, &len);
+	for (size_t i = 0; i < 2; i++) {
+		struct elfio_rela x = elfio_relocs_get(&rl, i);
+
+		ck_assert_uint_eq(elfio_reloc_encode(ra, &x, b), sizeof(Elf64_Rela));
+		ck_assert_mem_eq(b, raw + elfio_reloc_file_offset(ra, i), sizeof(Elf64_Rela));
+		ck_assert_uint_eq(elfio_reloc_encode(rs, &v[i], b), sizeof(Elf64_Rel));
+		ck_assert_mem_eq(b, raw + elfio_reloc_file_offset(rs, i), sizeof(Elf64_Rel));
+		struct elfio_rela y = elfio_reloc_decode(rs, b);
+		ck_assert_uint_eq(y.offset, v[i].offset);
+		ck_assert_uint_eq(y.type, v[i].type);
+		ck_assert_uint_eq(y.sym, v[i].sym);
+	}
+	elfio_close(e);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
+START_TEST(relocations_symbol_checked)
+{
+	/* the table holds 3 symbols (the null one, .text, f): 3 is past it */
+	char *p = make_rel_kinds(3, EG_SYMTAB);
+	struct elfio *e = elfio_open(p, 0);
+	const struct elfio_rela *v;
+	struct elfio_relocs rl;
+	size_t n;
+
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(elfio_relas(e, elfio_find_section_by_name(e, ".rela.text"), &v, &n),
+			 -EINVAL);
+	ck_assert_int_eq(elfio_relocs(e, elfio_find_section_by_name(e, ".rela.text"), &rl),
+			 -EINVAL);
+	ck_assert_int_eq(elfio_relas(e, elfio_find_section_by_name(e, ".rel.text"), &v, &n), 0);
+	elfio_close(e);
+	unlink(p);
+	free(p);
+	/* 2, the last symbol, is in it; a section linked to no table names symbol 1 */
+	p = make_rel_kinds(2, 0);
+	e = elfio_open(p, 0);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(elfio_relas(e, elfio_find_section_by_name(e, ".rela.text"), &v, &n), 0);
+	ck_assert_int_eq(elfio_relas(e, elfio_find_section_by_name(e, ".rel.text"), &v, &n),
+			 -EINVAL);
+	elfio_close(e);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
+/* A compressed relocation section is read inflated, as any section's bytes are. */
+START_TEST(compressed_relocations)
+{
+	Elf64_Rela rel[2] = {
+		{ .r_offset = 1, .r_info = ELF64_R_INFO(2, R_X86_64_PLT32), .r_addend = -4 },
+		{ .r_offset = 8, .r_info = ELF64_R_INFO(1, R_X86_64_64), .r_addend = 4 },
+	};
+	uint8_t packed[512];
+	Elf64_Chdr ch = { .ch_type = ELFCOMPRESS_ZLIB, .ch_size = sizeof(rel), .ch_addralign = 8 };
+	uLongf zl = sizeof(packed) - sizeof(ch);
+	ck_assert_int_eq(compress(packed + sizeof(ch), &zl, (const Bytef *)rel, sizeof(rel)), Z_OK);
+	memcpy(packed, &ch, sizeof(ch));
+	struct eg_sec secs[] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0, 16, text_bytes, 32 },
+		{ ".rela.text", SHT_RELA, SHF_INFO_LINK | SHF_COMPRESSED, 0, 8, packed,
+		  sizeof(ch) + zl, EG_SYMTAB, 1, sizeof(Elf64_Rela) },
+	};
+	struct eg_sym syms[] = {
+		{ ".text", 0, 0, 1, STT_SECTION, STB_LOCAL },
+		{ "f", 0, 4, 1, STT_FUNC, STB_GLOBAL },
+	};
+	char *p = eg_tmpname("zrel.o");
+	const struct elfio_rela *v;
+	size_t n;
+
+	ck_assert_int_eq(eg_write(p, ET_REL, EM_X86_64, secs, 2, syms, 2), 0);
+	struct elfio *e = elfio_open(p, 0);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(elfio_relas(e, elfio_find_section_by_name(e, ".rela.text"), &v, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(v[1].offset, 8);
+	ck_assert_uint_eq(v[1].sym, 1);
+	ck_assert_int_eq(v[1].addend, 4);
+	elfio_close(e);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
+/* --- images in memory, archives ------------------------------------------ */
+
+START_TEST(memory_image_commit)
+{
+	char *p = make_rel();
+	char *q = eg_tmpname("relayout.o");
+	uint8_t *buf = NULL, *out = NULL, *file = NULL;
+	long len = eg_slurp(p, &buf);
+	size_t olen;
+	const struct elfio_rela *v;
+	size_t n;
+	static const uint8_t grown[48] = { 0x90, 0x90, 0xc3 };
+
+	ck_assert_int_gt(len, 0);
+	struct elfio *e = elfio_open_memory("lib.a(rel.o)", buf, (size_t)len, 0);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_str_eq(elfio_path(e), "lib.a(rel.o)");
+	ck_assert_int_eq(elfio_relas(e, elfio_find_section_by_name(e, ".rela.text"), &v, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	/* byte patches: the image with them, as elfio_write_edited writes a file */
+	struct elfio_rw *w = elfio_rw_new(e);
+	uint64_t off = elfio_find_section_by_name(e, ".text")->shdr.sh_offset;
+	ck_assert_int_eq(elfio_rw_patch(w, off, "\xcc", 1), 0);
+	ck_assert_int_eq(elfio_rw_commit_memory(w, &out, &olen), 0);
+	ck_assert_uint_eq(olen, (size_t)len);
+	buf[off] = 0xcc;
+	ck_assert_mem_eq(out, buf, olen);
+	free(out);
+	elfio_rw_free(w);
+	/* new section contents: the same bytes libelf lays out into a file */
+	w = elfio_rw_new(e);
+	ck_assert_int_eq(elfio_rw_set_data(w, 1, grown, sizeof(grown)), 0);
+	ck_assert_int_eq(elfio_rw_commit_memory(w, &out, &olen), 0);
+	ck_assert_int_eq(elfio_rw_commit(w, q, NULL), 0);
+	ck_assert_int_eq(eg_slurp(q, &file), (long)olen);
+	ck_assert_mem_eq(out, file, olen);
+	elfio_rw_free(w);
+	elfio_close(e);
+	/* not ELF: one line, NULL, errno */
+	ck_assert_ptr_null(elfio_open_memory("lib.a(x)", "!<arch>\n", 8, ELFIO_QUIET));
+	ck_assert_int_eq(errno, EINVAL);
+	free(out);
+	free(file);
+	free(buf);
+	unlink(p);
+	unlink(q);
+	free(p);
+	free(q);
+}
+END_TEST
+
+/* One member header of a regular archive. */
+static size_t ar_member(uint8_t *to, const char *name, const void *data, size_t size)
+{
+	char h[96];	/* 60 used: room for what the format could print */
+
+	snprintf(h, sizeof(h), "%-16s%-12s%-6s%-6s%-8s%-10zu`\n", name, "0", "0", "0", "644",
+		 size);
+	memcpy(to, h, 60);
+	memcpy(to + 60, data, size);
+	if (size & 1)
+		to[60 + size++] = '\n';
+	return 60 + size;
+}
+
+START_TEST(archive_members)
+{
+	char *p = make_rel();
+	char *a = eg_tmpname("lib.a"), *b = eg_tmpname("new.a");
+	uint8_t *obj = NULL, *ar, *back = NULL;
+	long olen = eg_slurp(p, &obj);
+	static const char names[] = "a-member-with-a-long-name.o/\n";	/* 29 bytes, padded */
+	struct elfio_ar *x = NULL;
+	struct elfio *e = NULL;
+	size_t at = 8;
+
+	ck_assert_int_gt(olen, 0);
+	ar = calloc(1, 3 * (size_t)olen + 512);
+	memcpy(ar, "!<arch>\n", 8);
+	at += ar_member(ar + at, "//", names, sizeof(names) - 1);
+	at += ar_member(ar + at, "/0", obj, (size_t)olen);
+	at += ar_member(ar + at, "short.o/", obj, (size_t)olen);
+	at += ar_member(ar + at, "notes.txt/", "text", 4);
+	write_bytes(a, ar, at);
+	ck_assert_int_eq(elfio_archive_kind(a), ELFIO_AR_REGULAR);
+	ck_assert_int_eq(elfio_archive_kind(p), ELFIO_AR_NONE);
+	ck_assert_int_eq(elfio_ar_read(a, &x), 0);
+	ck_assert_uint_eq(elfio_ar_count(x), 4);
+	/* the names table and a member that is no ELF object open as nothing */
+	ck_assert_int_eq(elfio_ar_open_member(x, 0, 0, &e), 0);
+	ck_assert_ptr_null(e);
+	ck_assert_int_eq(elfio_ar_open_member(x, 3, 0, &e), 0);
+	ck_assert_ptr_null(e);
+	char *want = NULL;
+	ck_assert_int_ge(asprintf(&want, "%s(a-member-with-a-long-name.o)", a), 0);
+	ck_assert_int_eq(elfio_ar_open_member(x, 1, 0, &e), 0);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_str_eq(elfio_path(e), want);
+	elfio_close(e);
+	free(want);
+	ck_assert_int_ge(asprintf(&want, "%s(short.o)", a), 0);
+	ck_assert_int_eq(elfio_ar_open_member(x, 2, 0, &e), 0);
+	ck_assert_str_eq(elfio_path(e), want);
+	elfio_close(e);
+	free(want);
+	/* a member replaced by 3 bytes: the archive written again, padded, the rest kept */
+	uint8_t *nb = malloc(3);
+	memcpy(nb, "abc", 3);
+	ck_assert_int_eq(elfio_ar_replace(x, 2, nb, 3), 0);
+	ck_assert_int_eq(elfio_ar_write(x, b), 0);
+	elfio_ar_free(x);
+	long blen = eg_slurp(b, &back);
+	size_t keep = 8 + 60 + sizeof(names) + 60 + (size_t)olen + ((size_t)olen & 1);
+	ck_assert_uint_eq((size_t)blen, keep + 64 + 64);
+	ck_assert_mem_eq(back, ar, keep);
+	ck_assert_mem_eq(back + keep + 48, "3         `\nabc\n", 16);
+	free(back);
+	free(ar);
+	free(obj);
+	unlink(a);
+	unlink(b);
+	unlink(p);
+	free(a);
+	free(b);
+	free(p);
+}
+END_TEST
+
 /* --- compressed files and sections ------------------------------------- */
 
 static void compressed_roundtrip(int kind)
@@ -715,6 +988,10 @@ Suite *elfio_suite(void)
 	tcase_add_test(tc, rel_synthetic_addresses);
 	tcase_add_test(tc, functions_and_aliases);
 	tcase_add_test(tc, relocations);
+	tcase_add_test(tc, relocations_rel_and_rela);
+	tcase_add_test(tc, relocations_symbol_checked);
+	tcase_add_test(tc, memory_image_commit);
+	tcase_add_test(tc, archive_members);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("compression");
@@ -722,6 +999,7 @@ Suite *elfio_suite(void)
 	tcase_add_test(tc, compressed_xz);
 	tcase_add_test(tc, compressed_zstd);
 	tcase_add_test(tc, compressed_section);
+	tcase_add_test(tc, compressed_relocations);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("writing");

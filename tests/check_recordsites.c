@@ -690,12 +690,12 @@ START_TEST(x86_rel_by_relocation)
 }
 END_TEST
 
-/* An unsupported machine is refused with -ENOTSUP. */
 /*
  * arch_ops.patch_nop_at is the fast path of the decoder for patch-area
- * NOPs: on every arch it must say what decode() says, for the NOP units,
- * their neighbours (x86 multi-byte NOPs, riscv HINTs, two c.nop) and a
- * million pseudo-random words.
+ * NOPs: on every registered arch it must say what decode() says, for the
+ * NOP units, their neighbours (x86 multi-byte NOPs, riscv HINTs, two c.nop,
+ * powerpc's other ori forms) and 100,000 pseudo-random words, a quarter of
+ * them starting with the arch's own NOP unit with one bit flipped after it.
  */
 START_TEST(patch_nop_at_agrees_with_decode)
 {
@@ -704,23 +704,36 @@ START_TEST(patch_nop_at_agrees_with_decode)
 		{ 0x1f, 0x20, 0x03, 0xd5 }, { 0x5f, 0x24, 0x03, 0xd5 }, { 0x3f, 0x23, 0x03, 0xd5 },
 		{ 0x01, 0x00 }, { 0x01, 0x00, 0x01, 0x00 }, { 0x13, 0x00, 0x00, 0x00 },
 		{ 0x05, 0x00 }, { 0x13, 0x00, 0x10, 0x00 }, { 0x00, 0x00, 0x00, 0x00 },
+		{ 0x00, 0x00, 0x00, 0x60 }, { 0x00, 0x00, 0x21, 0x60 }, { 0x01, 0x00, 0x00, 0x60 },
 	};
-	const struct arch_ops *arches[] = { &arch_x86_64, &arch_arm64, &arch_riscv64 };
+	const size_t nsamples = sizeof(samples) / sizeof(samples[0]);
 	uint64_t x = 0x9e3779b97f4a7c15ull;
 
-	for (size_t a = 0; a < 3; a++) {
-		const struct arch_ops *ar = arches[a];
-		for (size_t i = 0; i < sizeof(samples) / sizeof(samples[0]) + 200000; i++) {
+	ck_assert_uint_ge(arch_count(), 4);
+	for (size_t a = 0; a < arch_count(); a++) {
+		const struct arch_ops *ar = arch_at(a);
+		uint8_t nop[8];
+		unsigned int unit = 0;
+
+		/* the arch's own NOP unit, from the samples: each arch has one */
+		for (size_t i = 0; i < nsamples && !unit; i++) {
+			unit = ar->patch_nop_at(samples[i], 8);
+			memcpy(nop, samples[i], 8);
+		}
+		ck_assert_msg(unit > 0, "%s: no NOP unit among the samples", ar->name);
+		for (size_t i = 0; i < nsamples + 100000; i++) {
 			uint8_t b[8];
-			if (i < sizeof(samples) / sizeof(samples[0])) {
+			if (i < nsamples) {
 				memcpy(b, samples[i], 8);
 			} else {
 				x ^= x << 13;
 				x ^= x >> 7;
 				x ^= x << 17;
 				memcpy(b, &x, 8);
-				if (i % 4 == 0)
-					b[0] = a == 0 ? 0x90 : 0x01;	/* often a NOP's first byte */
+				if (i % 4 == 0) {
+					memcpy(b, nop, unit);
+					b[(x >> 8) % 8] ^= (uint8_t)(1u << ((x >> 16) % 8));
+				}
 			}
 			for (size_t len = 1; len <= 8; len++) {
 				struct arch_insn in = { 0 };
@@ -729,13 +742,16 @@ START_TEST(patch_nop_at_agrees_with_decode)
 				    in.kind == INSN_NOP && in.len < 32 &&
 				    (ar->patch_nop_sizes & (1u << in.len)))
 					want = in.len;
-				ck_assert_uint_eq(ar->patch_nop_at(b, len), want);
+				ck_assert_msg(ar->patch_nop_at(b, len) == want,
+					      "%s: patch_nop_at %u, decode %u (len %zu, sample %zu)",
+					      ar->name, ar->patch_nop_at(b, len), want, len, i);
 			}
 		}
 	}
 }
 END_TEST
 
+/* An unsupported machine is refused with -ENOTSUP. */
 START_TEST(unsupported_machine)
 {
 	uint8_t text[4] = { 0 };

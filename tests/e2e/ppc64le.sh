@@ -23,7 +23,9 @@
 #   make -C fixtures/minikernel && PATCHSITE=$PWD/build-san/patchsite sh tests/e2e/ppc64le.sh
 #
 # A missing tool or fixture is a failure, never a skip.  Prints ok/not ok
-# lines and `N passed, M failed`.
+# lines and `N passed, M failed` (tests/e2e/lib.sh's harness: every
+# patchsite run through ps_run, its exit status asserted before its output
+# is read).
 
 set -u
 
@@ -36,36 +38,10 @@ arches=$root/fixtures/arches.mk
 RUN_TIMEOUT=${RUN_TIMEOUT:-60}
 if [ -x /usr/bin/python3 ]; then py=/usr/bin/python3; else py=python3; fi
 
-pass=0
-fail=0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/patchsite-ppc64le.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
-
-ok() {
-	pass=$((pass + 1))
-	echo "ok - $1"
-}
-
-not_ok() {
-	fail=$((fail + 1))
-	echo "not ok - $1"
-	if [ $# -gt 1 ] && [ -s "$2" ]; then
-		head -n 25 "$2" | sed 's/^/#   /'
-	fi
-}
-
-finish() {
-	echo "$pass passed, $fail failed"
-	[ "$fail" -eq 0 ]
-	exit $?
-}
-
-# check NAME CMD...: ok when CMD succeeds
-check() {
-	name=$1
-	shift
-	if "$@" >"$tmp/check.out" 2>&1; then ok "$name"; else not_ok "$name" "$tmp/check.out"; fi
-}
+. "$here/lib.sh"
+ps_init "$tmp"
 
 PATCHSITE=${PATCHSITE:-}
 if [ -z "$PATCHSITE" ] || [ ! -x "$PATCHSITE" ]; then
@@ -107,15 +83,6 @@ counts_exact() {
 	counts_of "$1" | cmp - "$expected"
 }
 
-# ps OUT ERR ARGS...: run patchsite, exit status in $ps_rc
-ps() {
-	o=$1
-	e=$2
-	shift 2
-	"$PATCHSITE" "$@" >"$o" 2>"$e"
-	ps_rc=$?
-}
-
 # one_line_error ERR FILE: exactly one line, `patchsite: FILE...`
 one_line_error() {
 	[ "$(wc -l <"$1")" -eq 1 ] && grep -q "^patchsite: $2" "$1"
@@ -148,18 +115,18 @@ EOF
 }
 check "minikernel: each _mcount call follows mflr r0 (-mprofile-kernel)" mflr_before
 
-ps "$tmp/rec" "$tmp/rec.err" record "$img"
-if [ "$ps_rc" -eq 0 ] && cmp -s "$tmp/rec" "$tmp/objdump.sites"; then
+if ps_run -e "$tmp/rec.err" 0 "$tmp/rec" -- record "$img" &&
+	cmp -s "$tmp/rec" "$tmp/objdump.sites"; then
 	ok "minikernel: record = objdump's sites"
 else
-	{ echo "exit status $ps_rc"; cat "$tmp/rec.err"; diff "$tmp/rec" "$tmp/objdump.sites"; } >"$tmp/msg"
+	{ cat "$ps_msg" "$tmp/rec.err"; [ -s "$ps_msg" ] || diff "$tmp/rec" "$tmp/objdump.sites"; } >"$tmp/msg"
 	not_ok "minikernel: record = objdump's sites" "$tmp/msg"
 fi
-ps "$tmp/audit" "$tmp/audit.err" audit "$img"
-if [ "$ps_rc" -eq 0 ] && grep -q "0 stale, 0 missing" "$tmp/audit"; then
+if ps_run -e "$tmp/audit.err" 0 "$tmp/audit" -- audit "$img" &&
+	grep -q "0 stale, 0 missing" "$tmp/audit"; then
 	ok "minikernel: audit of the linked table is clean (exit 0)"
 else
-	{ echo "exit status $ps_rc"; cat "$tmp/audit" "$tmp/audit.err"; } >"$tmp/msg"
+	{ cat "$ps_msg" "$tmp/audit" "$tmp/audit.err"; } >"$tmp/msg"
 	not_ok "minikernel: audit of the linked table is clean (exit 0)" "$tmp/msg"
 fi
 
@@ -170,11 +137,11 @@ if "$py" "$mk/tools/mkelf.py" clear "$img" "$cleared" >"$tmp/msg" 2>&1 && ! cmp 
 else
 	not_ok "minikernel: table cleared (mkelf.py)" "$tmp/msg"
 fi
-ps "$tmp/audit2" "$tmp/audit2.err" audit "$cleared"
-if [ "$ps_rc" -eq 1 ] && grep -q "0 stale, 12 missing" "$tmp/audit2"; then
+if ps_run -e "$tmp/audit2.err" 1 "$tmp/audit2" -- audit "$cleared" &&
+	grep -q "0 stale, 12 missing" "$tmp/audit2"; then
 	ok "minikernel: audit of the cleared table: exit 1, 12 missing"
 else
-	{ echo "exit status $ps_rc"; cat "$tmp/audit2" "$tmp/audit2.err"; } >"$tmp/msg"
+	{ cat "$ps_msg" "$tmp/audit2" "$tmp/audit2.err"; } >"$tmp/msg"
 	not_ok "minikernel: audit of the cleared table: exit 1, 12 missing" "$tmp/msg"
 fi
 run_img "$cleared" trace "$tmp/cleared.trace"
@@ -184,30 +151,30 @@ if [ "$run_rc" -eq 0 ] && grep -q "^count a_step 0$" "$tmp/cleared.trace" &&
 else
 	not_ok "minikernel: with the table cleared nothing is traced" "$tmp/cleared.trace"
 fi
-ps "$tmp/ip" "$tmp/ip.err" record --in-place "$cleared"
-if [ "$ps_rc" -eq 0 ] && cmp "$img" "$cleared" >"$tmp/msg" 2>&1; then
+if ps_run -e "$tmp/ip.err" 0 "$tmp/ip" -- record --in-place "$cleared" &&
+	cmp "$img" "$cleared" >"$tmp/cmp" 2>&1; then
 	ok "minikernel: record --in-place refills the table: the linked file, byte for byte"
 else
-	{ echo "exit status $ps_rc"; cat "$tmp/ip.err"; } >>"$tmp/msg"
+	{ cat "$ps_msg" "$tmp/ip.err"; [ -s "$ps_msg" ] || cat "$tmp/cmp"; } >"$tmp/msg"
 	not_ok "minikernel: record --in-place refills the table: the linked file, byte for byte" "$tmp/msg"
 fi
 run_img "$cleared" trace "$tmp/refilled.trace"
 check "minikernel: the refilled image traces with exact counts" counts_exact "$tmp/refilled.trace"
 cp "$cleared" "$tmp/before2"
-ps "$tmp/ip2" "$tmp/ip2.err" record --in-place "$cleared"
-if [ "$ps_rc" -eq 0 ] && cmp -s "$tmp/before2" "$cleared"; then
+if ps_run -e "$tmp/ip2.err" 0 "$tmp/ip2" -- record --in-place "$cleared" &&
+	cmp -s "$tmp/before2" "$cleared"; then
 	ok "minikernel: a second record --in-place changes nothing"
 else
-	{ echo "exit status $ps_rc"; cat "$tmp/ip2.err"; } >"$tmp/msg"
+	{ cat "$ps_msg" "$tmp/ip2.err"; } >"$tmp/msg"
 	not_ok "minikernel: a second record --in-place changes nothing" "$tmp/msg"
 fi
 cp "$out/powerpc64le-small.elf" "$tmp/small.elf"
-ps "$tmp/sm" "$tmp/sm.err" record --in-place "$tmp/small.elf"
-if [ "$ps_rc" -eq 2 ] && one_line_error "$tmp/sm.err" "$tmp/small.elf" &&
+if ps_run -e "$tmp/sm.err" 2 "$tmp/sm" -- record --in-place "$tmp/small.elf" &&
+	one_line_error "$tmp/sm.err" "$tmp/small.elf" &&
 	grep -q "too small" "$tmp/sm.err" && cmp -s "$out/powerpc64le-small.elf" "$tmp/small.elf"; then
 	ok "minikernel: a region of 2 slots for 12 sites: exit 2, one line, file untouched"
 else
-	{ echo "exit status $ps_rc"; cat "$tmp/sm.err"; } >"$tmp/msg"
+	{ cat "$ps_msg" "$tmp/sm.err"; } >"$tmp/msg"
 	not_ok "minikernel: a region of 2 slots for 12 sites: exit 2, one line, file untouched" "$tmp/msg"
 fi
 
@@ -260,18 +227,18 @@ for i in range(0, len(b) // 8 * 8, 8):
     print(hex(int.from_bytes(b[i:i + 8], "little")))
 ' | sort >"$tmp/le.table"
 check "localentry: the linker's table has 10 entries" test "$(wc -l <"$tmp/le.table")" -eq 10
-ps "$tmp/le.rec" "$tmp/le.err" record "$le/le"
-if [ "$ps_rc" -eq 0 ] && sort "$tmp/le.rec" | cmp -s - "$tmp/le.table"; then
+if ps_run -e "$tmp/le.err" 0 "$tmp/le.rec" -- record "$le/le" &&
+	sort "$tmp/le.rec" | cmp -s - "$tmp/le.table"; then
 	ok "localentry: record = the linker's __patchable_function_entries (nops at the local entry)"
 else
-	{ echo "exit status $ps_rc"; cat "$tmp/le.err"; diff "$tmp/le.rec" "$tmp/le.table"; } >"$tmp/msg"
+	{ cat "$ps_msg" "$tmp/le.err"; [ -s "$ps_msg" ] || diff "$tmp/le.rec" "$tmp/le.table"; } >"$tmp/msg"
 	not_ok "localentry: record = the linker's __patchable_function_entries (nops at the local entry)" "$tmp/msg"
 fi
-ps "$tmp/le.sym" "$tmp/le.sym.err" record --symbolize "$le/le"
-if [ "$ps_rc" -eq 0 ] && [ "$(grep -cE '^0x[0-9a-f]+ f[0-9]\+0x8 patchable$' "$tmp/le.sym")" -eq 10 ]; then
+if ps_run -e "$tmp/le.sym.err" 0 "$tmp/le.sym" -- record --symbolize "$le/le" &&
+	[ "$(grep -cE '^0x[0-9a-f]+ f[0-9]\+0x8 patchable$' "$tmp/le.sym")" -eq 10 ]; then
 	ok "localentry: --symbolize: each site is FUNC+0x8, patchable"
 else
-	{ echo "exit status $ps_rc"; cat "$tmp/le.sym" "$tmp/le.sym.err"; } >"$tmp/msg"
+	{ cat "$ps_msg" "$tmp/le.sym" "$tmp/le.sym.err"; } >"$tmp/msg"
 	not_ok "localentry: --symbolize: each site is FUNC+0x8, patchable" "$tmp/msg"
 fi
 # a copy with the section's bytes zeroed (a static link has no .rela.dyn for it)
@@ -289,11 +256,11 @@ d[sec[0][4]:sec[0][4] + sec[0][5]] = bytes(sec[0][5])
 open(sys.argv[2], "wb").write(d)
 EOF
 then
-	ps "$tmp/le.ip" "$tmp/le.ip.err" record --in-place "$le/le.cleared"
-	if [ "$ps_rc" -eq 0 ] && cmp "$le/le" "$le/le.cleared" >"$tmp/msg" 2>&1; then
+	if ps_run -e "$tmp/le.ip.err" 0 "$tmp/le.ip" -- record --in-place "$le/le.cleared" &&
+		cmp "$le/le" "$le/le.cleared" >"$tmp/cmp" 2>&1; then
 		ok "localentry: record --in-place on the cleared table gives back the linked file"
 	else
-		{ echo "exit status $ps_rc"; cat "$tmp/le.ip.err"; } >>"$tmp/msg"
+		{ cat "$ps_msg" "$tmp/le.ip.err"; [ -s "$ps_msg" ] || cat "$tmp/cmp"; } >"$tmp/msg"
 		not_ok "localentry: record --in-place on the cleared table gives back the linked file" "$tmp/msg"
 	fi
 else
@@ -308,12 +275,12 @@ if "$cc" -mbig-endian -mabi=elfv1 -O2 -pg -c -o "$tmp/be.o" "$tmp/be.c" >"$tmp/m
 else
 	not_ok "bigendian: an ELFv1 object with .opd (the cross compiler, -mbig-endian -mabi=elfv1)" "$tmp/msg"
 fi
-ps "$tmp/be.out" "$tmp/be.err" record "$tmp/be.o"
-if [ "$ps_rc" -eq 2 ] && one_line_error "$tmp/be.err" "$tmp/be.o" && grep -q "big-endian" "$tmp/be.err" &&
+if ps_run -e "$tmp/be.err" 2 "$tmp/be.out" -- record "$tmp/be.o" &&
+	one_line_error "$tmp/be.err" "$tmp/be.o" && grep -q "big-endian" "$tmp/be.err" &&
 	[ ! -s "$tmp/be.out" ]; then
 	ok "bigendian: record refuses it: exit 2, one line naming the file, nothing on stdout"
 else
-	{ echo "exit status $ps_rc"; cat "$tmp/be.err"; } >"$tmp/msg"
+	{ cat "$ps_msg" "$tmp/be.err"; } >"$tmp/msg"
 	not_ok "bigendian: record refuses it: exit 2, one line naming the file, nothing on stdout" "$tmp/msg"
 fi
 
