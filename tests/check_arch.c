@@ -15,7 +15,9 @@
  * the cases assembled to: a case set that no registered architecture
  * decodes fails.  Tests that are not decode (encoders, PLT slots, the
  * alignment and CALL_OPS hooks, random properties) live beside the cases in
- * tests/arch/ARCH.c and are added to this suite from the same table.
+ * tests/arch/ARCH.c and are added to this suite from the same table; the
+ * bodies those share are tests/arch/harness.c's, fed with each
+ * architecture's rows.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -78,4 +78,127 @@ extern const size_t arch_case_nsets;
 /* A heap copy of exactly len bytes: ASan reports any read past them. */
 uint8_t *arch_dup_exact(const void *bytes, size_t len);
 
+/*
+ * The hooks beyond decode that more than one architecture has, tested by
+ * one body each (tests/arch/harness.c) over the rows an architecture's
+ * tests/arch/ARCH.c gives: arch_add_X(tc, ops, rows, n) adds one loop test
+ * to tc that runs each row against ops.  A new architecture writes only
+ * these tables and its genuinely own tests.  Every failure names the
+ * architecture and the row.
+ */
+
+/* The arch_ops numbers every architecture has, as its ABI documents them. */
+struct arch_ops_want {
+	const char *name;
+	unsigned int machine, insn_align, call_len, literal_size;
+	unsigned int abs64_reloc, relative_reloc, jump_slot_reloc, glob_dat_reloc;
+	unsigned int plt_entry_size, align_reloc;
+};
+
+/* Asserts each field of *w against ops (called from an ARCH.c ops test). */
+void arch_check_ops_fields(const struct arch_ops *ops, const struct arch_ops_want *w);
+
+/* plt_slot(bytes, len, addr): ret, and the GOT slot where ret is 0 */
+struct arch_plt_case {
+	const char *what;
+	uint64_t addr;
+	size_t len;
+	uint8_t bytes[32];
+	int ret;
+	uint64_t slot;
+};
+
+/* encode_nops(len): ret; else exactly these len bytes, nnops NOPs by decode */
+struct arch_nops_case {
+	size_t len;
+	int ret;
+	uint8_t bytes[16];
+	size_t nnops;
+};
+
+/*
+ * encode_call(from, to): ret; else these call_len bytes, decoded back to a
+ * call to `to` with its displacement at disp_off (0 where a row omits it,
+ * as in ARCH.cases)
+ */
+struct arch_call_case {
+	const char *what;
+	uint64_t from, to;
+	int ret;
+	uint8_t bytes[8];
+	unsigned int disp_off;
+};
+
+/* call_reloc_back(type) */
+struct arch_reloc_case {
+	unsigned int type;
+	int back;
+};
+
+/* the reference in `from` (len bytes) re-encoded for disp: ret; else `want` */
+struct arch_penc_case {
+	const char *what;		/* from -> to, each as assembled */
+	size_t len;
+	uint8_t from[8];
+	int64_t disp;
+	int ret;
+	uint8_t want[8];
+};
+
+/*
+ * Random references re-encoded for their own displacement give back their
+ * bytes: fill writes len bytes for round n from the generator state *x.
+ */
+struct arch_pcrel_gen {
+	uint32_t seed;			/* plus the loop index */
+	size_t len;
+	int rounds;
+	void (*fill)(uint8_t *in, uint32_t *x, int n);
+};
+
+/* nop_unit_march(march); the NOP's name where it says a unit */
+struct arch_march_case {
+	const char *march;
+	unsigned int unit;
+	const char *name;
+};
+
+/* align_target(offset, addend): ret; else where the padding ends and its alignment */
+struct arch_align_case {
+	uint64_t offset;
+	int64_t addend;
+	int ret;
+	uint64_t to, align;
+};
+
+/* align_padding(e_flags, align): ret; else size bytes of padding, an align_reloc */
+struct arch_pad_case {
+	unsigned int e_flags;
+	uint64_t align;
+	int ret;
+	uint64_t size;
+};
+
+void arch_add_plt_cases(TCase *tc, const struct arch_ops *ops,
+			const struct arch_plt_case *rows, size_t n);
+void arch_add_nops_cases(TCase *tc, const struct arch_ops *ops,
+			 const struct arch_nops_case *rows, size_t n);
+void arch_add_call_cases(TCase *tc, const struct arch_ops *ops,
+			 const struct arch_call_case *rows, size_t n);
+void arch_add_reloc_cases(TCase *tc, const struct arch_ops *ops,
+			  const struct arch_reloc_case *rows, size_t n);
+void arch_add_penc_cases(TCase *tc, const struct arch_ops *ops,
+			 const struct arch_penc_case *rows, size_t n);
+void arch_add_pcrel_identity(TCase *tc, const struct arch_ops *ops,
+			     const struct arch_pcrel_gen *gen, int loops);
+void arch_add_march_cases(TCase *tc, const struct arch_ops *ops,
+			  const struct arch_march_case *rows, size_t n);
+void arch_add_align_cases(TCase *tc, const struct arch_ops *ops,
+			  const struct arch_align_case *rows, size_t n);
+void arch_add_pad_cases(TCase *tc, const struct arch_ops *ops,
+			const struct arch_pad_case *rows, size_t n);
+
+/* Decode len bytes that encode_nops wrote: NOPs that cover exactly len; how many. */
+size_t arch_nops_walk(const struct arch_ops *ops, const uint8_t *buf, size_t len);
+
 #endif /* PATCHSITE_TESTS_ARCH_HARNESS_H */

@@ -2,15 +2,17 @@
 /*
  * powerpc64le's hooks beyond decode (tests/arch/README): the PLT call stubs
  * ld puts among the text (text_plt_slot) and local entry points from
- * st_other (local_entry).  The stub words are those of a real link: GNU ld
- * 2.40's `0000004b.plt_call._mcount` in a -pg program whose .got is at
- * 0x1ff00, slot 0x20030 (R_PPC64_JMP_SLOT _mcount in .rela.plt).
+ * st_other (local_entry), and its call relocations (rows for
+ * tests/arch/harness.c's shared call_reloc_back body).  The stub words
+ * are those of a real link: GNU ld 2.40's `0000004b.plt_call._mcount` in
+ * a -pg program whose .got is at 0x1ff00, slot 0x20030 (R_PPC64_JMP_SLOT
+ * _mcount in .rela.plt).
  */
 #include <check.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "arch.h"
+#include "arch/harness.h"
 
 void arch_tests_powerpc64le(Suite *s);
 
@@ -94,14 +96,12 @@ START_TEST(local_entry_from_st_other)
 }
 END_TEST
 
-START_TEST(call_relocations)
-{
-	ck_assert_int_eq(ppc->call_reloc_back(10), 0);		/* R_PPC64_REL24 */
-	ck_assert_int_eq(ppc->call_reloc_back(116), 0);		/* R_PPC64_REL24_NOTOC */
-	ck_assert_int_eq(ppc->call_reloc_back(38), -1);		/* R_PPC64_ADDR64 */
-	ck_assert_int_eq(ppc->call_reloc_back(11), -1);		/* R_PPC64_REL14 */
-}
-END_TEST
+static const struct arch_reloc_case reloc_cases[] = {
+	{ 10, 0 },		/* R_PPC64_REL24 */
+	{ 116, 0 },		/* R_PPC64_REL24_NOTOC */
+	{ 38, -1 },		/* R_PPC64_ADDR64 */
+	{ 11, -1 },		/* R_PPC64_REL14 */
+};
 
 void arch_tests_powerpc64le(Suite *s)
 {
@@ -111,6 +111,6 @@ void arch_tests_powerpc64le(Suite *s)
 	tcase_add_test(tc, plt_stub_toc_relative);
 	tcase_add_test(tc, plt_stub_refused);
 	tcase_add_test(tc, local_entry_from_st_other);
-	tcase_add_test(tc, call_relocations);
+	arch_add_reloc_cases(tc, ppc, reloc_cases, ARRAY_SIZE(reloc_cases));
 	suite_add_tcase(s, tc);
 }

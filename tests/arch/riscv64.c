@@ -7,8 +7,11 @@
  * hooks.  Run in the "arch" suite from the table tests/arch/gen.py writes
  * (tests/check_arch.c).
  *
- * Strategy: every case is a row in a table, run by tcase_add_loop_test;
- * bytes are copied into a heap buffer of exactly the stated length so that
+ * Strategy: every case is a row in a table; the hooks other architectures
+ * share (PLT slot, encoders, call relocations, pcrel_encode and its round
+ * trip, -march NOP unit, alignment) run their rows through the one body of
+ * tests/arch/harness.c (arch_add_X), the rest are the tests below; bytes
+ * are copied into a heap buffer of exactly the stated length so that
  * ASan catches any read past the end.  The encodings were taken from
  * riscv64-linux-gnu-objdump -d of code built by riscv64-linux-gnu-gcc/as
  * (-pg with and without linker relaxation, -fpatchable-function-entry,
@@ -116,16 +119,7 @@ START_TEST(test_decode_random_windows)
 }
 END_TEST
 
-struct plt_case {
-	const char *what;
-	uint64_t addr;
-	size_t len;
-	uint8_t bytes[32];
-	int ret;
-	uint64_t slot;
-};
-
-static const struct plt_case plt_cases[] = {
+static const struct arch_plt_case plt_cases[] = {
 	{ "PLT0", 0x620, 32,
 	  { W(0x00002397), W(0x41c30333), W(0x9e83be03), W(0xfd430313),
 	    W(0x9e838293), W(0x00135313), W(0x0082b283), W(0x000e0067) }, -1, 0 },
@@ -153,29 +147,7 @@ static const struct plt_case plt_cases[] = {
 	{ "empty buffer", 0x660, 0, { 0 }, -1, 0 },
 };
 
-START_TEST(test_plt_slot)
-{
-	const struct plt_case *c = &plt_cases[_i];
-	uint8_t *buf = dup_exact(c->bytes, c->len);
-	uint64_t slot = 0xdeadbeef;
-	int ret = ops->plt_slot(buf, c->len, c->addr, &slot);
-
-	ck_assert_msg(ret == c->ret, "%s: ret %d, want %d", c->what, ret, c->ret);
-	if (ret == 0)
-		ck_assert_msg(slot == c->slot, "%s: slot %#llx, want %#llx", c->what,
-			      (unsigned long long)slot, (unsigned long long)c->slot);
-	free(buf);
-}
-END_TEST
-
-struct nops_case {
-	size_t len;
-	int ret;
-	uint8_t bytes[16];
-	size_t nnops;		/* instructions a decode must find */
-};
-
-static const struct nops_case nops_cases[] = {
+static const struct arch_nops_case nops_cases[] = {
 	{ 0, 0, { 0 }, 0 },
 	{ 2, 0, { H(0x0001) }, 1 },
 	{ 4, 0, { W(0x00000013) }, 1 },
@@ -187,39 +159,7 @@ static const struct nops_case nops_cases[] = {
 	{ 7, -1, { 0 }, 0 },
 };
 
-START_TEST(test_encode_nops)
-{
-	const struct nops_case *c = &nops_cases[_i];
-	uint8_t buf[20], untouched[20];
-	struct arch_insn insn;
-	size_t off, n = 0;
-
-	memset(buf, 0xaa, sizeof(buf));
-	memset(untouched, 0xaa, sizeof(untouched));
-	ck_assert_int_eq(ops->encode_nops(buf, c->len), c->ret);
-	if (c->ret) {
-		ck_assert_mem_eq(buf, untouched, sizeof(buf));
-		return;
-	}
-	ck_assert_mem_eq(buf, c->bytes, c->len);
-	ck_assert_uint_eq(buf[c->len], 0xaa);	/* exactly len bytes */
-	for (off = 0; off < c->len; off += insn.len, n++) {
-		ck_assert_int_eq(ops->decode(buf + off, c->len - off, 0x1000 + off, &insn),
-				 ARCH_DECODE_OK);
-		ck_assert_int_eq(insn.kind, INSN_NOP);
-	}
-	ck_assert_uint_eq(n, c->nnops);
-}
-END_TEST
-
-struct call_case {
-	const char *what;
-	uint64_t from, to;
-	int ret;
-	uint8_t bytes[8];
-};
-
-static const struct call_case call_cases[] = {
+static const struct arch_call_case call_cases[] = {
 	{ "call _mcount (as assembled)", 0x80001000, 0x80002158, 0,
 	  { W(0x00001097), W(0x158080e7) } },
 	{ "lo12 negative rounds hi20 up (as assembled)", 0x8000102c, 0x9234582c, 0,
@@ -237,31 +177,6 @@ static const struct call_case call_cases[] = {
 	{ "odd target", 0x1000, 0x1001, -1, { 0 } },
 };
 
-START_TEST(test_encode_call)
-{
-	const struct call_case *c = &call_cases[_i];
-	uint8_t buf[12], untouched[12];
-	struct arch_insn insn;
-
-	memset(buf, 0xaa, sizeof(buf));
-	memset(untouched, 0xaa, sizeof(untouched));
-	ck_assert_msg(ops->encode_call(buf, c->from, c->to) == c->ret, "%s", c->what);
-	if (c->ret) {
-		ck_assert_mem_eq(buf, untouched, sizeof(buf));
-		return;
-	}
-	ck_assert_mem_eq(buf, c->bytes, ops->call_len);
-	ck_assert_mem_eq(buf + ops->call_len, untouched, sizeof(buf) - ops->call_len);
-
-	/* round trip through the fused decoder */
-	ck_assert_int_eq(ops->decode(buf, ops->call_len, c->from, &insn), ARCH_DECODE_OK);
-	ck_assert_uint_eq(insn.len, ops->call_len);
-	ck_assert_int_eq(insn.kind, INSN_CALL);
-	ck_assert_msg(insn.target == c->to, "%s: round trip %#llx", c->what,
-		      (unsigned long long)insn.target);
-}
-END_TEST
-
 /* --- PC-relative references: decode --- */
 
 #define RV_B_MIN	(-4096LL)		/* B-type: 13-bit even */
@@ -277,16 +192,7 @@ END_TEST
 
 /* --- PC-relative references: re-encode for a new displacement --- */
 
-struct penc_case {
-	const char *what;		/* from -> to, each as assembled */
-	size_t len;
-	uint8_t from[8];
-	int64_t disp;
-	int ret;
-	uint8_t want[8];
-};
-
-static const struct penc_case penc_cases[] = {
+static const struct arch_penc_case penc_cases[] = {
 	{ "beq a0, a1, .+64 -> .+70", 4, { W(0x04b50063) }, 70, 0, { W(0x04b50363) } },
 	{ "beq a0, a1, .+64 -> .+4094", 4, { W(0x04b50063) }, RV_B_MAX, 0, { W(0x7eb50fe3) } },
 	{ "beq a0, a1, .+64 -> .-4096", 4, { W(0x04b50063) }, RV_B_MIN, 0, { W(0x80b50063) } },
@@ -346,69 +252,35 @@ static const struct penc_case penc_cases[] = {
 	  { W(0x00000e17), W(0xfaae3227) } },
 };
 
-START_TEST(test_pcrel_encode)
+/*
+ * Random 8 bytes for the pcrel round trip (harness.c's test_pcrel_identity);
+ * every other round a pair: auipc, then a %pcrel_lo form reading its rd.
+ */
+static void pcrel_fill(uint8_t *in, uint32_t *x, int n)
 {
-	const struct penc_case *c = &penc_cases[_i];
-	uint8_t out[12], untouched[12];
-	struct arch_pcrel pc, again;
-
-	ck_assert_int_eq(ops->pcrel_decode(c->from, c->len, &pc), ARCH_PCREL_OK);
-	ck_assert_uint_eq(pc.len, c->len);
-	memset(out, 0xaa, sizeof(out));
-	memset(untouched, 0xaa, sizeof(untouched));
-	ck_assert_msg(ops->pcrel_encode(&pc, c->disp, out) == c->ret, "%s", c->what);
-	if (c->ret) {
-		ck_assert_mem_eq(out, untouched, sizeof(out));
-		/* the limits decode reports say the same */
-		ck_assert(c->disp < pc.min || c->disp > pc.max || c->disp % pc.step);
-		return;
+	for (int b = 0; b < 8; b++) {
+		*x = *x * 1664525u + 1013904223u;
+		in[b] = (uint8_t)(*x >> 24);
 	}
-	ck_assert_mem_eq(out, c->want, c->len);
-	ck_assert_mem_eq(out + c->len, untouched, sizeof(out) - c->len);	/* exactly pc.len */
-	ck_assert(c->disp >= pc.min && c->disp <= pc.max && c->disp % pc.step == 0);
-	ck_assert_int_eq(ops->pcrel_decode(out, c->len, &again), ARCH_PCREL_OK);
-	ck_assert_str_eq(again.name, pc.name);
-	ck_assert_int_eq(again.disp, c->disp);
-}
-END_TEST
+	if (n % 2 == 0) {
+		static const uint32_t lo_ops[] = { 0x13, 0x03, 0x07, 0x67, 0x23, 0x27 };
+		uint32_t w0 = (uint32_t)in[0] | (uint32_t)in[1] << 8 |
+			      (uint32_t)in[2] << 16 | (uint32_t)in[3] << 24;
+		uint32_t w1 = (uint32_t)in[4] | (uint32_t)in[5] << 8 |
+			      (uint32_t)in[6] << 16 | (uint32_t)in[7] << 24;
 
-/* Any reference re-encoded to its own displacement gives back the same bytes. */
-START_TEST(test_pcrel_identity)
-{
-	uint32_t x = 0x7f4a7c15u + (uint32_t)_i;
-
-	for (int n = 0; n < 20000; n++) {
-		uint8_t in[8], out[8];
-		struct arch_pcrel pc;
-
-		for (int b = 0; b < 8; b++) {
-			x = x * 1664525u + 1013904223u;
-			in[b] = (uint8_t)(x >> 24);
-		}
-		/* make pairs common: auipc, then a %pcrel_lo form reading its rd */
-		if (n % 2 == 0) {
-			static const uint32_t lo_ops[] = { 0x13, 0x03, 0x07, 0x67, 0x23, 0x27 };
-			uint32_t w0 = (uint32_t)in[0] | (uint32_t)in[1] << 8 |
-				      (uint32_t)in[2] << 16 | (uint32_t)in[3] << 24;
-			uint32_t w1 = (uint32_t)in[4] | (uint32_t)in[5] << 8 |
-				      (uint32_t)in[6] << 16 | (uint32_t)in[7] << 24;
-
-			w0 = (w0 & ~0x7fu) | 0x17;
-			w1 = (w1 & ~(0x7fu | 0x1fu << 15)) | lo_ops[x % 6] | (w0 >> 7 & 0x1f) << 15;
-			if ((w1 & 0x7f) == 0x13 || (w1 & 0x7f) == 0x67)
-				w1 &= ~(7u << 12);	/* addi, jalr: funct3 0 */
-			for (int b = 0; b < 4; b++) {
-				in[b] = (uint8_t)(w0 >> 8 * b);
-				in[4 + b] = (uint8_t)(w1 >> 8 * b);
-			}
-		}
-		if (ops->pcrel_decode(in, 8, &pc) == ARCH_PCREL_OK) {
-			ck_assert_int_eq(ops->pcrel_encode(&pc, pc.disp, out), 0);
-			ck_assert_mem_eq(out, in, pc.len);
+		w0 = (w0 & ~0x7fu) | 0x17;
+		w1 = (w1 & ~(0x7fu | 0x1fu << 15)) | lo_ops[*x % 6] | (w0 >> 7 & 0x1f) << 15;
+		if ((w1 & 0x7f) == 0x13 || (w1 & 0x7f) == 0x67)
+			w1 &= ~(7u << 12);	/* addi, jalr: funct3 0 */
+		for (int b = 0; b < 4; b++) {
+			in[b] = (uint8_t)(w0 >> 8 * b);
+			in[4 + b] = (uint8_t)(w1 >> 8 * b);
 		}
 	}
 }
-END_TEST
+
+static const struct arch_pcrel_gen pcrel_gen = { 0x7f4a7c15u, 8, 20000, pcrel_fill };
 
 /* GCC and GNU as pad with c.nop exactly when e_flags has EF_RISCV_RVC. */
 START_TEST(test_nop_unit)
@@ -426,37 +298,20 @@ END_TEST
  * the single-letter extensions means c.nop; a 'c' in a multi-letter one
  * after '_' does not; an -march for another target says nothing.
  */
-static const struct {
-	const char *march;
-	unsigned int unit;
-} march_cases[] = {
-	{ "rv64imac_zicsr_zifencei", 2 },
-	{ "rv64gc", 2 },
-	{ "rv64imafdc_zicsr_zifencei_zihintpause", 2 },
-	{ "rv64ima_zicsr_zifencei", 4 },
-	{ "rv64imafd_zicbom_zicboz", 4 },	/* the c of zicbom is no C extension */
-	{ "rv64g", 4 },
-	{ "rv64i -mabi=lp64", 4 },		/* the token ends at a space */
-	{ "rv32imc", 2 },
-	{ "armv8-a", 0 },
-	{ "", 0 },
+static const struct arch_march_case march_cases[] = {
+	{ "rv64imac_zicsr_zifencei", 2, "c.nop" },
+	{ "rv64gc", 2, "c.nop" },
+	{ "rv64imafdc_zicsr_zifencei_zihintpause", 2, "c.nop" },
+	{ "rv64ima_zicsr_zifencei", 4, "nop" },
+	{ "rv64imafd_zicbom_zicboz", 4, "nop" },	/* the c of zicbom is no C extension */
+	{ "rv64g", 4, "nop" },
+	{ "rv64i -mabi=lp64", 4, "nop" },		/* the token ends at a space */
+	{ "rv32imc", 2, "c.nop" },
+	{ "armv8-a", 0, NULL },
+	{ "", 0, NULL },
 };
 
-START_TEST(test_nop_unit_march)
-{
-	ck_assert_uint_eq(ops->nop_unit_march(march_cases[_i].march), march_cases[_i].unit);
-	if (march_cases[_i].unit)
-		ck_assert_str_eq(ops->nop_name(march_cases[_i].unit),
-				 march_cases[_i].unit == 2 ? "c.nop" : "nop");
-}
-END_TEST
-
-static const struct {
-	uint64_t offset;
-	int64_t addend;
-	int ret;
-	uint64_t to, align;
-} align_cases[] = {
+static const struct arch_align_case align_cases[] = {
 	{ 0x2, 6, 0, 0x8, 8 },		/* .balign 8 with RVC after a c.nop */
 	{ 0x4, 4, 0, 0x8, 8 },		/* .balign 8 without RVC after a nop */
 	{ 0x2, 14, 0, 0x10, 16 },	/* .balign 16 with RVC */
@@ -473,25 +328,7 @@ static const struct {
 	{ 0x10, INT64_MIN, -1, 0, 0 },
 };
 
-START_TEST(test_align_target)
-{
-	uint64_t to = 0xdead, align = 0xbeef;
-	int ret = ops->align_target(align_cases[_i].offset, align_cases[_i].addend, &to, &align);
-
-	ck_assert_int_eq(ret, align_cases[_i].ret);
-	if (ret)
-		return;
-	ck_assert_uint_eq(to, align_cases[_i].to);
-	ck_assert_uint_eq(align, align_cases[_i].align);
-}
-END_TEST
-
-static const struct {
-	unsigned int e_flags;
-	uint64_t align;
-	int ret;
-	uint64_t size;
-} pad_cases[] = {
+static const struct arch_pad_case pad_cases[] = {
 	{ EF_RISCV_RVC | EF_RISCV_FLOAT_ABI_DOUBLE, 8, 0, 6 },	/* -march=rv64gc .balign 8 */
 	{ EF_RISCV_FLOAT_ABI_DOUBLE, 8, 0, 4 },			/* -march=rv64g */
 	{ EF_RISCV_RVC, 16, 0, 14 },
@@ -503,34 +340,7 @@ static const struct {
 	{ EF_RISCV_RVC, 0, -1, 0 },
 };
 
-START_TEST(test_align_padding)
-{
-	struct arch_align_pad pad;
-
-	memset(&pad, 0x5a, sizeof(pad));
-	ck_assert_int_eq(ops->align_padding(pad_cases[_i].e_flags, pad_cases[_i].align, &pad),
-			 pad_cases[_i].ret);
-	if (pad_cases[_i].ret)
-		return;
-	ck_assert_uint_eq(pad.size, pad_cases[_i].size);
-	ck_assert_uint_eq(pad.type, R_RISCV_ALIGN);
-	ck_assert_int_eq(pad.addend, (int64_t)pad_cases[_i].size);
-	/* and align_target reads back the alignment it asks for */
-	{
-		uint64_t to, al;
-
-		ck_assert_int_eq(ops->align_target(0x100 + ops->nop_unit(pad_cases[_i].e_flags),
-						   pad.addend, &to, &al), 0);
-		ck_assert_uint_eq(al, pad_cases[_i].align);
-		ck_assert_uint_eq(to % pad_cases[_i].align, 0);
-	}
-}
-END_TEST
-
-static const struct {
-	unsigned int type;
-	int back;
-} reloc_cases[] = {
+static const struct arch_reloc_case reloc_cases[] = {
 	{ R_RISCV_CALL, 0 },
 	{ R_RISCV_CALL_PLT, 0 },
 	{ R_RISCV_JAL, 0 },
@@ -541,24 +351,16 @@ static const struct {
 	{ R_RISCV_NONE, -1 },
 };
 
-START_TEST(test_call_reloc_back)
-{
-	ck_assert_int_eq(ops->call_reloc_back(reloc_cases[_i].type), reloc_cases[_i].back);
-}
-END_TEST
+static const struct arch_ops_want fields = {
+	.name = "riscv64", .machine = EM_RISCV, .insn_align = 2, .call_len = 8,
+	.literal_size = 8, .abs64_reloc = R_RISCV_64, .relative_reloc = R_RISCV_RELATIVE,
+	.jump_slot_reloc = R_RISCV_JUMP_SLOT, .glob_dat_reloc = 0, .plt_entry_size = 16,
+	.align_reloc = R_RISCV_ALIGN,
+};
 
 START_TEST(test_ops_fields)
 {
-	ck_assert_str_eq(ops->name, "riscv64");
-	ck_assert_uint_eq(ops->machine, EM_RISCV);
-	ck_assert_uint_eq(ops->insn_align, 2);
-	ck_assert_uint_eq(ops->call_len, 8);
-	ck_assert_uint_eq(ops->literal_size, 8);
-	ck_assert_uint_eq(ops->abs64_reloc, R_RISCV_64);
-	ck_assert_uint_eq(ops->relative_reloc, R_RISCV_RELATIVE);
-	ck_assert_uint_eq(ops->jump_slot_reloc, R_RISCV_JUMP_SLOT);
-	ck_assert_uint_eq(ops->glob_dat_reloc, 0);
-	ck_assert_uint_eq(ops->plt_entry_size, 16);
+	arch_check_ops_fields(ops, &fields);
 }
 END_TEST
 void arch_tests_riscv64(Suite *s)
@@ -568,21 +370,21 @@ void arch_tests_riscv64(Suite *s)
 	tcase_add_test(tc, test_ops_fields);
 	tcase_add_loop_test(tc, test_decode_every_halfword, 0, 16);
 	tcase_add_loop_test(tc, test_decode_random_windows, 0, 4);
-	tcase_add_loop_test(tc, test_plt_slot, 0, ARRAY_SIZE(plt_cases));
-	tcase_add_loop_test(tc, test_encode_nops, 0, ARRAY_SIZE(nops_cases));
-	tcase_add_loop_test(tc, test_encode_call, 0, ARRAY_SIZE(call_cases));
-	tcase_add_loop_test(tc, test_call_reloc_back, 0, ARRAY_SIZE(reloc_cases));
+	arch_add_plt_cases(tc, ops, plt_cases, ARRAY_SIZE(plt_cases));
+	arch_add_nops_cases(tc, ops, nops_cases, ARRAY_SIZE(nops_cases));
+	arch_add_call_cases(tc, ops, call_cases, ARRAY_SIZE(call_cases));
+	arch_add_reloc_cases(tc, ops, reloc_cases, ARRAY_SIZE(reloc_cases));
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("riscv64 pcrel");
-	tcase_add_loop_test(tc, test_pcrel_encode, 0, ARRAY_SIZE(penc_cases));
-	tcase_add_loop_test(tc, test_pcrel_identity, 0, 4);
+	arch_add_penc_cases(tc, ops, penc_cases, ARRAY_SIZE(penc_cases));
+	arch_add_pcrel_identity(tc, ops, &pcrel_gen, 4);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("riscv64 align");
 	tcase_add_test(tc, test_nop_unit);
-	tcase_add_loop_test(tc, test_nop_unit_march, 0, ARRAY_SIZE(march_cases));
-	tcase_add_loop_test(tc, test_align_target, 0, ARRAY_SIZE(align_cases));
-	tcase_add_loop_test(tc, test_align_padding, 0, ARRAY_SIZE(pad_cases));
+	arch_add_march_cases(tc, ops, march_cases, ARRAY_SIZE(march_cases));
+	arch_add_align_cases(tc, ops, align_cases, ARRAY_SIZE(align_cases));
+	arch_add_pad_cases(tc, ops, pad_cases, ARRAY_SIZE(pad_cases));
 	suite_add_tcase(s, tc);
 }

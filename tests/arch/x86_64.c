@@ -6,9 +6,10 @@
  * PLT reader and the encoders.  Run in the "arch" suite from the table
  * tests/arch/gen.py writes (tests/check_arch.c).
  *
- * Strategy: every test is a row in a static table run through
- * tcase_add_loop_test, so a new case is one line of data.  Byte sequences
- * come from `objdump -d` of real binaries (/usr/bin/ls, libc.so.6, small
+ * Strategy: every test is a row in a static table, so a new case is one
+ * line of data; the PLT, encode_call and call relocation rows run through
+ * the bodies every architecture shares (tests/arch/harness.c).  Byte
+ * sequences come from `objdump -d` of real binaries (/usr/bin/ls, libc.so.6, small
  * programs linked with -pg/-mfentry, -fcf-protection, -no-pie and -pie);
  * the few hand-made ones say so.  Each decode runs on an exactly sized heap
  * copy so that ASan reports any read past `len`.  A fuzz loop checks that
@@ -23,40 +24,18 @@
 
 void arch_tests_x86_64(Suite *s);
 
-/* Decode from an exactly sized heap copy: any over-read is an ASan error. */
-static int decode_exact(const void *bytes, size_t len, uint64_t addr, struct arch_insn *insn)
-{
-	uint8_t *copy = arch_dup_exact(bytes, len);
-	int ret = arch_x86_64.decode(copy, len, addr, insn);
-
-	free(copy);
-	return ret;
-}
-
-static int plt_slot_exact(const void *bytes, size_t len, uint64_t addr, uint64_t *slot)
-{
-	uint8_t *copy = arch_dup_exact(bytes, len);
-	int ret = arch_x86_64.plt_slot(copy, len, addr, slot);
-
-	free(copy);
-	return ret;
-}
+static const struct arch_ops_want fields = {
+	.name = "x86_64", .machine = EM_X86_64, .insn_align = 1, .call_len = 5,
+	.literal_size = 0, .abs64_reloc = R_X86_64_64, .relative_reloc = R_X86_64_RELATIVE,
+	.jump_slot_reloc = R_X86_64_JUMP_SLOT, .glob_dat_reloc = R_X86_64_GLOB_DAT,
+	.plt_entry_size = 16, .align_reloc = 0,
+};
 
 START_TEST(test_ops_fields)
 {
 	const struct arch_ops *a = &arch_x86_64;
 
-	ck_assert_str_eq(a->name, "x86_64");
-	ck_assert_uint_eq(a->machine, EM_X86_64);
-	ck_assert_uint_eq(a->insn_align, 1);
-	ck_assert_uint_eq(a->call_len, 5);
-	ck_assert_uint_eq(a->literal_size, 0);
-	ck_assert_uint_eq(a->abs64_reloc, R_X86_64_64);
-	ck_assert_uint_eq(a->relative_reloc, R_X86_64_RELATIVE);
-	ck_assert_uint_eq(a->jump_slot_reloc, R_X86_64_JUMP_SLOT);
-	ck_assert_uint_eq(a->glob_dat_reloc, R_X86_64_GLOB_DAT);
-	ck_assert_uint_eq(a->plt_entry_size, 16);
-	ck_assert_uint_eq(a->align_reloc, 0);
+	arch_check_ops_fields(a, &fields);
 	ck_assert_ptr_null(a->nop_unit_march);
 	ck_assert_str_eq(a->nop_name(1), "0x90");	/* -fpatchable-function-entry pads with 0x90 */
 	ck_assert_str_eq(a->nop_name(5), "NOP");
@@ -81,7 +60,8 @@ START_TEST(test_ops_fields)
 }
 END_TEST
 
-#define B(s) s, sizeof(s) - 1
+/* a byte string and its length, for struct arch_plt_case's len, bytes */
+#define B(s) sizeof(s) - 1, s
 
 /* A run of -fpatchable-function-entry NOPs decodes one byte at a time. */
 START_TEST(test_nop_run)
@@ -184,12 +164,7 @@ START_TEST(test_fuzz_consistency)
 }
 END_TEST
 
-struct reloc_case {
-	unsigned int type;
-	int back;
-};
-
-static const struct reloc_case reloc_cases[] = {
+static const struct arch_reloc_case reloc_cases[] = {
 	{ R_X86_64_PLT32, 1 },
 	{ R_X86_64_PC32, 1 },
 	{ R_X86_64_GOTPCRELX, 2 },
@@ -203,115 +178,74 @@ static const struct reloc_case reloc_cases[] = {
 	{ 0xffffffffu, -1 },
 };
 
-START_TEST(test_call_reloc_back)
-{
-	const struct reloc_case *c = &reloc_cases[_i];
-
-	ck_assert_int_eq(arch_x86_64.call_reloc_back(c->type), c->back);
-}
-END_TEST
-
 /*
  * PLT entries, 16 bytes each unless noted, from objdump -d of small
  * programs linked by GNU ld 2.40 (-no-pie; -pie -fcf-protection -z ibtplt)
  * and of /usr/bin/ls.  The BND forms are made by hand after the layout
  * older ld emitted for -z bndplt.
  */
-struct plt_case {
-	const char *what;
-	const char *bytes;
-	size_t len;
-	uint64_t addr;
-	int ret;
-	uint64_t slot;
-};
-
-static const struct plt_case plt_cases[] = {
-	{ "no-pie PLT0",
+static const struct arch_plt_case plt_cases[] = {
+	{ "no-pie PLT0", 0x401020,
 	  B("\xff\x35\xca\x2f\x00\x00\xff\x25\xcc\x2f\x00\x00\x0f\x1f\x40\x00"),
-	  0x401020, -1, 0 },
-	{ "no-pie lazy puts@plt",
+	  -1, 0 },
+	{ "no-pie lazy puts@plt", 0x401030,
 	  B("\xff\x25\xca\x2f\x00\x00\x68\x00\x00\x00\x00\xe9\xe0\xff\xff\xff"),
-	  0x401030, 0, 0x404000 },
-	{ "no-pie lazy exit@plt",
+	  0, 0x404000 },
+	{ "no-pie lazy exit@plt", 0x401060,
 	  B("\xff\x25\xb2\x2f\x00\x00\x68\x03\x00\x00\x00\xe9\xb0\xff\xff\xff"),
-	  0x401060, 0, 0x404018 },
-	{ "ls lazy __ctype_toupper_loc@plt",
+	  0, 0x404018 },
+	{ "ls lazy __ctype_toupper_loc@plt", 0x4030,
 	  B("\xff\x25\xca\xff\x01\x00\x68\x00\x00\x00\x00\xe9\xe0\xff\xff\xff"),
-	  0x4030, 0, 0x24000 },
-	{ "ls .plt.got free@plt (8 bytes)",
+	  0, 0x24000 },
+	{ "ls .plt.got free@plt (8 bytes)", 0x4680,
 	  B("\xff\x25\x02\xf9\x01\x00\x66\x90"),
-	  0x4680, 0, 0x23f88 },
-	{ "ibt PLT0",
+	  0, 0x23f88 },
+	{ "ibt PLT0", 0x1020,
 	  B("\xff\x35\xca\x2f\x00\x00\xff\x25\xcc\x2f\x00\x00\x0f\x1f\x40\x00"),
-	  0x1020, -1, 0 },
-	{ "ibt lazy stub",
+	  -1, 0 },
+	{ "ibt lazy stub", 0x1030,
 	  B("\xf3\x0f\x1e\xfa\x68\x00\x00\x00\x00\xe9\xe2\xff\xff\xff\x66\x90"),
-	  0x1030, -1, 0 },
-	{ "ibt .plt.sec puts@plt",
+	  -1, 0 },
+	{ "ibt .plt.sec puts@plt", 0x1080,
 	  B("\xf3\x0f\x1e\xfa\xff\x25\x76\x2f\x00\x00\x66\x0f\x1f\x44\x00\x00"),
-	  0x1080, 0, 0x4000 },
-	{ "ibt .plt.sec exit@plt",
+	  0, 0x4000 },
+	{ "ibt .plt.sec exit@plt", 0x10b0,
 	  B("\xf3\x0f\x1e\xfa\xff\x25\x5e\x2f\x00\x00\x66\x0f\x1f\x44\x00\x00"),
-	  0x10b0, 0, 0x4018 },
-	{ "ibt .plt.got __cxa_finalize@plt",
+	  0, 0x4018 },
+	{ "ibt .plt.got __cxa_finalize@plt", 0x1070,
 	  B("\xf3\x0f\x1e\xfa\xff\x25\x66\x2f\x00\x00\x66\x0f\x1f\x44\x00\x00"),
-	  0x1070, 0, 0x3fe0 },
-	{ "bnd+ibt .plt.sec (hand-made)",
+	  0, 0x3fe0 },
+	{ "bnd+ibt .plt.sec (hand-made)", 0x1080,
 	  B("\xf3\x0f\x1e\xfa\xf2\xff\x25\x75\x2f\x00\x00\x0f\x1f\x44\x00\x00"),
-	  0x1080, 0, 0x4000 },
-	{ "bnd+ibt lazy stub (hand-made)",
+	  0, 0x4000 },
+	{ "bnd+ibt lazy stub (hand-made)", 0x1030,
 	  B("\xf3\x0f\x1e\xfa\x68\x00\x00\x00\x00\xf2\xe9\xe1\xff\xff\xff\x90"),
-	  0x1030, -1, 0 },
-	{ "bnd .plt.bnd, 8 bytes (hand-made)",
+	  -1, 0 },
+	{ "bnd .plt.bnd, 8 bytes (hand-made)", 0x2000,
 	  B("\xf2\xff\x25\x00\x10\x00\x00\x90"),
-	  0x2000, 0, 0x3007 },
-	{ "slot behind the entry", B("\xff\x25\x00\xff\xff\xff"), 0x2000, 0, 0x1f06 },
-	{ "jmp truncated", B("\xff\x25\x00\x10\x00"), 0x2000, -1, 0 },
-	{ "endbr64 only", B("\xf3\x0f\x1e\xfa"), 0x2000, -1, 0 },
-	{ "empty", "", 0, 0x2000, -1, 0 },
-	{ "padding",
+	  0, 0x3007 },
+	{ "slot behind the entry", 0x2000, B("\xff\x25\x00\xff\xff\xff"), 0, 0x1f06 },
+	{ "jmp truncated", 0x2000, B("\xff\x25\x00\x10\x00"), -1, 0 },
+	{ "endbr64 only", 0x2000, B("\xf3\x0f\x1e\xfa"), -1, 0 },
+	{ "empty", 0x2000, 0, "", -1, 0 },
+	{ "padding", 0x2000,
 	  B("\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"),
-	  0x2000, -1, 0 },
-	{ "call *disp(%rip) is no PLT jump", B("\xff\x15\x00\x10\x00\x00\x66\x90"), 0x2000, -1, 0 },
+	  -1, 0 },
+	{ "call *disp(%rip) is no PLT jump", 0x2000, B("\xff\x15\x00\x10\x00\x00\x66\x90"), -1, 0 },
 };
-
-START_TEST(test_plt_slot)
-{
-	const struct plt_case *c = &plt_cases[_i];
-	uint64_t slot = 0;
-	int ret = plt_slot_exact(c->bytes, c->len, c->addr, &slot);
-
-	ck_assert_msg(ret == c->ret, "%s: ret %d, want %d", c->what, ret, c->ret);
-	if (ret == 0)
-		ck_assert_msg(slot == c->slot, "%s: slot %#llx, want %#llx", c->what,
-			      (unsigned long long)slot, (unsigned long long)c->slot);
-}
-END_TEST
 
 /* encode_nops(len) decodes as NOPs covering exactly len bytes; _i is len. */
 START_TEST(test_encode_nops)
 {
 	size_t len = (size_t)_i;
-	uint8_t *buf = malloc(len ? len : 1);
-	unsigned int count = 0;
-	size_t off = 0;
+	uint8_t *buf = malloc(len + 1);
 
 	ck_assert_ptr_nonnull(buf);
-	memset(buf, 0xcc, len);
+	memset(buf, 0xcc, len + 1);
 	ck_assert_int_eq(arch_x86_64.encode_nops(buf, len), 0);
-	while (off < len) {
-		struct arch_insn insn;
-
-		ck_assert_int_eq(arch_x86_64.decode(buf + off, len - off, 0x1000 + off, &insn),
-				 ARCH_DECODE_OK);
-		ck_assert_int_eq(insn.kind, INSN_NOP);
-		off += insn.len;
-		count++;
-	}
-	ck_assert_uint_eq(off, len);
+	ck_assert_uint_eq(buf[len], 0xcc);	/* exactly len bytes */
 	/* largest first: at most one piece shorter than 8 bytes */
-	ck_assert_uint_eq(count, len / 8 + (len % 8 != 0));
+	ck_assert_uint_eq(arch_nops_walk(&arch_x86_64, buf, len), len / 8 + (len % 8 != 0));
 	free(buf);
 }
 END_TEST
@@ -328,45 +262,25 @@ START_TEST(test_encode_nop5)
 }
 END_TEST
 
-struct call_case {
-	uint64_t from, to;
-	int ret;
-	const char *bytes;	/* expected encoding when ret == 0 */
-};
-
-static const struct call_case call_cases[] = {
-	{ 0x401130, 0x401160, 0, "\xe8\x2b\x00\x00\x00" },
-	{ 0x401160, 0x401130, 0, "\xe8\xcb\xff\xff\xff" },
-	{ 0x1000, 0x1005, 0, "\xe8\x00\x00\x00\x00" },
-	{ 0x1000, 0x1000, 0, "\xe8\xfb\xff\xff\xff" },
-	{ 0x1000, 0x1005 + 0x7fffffffull, 0, "\xe8\xff\xff\xff\x7f" },
-	{ 0x1000, 0x1005 + 0x80000000ull, -1, NULL },
-	{ 0x80001000ull, 0x80001005ull - 0x80000000ull, 0, "\xe8\x00\x00\x00\x80" },
-	{ 0x80001000ull, 0x80001004ull - 0x80000000ull, -1, NULL },
-	{ 0xffffffff81000000ull, 0xffffffff81e00000ull, 0, "\xe8\xfb\xff\xdf\x00" },
-	{ 0x1000, 0xffffffff00000000ull, -1, NULL },
-	{ 0xffffffff81000000ull, 0x100000000ull, -1, NULL },
+/* CALL rel32: the displacement at byte 1, from the end of the 5 bytes */
+static const struct arch_call_case call_cases[] = {
+	{ "forward", 0x401130, 0x401160, 0, "\xe8\x2b\x00\x00\x00", 1 },
+	{ "backward", 0x401160, 0x401130, 0, "\xe8\xcb\xff\xff\xff", 1 },
+	{ "to the next instruction", 0x1000, 0x1005, 0, "\xe8\x00\x00\x00\x00", 1 },
+	{ "to itself", 0x1000, 0x1000, 0, "\xe8\xfb\xff\xff\xff", 1 },
+	{ "largest forward reach", 0x1000, 0x1005 + 0x7fffffffull, 0, "\xe8\xff\xff\xff\x7f", 1 },
+	{ "one past the forward reach", 0x1000, 0x1005 + 0x80000000ull, -1, { 0 }, 0 },
+	{ "largest backward reach", 0x80001000ull, 0x80001005ull - 0x80000000ull, 0,
+	  "\xe8\x00\x00\x00\x80", 1 },
+	{ "one past the backward reach", 0x80001000ull, 0x80001004ull - 0x80000000ull, -1,
+	  { 0 }, 0 },
+	{ "within kernel text", 0xffffffff81000000ull, 0xffffffff81e00000ull, 0,
+	  "\xe8\xfb\xff\xdf\x00", 1 },
+	{ "user to the top 4 GiB", 0x1000, 0xffffffff00000000ull, -1, { 0 }, 0 },
+	{ "kernel to user", 0xffffffff81000000ull, 0x100000000ull, -1, { 0 }, 0 },
 	/* the displacement adds modulo 2^64, as in the CPU */
-	{ 0x10, 0xfffffffffffffff0ull, 0, "\xe8\xdb\xff\xff\xff" },
+	{ "wraps below zero", 0x10, 0xfffffffffffffff0ull, 0, "\xe8\xdb\xff\xff\xff", 1 },
 };
-
-START_TEST(test_encode_call)
-{
-	const struct call_case *c = &call_cases[_i];
-	uint8_t buf[5] = { 0 };
-	struct arch_insn insn;
-
-	ck_assert_int_eq(arch_x86_64.encode_call(buf, c->from, c->to), c->ret);
-	if (c->ret)
-		return;
-	ck_assert_mem_eq(buf, c->bytes, 5);
-	ck_assert_int_eq(decode_exact(buf, sizeof(buf), c->from, &insn), ARCH_DECODE_OK);
-	ck_assert_uint_eq(insn.len, 5);
-	ck_assert_int_eq(insn.kind, INSN_CALL);
-	ck_assert_uint_eq(insn.target, c->to);
-	ck_assert_uint_eq(insn.disp_off, 1);
-}
-END_TEST
 
 void arch_tests_x86_64(Suite *s)
 {
@@ -374,7 +288,7 @@ void arch_tests_x86_64(Suite *s)
 
 	tc = tcase_create("x86_64 ops");
 	tcase_add_test(tc, test_ops_fields);
-	tcase_add_loop_test(tc, test_call_reloc_back, 0, ARRAY_SIZE(reloc_cases));
+	arch_add_reloc_cases(tc, &arch_x86_64, reloc_cases, ARRAY_SIZE(reloc_cases));
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("x86_64 decode");
@@ -383,12 +297,12 @@ void arch_tests_x86_64(Suite *s)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("x86_64 plt");
-	tcase_add_loop_test(tc, test_plt_slot, 0, ARRAY_SIZE(plt_cases));
+	arch_add_plt_cases(tc, &arch_x86_64, plt_cases, ARRAY_SIZE(plt_cases));
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("x86_64 encode");
 	tcase_add_loop_test(tc, test_encode_nops, 0, 65);
 	tcase_add_test(tc, test_encode_nop5);
-	tcase_add_loop_test(tc, test_encode_call, 0, ARRAY_SIZE(call_cases));
+	arch_add_call_cases(tc, &arch_x86_64, call_cases, ARRAY_SIZE(call_cases));
 	suite_add_tcase(s, tc);
 }
