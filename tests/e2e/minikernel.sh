@@ -640,6 +640,14 @@ for a in $arches; do
 	riscv64) section_riscv64 ;;
 	x86_64) section_x86_64 ;;
 	aarch64) section_aarch64 ;;
+	# its minikernel (-pg -mprofile-kernel, local entry points) has a script
+	# of its own, beside the ELFv2-only cases: it must be one make e2e runs
+	powerpc64le)
+		if [ -f "$here/ppc64le.sh" ] && grep -q 'sh tests/e2e/ppc64le.sh' "$root/Makefile"; then
+			ok "powerpc64le: its minikernel is checked by tests/e2e/ppc64le.sh, which make e2e runs"
+		else
+			not_ok "powerpc64le: its minikernel is checked by tests/e2e/ppc64le.sh, which make e2e runs"
+		fi ;;
 	*) not_ok "$a: fixtures/arches.mk lists it, and tests/e2e/minikernel.sh has no section for it" ;;
 	esac
 done
