@@ -13,23 +13,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/patchsite-cli.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 . "$here/lib.sh"
 ps_init "$tmp"
-# run NAME WANT-STATUS ARGS...: patchsite ARGS in $tmp, stdout in $tmp/out,
-# stderr in $tmp/err; ok when it exits WANT-STATUS
-run() {
-	_n=$1 _want=$2
-	shift 2
-	ran=0
-	ps_check "$_n: exit $_want" -C "$tmp" -e "$tmp/err" "$_want" "$tmp/out" -- "$@" && ran=1
-}
-# then NAME COMMAND...: a check of the last run's output, failed unread when
-# that run did not exit as it should
-then_check() {
-	if [ "$ran" = 1 ]; then
-		check "$@"
-	else
-		not_ok "$1 (not read: the run failed)" "$ps_msg"
-	fi
-}
+# run, then_check: tests/e2e/lib.sh (patchsite in $tmp, its output read
+# only when it exited as it should)
 
 img=$root/fixtures/minikernel/out/x86_64.elf
 obj=$root/fixtures/out/aarch64-callops/lib.o

@@ -11,6 +11,9 @@
 #                           (ps_detail=tail: its last 25, as tests/kernel sets)
 #   notok NAME [FILE]       the same
 #   check NAME CMD...       ok if CMD exits 0, else not_ok with its output
+#   run NAME STATUS ARG...  patchsite ARG... in ps_init's DIR (out, err there),
+#                           ok if it exits STATUS; then_check NAME CMD... reads
+#                           its output only if it did
 #   note TEXT...            a `# TEXT` line
 #   finish                  the summary line; exits 0 only if nothing failed
 #
@@ -51,6 +54,7 @@ ps_msg=
 ps_rc=
 
 ps_init() { # ps_init DIR: scratch files of the harness go under DIR/.harness
+	ps_top=$1
 	ps_dir=$1/.harness
 	mkdir -p "$ps_dir" || exit 1
 	ps_err=$ps_dir/stderr
@@ -160,4 +164,26 @@ ps_check() { # ps_check NAME [OPTIONS] STATUS OUT -- ARG...: ok/not_ok on the st
 	fi
 	not_ok "$_pc_name" "$ps_msg"
 	return 1
+}
+
+# run NAME STATUS ARG...: patchsite ARG... in ps_init's DIR, stdout in
+# DIR/out, stderr in DIR/err; ok when it exits STATUS (ps_check), and
+# then_check may read its output
+ps_ran=0
+run() {
+	_rn_name=$1 _rn_want=$2
+	shift 2
+	ps_ran=0
+	ps_check "$_rn_name: exit $_rn_want" -C "$ps_top" -e "$ps_top/err" "$_rn_want" "$ps_top/out" -- "$@" &&
+		ps_ran=1
+}
+
+# then_check NAME COMMAND...: a check of the last run's output, failed
+# unread when that run did not exit as it should
+then_check() {
+	if [ "$ps_ran" = 1 ]; then
+		check "$@"
+	else
+		not_ok "$1 (not read: the run failed)" "$ps_msg"
+	fi
 }

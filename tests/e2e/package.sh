@@ -31,16 +31,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/patchsite-package.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 . "$here/lib.sh"
 ps_init "$tmp"
-ran=1
-# then_check NAME COMMAND...: a check of the last audit_tree's output, failed
-# unread when that run did not exit as it should
-then_check() {
-	if [ "$ran" = 1 ]; then
-		check "$@"
-	else
-		not_ok "$1 (not read: the run failed)" "$ps_msg"
-	fi
-}
+# then_check (tests/e2e/lib.sh) reads the output of the last run that set
+# ps_ran=1 by exiting as it should
 die() { echo "package.sh: $*" >&2; echo "$pass passed, $((fail + 1)) failed"; exit 1; }
 
 for tool in gcc readelf python3 gzip xz zstd; do
@@ -88,8 +80,8 @@ check "oracle: the module has a __mcount_loc of 6 entries (readelf)" \
 audit_tree() {
 	_n=$1 _want=$2
 	shift 2
-	ran=0
-	ps_check "$_n: exit $_want" -e "$tmp/$_n.err" "$_want" "$tmp/$_n.out" -- audit "$@" && ran=1
+	ps_ran=0
+	ps_check "$_n: exit $_want" -e "$tmp/$_n.err" "$_want" "$tmp/$_n.out" -- audit "$@" && ps_ran=1
 }
 
 # --- a clean package ------------------------------------------------------------
@@ -98,9 +90,9 @@ then_check "clean: one line, the total, every image counted" sh -c "[ \$(wc -l <
 	grep -qx 'total: $nimg images: $nimg clean, 0 with findings, 0 could not be read' '$tmp/clean.out'"
 then_check "clean: nothing on stderr" test ! -s "$tmp/clean.err"
 audit_tree clean-j1 0 -j1 "$tree"
-ran_j1=$ran
+ran_j1=$ps_ran
 audit_tree clean-j4 0 -j4 "$tree"
-[ "$ran_j1" = 1 ] || ran=0
+[ "$ran_j1" = 1 ] || ps_ran=0
 then_check "clean: -j1 and -j4 print the same" cmp "$tmp/clean-j1.out" "$tmp/clean-j4.out"
 audit_tree verbose 0 -v -j3 "$tree"
 then_check "verbose: a line per image, in path order, each naming its image" sh -c "
@@ -128,8 +120,8 @@ then_check "--ignore=stale,missing: exit 0, and the total says what was ignored"
 	"$tmp/ignored.out"
 audit_tree ignored-one 1 --ignore=missing "$tmp/bad"
 then_check "--ignore=missing: the stale entry still fails the run" grep -q "five.ko: stale: " "$tmp/ignored-one.out"
-ran=0
-ps_run -e "$tmp/bogus.err" 2 "$tmp/bogus.out" -- audit --ignore=bogus "$tmp/bad" && ran=1
+ps_ran=0
+ps_run -e "$tmp/bogus.err" 2 "$tmp/bogus.out" -- audit --ignore=bogus "$tmp/bad" && ps_ran=1
 then_check "--ignore=bogus: a usage error, exit 2" grep -q 'ignore' "$tmp/bogus.err"
 
 # --- an unreadable image among them ----------------------------------------------
@@ -176,8 +168,8 @@ check "json: record, audit and a batch audit have exactly the fields doc/patchsi
 
 # --- a misaligned site that record --in-place left out is one finding ---------------
 cp "$root/fixtures/out/aarch64-callops-bti/exec" "$tmp/callops"
-ran=0
-ps_run -e "$tmp/callops.err" 0 /dev/null -- record --in-place -v "$tmp/callops" && ran=1
+ps_ran=0
+ps_run -e "$tmp/callops.err" 0 /dev/null -- record --in-place -v "$tmp/callops" && ps_ran=1
 then_check "misaligned: record --in-place -v exits 0 and says it left a misaligned site out" \
 	grep -q '1 misaligned sites left out' "$tmp/callops.err"
 audit_tree misaligned 1 "$tmp/callops"
