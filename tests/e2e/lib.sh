@@ -11,6 +11,7 @@
 #                           (ps_detail=tail: its last 25, as tests/kernel sets)
 #   notok NAME [FILE]       the same
 #   check NAME CMD...       ok if CMD exits 0, else not_ok with its output
+#   ps_need_patchsite       ok if $PATCHSITE is an executable; else not_ok, finish
 #   run NAME STATUS ARG...  patchsite ARG... in ps_init's DIR (out, err there),
 #                           ok if it exits STATUS; then_check NAME CMD... reads
 #                           its output only if it did
@@ -186,4 +187,16 @@ then_check() {
 	else
 		not_ok "$1 (not read: the run failed)" "$ps_msg"
 	fi
+}
+
+# ps_need_patchsite: the script cannot run without $PATCHSITE (a check, so a
+# missing build is a failure, never a skip)
+ps_need_patchsite() {
+	if [ -n "${PATCHSITE:-}" ] && [ -x "$PATCHSITE" ]; then
+		ok "patchsite executable"
+		return 0
+	fi
+	echo "PATCHSITE='${PATCHSITE:-}' is not an executable" >"$ps_dir/need.msg"
+	not_ok "patchsite executable" "$ps_dir/need.msg"
+	finish
 }

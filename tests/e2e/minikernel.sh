@@ -49,13 +49,7 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 ps_init "$tmp"
 
 # ---------------------------------------------------------------- tools
-PATCHSITE=${PATCHSITE:-}
-if [ -z "$PATCHSITE" ] || [ ! -x "$PATCHSITE" ]; then
-	echo "PATCHSITE='$PATCHSITE' is not an executable" >"$tmp/msg"
-	not_ok "patchsite executable" "$tmp/msg"
-	finish
-fi
-ok "patchsite executable"
+ps_need_patchsite
 
 # The architectures, their binutils and runners: fixtures/arches.mk, the one
 # list.  Each has a section below with its own oracles; one without a

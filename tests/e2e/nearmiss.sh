@@ -363,13 +363,7 @@ main()
 PYEOF
 
 # ---------------------------------------------------------------- tools
-if [ -x "$PATCHSITE" ]; then
-	ok "patchsite executable"
-else
-	echo "PATCHSITE='$PATCHSITE' is not an executable" >"$tmp/msg"
-	not_ok "patchsite executable" "$tmp/msg"
-	finish
-fi
+ps_need_patchsite
 for t in "$py" aarch64-linux-gnu-gcc riscv64-linux-gnu-gcc "$OBJDUMP_A64" "$OBJDUMP_RV" \
 	"$QEMU_A64" "$QEMU_RV" cmp make sed; do
 	if command -v "$t" >/dev/null 2>&1; then

@@ -43,12 +43,7 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 . "$here/lib.sh"
 ps_init "$tmp"
 
-PATCHSITE=${PATCHSITE:-}
-if [ -z "$PATCHSITE" ] || [ ! -x "$PATCHSITE" ]; then
-	echo "PATCHSITE='$PATCHSITE' is not an executable" >"$tmp/msg"
-	not_ok "patchsite executable" "$tmp/msg"
-	finish
-fi
+ps_need_patchsite
 
 # the toolchain and runner come from fixtures/arches.mk, the one list
 cross=$(make -s -f "$arches" print-CROSS_powerpc64le)

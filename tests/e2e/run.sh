@@ -52,13 +52,7 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 ps_init "$tmp"
 
 # ---------------------------------------------------------------- tools
-PATCHSITE=${PATCHSITE:-}
-if [ -z "$PATCHSITE" ] || [ ! -x "$PATCHSITE" ]; then
-	echo "PATCHSITE='$PATCHSITE' is not an executable" >"$tmp/msg"
-	not_ok "patchsite executable" "$tmp/msg"
-	finish
-fi
-ok "patchsite executable"
+ps_need_patchsite
 
 for tool in python3 gcc as ld objdump readelf aarch64-linux-gnu-gcc aarch64-linux-gnu-as \
 	aarch64-linux-gnu-ld aarch64-linux-gnu-objdump aarch64-linux-gnu-readelf \
