@@ -174,6 +174,15 @@ static enum zkind sniff_compression(const uint8_t *m, size_t n)
 	return Z_NONE;
 }
 
+/*
+ * Each inflate call is given at least INFLATE_STEP bytes more room; the
+ * buffer doubles (elfio_grow).  Most modules inflate to less than 1 MiB and
+ * so stay in malloc's heap: a first step of 1 MiB sent every module to
+ * mem.c's 2 MiB huge-page mapping, whose zeroing cost a package audit more
+ * system time than the decompression saved.
+ */
+#define INFLATE_STEP	(64u << 10)
+
 /* Grow *buf so that at least `need` more bytes fit after *len, up to the bound. */
 static int grow(uint8_t **buf, size_t *cap, size_t len, size_t need)
 {
@@ -197,7 +206,7 @@ static int inflate_gzip(const uint8_t *in, size_t inlen, uint8_t **out, size_t *
 		goto out;
 	zs.avail_in = (uInt)inlen;
 	for (;;) {
-		int r = grow(&buf, &cap, len, 1 << 20);
+		int r = grow(&buf, &cap, len, INFLATE_STEP);
 		if (r) {
 			ret = r;
 			goto out;
@@ -237,7 +246,7 @@ static int inflate_xz(const uint8_t *in, size_t inlen, uint8_t **out, size_t *ou
 	zs.next_in = in;
 	zs.avail_in = inlen;
 	for (;;) {
-		int r = grow(&buf, &cap, len, 1 << 20);
+		int r = grow(&buf, &cap, len, INFLATE_STEP);
 		if (r) {
 			ret = r;
 			goto out;
@@ -275,7 +284,7 @@ static int inflate_zstd(const uint8_t *in, size_t inlen, uint8_t **out, size_t *
 		return -ENOMEM;
 	ZSTD_initDStream(zs);
 	for (;;) {
-		int r = grow(&buf, &cap, len, 1 << 20);
+		int r = grow(&buf, &cap, len, INFLATE_STEP);
 		if (r) {
 			ret = r;
 			goto out;
