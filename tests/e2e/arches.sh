@@ -34,7 +34,7 @@ while read -r a f d k; do
 		{ not_ok "fixtures missing (make fixtures)"; finish; }
 done <"$tmp/fixtures"
 # every architecture the fixtures are built for is checked below
-make -s -f "$root/fixtures/arches.mk" print-ARCHES | tr ' ' '\n' | sed '/^$/d' | sort >"$tmp/mk-arches"
+arch_var ARCHES | tr ' ' '\n' | sed '/^$/d' | sort >"$tmp/mk-arches"
 awk '{print $2}' "$tmp/fixtures" | sort >"$tmp/our-arches"
 check "every architecture of fixtures/arches.mk has its line here" \
 	diff -u "$tmp/mk-arches" "$tmp/our-arches"

@@ -200,3 +200,12 @@ ps_need_patchsite() {
 	not_ok "patchsite executable" "$ps_dir/need.msg"
 	finish
 }
+
+# arch_var VAR: a variable of fixtures/arches.mk (ARCHES, CROSS_riscv64, ...).
+# The make runs outside any make that started this script: an inherited
+# MAKEFLAGS/MAKELEVEL turns on "make[2]: Entering directory" lines, which
+# would be read as values (make check's e2e under CI did exactly that).
+arch_var() {
+	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS \
+		make -s --no-print-directory -f "${here:?}/../../fixtures/arches.mk" "print-$1"
+}

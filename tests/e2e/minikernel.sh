@@ -54,7 +54,6 @@ ps_need_patchsite
 # The architectures, their binutils and runners: fixtures/arches.mk, the one
 # list.  Each has a section below with its own oracles; one without a
 # section fails (never a skip).
-arch_var() { make -s -f "$root/fixtures/arches.mk" "print-$1"; }
 arches=$(arch_var ARCHES)
 tools="$py cmp timeout stat objcopy"
 imgs=""

@@ -34,7 +34,6 @@ root=$(cd "$here/../.." && pwd)
 mk=$root/fixtures/minikernel
 out=$mk/out
 expected=$mk/expected.txt
-arches=$root/fixtures/arches.mk
 RUN_TIMEOUT=${RUN_TIMEOUT:-60}
 if [ -x /usr/bin/python3 ]; then py=/usr/bin/python3; else py=python3; fi
 
@@ -46,9 +45,9 @@ ps_init "$tmp"
 ps_need_patchsite
 
 # the toolchain and runner come from fixtures/arches.mk, the one list
-cross=$(make -s -f "$arches" print-CROSS_powerpc64le)
-cc=$(make -s -f "$arches" print-CC_powerpc64le)
-run=$(make -s -f "$arches" print-RUN_powerpc64le)
+cross=$(arch_var CROSS_powerpc64le)
+cc=$(arch_var CC_powerpc64le)
+run=$(arch_var RUN_powerpc64le)
 if [ -z "$cross" ] || [ -z "$cc" ] || [ -z "$run" ]; then
 	not_ok "fixtures/arches.mk names powerpc64le's tools"
 	finish
