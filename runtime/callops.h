@@ -41,12 +41,26 @@ struct ps_ops {
 	void *direct_call;	/* offset 16: if not NULL, entered instead (arch/<arch>.h) */
 };
 
-/* All return 0 or a negative errno (-ENOENT: not a traced function, -ENODEV:
-   the program was not embedded, -EINVAL: no ops or no ops->func, -ENOMEM). */
+/*
+ * All return 0 or a negative errno (-ENOENT: not a traced function, -ENODEV:
+ * the program was not embedded, -EINVAL: no ops or no ops->func, -ENOMEM).
+ *
+ * A function may have several ops attached (seed 001): with one, its site
+ * calls that ops' own trampoline (or ops->direct_call); with more, the list
+ * trampoline, which calls each of its ops in the order they were attached.
+ * ps_attach() adds ops to the function (attaching an ops that is already
+ * there changes nothing); ps_detach() takes every ops off it;
+ * ps_detach_ops() takes one ops off it (-ENOENT if it is not there).  An ops
+ * with direct_call set cannot share a function with another ops (-EBUSY),
+ * as in the kernel.
+ */
 int ps_attach(void *function, struct ps_ops *ops);
 int ps_detach(void *function);
+int ps_detach_ops(void *function, struct ps_ops *ops);
 int ps_attach_all(struct ps_ops *ops);
 int ps_detach_all(void);
+/* Take ops off every function it is attached to (0 if it is on none). */
+int ps_detach_ops_all(struct ps_ops *ops);
 /*
  * Batched: attach one ops to n functions (or detach them) in one call.
  * Every function is looked up first; if one is not traced, nothing is
@@ -57,6 +71,8 @@ int ps_detach_all(void);
  */
 int ps_attach_list(void *const *functions, size_t n, struct ps_ops *ops);
 int ps_detach_list(void *const *functions, size_t n);
+/* Take ops off n functions; a function it is not attached to is left as it is. */
+int ps_detach_ops_list(void *const *functions, size_t n, struct ps_ops *ops);
 /* Number of traced functions (negative errno if not embedded); their addresses. */
 long ps_count(void);
 void *ps_function(long i);
@@ -65,8 +81,10 @@ void *ps_function(long i);
 
 #if defined(__aarch64__) && defined(__AARCH64EL__)
 #include "arch/arm64.h"
+#elif defined(__x86_64__) && !defined(__ILP32__)
+#include "arch/x86_64.h"
 #else
-#error "patchsite runtime: no patcher for this target architecture (runtime/arch/ has arm64)"
+#error "patchsite runtime: no patcher for this target architecture (runtime/arch/ has arm64 and x86_64)"
 #endif
 
 /* --- The segment that `patchsite embed` adds (layout shared with it) ------- */

@@ -27,9 +27,12 @@
 
 struct ps_site {
 	uint64_t func;		/* function entry (symbol address) */
-	uint64_t literal;	/* the 8-aligned ops literal (arm64: func - 8); 0: none */
+	uint64_t literal;	/* the 8-aligned ops literal (arm64: func - 8); 0: none
+				   (x86_64) */
 	uint64_t call;		/* the idle call slot the runtime turns into a call
-				   (arm64: the NOP that becomes BL trampoline) */
+				   (arm64: the NOP that becomes BL trampoline; x86_64:
+				   the 5-byte NOP at func, or func + 4 after ENDBR64,
+				   that becomes CALL rel32) */
 	uint64_t reserved;
 };
 
@@ -38,9 +41,12 @@ struct ps_seg_header {
 	uint64_t self;		/* link-time address of this header (the segment's p_vaddr) */
 	uint64_t count;		/* entries in sites[], sorted by func */
 	uint64_t sites;		/* link-time address of the first struct ps_site */
-	uint64_t tramp;		/* the shared trampoline's entry (arm64: the BL target) */
-	uint64_t default_ops;	/* the no-op ops every idle literal holds */
-	uint64_t reserved[2];
+	uint64_t tramp;		/* arm64: the shared trampoline's entry (the BL target);
+				   x86_64: the trampoline room, page-aligned, zero-filled,
+				   R+X, that the runtime carves trampolines from */
+	uint64_t default_ops;	/* the no-op ops every idle literal holds (x86_64: 0) */
+	uint64_t tramp_size;	/* x86_64: bytes of the trampoline room (arm64: 0) */
+	uint64_t reserved;
 };
 
 /* The tool writes these by offset: their sizes are part of the format. */

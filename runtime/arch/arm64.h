@@ -35,4 +35,14 @@ struct ps_regs {
 	unsigned char q[8][16];	/* q0-q7 */
 };
 
+/*
+ * Where the traced function will return to: the trampoline reloads x9 from
+ * parent_lr and resumes the body with x30 = x9, so storing another address
+ * there makes the function return to it (a tracer's return hook).
+ */
+static inline uint64_t *ps_regs_return_slot(void *regs)
+{
+	return &((struct ps_regs *)regs)->parent_lr;
+}
+
 #endif /* PATCHSITE_ARCH_ARM64_H */
