@@ -162,6 +162,14 @@ struct arch_callops {
 	unsigned int tramp_entry;	/* the trampoline: where every site's call goes */
 	uint64_t room_size;		/* bytes of the zero-filled trampoline room (0: none) */
 	int area_n, area_m;		/* the stated patch area (0, 0: none) */
+	unsigned int area_unit;		/* 0: area_n and area_m count the image's NOP unit
+					   (nop_unit of its e_flags); else they count this
+					   many bytes and the area's NOPs may be of any patch
+					   NOP size (riscv64 2: CALL_OPS is 8 bytes before and
+					   8 at the entry, four c.nop each with C (=8,4), two
+					   nop without (=4,2), and a program whose own code is
+					   built without C still links glibc's, so e_flags
+					   cannot tell) */
 	bool entry_calls;		/* calls to __fentry__ at the entry are sites */
 	bool entry_nop;			/* a call_len-byte NOP at the entry is a site */
 	const char *site_desc;		/* for "FUNC at ADDR is not ..." */
@@ -435,14 +443,18 @@ struct arch_ops {
 
 	/*
 	 * callops_disabled: the idle form of a site, written over its patch
-	 * area at site.disabled_off (arm64 `MOV X9, X30; NOP`: the caller's
-	 * LR saved for the trampoline, and the NOP that the runtime turns into
-	 * the call; x86_64 the 5-byte NOP 0f 1f 44 00 00 the runtime turns into
-	 * CALL rel32, and after a 6-byte call one 0x90 more).  Writes exactly
-	 * len bytes: 0, or -1 (buf untouched) when len is not a disabled_len
-	 * callops_site gives.
+	 * area at site.disabled_off, which is address `at`, for a call to
+	 * `tramp` (the trampoline, or the room's first byte) (arm64 `MOV X9,
+	 * X30; NOP`: the caller's LR saved for the trampoline, and the NOP that
+	 * the runtime turns into the call; x86_64 the 5-byte NOP 0f 1f 44 00 00
+	 * the runtime turns into CALL rel32, and after a 6-byte call one 0x90
+	 * more; riscv64 `auipc t0, hi20(tramp - at); nop`: the upper half of
+	 * the call, written once, and the NOP the runtime turns into `jalr t0,
+	 * lo12(t0)`).  Writes exactly len bytes: 0, or -1 (buf untouched) when
+	 * len is not a disabled_len callops_site gives or tramp is out of the
+	 * call's reach from at.
 	 */
-	int (*callops_disabled)(uint8_t *buf, size_t len);
+	int (*callops_disabled)(uint8_t *buf, size_t len, uint64_t at, uint64_t tramp);
 
 	/*
 	 * callops_tramp: the trampoline blob for link-time address addr, with

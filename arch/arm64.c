@@ -377,8 +377,10 @@ static int a64_callops_site(const uint8_t *buf, size_t len, uint64_t literal,
 	return ARCH_CALLOPS_NONE;
 }
 
-static int a64_callops_disabled(uint8_t *buf, size_t len)
+static int a64_callops_disabled(uint8_t *buf, size_t len, uint64_t at, uint64_t tramp)
 {
+	(void)at;	/* the runtime writes the BL; the idle form is the same anywhere */
+	(void)tramp;
 	if (len != sizeof(a64_callops_disabled_words))
 		return -1;
 	for (size_t i = 0; i < len / A64_INSN_SIZE; i++)

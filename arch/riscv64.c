@@ -613,6 +613,195 @@ static unsigned int rv_patch_nop_at(const uint8_t *buf, size_t len)
 	return 0;
 }
 
+/*
+ * CALL_OPS as Linux 6.16 lays it out on riscv64 (read for its facts:
+ * arch/riscv/kernel/ftrace.c, mcount-dyn.S): -fpatchable-function-entry=8,4
+ * with the C extension (four c.nop before the function and four at its
+ * entry) or 4,2 without (two nop each), with the functions 8-aligned: the
+ * 8 bytes before the function are the ops literal.  The entry's 8 bytes
+ * become `auipc t0, hi20; jalr t0, lo12(t0)`, a call through the alternate
+ * link register (ra keeps the caller's return address, t0 gets func + 8,
+ * so the literal is at t0 - 16).  The auipc is written once; the jalr,
+ * 4-aligned at func + 4, is toggled with a NOP by one aligned 4-byte
+ * store, which other harts see whole.  The kernel aligns the literal with
+ * the functions and never checks it; embed refuses a misaligned one, whose
+ * ops could not be swapped with one store.
+ */
+#define RV_LITERAL_SIZE		8
+#define RV_CALLOPS_LEN		16	/* the literal and the entry's 8 bytes */
+#define RV_OP_AUIPC_T0		(RV_REG_T0 << 7 | RV_OP_AUIPC)
+
+/* Are buf[0..8) patch NOPs (c.nop and nop, in any mix)? */
+static bool rv_nops8(const uint8_t *buf)
+{
+	unsigned int off = 0, n;
+
+	while (off < 8 && (n = rv_patch_nop_at(buf + off, 8 - off)))
+		off += n;
+	return off == 8;
+}
+
+static int rv_callops_site(const uint8_t *buf, size_t len, uint64_t literal,
+			   struct arch_callops_site *site)
+{
+	/* one aligned 64-bit store swaps the ops: single-copy atomic only when aligned */
+	if (literal % RV_LITERAL_SIZE)
+		return ARCH_CALLOPS_MISALIGNED;
+	if (len < RV_CALLOPS_LEN || !rv_nops8(buf) || !rv_nops8(buf + RV_LITERAL_SIZE))
+		return ARCH_CALLOPS_NONE;
+	site->entry_off = RV_LITERAL_SIZE;
+	site->call_off = 4;		/* the jalr slot */
+	site->disabled_off = 0;		/* auipc t0; nop */
+	site->disabled_len = 8;
+	return ARCH_CALLOPS_OK;
+}
+
+/* The idle form at `at`: `auipc t0, hi20(tramp - at)` (written once) and the call's NOP. */
+static int rv_callops_disabled(uint8_t *buf, size_t len, uint64_t at, uint64_t tramp)
+{
+	uint64_t disp = tramp - at;
+
+	if (len != 8 || disp & 1 || disp + RV_PAIR_LOW >= RV_PAIR_SPAN)
+		return -1;
+	/* lo12 is signed, so round hi20 up when the jalr's lo12 will subtract */
+	put_le32(buf, (uint32_t)((disp + 0x800) & 0xfffff000u) | RV_OP_AUIPC_T0);
+	put_le32(buf + 4, RV_NOP);
+	return 0;
+}
+
+/*
+ * The trampoline blob (written from the calling convention the 6.16
+ * CALL_OPS code describes, not copied; RV64GC, every instruction 4 bytes).
+ * It is entered by the site's `jalr t0` with t0 = func + 8 (where the body
+ * resumes), ra = the caller's return address, the arguments in a0-a7 and
+ * fa0-fa7 and the static chain in t2.  The literal (ops minus the load
+ * bias) is at t0 - 16; the bias is (auipc's anchor) - [anchor], the anchor
+ * holding its own link-time address.  The default ops are told by address
+ * and return at once.  An ops with direct_call set is entered by `jr t4`
+ * with every register as the site left it (runtime/arch/riscv64.h).
+ * Otherwise it saves a0-a7, ra, fp (s0), the resume address, t2 and
+ * fa0-fa7 (struct ps_regs), links a frame record (s0 = its CFA, the resume
+ * address and the caller's s0 below it), calls ops->func(func, ra, ops,
+ * regs) and restores everything, ra and the resume address from the frame
+ * (a tracer may change either).  Scratch: t1, t3, t4, which the psABI
+ * leaves dead at a function's entry (t0 is the site's own).  The ops
+ * offsets (func 0, direct_call 16) are runtime/callops.h's.
+ *
+ *	anchor:	.8byte	anchor			(filled in)
+ *	dops:	.8byte	noop, 0, 0		(func filled in)
+ *	noop:	ret
+ *		nop
+ *	entry:	ld	t1, -16(t0)		ops - bias
+ *	1:	auipc	t3, 0
+ *		addi	t3, t3, anchor - 1b
+ *		ld	t4, 0(t3)		the anchor's link address
+ *		sub	t4, t3, t4		bias
+ *		add	t1, t1, t4		ops
+ *		addi	t4, t3, dops - anchor
+ *		beq	t1, t4, fast
+ *		ld	t4, 16(t1)		ops->direct_call
+ *		bnez	t4, direct
+ *		addi	sp, sp, -176
+ *		sd	a0..a7, 0..56(sp)
+ *		sd	ra, 64(sp); sd s0, 72(sp); sd t0, 80(sp); sd t2, 88(sp)
+ *		fsd	fa0..fa7, 96..152(sp)
+ *		sd	s0, 160(sp); sd t0, 168(sp)	frame record
+ *		addi	s0, sp, 176
+ *		addi	a0, t0, -8		ip = func
+ *		mv	a1, ra			parent_ip
+ *		mv	a2, t1			ops
+ *		mv	a3, sp			regs
+ *		ld	t1, 0(t1)		ops->func
+ *		jalr	t1
+ *		fld	fa0..fa7; ld a0..a7
+ *		ld	ra, 64(sp); ld s0, 72(sp); ld t2, 88(sp); ld t0, 80(sp)
+ *		addi	sp, sp, 176
+ *		jr	t0
+ *	fast:	jr	t0
+ *	direct:	jr	t4
+ */
+#define RV_TB_ANCHOR	0x00	/* .8byte: link-time address of the anchor */
+#define RV_TB_DOPS	0x08	/* default ops: func, priv, direct_call */
+#define RV_TB_NOOP	0x20	/* the default ops' func */
+#define RV_TB_ENTRY	0x28	/* where every site's jalr goes */
+
+static const uint32_t rv_callops_tramp_words[] = {
+	0, 0,			/* anchor (filled in)				*/
+	0, 0, 0, 0, 0, 0,	/* default ops: func (filled in), priv, direct_call */
+	0x00008067,		/* noop:  ret					*/
+	0x00000013,		/*	nop					*/
+	0xff02b303,		/* entry: ld	t1, -16(t0)			*/
+	0x00000e17,		/*	auipc	t3, 0				*/
+	0xfd4e0e13,		/*	addi	t3, t3, -44	anchor		*/
+	0x000e3e83,		/*	ld	t4, 0(t3)			*/
+	0x41de0eb3,		/*	sub	t4, t3, t4	bias		*/
+	0x01d30333,		/*	add	t1, t1, t4	ops		*/
+	0x008e0e93,		/*	addi	t4, t3, 8	default ops	*/
+	0x0dd30e63,		/*	beq	t1, t4, fast			*/
+	0x01033e83,		/*	ld	t4, 16(t1)	direct_call	*/
+	0x0c0e9c63,		/*	bnez	t4, direct			*/
+	0xf5010113,		/*	addi	sp, sp, -176			*/
+	0x00a13023, 0x00b13423, 0x00c13823, 0x00d13c23,	/* sd a0-a3	*/
+	0x02e13023, 0x02f13423, 0x03013823, 0x03113c23,	/* sd a4-a7	*/
+	0x04113023,		/*	sd	ra, 64(sp)	parent_ra	*/
+	0x04813423,		/*	sd	s0, 72(sp)	fp		*/
+	0x04513823,		/*	sd	t0, 80(sp)	pc		*/
+	0x04713c23,		/*	sd	t2, 88(sp)	static chain	*/
+	0x06a13027, 0x06b13427, 0x06c13827, 0x06d13c27,	/* fsd fa0-fa3	*/
+	0x08e13027, 0x08f13427, 0x09013827, 0x09113c27,	/* fsd fa4-fa7	*/
+	0x0a813023,		/*	sd	s0, 160(sp)	frame record	*/
+	0x0a513423,		/*	sd	t0, 168(sp)			*/
+	0x0b010413,		/*	addi	s0, sp, 176			*/
+	0xff828513,		/*	addi	a0, t0, -8	ip = func	*/
+	0x00008593,		/*	mv	a1, ra		parent_ip	*/
+	0x00030613,		/*	mv	a2, t1		ops		*/
+	0x00010693,		/*	mv	a3, sp		regs		*/
+	0x00033303,		/*	ld	t1, 0(t1)	ops->func	*/
+	0x000300e7,		/*	jalr	t1				*/
+	0x06013507, 0x06813587, 0x07013607, 0x07813687,	/* fld fa0-fa3	*/
+	0x08013707, 0x08813787, 0x09013807, 0x09813887,	/* fld fa4-fa7	*/
+	0x00013503, 0x00813583, 0x01013603, 0x01813683,	/* ld a0-a3	*/
+	0x02013703, 0x02813783, 0x03013803, 0x03813883,	/* ld a4-a7	*/
+	0x04013083,		/*	ld	ra, 64(sp)			*/
+	0x04813403,		/*	ld	s0, 72(sp)			*/
+	0x05813383,		/*	ld	t2, 88(sp)			*/
+	0x05013283,		/*	ld	t0, 80(sp)			*/
+	0x0b010113,		/*	addi	sp, sp, 176			*/
+	0x00028067,		/*	jr	t0				*/
+	0x00028067,		/* fast:  jr	t0	default ops: nothing to do */
+	0x000e8067,		/* direct: jr	t4				*/
+};
+
+static const struct arch_callops rv_callops = {
+	.site_len		= RV_CALLOPS_LEN,
+	.site_back		= 0,
+	.tramp_size		= sizeof(rv_callops_tramp_words),
+	.tramp_anchor		= RV_TB_ANCHOR,
+	.tramp_default_ops	= RV_TB_DOPS,
+	.tramp_noop		= RV_TB_NOOP,
+	.tramp_entry		= RV_TB_ENTRY,
+	.area_n			= 8,
+	.area_m			= 4,
+	.area_unit		= 2,	/* 8 bytes before, 8 at the entry: =8,4 with C, =4,2 without */
+	.site_desc		= "8 bytes of NOPs before and 8 at its entry: not a "
+				  "-fpatchable-function-entry=8,4 (C) or 4,2 site",
+	.no_sites		= "no CALL_OPS patch sites: build with "
+				  "-fpatchable-function-entry=8,4 (4,2 without the C extension) "
+				  "-falign-functions=8",
+	.reach			= "auipc+jalr range (2 GiB)",
+};
+
+static int rv_callops_tramp(uint8_t *buf, size_t len, uint64_t addr)
+{
+	if (len != sizeof(rv_callops_tramp_words) || addr % 8)
+		return -1;
+	for (size_t i = 0; i < len / 4; i++)
+		put_le32(buf + i * 4, rv_callops_tramp_words[i]);
+	put_le64(buf + RV_TB_ANCHOR, addr + RV_TB_ANCHOR);
+	put_le64(buf + RV_TB_DOPS, addr + RV_TB_NOOP);	/* default ops' func */
+	return 0;
+}
+
 static unsigned int rv_nop_unit_march(const char *march)
 {
 	const char *p = march;
@@ -646,7 +835,8 @@ const struct arch_ops arch_riscv64 = {
 	.name			= "riscv64",
 	.caps			= ARCH_CAN(ARCH_CAP_RECORD) | ARCH_CAN(ARCH_CAP_AUDIT) |
 				  ARCH_CAN(ARCH_CAP_IN_PLACE) | ARCH_CAN(ARCH_CAP_REPAD) |
-				  ARCH_CAN(ARCH_CAP_PIN),
+				  ARCH_CAN(ARCH_CAP_PIN) | ARCH_CAN(ARCH_CAP_EMBED) |
+				  ARCH_CAN(ARCH_CAP_RUNTIME),
 	.machine		= EM_RISCV,
 	.insn_align		= 2,
 	.call_len		= 8,
@@ -678,5 +868,9 @@ const struct arch_ops arch_riscv64 = {
 	.align_target		= rv_align_target,
 	.align_padding		= rv_align_padding,
 	.mapping_symbol		= rv_mapping_symbol,
-	/* no embed: callops and its three hooks stay NULL */
+	.max_page_size		= 0x1000,	/* Linux riscv64 maps 4 KiB pages only */
+	.callops		= &rv_callops,
+	.callops_site		= rv_callops_site,
+	.callops_disabled	= rv_callops_disabled,
+	.callops_tramp		= rv_callops_tramp,
 };

@@ -708,8 +708,10 @@ static int x86_callops_site(const uint8_t *buf, size_t len, uint64_t addr,
 	return ARCH_CALLOPS_OK;
 }
 
-static int x86_callops_disabled(uint8_t *buf, size_t len)
+static int x86_callops_disabled(uint8_t *buf, size_t len, uint64_t at, uint64_t tramp)
 {
+	(void)at;	/* the runtime writes the call; the idle NOP is the same anywhere */
+	(void)tramp;
 	if (len != 5 && len != 6)
 		return -1;
 	memcpy(buf, x86_nops[5], 5);

@@ -163,9 +163,10 @@ static void check_callops(const uint8_t *buf, size_t n, uint64_t literal)
 		   site.disabled_len <= sizeof(out),
 		   "%s: site entry %u call_off %u disabled %u+%u in %u bytes", A->name,
 		   site.entry_off, site.call_off, site.disabled_off, site.disabled_len, c->site_len);
-	FUZZ_CHECK(A->callops_disabled(out, site.disabled_len) == 0, "%s: callops_disabled(%u)",
-		   A->name, site.disabled_len);
-	FUZZ_CHECK(A->callops_disabled(out, c->site_len + 1) != 0,
+	uint64_t idle = literal + site.entry_off + site.disabled_off;	/* literal: buf[0] */
+	FUZZ_CHECK(A->callops_disabled(out, site.disabled_len, idle, (idle & ~4095ull) + 4096) == 0,
+		   "%s: callops_disabled(%u)", A->name, site.disabled_len);
+	FUZZ_CHECK(A->callops_disabled(out, c->site_len + 1, idle, (idle & ~4095ull) + 4096) != 0,
 		   "%s: callops_disabled(%u) accepted", A->name, c->site_len + 1);
 }
 

@@ -1005,9 +1005,10 @@ int rs_establish_layout(struct record *r, const struct record_options *o)
 	/* 1. stated: every function is judged by its decoded shape against it */
 	if (record_options_stated(o)) {
 		struct layout l = none;
-		unsigned int u = p->nop_unit;
+		unsigned int u = o->patchable_unit ? o->patchable_unit : p->nop_unit;
 		if (o->patchable_n >= 0)
-			l = (struct layout){ LAYOUT_AREA, u, (unsigned int)o->patchable_m * u,
+			l = (struct layout){ LAYOUT_AREA, o->patchable_unit ? 0 : u,
+					     (unsigned int)o->patchable_m * u,
 					     (unsigned int)(o->patchable_n - o->patchable_m) * u };
 		else if (o->force_nop_mcount)
 			l.kind = LAYOUT_NOP5;

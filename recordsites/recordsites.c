@@ -1234,7 +1234,7 @@ static void detect_object(struct record *r, const struct record_options *o)
 		r->pre_bytes = r->post_bytes = 0;
 	}
 	if (o->patchable_n >= 0) {
-		unsigned int u = p->nop_unit;
+		unsigned int u = o->patchable_unit ? o->patchable_unit : p->nop_unit;
 		r->pre_bytes = (unsigned int)o->patchable_m * u;
 		r->post_bytes = (unsigned int)(o->patchable_n - o->patchable_m) * u;
 		r->post_known = true;

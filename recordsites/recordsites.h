@@ -109,6 +109,9 @@ struct evidence {
 
 struct record_options {
 	int patchable_n, patchable_m;	/* -1: infer from the image */
+	unsigned int patchable_unit;	/* 0: _n and _m count the image's NOP unit; else
+					   bytes, and the area may mix NOP sizes (embed,
+					   arch_callops.area_unit) */
 	bool force_nop_mcount;		/* x86 -mnop-mcount without a table to show it */
 	bool force_calls;		/* the sites are calls to the mcount target (-pg, -mfentry) */
 	unsigned int align;		/* CALL_OPS literal alignment (0: 8) */

@@ -159,7 +159,8 @@ static int embed_scans(const struct arch_callops *co, struct record_options *o)
 	if (co->area_n) {
 		record_options_init(&o[k]);
 		o[k].patchable_n = co->area_n;
-		o[k++].patchable_m = co->area_m;
+		o[k].patchable_m = co->area_m;
+		o[k++].patchable_unit = co->area_unit;
 	}
 	if (co->entry_calls) {
 		record_options_init(&o[k]);
@@ -475,7 +476,7 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 		if (ops->literal_size &&
 		    (err = put_addr(w, v[i].lit, dops, (int)ops->literal_size)))
 			goto out;
-		if (v[i].idle_len > sizeof(idle) || ops->callops_disabled(idle, v[i].idle_len)) {
+		if (v[i].idle_len > sizeof(idle) || ops->callops_disabled(idle, v[i].idle_len, v[i].idle, tramp)) {
 			err = -EINVAL;
 			elfio_err(e, "cannot encode the idle form of the site at 0x%" PRIx64
 				  ": a bug, please report it", v[i].func);

@@ -14,7 +14,8 @@
  * the trampoline saves (struct ps_regs) and the direct-call convention are
  * the architecture's: arch/<arch>.h, included below for the target
  * (arch/arm64.h: build with -fpatchable-function-entry=4,2
- * -falign-functions=8).
+ * -falign-functions=8; arch/riscv64.h: =8,4 with the C extension, =4,2
+ * without).
  *
  * ops->func is called with ip = the traced function's address, parent_ip =
  * the return address of the traced call, and regs = the saved argument
@@ -84,8 +85,10 @@ void *ps_function(long i);
 #include "arch/arm64.h"
 #elif defined(__x86_64__) && !defined(__ILP32__)
 #include "arch/x86_64.h"
+#elif defined(__riscv) && __riscv_xlen == 64
+#include "arch/riscv64.h"
 #else
-#error "patchsite runtime: no patcher for this target architecture (runtime/arch/ has arm64 and x86_64)"
+#error "patchsite runtime: no patcher for this target architecture (runtime/arch/ has arm64, riscv64 and x86_64)"
 #endif
 
 /* --- The segment that `patchsite embed` adds (layout shared with it) ------- */

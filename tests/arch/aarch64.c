@@ -517,7 +517,7 @@ START_TEST(test_callops_disabled)
 
 	memset(buf, 0xaa, sizeof(buf));
 	memset(untouched, 0xaa, sizeof(untouched));
-	ck_assert_int_eq(ops->callops_disabled(buf, c->len), c->ret);
+	ck_assert_int_eq(ops->callops_disabled(buf, c->len, 0x10000, 0x20000), c->ret);
 	if (c->ret) {
 		ck_assert_mem_eq(buf, untouched, sizeof(buf));
 		return;
