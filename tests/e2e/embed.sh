@@ -1,25 +1,34 @@
 #!/bin/sh
-# End-to-end test of `patchsite embed` (arm64 CALL_OPS trampoline, site table
-# and runtime) on the programs of fixtures/embed, checked with tools that are
-# not patchsite: readelf, eu-elflint, nm, strip, and running under qemu-aarch64.
+# End-to-end test of `patchsite embed` (the CALL_OPS trampoline, site table
+# and runtime of arm64 and riscv64) on the programs of fixtures/embed,
+# checked with tools that are not patchsite: readelf, eu-elflint, nm, strip,
+# and running under qemu-user.
 #
-#   PATCHSITE=/path/to/patchsite sh tests/e2e/embed.sh
+#   PATCHSITE=/path/to/patchsite [ARCH=aarch64|riscv64 [VARIANT=noc]] sh tests/e2e/embed.sh
+#
+# ARCH (default aarch64) picks the fixtures' architecture (fixtures/embed/
+# Makefile says what each builds): aarch64 =4,2 with and without BTI;
+# riscv64 one program with both of Linux 6.16's layouts (=8,4 with the C
+# extension and =4,2 without), VARIANT=noc only =4,2 without C.
 #
 # EMBED, if set, is a command run as `$EMBED IN OUT` instead of
 # `$PATCHSITE embed IN -o OUT` (for testing embed_image() through a driver).
 #
 # Cases, for the test program as static -no-pie `prog`, dynamic -no-pie
-# `prog-dyn`, PIE `prog-pie` and static PIE `prog-spie` (all linked with
-# libpatchsite-callops.a):
+# `prog-dyn`, PIE `prog-pie` and static PIE `prog-spie` (arm64 only: Debian's
+# riscv64 glibc has no static PIE) (all linked with libpatchsite-callops.a):
 #   embed          embed succeeds and reports the misaligned site mis_seven
 #   segment        readelf -lW: one PT_LOAD more, the PT_NOTE gone, the new one
-#                  R E, align 0x10000, offset == vaddr mod 64 KiB, above every
+#                  R E, align 64 KiB (riscv64 4 KiB), offset == vaddr mod that, above every
 #                  other PT_LOAD, holding exactly .patchsite.sites and
 #                  .patchsite.tramp (readelf -SW)
 #   elflint        eu-elflint --gnu-ld finds nothing in the output it did not
 #                  find in the input (dynamic ones: no findings at all)
-#   layout         every traced function starts with [BTI C] MOV X9, X30; NOP,
-#                  its literal holds the segment's default ops, mis_seven is
+#   layout         every traced function starts with [BTI C] MOV X9, X30; NOP
+#                  (riscv64: auipc t0 whose upper bits reach the trampoline;
+#                  nop), its literal holds the segment's default ops, the
+#                  original had the layouts the fixture promises (BTI C;
+#                  riscv64 c.nop or nop literals), mis_seven is
 #                  unchanged; of the input's bytes only those sites, the ELF
 #                  header and the program header table changed; every byte
 #                  added behind them is in a section or the section header table
@@ -32,7 +41,7 @@
 #                  ps_detach_ops, ps_detach_ops_all, a list naming it twice
 #   many-ops       40 ops on one function joining one by one, half leaving:
 #                  each sees exactly the calls made while it was attached
-#   parent         parent_ip lies in the caller; regs->x[0] is the argument
+#   parent         parent_ip lies in the caller; regs' first argument register
 #   passthrough    8 register args, struct return, FP args with a callback
 #                  that clobbers FP/SIMD registers
 #   threads        3 threads call traced functions while main attaches and
@@ -45,12 +54,12 @@
 #                  untraced function changes nothing, partial detach
 #   threads-list   the same batched calls in a loop while 3 threads call; then
 #                  3 threads x 1000 calls with the list attached: all counted
-#   pages N        count, list and threads-list with qemu reporting a page
+#   pages N        (arm64) count, list and threads-list with qemu reporting a page
 #                  size of 16 or 64 KiB (AT_PAGESZ, so sysconf in the runtime;
 #                  qemu-user still protects 4 KiB pages underneath)
 #   ld.so          (dynamic ones) run through glibc's ld.so as a command, which
 #                  maps the segments itself: count and list pass
-#   strip          after aarch64-linux-gnu-strip: same output, count and list pass
+#   strip          after the cross strip: same output, count and list pass
 #   not-embedded   the runtime refuses in the original program
 # For `plain` and `plain-pie`, which do not link the runtime:
 #   embed, segment, elflint, run, and
@@ -62,8 +71,16 @@
 #   deterministic  two embeds are byte-identical; in place (-o IMAGE) too
 #   again          embedding an embedded image is refused (also with its
 #                  sections renamed: the segment's magic is found)
-#   bad-*          riscv64, no patchable entries, a site out of BL range (200 MiB
-#                  of bss): exit 2, one line `patchsite: FILE: ...`, no output
+#   bad-*          powerpc64le (no embed), no patchable entries, a site out of
+#                  the call's reach (arm64 BL: 200 MiB of bss; riscv64
+#                  auipc+jalr: 3 GiB): exit 2, one line `patchsite: FILE: ...`,
+#                  no output
+#   repad          (riscv64) traced.c built =8,4 with C at -Os, where GCC
+#                  leaves functions 2-aligned: linked as it is, nm shows
+#                  literals off 8 and embed reports them misaligned; after
+#                  `patchsite repad` of the object, nm shows every literal
+#                  8-aligned, embed takes all of them, and count, list and
+#                  threads pass
 # Prints `ok - NAME` / `not ok - NAME` and `N passed, M failed`.
 
 set -u
@@ -72,15 +89,28 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 fix=$root/fixtures/embed
 PATCHSITE=${PATCHSITE:-$root/patchsite}
-OBJDUMP=${OBJDUMP:-aarch64-linux-gnu-objdump}
-NM=${NM:-aarch64-linux-gnu-nm}
-STRIP=${STRIP:-aarch64-linux-gnu-strip}
-READELF=${READELF:-aarch64-linux-gnu-readelf}
-QEMU=${QEMU:-qemu-aarch64}
-SYSROOT=${SYSROOT:-/usr/aarch64-linux-gnu}
+ARCH=${ARCH:-aarch64}
+VARIANT=${VARIANT:-}
 PY=/usr/bin/python3
 
 . "$here/lib.sh"
+
+# per architecture: the programs, the segment's alignment, the loader, the
+# qemu page sizes to try, the call's reach as embed names it
+case $ARCH in
+aarch64)
+	PROGS="prog prog-dyn prog-pie prog-spie" SEGALIGN=0x10000
+	LDSO=ld-linux-aarch64.so.1 PAGES="16384 65536" REACH="BL range" QEMU=qemu-aarch64 ;;
+riscv64)
+	# Linux riscv64 maps 4 KiB pages only
+	PROGS="prog prog-dyn prog-pie" SEGALIGN=0x1000
+	LDSO=ld-linux-riscv64-lp64d.so.1 PAGES="" REACH="auipc+jalr range" QEMU=qemu-riscv64 ;;
+*)	echo "embed.sh: no embed fixtures for ARCH=$ARCH" >&2; exit 2 ;;
+esac
+CROSS=$(arch_var CROSS_$ARCH)
+CC=$(arch_var CC_$ARCH)
+OBJDUMP=${CROSS}objdump NM=${CROSS}nm STRIP=${CROSS}strip READELF=${CROSS}readelf
+SYSROOT=/usr/${CROSS%-}
 
 # embed STATUS IN OUT STDOUT STDERR: `patchsite embed IN -o OUT` (or
 # $EMBED IN OUT) must exit STATUS; 1 and $ps_msg when it does not
@@ -95,7 +125,7 @@ embed() {
 	ps_run -e "$5" "$1" "$4" -- embed "$2" -o "$3"
 }
 
-for t in aarch64-linux-gnu-gcc riscv64-linux-gnu-gcc "$OBJDUMP" "$NM" "$STRIP" "$READELF" "$QEMU" eu-elflint "$PY" cc; do
+for t in "$CC" powerpc64le-linux-gnu-gcc "$OBJDUMP" "$NM" "$STRIP" "$READELF" "$QEMU" eu-elflint "$PY" cc; do
 	command -v "$t" >/dev/null 2>&1 || notok "tool $t is installed"
 done
 
@@ -104,7 +134,8 @@ trap 'rm -rf "$work"' EXIT
 ps_init "$work"
 fx=$work/fx
 
-make -s -C "$fix" O="$fx" >"$work/make.log" 2>&1 || { cat "$work/make.log"; notok "build fixtures"; }
+make -s -C "$fix" O="$fx" ARCH="$ARCH" VARIANT="$VARIANT" >"$work/make.log" 2>&1 ||
+	{ cat "$work/make.log"; notok "build fixtures"; }
 
 run() { $QEMU -L "$SYSROOT" "$@"; }
 
@@ -112,7 +143,7 @@ run() { $QEMU -L "$SYSROOT" "$@"; }
 segment() {
 	$READELF -lW "$1" >"$work/seg.in" && $READELF -lW "$2" >"$work/seg.out" &&
 	$READELF -SW "$2" >"$work/sec.out" &&
-	$PY - "$work/seg.in" "$work/seg.out" "$work/sec.out" <<'PYEOF'
+	$PY - "$work/seg.in" "$work/seg.out" "$work/sec.out" "$SEGALIGN" <<'PYEOF'
 import re, sys
 def phdrs(path):
     out = []
@@ -137,8 +168,9 @@ if len(new) != 1:
 else:
     t, off, va, fsz, msz, flags, align = new[0]
     if flags != 'R E': bad.append('flags %r, want R E' % flags)
-    if align != 0x10000: bad.append('align %#x, want 0x10000' % align)
-    if off % 0x10000 != va % 0x10000: bad.append('offset %#x and vaddr %#x not congruent mod 64 KiB' % (off, va))
+    want = int(sys.argv[4], 16)
+    if align != want: bad.append('align %#x, want %#x' % (align, want))
+    if off % want != va % want: bad.append('offset %#x and vaddr %#x not congruent mod %#x' % (off, va, want))
     if fsz != msz: bad.append('filesz != memsz')
     if lb[-1] != new[0]: bad.append('the new PT_LOAD is not the last one')
     if any(p[2] + p[4] > va for p in la): bad.append('the new PT_LOAD overlaps an old one')
@@ -163,7 +195,7 @@ PYEOF
 
 # layout ORIG EMB: the sites as documented, nothing else changed (python, not patchsite)
 layout() {
-	$NM "$2" >"$work/nm.txt" && $PY - "$1" "$2" "$work/nm.txt" <<'PYEOF'
+	$NM "$2" >"$work/nm.txt" && $PY - "$1" "$2" "$work/nm.txt" "$ARCH" "$VARIANT" <<'PYEOF'
 import struct, sys
 orig, emb = (open(p, 'rb').read() for p in sys.argv[1:3])
 syms = {}
@@ -191,6 +223,9 @@ def off(a):
 u32 = lambda b, a: struct.unpack_from('<I', b, off(a))[0]
 u64 = lambda b, a: struct.unpack_from('<Q', b, off(a))[0]
 NOP, BTI, MOV = 0xd503201f, 0xd503245f, 0xaa1e03e9
+RV_NOP, RV_CNOP = 0x13, 0x0001
+arch, variant = sys.argv[4], sys.argv[5]
+u16 = lambda b, a: struct.unpack_from('<H', b, off(a))[0]
 bad = []
 # the segment header, found from the program headers as the runtime does
 phoff, = struct.unpack_from('<Q', emb, 0x20)
@@ -214,16 +249,28 @@ if [t[0] for t in table] != sorted(syms[t] for t in traced):
 allowed = [(0, 64), (phoff, phoff + phnum * phentsize)]
 for fn in traced:
     f = syms[fn]
-    e = f + 4 if u32(emb, f) == BTI else f
-    if u32(emb, e) != MOV or u32(emb, e + 4) != NOP:
-        bad.append('%s: entry is not MOV X9, X30; NOP' % fn)
+    if arch == 'riscv64':
+        # auipc t0, hi20 with hi20 + the jalr's lo12 = tramp - f; then nop
+        d = (tramp - f) & 0xffffffff
+        e, w = f, u32(emb, f)
+        if w & 0xfff != 0x297 or w >> 12 != ((d + 0x800) >> 12) & 0xfffff or u32(emb, f + 4) != RV_NOP:
+            bad.append('%s: entry is not auipc t0, hi20(tramp); nop (%08x)' % (fn, w))
+    else:
+        e = f + 4 if u32(emb, f) == BTI else f
+        if u32(emb, e) != MOV or u32(emb, e + 4) != NOP:
+            bad.append('%s: entry is not MOV X9, X30; NOP' % fn)
     if u64(emb, f - 8) != dops:
         bad.append('%s: literal %x is not the default ops %x' % (fn, u64(emb, f - 8), dops))
     if (f, f - 8, e + 4) not in table:
         bad.append('%s: no table entry (func, literal, call)' % fn)
     allowed.append((off(f - 8), off(e + 8)))
-if 'bti_add' in syms and u32(emb, syms['bti_add']) != BTI:
+if arch == 'aarch64' and 'bti_add' in syms and u32(emb, syms['bti_add']) != BTI:
     bad.append('bti_add has no BTI C: the fixture does not cover the BTI layout')
+# riscv64: the original's literals are the layouts the fixture promises
+want = {'add': RV_CNOP if variant != 'noc' else RV_NOP, 'bti_add': RV_NOP}
+for fn, w in want.items():
+    if arch == 'riscv64' and fn in syms and (u16(orig, syms[fn] - 8) if w == RV_CNOP else u32(orig, syms[fn] - 8)) != w:
+        bad.append('%s: the original literal is not %s' % (fn, 'c.nop' if w == RV_CNOP else 'nop'))
 if 'mis_seven' in syms:
     m = syms['mis_seven']
     if emb[off(m - 12):off(m + 8)] != orig[off(m - 12):off(m + 8)]:
@@ -256,7 +303,7 @@ lint() {	# lint NAME IN OUT: no new findings (static glibc has its own)
 	esac
 }
 
-for p in prog prog-dyn prog-pie prog-spie plain plain-pie; do
+for p in $PROGS plain plain-pie; do
 	in=$fx/$p out=$work/$p.emb
 	if ! embed 0 "$in" "$out" "$work/$p.embed.out" "$work/$p.embed.err"; then
 		# every check of the output below fails on its absence
@@ -280,7 +327,7 @@ for p in prog prog-dyn prog-pie prog-spie plain plain-pie; do
 		for t in count count-each two-ops many-ops parent passthrough threads threads-list misaligned direct list; do
 			check "$p: $t" run "$out" test "$t"
 		done
-		for ps in 16384 65536; do
+		for ps in $PAGES; do
 			check "$p: pages $ps (count, list, threads-list)" sh -c "
 				$QEMU -p $ps -L '$SYSROOT' '$out' test count &&
 				$QEMU -p $ps -L '$SYSROOT' '$out' test list &&
@@ -290,8 +337,8 @@ for p in prog prog-dyn prog-pie prog-spie plain plain-pie; do
 			# glibc's ld.so run as a command maps the program itself
 			# (_dl_map_segments), a second loader besides qemu's
 			check "$p: ld.so maps it (count, list)" sh -c "
-				$QEMU '$SYSROOT/lib/ld-linux-aarch64.so.1' --library-path '$SYSROOT/lib' '$out' test count &&
-				$QEMU '$SYSROOT/lib/ld-linux-aarch64.so.1' --library-path '$SYSROOT/lib' '$out' test list"
+				$QEMU '$SYSROOT/lib/$LDSO' --library-path '$SYSROOT/lib' '$out' test count &&
+				$QEMU '$SYSROOT/lib/$LDSO' --library-path '$SYSROOT/lib' '$out' test list"
 		fi
 		check "$p: not-embedded" run "$in" test not-embedded
 		$STRIP -o "$work/$p.str" "$out"
@@ -354,8 +401,61 @@ refused "again: embedded image" "$work/prog.emb" "already embedded"
 $PY -c 'import sys; b = open(sys.argv[1], "rb").read().replace(b".patchsite.", b".renamed..."); open(sys.argv[2], "wb").write(b)' \
 	"$work/prog-dyn.emb" "$work/nosec.emb"
 refused "again: embedded image, sections renamed" "$work/nosec.emb" "already embedded (a PT_LOAD"
-refused "bad-riscv64" "$fx/riscv64" "embed is not supported on riscv64 (patchsite arches lists what each architecture supports)"
+# riscv64: repad then embed, on the =8,4 layout with compressed instructions
+if [ "$ARCH" = riscv64 ]; then
+	# link LABEL OBJ: the dynamic test program with OBJ for traced.o
+	link() {
+		$CC -no-pie -o "$work/$1" "$fx/main.o" "$fx/mis.o" "$fx/direct.o" "$2" \
+			"$fx/traced_bti.o" "$fx/libpatchsite-callops.a" -lpthread
+	}
+	# aligned PROG WANT: nm's traced.c functions have 8-aligned literals (WANT
+	# all) or not all of them (WANT some-off)
+	aligned() {
+		$NM "$1" >"$work/al.nm" && $PY - "$work/al.nm" "$2" <<'PYEOF'
+import sys
+fns = {'add', 'mul', 'sum8', 'make_big', 'fma3', 'call_add', 'fib'}
+off = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) == 3 and f[2] in fns:
+        off[f[2]] = (int(f[0], 16) - 8) % 8
+if set(off) != fns:
+    raise SystemExit('missing functions: %r' % (fns - set(off)))
+bad = sorted(n for n, o in off.items() if o)
+if sys.argv[2] == 'all' and bad:
+    raise SystemExit('literals off 8: %r' % bad)
+if sys.argv[2] == 'some-off' and not bad:
+    raise SystemExit('every literal is 8-aligned without repad: the case tests nothing')
+PYEOF
+	}
+	link norepad "$fx/traced-os.o"
+	check "repad: -Os leaves literals off 8 (nm)" aligned "$work/norepad" some-off
+	if embed 0 "$work/norepad" "$work/norepad.emb" "$work/norepad.out" "$work/norepad.err"; then
+		check "repad: without it, embed reports them misaligned" sh -c "
+			[ \$(grep -c '^misaligned: ' '$work/norepad.out') -gt 1 ]"
+	else
+		notok "repad: without it, embed reports them misaligned" "$ps_msg"
+	fi
+	if ps_run 0 /dev/null -- repad "$fx/traced-os.o" -o "$work/traced-rp.o" && link repad "$work/traced-rp.o"; then
+		check "repad: every literal 8-aligned after the link (nm)" aligned "$work/repad" all
+		if embed 0 "$work/repad" "$work/repad.emb" "$work/repad.out" "$work/repad.err"; then
+			check "repad: embed takes them all (only mis_seven misaligned)" sh -c "
+				[ \$(grep -c '^misaligned: ' '$work/repad.out') -eq 1 ] &&
+				grep -q '^misaligned: mis_seven ' '$work/repad.out'"
+			check "repad: layout" layout "$work/repad" "$work/repad.emb"
+			for t in count list threads; do
+				check "repad: $t" run "$work/repad.emb" test $t
+			done
+		else
+			notok "repad: embed" "$ps_msg"
+		fi
+	else
+		notok "repad: repad and link" "$ps_msg"
+	fi
+fi
+
+refused "bad-powerpc64le" "$fx/unsupported" "embed is not supported on powerpc64le (patchsite arches lists what each architecture supports)"
 refused "bad-noentries" "$fx/noentries" "no CALL_OPS"
-refused "bad-far (out of BL range)" "$fx/far" ".*out of BL range"
+refused "bad-far (out of $REACH)" "$fx/far" ".*out of $REACH"
 
 finish
