@@ -7,7 +7,8 @@
 # x86_64, natively: 20,000 functions (bench/attach/gen.py), 2 workers, for
 # each site flavour below (embedded with patchsite embed, the runtime linked
 # statically), and once with the harness and the runtime under ASan+UBSan.
-# aarch64, under qemu-aarch64: 2,000 functions (the core is the same).
+# aarch64 and riscv64 (=8,4 with C), under qemu-user: 2,000 functions (the
+# core is the same).
 #
 # Oracle: the program's own count of its calls and its own results, made
 # outside any traced code; the runtime's ops must match them exactly.
@@ -27,6 +28,8 @@ ps_need_patchsite
 
 a64_cross=$(arch_var CROSS_aarch64)
 a64_run=$(arch_var RUN_aarch64)
+rv_cross=$(arch_var CROSS_riscv64)
+rv_run=$(arch_var RUN_riscv64)
 
 # build NAME CC TRACED-FLAGS LINK-FLAGS RT-CFLAGS HARNESS-FLAGS N CROSS
 # -> $tmp/NAME/raw (not embedded); each step's output in $tmp/NAME/build.log
@@ -89,5 +92,13 @@ if build a64 "${a64_cross}gcc" "-fpatchable-function-entry=4,2 -falign-functions
 	one a64 "$a64_run"
 else
 	not_ok "a64: build" "$tmp/a64.log"
+fi
+# riscv64: Linux 6.16's layout with the C extension
+if build rv64 "${rv_cross}gcc" "-fpatchable-function-entry=8,4 -falign-functions=8" -static "" "" 2000 \
+	"$rv_cross" >"$tmp/rv64.log" 2>&1; then
+	ok "rv64: built"
+	one rv64 "$rv_run"
+else
+	not_ok "rv64: build" "$tmp/rv64.log"
 fi
 finish
