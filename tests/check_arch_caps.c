@@ -108,6 +108,9 @@ static const struct need {
 	{ EM_RISCV, "align_padding", ARCH_CAP_REPAD },
 	{ EM_RISCV, "align_reloc", ARCH_CAP_REPAD },
 	{ EM_RISCV, "relax_reloc", ARCH_CAP_PIN },
+	{ EM_RISCV, "callops_tramp", ARCH_CAP_EMBED },
+	{ EM_RISCV, "callops_disabled", ARCH_CAP_EMBED },
+	{ EM_RISCV, "max_page_size", ARCH_CAP_EMBED },
 	{ EM_RISCV, "patch_points", ARCH_CAP_PIN },
 	{ EM_PPC64, "text_plt_slot", ARCH_CAP_RECORD },
 	{ EM_PPC64, "decode", ARCH_CAP_AUDIT },
@@ -165,7 +168,8 @@ START_TEST(test_matrix)
 	ck_assert_uint_eq(arch_x86_64.caps, scan | ARCH_CAN(ARCH_CAP_EMBED));
 	ck_assert_uint_eq(arch_arm64.caps,
 			  scan | ARCH_CAN(ARCH_CAP_EMBED) | ARCH_CAN(ARCH_CAP_RUNTIME));
-	ck_assert_uint_eq(arch_riscv64.caps, scan | ARCH_CAN(ARCH_CAP_PIN));
+	ck_assert_uint_eq(arch_riscv64.caps, scan | ARCH_CAN(ARCH_CAP_PIN) |
+			  ARCH_CAN(ARCH_CAP_EMBED) | ARCH_CAN(ARCH_CAP_RUNTIME));
 	ck_assert_uint_eq(arch_powerpc64le.caps, ARCH_CAN(ARCH_CAP_RECORD) | ARCH_CAN(ARCH_CAP_AUDIT) |
 						 ARCH_CAN(ARCH_CAP_IN_PLACE));
 	ck_assert(!arch_can(NULL, ARCH_CAP_RECORD));
@@ -182,8 +186,9 @@ START_TEST(test_refusals)
 	size_t at;
 
 	ck_assert_ptr_eq(arch_for(EM_AARCH64, ARCH_CAP_EMBED, why, sizeof(why)), &arch_arm64);
-	ck_assert_ptr_null(arch_for(EM_RISCV, ARCH_CAP_EMBED, why, sizeof(why)));
-	ck_assert_str_eq(why, "embed is not supported on riscv64 (patchsite arches lists what "
+	ck_assert_ptr_eq(arch_for(EM_RISCV, ARCH_CAP_EMBED, why, sizeof(why)), &arch_riscv64);
+	ck_assert_ptr_null(arch_for(EM_PPC64, ARCH_CAP_EMBED, why, sizeof(why)));
+	ck_assert_str_eq(why, "embed is not supported on powerpc64le (patchsite arches lists what "
 			 "each architecture supports)");
 	ck_assert_ptr_null(arch_for(EM_X86_64, ARCH_CAP_PIN, why, sizeof(why)));
 	ck_assert_str_eq(why, "pin is not supported on x86_64 (patchsite arches lists what "
