@@ -53,11 +53,20 @@
 #include <string.h>
 
 #include "arch/harness.h"
+#include "base.h"
 
 void arch_tests_riscv64(Suite *s);
 
 static const struct arch_ops *const ops = &arch_riscv64;
 #define dup_exact arch_dup_exact
+
+static uint64_t rv_sext64(uint64_t v, unsigned int bits)
+{
+	uint64_t sign = UINT64_C(1) << (bits - 1);
+
+	v &= (sign << 1) - 1;
+	return (v ^ sign) - sign;
+}
 
 /*
  * Every first halfword, with exactly two bytes available: compressed ones
@@ -363,6 +372,203 @@ START_TEST(test_ops_fields)
 	arch_check_ops_fields(ops, &fields);
 }
 END_TEST
+/*
+ * embed (arch/riscv64.c's callops).  The site rows are the 16 bytes from a
+ * function's literal on, from riscv64-linux-gnu-objdump -d of objects
+ * riscv64-linux-gnu-gcc 12.2 built -O2 -fpatchable-function-entry=8,4
+ * (four c.nop each side: 0001) and -march=rv64g =4,2 (two nop each side:
+ * 00000013).  The idle form's words are GNU as 2.40's for `auipc t0,
+ * 0x10; nop` and the other immediates (0x11, 0xfffff, 0x7ffff):
+ *
+ *	printf '\t.option norvc\n\tauipc t0, 0x10\n\tnop\n\tauipc t0, 0x11\n...' > d.s
+ *	riscv64-linux-gnu-as d.s -o d.o && riscv64-linux-gnu-objdump -d d.o
+ *	   0:	00010297	auipc	t0,0x10
+ *	   4:	00000013	nop
+ *	   8:	00011297	auipc	t0,0x11
+ *	   c:	fffff297	auipc	t0,0xfffff
+ *	  14:	7ffff297	auipc	t0,0x7ffff
+ *
+ * The trampoline blob is checked against the listing beside
+ * rv_callops_tramp_words in arch/riscv64.c, assembled by GNU as 2.40 with
+ * `.option norvc` (riscv64-linux-gnu-as tb.S; riscv64-linux-gnu-ld
+ * -Ttext=0x10000; objdump -d), and its PC-relative words against its labels.
+ */
+#define C4	H(0x0001), H(0x0001), H(0x0001), H(0x0001)
+#define N2	W(0x00000013), W(0x00000013)
+
+static const struct rv_site_case {
+	uint8_t bytes[16];
+	size_t len;
+	uint64_t literal;
+	int ret;
+} rv_site_cases[] = {
+	{ { C4, C4 }, 16, 0x10680, ARCH_CALLOPS_OK },		/* =8,4 with C */
+	{ { N2, N2 }, 16, 0x106b8, ARCH_CALLOPS_OK },		/* =4,2 without */
+	{ { C4, N2 }, 16, 0x10700, ARCH_CALLOPS_OK },		/* a mix is still 8+8 bytes */
+	{ { C4, C4 }, 16, 0x10684, ARCH_CALLOPS_MISALIGNED },	/* literal 4 mod 8 */
+	{ { C4, C4 }, 16, 0x10682, ARCH_CALLOPS_MISALIGNED },	/* 2 mod 8 (2-aligned C code) */
+	{ { C4, C4 }, 15, 0x10680, ARCH_CALLOPS_NONE },		/* short */
+	/* the entry already `auipc t0; nop` (embedded), or a body (-pg's function) */
+	{ { C4, W(0x00010297), W(0x00000013) }, 16, 0x10680, ARCH_CALLOPS_NONE },
+	{ { C4, H(0x0001), H(0x0001), H(0x0001), H(0x9d2d) }, 16, 0x10680, ARCH_CALLOPS_NONE },
+	/* 8 bytes that end inside a nop: no literal */
+	{ { H(0x0001), H(0x0001), H(0x0001), W(0x00000013), H(0x0001), H(0x0001), H(0x0001) },
+	  16, 0x10680, ARCH_CALLOPS_NONE },
+};
+
+START_TEST(test_callops_site)
+{
+	const struct rv_site_case *c = &rv_site_cases[_i];
+	uint8_t *buf = dup_exact(c->bytes, c->len);
+	struct arch_callops_site site;
+
+	ck_assert_int_eq(ops->callops_site(buf, c->len, c->literal, &site), c->ret);
+	if (c->ret == ARCH_CALLOPS_OK) {
+		ck_assert_uint_eq(site.entry_off, 8);
+		ck_assert_uint_eq(site.call_off, 4);
+		ck_assert_uint_eq(site.disabled_off, 0);
+		ck_assert_uint_eq(site.disabled_len, 8);
+	}
+	free(buf);
+}
+END_TEST
+
+static const struct rv_disabled_case {
+	size_t len;
+	uint64_t at, tramp;
+	int ret;
+	uint32_t auipc;
+} rv_disabled_cases[] = {
+	{ 8, 0x10000, 0x20028, 0, 0x00010297 },		/* lo12 +0x028: hi 0x10 */
+	{ 8, 0x10000, 0x20828, 0, 0x00011297 },		/* lo12 -0x7d8: hi rounded up to 0x11 */
+	{ 8, 0x20000, 0x1f028, 0, 0xfffff297 },		/* backwards */
+	{ 8, 0x10000, 0x10000 + UINT64_C(0x7ffff7fe), 0, 0x7ffff297 },	/* the farthest forward */
+	{ 8, 0x10000, 0x10000 + UINT64_C(0x7ffff800), -1, 0 },	/* hi20 would be 0x80000: backwards */
+	{ 8, UINT64_C(0x80010000), UINT64_C(0x80010000) - UINT64_C(0x80000800), 0, 0x80000297 },	/* the farthest back */
+	{ 8, UINT64_C(0x80010000), UINT64_C(0x80010000) - UINT64_C(0x80000802), -1, 0 },
+	{ 8, 0x10000, 0x20029, -1, 0 },			/* an odd target */
+	{ 4, 0x10000, 0x20028, -1, 0 },
+	{ 16, 0x10000, 0x20028, -1, 0 },
+};
+
+START_TEST(test_callops_disabled)
+{
+	const struct rv_disabled_case *c = &rv_disabled_cases[_i];
+	uint8_t buf[24], untouched[24];
+
+	memset(buf, 0xaa, sizeof(buf));
+	memset(untouched, 0xaa, sizeof(untouched));
+	ck_assert_int_eq(ops->callops_disabled(buf, c->len, c->at, c->tramp), c->ret);
+	if (c->ret) {
+		ck_assert_mem_eq(buf, untouched, sizeof(buf));
+		return;
+	}
+	ck_assert_uint_eq(get_le32(buf), c->auipc);
+	ck_assert_uint_eq(get_le32(buf + 4), 0x00000013);
+	ck_assert_mem_eq(buf + 8, untouched, sizeof(buf) - 8);
+	/* and the jalr the runtime writes completes it: auipc + lo12 = tramp */
+	ck_assert_uint_eq(c->at + rv_sext64(c->auipc & 0xfffff000u, 32) +
+			  rv_sext64((c->tramp - c->at) & 0xfff, 12), c->tramp);
+}
+END_TEST
+
+#define TB_ANCHOR	0x00
+#define TB_DOPS		0x08
+#define TB_NOOP		0x20
+#define TB_ENTRY	0x28
+#define TB_FAST		0x120
+#define TB_DIRECT	0x124
+#define TB_SIZE		0x128
+
+/* objdump -d of the linked listing: every code word, from noop on */
+static const uint32_t tramp_as[] = {
+	0x00008067, 0x00000013, 0xff02b303, 0x00000e17, 0xfd4e0e13, 0x000e3e83, 0x41de0eb3,
+	0x01d30333, 0x008e0e93, 0x0dd30e63, 0x01033e83, 0x0c0e9c63, 0xf5010113, 0x00a13023,
+	0x00b13423, 0x00c13823, 0x00d13c23, 0x02e13023, 0x02f13423, 0x03013823, 0x03113c23,
+	0x04113023, 0x04813423, 0x04513823, 0x04713c23, 0x06a13027, 0x06b13427, 0x06c13827,
+	0x06d13c27, 0x08e13027, 0x08f13427, 0x09013827, 0x09113c27, 0x0a813023, 0x0a513423,
+	0x0b010413, 0xff828513, 0x00008593, 0x00030613, 0x00010693, 0x00033303, 0x000300e7,
+	0x06013507, 0x06813587, 0x07013607, 0x07813687, 0x08013707, 0x08813787, 0x09013807,
+	0x09813887, 0x00013503, 0x00813583, 0x01013603, 0x01813683, 0x02013703, 0x02813783,
+	0x03013803, 0x03813883, 0x04013083, 0x04813403, 0x05813383, 0x05013283, 0x0b010113,
+	0x00028067, 0x00028067, 0x000e8067,
+};
+
+/* the PC-relative words and where they go: the anchor, fast, direct */
+static const struct {
+	unsigned int off, target;
+	const char *name;
+} tramp_pcrel[] = {
+	{ 0x2c, TB_ANCHOR, "auipc" }, { 0x44, TB_FAST, "branch" }, { 0x4c, TB_DIRECT, "branch" },
+};
+
+static const uint64_t rv_tramp_addrs[] = { 0x10000, 0x3230, 0x2aaaaaab3230, 0xfffffffffffff000 };
+
+START_TEST(test_callops_tramp)
+{
+	uint64_t addr = rv_tramp_addrs[_i];
+	uint8_t *buf = malloc(TB_SIZE + 8);
+	unsigned int k = 0;
+
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_uint_eq(ops->callops->tramp_size, TB_SIZE);
+	ck_assert_uint_eq(ops->callops->tramp_entry, TB_ENTRY);
+	ck_assert_uint_eq(ops->callops->tramp_default_ops, TB_DOPS);
+	ck_assert_uint_eq(ops->callops->tramp_noop, TB_NOOP);
+	ck_assert_uint_eq(ops->callops->tramp_anchor, TB_ANCHOR);
+	memset(buf, 0xaa, TB_SIZE + 8);
+	ck_assert_int_eq(ops->callops_tramp(buf, TB_SIZE, addr), 0);
+	ck_assert_uint_eq(get_le64(buf + TB_ANCHOR), addr + TB_ANCHOR);
+	ck_assert_uint_eq(get_le64(buf + TB_DOPS), addr + TB_NOOP);
+	ck_assert_uint_eq(get_le64(buf + TB_DOPS + 8), 0);
+	ck_assert_uint_eq(get_le64(buf + TB_DOPS + 16), 0);
+	ck_assert_uint_eq(TB_NOOP + 4 * ARRAY_SIZE(tramp_as), TB_SIZE);
+	for (size_t i = 0; i < ARRAY_SIZE(tramp_as); i++)
+		ck_assert_msg(get_le32(buf + TB_NOOP + 4 * i) == tramp_as[i],
+			      "blob word at 0x%zx: %08x, as made %08x", TB_NOOP + 4 * i,
+			      get_le32(buf + TB_NOOP + 4 * i), tramp_as[i]);
+	for (unsigned int off = TB_SIZE; off < TB_SIZE + 8; off++)
+		ck_assert_uint_eq(buf[off], 0xaa);
+	for (unsigned int off = TB_NOOP; off < TB_SIZE; off += 4) {
+		struct arch_pcrel pc;
+		int ret = ops->pcrel_decode(buf + off, TB_SIZE - off, &pc);
+
+		if (k < ARRAY_SIZE(tramp_pcrel) && tramp_pcrel[k].off == off) {
+			ck_assert_int_eq(ret, ARCH_PCREL_OK);
+			ck_assert_str_eq(pc.name, tramp_pcrel[k].name);
+			ck_assert_msg((int64_t)off + pc.disp == (int64_t)tramp_pcrel[k].target,
+				      "%s at 0x%x goes to 0x%llx, want 0x%x", pc.name, off,
+				      (unsigned long long)(off + pc.disp), tramp_pcrel[k].target);
+			k++;
+		} else {
+			ck_assert_msg(ret == ARCH_PCREL_NONE, "word at 0x%x is PC-relative", off);
+		}
+	}
+	ck_assert_uint_eq(k, ARRAY_SIZE(tramp_pcrel));
+	free(buf);
+}
+END_TEST
+
+START_TEST(test_callops_tramp_bad)
+{
+	static const struct {
+		size_t len;
+		uint64_t addr;
+	} bad[] = {
+		{ TB_SIZE - 4, 0x1000 }, { TB_SIZE + 4, 0x1000 }, { 0, 0x1000 },
+		{ TB_SIZE, 0x1004 }, { TB_SIZE, 0x1002 },
+	};
+	uint8_t buf[TB_SIZE + 8], untouched[TB_SIZE + 8];
+
+	memset(untouched, 0xaa, sizeof(untouched));
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		memset(buf, 0xaa, sizeof(buf));
+		ck_assert_int_eq(ops->callops_tramp(buf, bad[i].len, bad[i].addr), -1);
+		ck_assert_mem_eq(buf, untouched, sizeof(buf));
+	}
+}
+END_TEST
+
 void arch_tests_riscv64(Suite *s)
 {
 	TCase *tc = tcase_create("riscv64 core");
@@ -386,5 +592,12 @@ void arch_tests_riscv64(Suite *s)
 	arch_add_march_cases(tc, ops, march_cases, ARRAY_SIZE(march_cases));
 	arch_add_align_cases(tc, ops, align_cases, ARRAY_SIZE(align_cases));
 	arch_add_pad_cases(tc, ops, pad_cases, ARRAY_SIZE(pad_cases));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("riscv64 callops");
+	tcase_add_loop_test(tc, test_callops_site, 0, ARRAY_SIZE(rv_site_cases));
+	tcase_add_loop_test(tc, test_callops_disabled, 0, ARRAY_SIZE(rv_disabled_cases));
+	tcase_add_loop_test(tc, test_callops_tramp, 0, ARRAY_SIZE(rv_tramp_addrs));
+	tcase_add_test(tc, test_callops_tramp_bad);
 	suite_add_tcase(s, tc);
 }

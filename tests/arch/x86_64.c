@@ -360,11 +360,11 @@ START_TEST(test_callops_disabled)
 	for (size_t len = 0; len <= sizeof(buf); len++) {
 		memset(buf, 0xcc, sizeof(buf));
 		if (len == 5 || len == 6) {
-			ck_assert_int_eq(arch_x86_64.callops_disabled(buf, len), 0);
+			ck_assert_int_eq(arch_x86_64.callops_disabled(buf, len, 0x401000, 0x402000), 0);
 			ck_assert_mem_eq(buf, nop6, len);
 			ck_assert_uint_eq(buf[len], 0xcc);
 		} else {
-			ck_assert_int_eq(arch_x86_64.callops_disabled(buf, len), -1);
+			ck_assert_int_eq(arch_x86_64.callops_disabled(buf, len, 0x401000, 0x402000), -1);
 			ck_assert_uint_eq(buf[0], 0xcc);
 		}
 	}
