@@ -99,6 +99,8 @@ static const char help_embed[] =
 	"                       the site table, point every literal at the no-op ops and\n"
 	"                       leave every site disabled (MOV X9, X30; NOP); attach at run\n"
 	"                       time with libpatchsite-callops (linked or LD_PRELOADed);\n"
+	"                       riscv64 the same (=8,4 with C, =4,2 without), each site\n"
+	"                       left as auipc t0, hi20(trampoline); nop;\n"
 	"                       x86_64 program (-pg -mfentry [-mnop-mcount] or\n"
 	"                       -fpatchable-function-entry=5, ENDBR64 or not): every\n"
 	"                       site becomes one 5-byte NOP, and the PT_LOAD holds the\n"
