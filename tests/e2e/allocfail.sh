@@ -8,8 +8,9 @@
 # PATCHSITE_PLAIN is the plain build: tests/hostile/allocshim.c replaces
 # malloc, which ASan does too.  For each case (record, record --format=json,
 # record --in-place on a copy, record --in-place -o, audit of a kernel
-# package directory, repad, repad --in-place, pin, embed on arm64 and on
-# x86_64 (where several layouts are probed), on fixtures) a
+# package directory, repad, repad --in-place, pin, embed on arm64, on
+# x86_64 (where several layouts are probed) and on riscv64 (an area stated
+# in bytes, misaligned sites reported), on fixtures) a
 # first run counts the allocations made after main() starts (allocshim's
 # ALLOCSHIM_COUNT; libelf's, libdw's and zlib's included); then a run per N
 # fails the Nth (every N up to ALLOCFAIL_MAX_RUNS, default 400, an even
@@ -50,7 +51,7 @@ for tool in cc gcc gzip xz zstd cmp diff; do
 	command -v "$tool" >/dev/null 2>&1 || die "missing tool $tool"
 done
 for f in "$fix/out/x86_64-fentry/exec" "$fix/out/x86_64-fentry/vmlinux.o" \
-	"$fix/out/aarch64-callops/exec" "$fix/out/riscv64-mcount/lib.o" \
+	"$fix/out/aarch64-callops/exec" "$fix/out/riscv64-mcount/lib.o" "$fix/out/riscv64-callops-c/exec" \
 	"$fix/repad/out/a.o" "$fix/embed/out/prog-dyn" "$fix/minikernel/out/x86_64-pad.elf" \
 	"$fix/minikernel/out/riscv64.elf"; do
 	[ -f "$f" ] || die "no fixture $f (make fixtures)"
@@ -124,6 +125,7 @@ setup_repad() { cp "$fix/repad/out/a.o" "$w/a.o"; }
 setup_pin() { cp "$fix/out/riscv64-mcount/lib.o" "$w/lib.o"; }
 setup_embed() { cp "$fix/embed/out/prog-dyn" "$w/prog"; }
 setup_embed_x86() { cp "$fix/out/x86_64-fentry/exec" "$w/prog"; }
+setup_embed_rv() { cp "$fix/out/riscv64-callops-c/exec" "$w/prog"; }
 
 want() { [ -z "$only" ] || case ",$only," in *",$1,"*) return 0 ;; esac; [ -z "$only" ]; }
 
@@ -230,6 +232,7 @@ alloc_case repad-inplace setup_repad repad --in-place a.o
 alloc_case pin setup_pin pin lib.o
 alloc_case embed setup_embed embed prog -o out
 alloc_case embed-x86 setup_embed_x86 embed prog -o out
+alloc_case embed-riscv64 setup_embed_rv embed prog -o out
 
 echo "# $(($(date +%s) - started)) s"
 finish
