@@ -25,6 +25,12 @@
  * after that use.  The file also knows the NOP unit (c.nop with
  * EF_RISCV_RVC) and the arithmetic of R_RISCV_ALIGN, which GNU ld and lld
  * honour by deleting NOP bytes.
+ *
+ * For embed, the CALL_OPS site of Linux 6.16 (8 bytes of NOPs before the
+ * function and 8 at its entry, in c.nop or nop), its idle form (the
+ * entry's `auipc t0` written once, then the call's NOP) and the trampoline
+ * blob, a static const array of instruction words assembled from the
+ * listing beside it, with its data words filled in for its address.
  */
 #include <elf.h>
 #include <errno.h>
