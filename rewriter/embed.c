@@ -450,13 +450,17 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 	dops = co->tramp_size ? seg_addr + tb_off + co->tramp_default_ops : 0;
 	tramp = co->tramp_size ? seg_addr + tb_off + co->tramp_entry : seg_addr + room_off;
 
-	/* the call the runtime writes at each site, encoded here once to know it can be */
+	/*
+	 * the call the runtime writes at each site, encoded here once to know it
+	 * can be, and the idle form, which may hold part of it (riscv64's auipc)
+	 */
 	for (size_t i = 0; i < n; i++) {
-		uint8_t call[16];
+		uint8_t call[16], idle[64];
 		uint64_t last = co->tramp_size ? tramp : tramp + co->room_size - 1;
 
 		if (ops->call_len > sizeof(call) || ops->encode_call(call, v[i].call, tramp) ||
-		    ops->encode_call(call, v[i].call, last)) {
+		    ops->encode_call(call, v[i].call, last) || v[i].idle_len > sizeof(idle) ||
+		    ops->callops_disabled(idle, v[i].idle_len, v[i].idle, tramp)) {
 			const struct elfio_symbol *f = elfio_function_at(e, v[i].func, 8);
 
 			elfio_err(e, "%s at 0x%" PRIx64 " is out of %s of the trampoline%s at "
