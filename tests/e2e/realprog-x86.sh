@@ -53,12 +53,14 @@
 #   P churned: rounds no API call failed, >= MINROUNDS (20) rounds,
 #                     attachments made, calls counted while attached
 #   P churned: counts the steady ops counted, for every function, as many
-#                     calls as gprof counted in the unembedded run (main is
-#                     called from libc, which gprof does not see: there the
-#                     steady count must be at least gprof's)
-#   P churned: tests  the steady ops counted as many calls of
-#                     _check_set_test_info (called once at the start of
-#                     every test) as the suite printed `PASS:` lines
+#                     calls as gprof counted in the unembedded run; at least
+#                     as many for main (called from libc, which gprof does
+#                     not see) and for the functions gprof folds GCC's
+#                     .part/.isra clones into (realprog-x86.py says why)
+#   P churned: tests  the steady ops counted as many calls of tcase_add_test
+#                     (minicheck: one per test) as the suite's verdict
+#                     `100%: Checks: N, Failed: 0` says and as it printed
+#                     `PASS:` lines
 #   P steady alone    the steady ops alone: same output, exit 0, and the
 #                     same count for every function as under churn
 #   P churn alone     the churn thread alone (each ops then alone on its
@@ -148,7 +150,7 @@ runp() {
 	_t=$1 _p=$2
 	shift 2
 	mkdir -p "$work/$_t"
-	(cd "$work/$_t" && env "$@" timeout 300 "$_p" -v) >"$work/$_t.out" 2>"$work/$_t.err"
+	(cd "$work/$_t" && timeout 300 env "$@" "$_p" -v) >"$work/$_t.out" 2>"$work/$_t.err"
 	rc=$?
 }
 # The suite's own verdict in OUT: `100%: Checks: N, Failed: 0` and N PASS lines.
@@ -178,7 +180,7 @@ pycheck() {
 
 for p in runtests runtestspp; do
 	bin=$b/tests/$p
-	emb=$work/$p.emb
+	emb=$work/$p.embedded
 	runp "$p.orig" "$bin" LD_PRELOAD="$FX/fixsalt.so"
 	echo "# exit status $rc" >"$work/passed.log"
 	if [ "$rc" -eq 0 ] && passed "$work/$p.orig.out" >"$work/passed.log"; then
@@ -209,7 +211,7 @@ for p in runtests runtestspp; do
 	pycheck "$p churned: sites" sites "$work/$p.churn.sum" "$work/$p.dis"
 	pycheck "$p churned: rounds" churn "$work/$p.churn.sum" "$MINROUNDS"
 	pycheck "$p churned: counts" gprof "$work/$p.churn.sum" "$work/$p.nm" "$work/$p.gprof" main
-	pycheck "$p churned: tests" passes "$work/$p.churn.sum" "$work/$p.nm" "$work/$p.churn.out" _check_set_test_info
+	pycheck "$p churned: tests" passes "$work/$p.churn.sum" "$work/$p.nm" "$work/$p.churn.out" tcase_add_test
 
 	runp "$p.steady" "$emb" LD_PRELOAD="$tracer" CHURN_OUT="$work/$p.steady.sum" CHURN_STEADY=1
 	check "$p steady alone: same output as unembedded, exit 0" same_run "$p.steady"
