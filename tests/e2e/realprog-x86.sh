@@ -27,7 +27,9 @@
 # link the library statically) with Debian's flags (dpkg-buildflags CFLAGS
 # and CPPFLAGS, -Wall, LDFLAGS -Wl,-Bsymbolic-functions and
 # dpkg-buildflags'; gcc's default PIE) plus FLAVOUR (-pg -mfentry), then
-# `make -C lib` and `make -C tests runtests runtestspp`.
+# `make -C lib libexpatinternal.la` and `make -C tests runtests runtestspp`;
+# the two programs are kept in build/expat-x86 (EXPAT_BUILD) for the next
+# run, by source and flags.
 #
 # The tracer (fixtures/realprog-x86/churn.c, LD_PRELOAD, linked with
 # libpatchsite-callops.so): CHURN_STEADY=1 attaches a counting ops to every
@@ -82,6 +84,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 PATCHSITE=${PATCHSITE:-$root/patchsite}
 EXPAT_CACHE=${EXPAT_CACHE:-$root/build/expat-src}
+EXPAT_BUILD=${EXPAT_BUILD:-$root/build/expat-x86}
 FX=${FX:-$root/fixtures/realprog-x86/out}
 FLAVOUR=${FLAVOUR:--pg -mfentry}
 MINROUNDS=${MINROUNDS:-20}
@@ -117,29 +120,46 @@ else
 fi
 
 # ---------------------------------------------------------------- build
-# A private copy, so a build never writes into the cache; without the
-# MAKEFLAGS of a calling make (its variable overrides would reach expat's).
-cp -R "$src/expat" "$work/expat"
-b=$work/expat
-mk() { env -u MAKEFLAGS -u MFLAGS -u MAKEOVERRIDES -u MAKELEVEL nice make "$@"; }
-if (cd "$b" && ./buildconf.sh) >"$work/buildconf.log" 2>&1; then
-	ok "buildconf (autoreconf, as debian/rules runs it)"
-else
-	showlog "$work/buildconf.log"; notok "buildconf"; finish
-fi
+# The two test programs are kept in EXPAT_BUILD/KEY (KEY: a checksum of the
+# source's name and the flags), so that a second run does not build again;
+# the build is expat's, not patchsite's.  A private copy of the source, so a
+# build never writes into the source cache; without the MAKEFLAGS of a
+# calling make (its variable overrides would reach expat's).
 cflags="$(dpkg-buildflags --get CFLAGS) -Wall $FLAVOUR"
-if (cd "$b" && ./configure --disable-shared --without-docbook --without-examples \
-	CFLAGS="$cflags" CXXFLAGS="$cflags" CPPFLAGS="$(dpkg-buildflags --get CPPFLAGS)" \
-	LDFLAGS="-Wl,-Bsymbolic-functions $(dpkg-buildflags --get LDFLAGS)") >"$work/configure.log" 2>&1; then
-	ok "configure (CFLAGS=$cflags)"
+cppflags=$(dpkg-buildflags --get CPPFLAGS)
+ldflags="-Wl,-Bsymbolic-functions $(dpkg-buildflags --get LDFLAGS)"
+key=$(printf '%s\n' "$(basename "$src")" "$cflags" "$cppflags" "$ldflags" | cksum | cut -d' ' -f1)
+progs=$EXPAT_BUILD/$key
+build() {
+	b=$work/expat
+	cp -R "$src/expat" "$b" || return 1
+	mk() { env -u MAKEFLAGS -u MFLAGS -u MAKEOVERRIDES -u MAKELEVEL nice make "$@"; }
+	if (cd "$b" && ./buildconf.sh) >"$work/buildconf.log" 2>&1; then
+		ok "buildconf (autoreconf, as debian/rules runs it)"
+	else
+		showlog "$work/buildconf.log"; notok "buildconf"; return 1
+	fi
+	if (cd "$b" && ./configure --disable-shared --without-docbook --without-examples \
+		CFLAGS="$cflags" CXXFLAGS="$cflags" CPPFLAGS="$cppflags" LDFLAGS="$ldflags") \
+		>"$work/configure.log" 2>&1; then
+		ok "configure (CFLAGS=$cflags)"
+	else
+		showlog "$work/configure.log"; notok "configure"; return 1
+	fi
+	if mk -C "$b/lib" -j2 libexpatinternal.la >"$work/make.log" 2>&1 &&
+		mk -C "$b/tests" -j2 runtests runtestspp >>"$work/make.log" 2>&1; then
+		ok "build: make -C lib libexpatinternal.la; make -C tests runtests runtestspp"
+	else
+		showlog "$work/make.log"; notok "build"; return 1
+	fi
+	rm -rf "$progs"
+	mkdir -p "$progs" && cp "$b/tests/runtests" "$b/tests/runtestspp" "$progs/" &&
+		touch "$progs/.complete"
+}
+if [ -f "$progs/.complete" ]; then
+	ok "build: cached in $progs"
 else
-	showlog "$work/configure.log"; notok "configure"; finish
-fi
-if mk -C "$b/lib" -j2 >"$work/make.log" 2>&1 &&
-	mk -C "$b/tests" -j2 runtests runtestspp >>"$work/make.log" 2>&1; then
-	ok "build: make -C lib; make -C tests runtests runtestspp"
-else
-	showlog "$work/make.log"; notok "build"; finish
+	build || { notok "build: runtests and runtestspp in $progs"; finish; }
 fi
 
 # ---------------------------------------------------------------- runs
@@ -179,7 +199,7 @@ pycheck() {
 }
 
 for p in runtests runtestspp; do
-	bin=$b/tests/$p
+	bin=$progs/$p
 	emb=$work/$p.embedded
 	runp "$p.orig" "$bin" LD_PRELOAD="$FX/fixsalt.so"
 	echo "# exit status $rc" >"$work/passed.log"
