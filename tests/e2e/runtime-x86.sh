@@ -8,9 +8,7 @@
 # under ASan+UBSan, are embedded and run their tests (fixtures/runtime-x86/
 # main.c; each checks what the program computes and what the runtime
 # reports against the program's own view):
-#   record         `patchsite record` lists the sites (embed's input here)
-#   embed          the segment is added (fixtures/runtime-x86/miniembed.py
-#                  until `patchsite embed` handles x86_64)
+#   embed          `patchsite embed PROG -o PROG.emb` succeeds
 #   run            the embedded program prints what the original prints
 #   count          ps_attach_all / ps_detach_all over 4,108 functions: one
 #                  round, 3 syncs each way; every call counted exactly;
@@ -73,25 +71,12 @@ fi
 TESTS="count regs direct midbatch sigtrap many free threads"
 
 for p in $(cd "$fx" && ls prog-* san-* | grep -v '\.'); do
-	case $p in
-	*-clang-* | *-nop-*) flavour=--nop-mcount ;;
-	*-cet-*) flavour=--patchable=5,0 ;;
-	*-fentry-*) flavour=--calls ;;
-	esac
 	img=$fx/$p
 	emb=$fx/$p.emb
-	if ps_run 0 "$fx/$p.sites" -- record --symbolize "$flavour" "$img" &&
-		[ "$(wc -l <"$fx/$p.sites")" -ge 4108 ]; then
-		ok "$p: record"
-	else
-		not_ok "$p: record: 4,108 sites or more" "$ps_msg"
-		continue
-	fi
-	if $PY "$fix/miniembed.py" "$img" "$emb" "$fx/$p.sites" >"$work/embed.out" 2>&1 &&
-		chmod +x "$emb"; then
+	if ps_run 0 /dev/null -- embed "$img" -o "$emb"; then
 		ok "$p: embed"
 	else
-		not_ok "$p: embed" "$work/embed.out"
+		not_ok "$p: embed" "$ps_msg"
 		continue
 	fi
 	"$img" >"$work/want" 2>&1
