@@ -11,6 +11,11 @@ of figures and exits 0, or prints what differs and exits 1.
   realprog-x86.py churn SUMMARY MINROUNDS
       no API call failed, at least MINROUNDS rounds, attachments and churn
       calls counted
+  realprog-x86.py reclaim SUMMARY
+      (churn-stats.so) the x86_64 patcher reclaimed retired trampoline
+      slots and no reclaim round timed out; how many INT3s of rounds the
+      program met is printed, not checked (it depends on how the two
+      threads are scheduled: none at all on a loaded 2-core machine)
   realprog-x86.py gprof SUMMARY NM GPROF [NAME...]
       the steady ops' count of every function equals gprof's call count
       (`gprof -b -p -z`) of the program before embed, by name.  For the
@@ -42,6 +47,8 @@ def summary(path):
             s['fn'][int(f[1], 16)] = int(f[2])
         elif f[0] == 'error':
             s['error'].append(line.strip())
+        elif f[0] == 'stats':
+            s.setdefault('stats', {})[f[1]] = int(f[2])
         else:
             s[f[0]] = int(f[1])
     if 'errors' not in s:
@@ -128,6 +135,25 @@ def cmd_churn(summ, minrounds):
         bad.append('the churn ops saw no call')
     print('%d rounds, %d function attachments, %d calls counted while attached, %d errors' %
           (s.get('rounds', 0), s.get('attachments', 0), s.get('churn_calls', 0), s['errors']))
+    if bad:
+        print('\n'.join(bad))
+        sys.exit(1)
+
+
+def cmd_reclaim(summ):
+    st = summary(summ).get('stats')
+    if not st:
+        sys.exit('%s: no stats (not churn-stats.so?)' % summ)
+    emul = st['emul_call'] + st['emul_nop'] + st['reexec']
+    print('%d slots, %d reclaims (%d kept a slot a thread was in, %d timed out); '
+          '%d INT3s met by the program (%d CALL, %d NOP emulated, %d re-executed); %d batches, %d syncs' %
+          (st['slots_total'], st['reclaims'], st['reclaim_kept'], st['reclaim_timeouts'], emul,
+           st['emul_call'], st['emul_nop'], st['reexec'], st['batches'], st['syncs']))
+    bad = []
+    if st['reclaims'] <= 0:
+        bad.append('no reclaim: retired slots were never reused')
+    if st['reclaim_timeouts']:
+        bad.append('a reclaim round timed out')
     if bad:
         print('\n'.join(bad))
         sys.exit(1)
@@ -222,7 +248,7 @@ def cmd_same(a, b):
     print('%d functions, %d calls, the same count for every function in both runs' % (len(s['fn']), sum(s['fn'].values())))
 
 
-CMDS = {'sites': (cmd_sites, 2), 'churn': (cmd_churn, 2), 'gprof': (cmd_gprof, 3),
+CMDS = {'sites': (cmd_sites, 2), 'churn': (cmd_churn, 2), 'reclaim': (cmd_reclaim, 1), 'gprof': (cmd_gprof, 3),
         'passes': (cmd_passes, 4), 'same': (cmd_same, 2)}
 
 if __name__ == '__main__':

@@ -20,7 +20,7 @@
 # installs (dpkg-dev for apt-get source, autoconf, automake and libtool for
 # expat's buildconf.sh as Debian's rules run it, g++, gprof) and `make
 # fixtures` (fixtures/realprog-x86: the tracer churn.so, the runtime it
-# links, fixsalt.so).  The source is fetched with `apt-get source expat`
+# links, churn-stats.so, fixsalt.so).  The source is fetched with `apt-get source expat`
 # once and cached in build/expat-src (EXPAT_CACHE) by tests/e2e/debsrc.sh.
 #
 # Build: expat's buildconf.sh and configure (--disable-shared, so the tests
@@ -65,9 +65,16 @@
 #                     `PASS:` lines
 #   P steady alone    the steady ops alone: same output, exit 0, and the
 #                     same count for every function as under churn
-#   P churn alone     the churn thread alone (each ops then alone on its
-#                     functions, its own trampoline, freed and reused):
-#                     same output, exit 0, rounds as above
+#   P churn alone, 24 slots
+#                     the churn thread alone (each ops then alone on its
+#                     functions, its own trampoline), churn-stats.so with
+#                     the runtime's trampoline slots capped at 24: same
+#                     output, exit 0, rounds as above
+#   P churn alone, 24 slots: reclaim
+#                     the patcher's counters: retired slots were reclaimed
+#                     (freed once no thread was in them) and reused, and
+#                     no reclaim round timed out; the INT3s the program met
+#                     are counted in the check's name
 # Every run has a 300 s timeout (a deadlock fails, it does not hang).
 #
 # CHURN_BREAK=regs or CHURN_BREAK=lose in the environment makes the tracer
@@ -100,7 +107,7 @@ for t in gcc g++ make autoreconf libtoolize objdump nm gprof timeout cmp "$PY" \
 	apt-get dpkg-source dpkg-buildflags; do
 	command -v "$t" >/dev/null 2>&1 || notok "tool $t is installed"
 done
-for f in churn.so fixsalt.so; do
+for f in churn.so churn-stats.so fixsalt.so; do
 	[ -f "$FX/$f" ] || { notok "fixture $FX/$f (make fixtures)"; finish; }
 done
 
@@ -237,9 +244,11 @@ for p in runtests runtestspp; do
 	check "$p steady alone: same output as unembedded, exit 0" same_run "$p.steady"
 	pycheck "$p steady alone" same "$work/$p.steady.sum" "$work/$p.churn.sum"
 
-	runp "$p.rounds" "$emb" LD_PRELOAD="$tracer" CHURN_OUT="$work/$p.rounds.sum" CHURN_ROUNDS=1
-	check "$p churn alone: same output as unembedded, exit 0" same_run "$p.rounds"
-	pycheck "$p churn alone: rounds" churn "$work/$p.rounds.sum" "$MINROUNDS"
+	runp "$p.rounds" "$emb" LD_PRELOAD="$FX/fixsalt.so $FX/churn-stats.so" CHURN_OUT="$work/$p.rounds.sum" \
+		CHURN_ROUNDS=1 CHURN_SLOTS=24
+	check "$p churn alone, 24 slots: same output as unembedded, exit 0" same_run "$p.rounds"
+	pycheck "$p churn alone, 24 slots: rounds" churn "$work/$p.rounds.sum" "$MINROUNDS"
+	pycheck "$p churn alone, 24 slots: reclaim" reclaim "$work/$p.rounds.sum"
 done
 
 finish
