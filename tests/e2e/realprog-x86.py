@@ -31,12 +31,15 @@ of figures and exits 0, or prints what differs and exits 1.
       the two summaries' steady counts are the same for every function
 """
 import bisect
+import os
 import re
 import sys
 
 
 def summary(path):
     s = {'site': [], 'fn': {}, 'error': []}
+    if not os.path.exists(path):
+        sys.exit('%s: no summary: the run did not reach its exit' % path)
     for line in open(path):
         f = line.split()
         if not f:

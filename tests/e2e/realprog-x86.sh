@@ -192,8 +192,9 @@ passed() { # OUT
 	grep -qx "100%: Checks: $_n, Failed: 0" "$1" && [ "$_n" -gt 0 ] ||
 		{ echo "# $_n PASS lines; the suite's last lines:"; showlog "$1" 5; return 1; }
 }
-# RC OUT: exit 0, the suite passed, stdout and stderr as unembedded
-same_run() { # TAG
+# same_run TAG: the last run ($rc) exited 0, the suite passed, and its
+# stdout and stderr are the unembedded run's
+same_run() {
 	[ "$rc" -eq 0 ] || { echo "# exit status $rc"; showlog "$work/$1.err" 10; return 1; }
 	passed "$work/$1.out" || return 1
 	cmp "$work/$p.orig.out" "$work/$1.out" || { diff "$work/$p.orig.out" "$work/$1.out" | head -n 20; return 1; }
