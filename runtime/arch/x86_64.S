@@ -20,6 +20,11 @@
  * byte of a mapping with nothing mapped below it would fault there (the
  * first bytes of an executable PT_LOAD are never a traced function's in a
  * program linked by ld or lld: headers or .init come first).
+ *
+ * No .note.gnu.property (IBT/SHSTK) on purpose: a program that links or
+ * preloads the runtime is then never run with user shadow stacks, which
+ * the CALL the SIGTRAP handler emulates (a push on the ordinary stack only)
+ * would break at common's `ret`.
  */
 	.text
 	.p2align 4
