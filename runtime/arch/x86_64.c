@@ -44,7 +44,11 @@
  * a thread interrupted inside a slot by another signal whose handler is
  * still running reports that handler's rip, not the slot's; it resumes in
  * the slot later.  Threads created after a slot was retired cannot reach
- * it (no site calls it; the round ended with a sync).
+ * it (no site calls it; the round ended with a sync).  The question is a
+ * signal (handler with SA_RESTART): a thread blocked in a call that no
+ * handler restarts (nanosleep, poll, epoll_wait...) returns EINTR, as with
+ * any handled signal; it is asked only when the room is full (a 128 KiB
+ * room holds about 8,000 slots).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
