@@ -25,6 +25,8 @@
 #   midbatch       a worker calls the function between the protocol's steps:
 #                  INT3 seen, CALL (attach) or NOP (detach) emulated, counts
 #                  exact after each step
+#   reexec         a thread whose INT3 is handled after its round (and a later
+#                  one) is over: the site runs again (CALL traced, result right)
 #   sigtrap        the program's SIGTRAP handler still gets its int3, also
 #                  after it replaced ours (put back at the next round); with
 #                  SIG_DFL an int3 still kills with SIGTRAP
@@ -71,7 +73,7 @@ else
 	finish
 fi
 
-TESTS="count regs direct several midbatch sigtrap many free threads"
+TESTS="count regs direct several midbatch reexec sigtrap many free threads"
 
 for p in $(cd "$fx" && ls prog-* san-* | grep -v '\.'); do
 	img=$fx/$p
