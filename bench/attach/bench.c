@@ -120,9 +120,17 @@ struct phase {
 };
 
 #if defined(__x86_64__)
-/* the x86_64 runtime's count of membarrier SYNC_CORE calls */
-extern unsigned long ps_x86_syncs(void);
-#define SYNCS() ((long)ps_x86_syncs())
+/* the x86_64 patcher's count of membarrier SYNC_CORE calls (linked statically) */
+#include "arch/x86_64-stats.h"
+
+static long syncs_now(void)
+{
+	struct ps_arch_stats st;
+
+	ps_arch_stats(&st);
+	return (long)st.syncs;
+}
+#define SYNCS() syncs_now()
 #define HAVE_SYNCS 1
 #else
 #define SYNCS() 0L

@@ -19,6 +19,7 @@
 # Calls per run: N for the untraced, call-ops and direct rows; N*10/(I+10)
 # for the list rows (their cost grows with I: about the same time per run);
 # N/20 for the uftrace rows (which write two records a call to disk).
+# O=DIR builds and runs in DIR, RESULTS=FILE writes there (tests/e2e/bench-x86.sh).
 # Each run checks its own counts (bench.c; uftrace's: `uftrace report`) and
 # the script stops at the first run that fails.
 set -eu
@@ -29,7 +30,8 @@ N=${N:-20000000}
 REPS=${REPS:-9}
 IRR=${IRR:-0 10 100 1000}
 PATCHSITE=${PATCHSITE:-$root/patchsite}
-O=$here/out/x86_64
+O=${O:-$here/out/x86_64}
+RESULTS=${RESULTS:-$here/RESULTS-x86_64.md}
 raw=$O/raw.txt
 
 [ "$(uname -m)" = x86_64 ] || { echo "run-x86_64.sh: runs natively on x86_64 only" >&2; exit 2; }
@@ -84,7 +86,7 @@ echo $(($(date +%s) - start)) >"$O/elapsed.txt"
 } >"$O/commit.txt"
 fi
 
-python3 - "$raw" "$here/RESULTS-x86_64.md" "$N" "$REPS" "$IRR" "$(cat "$O/elapsed.txt")" \
+python3 - "$raw" "$RESULTS" "$N" "$REPS" "$IRR" "$(cat "$O/elapsed.txt")" \
 	"$(sed -n 1p "$O/commit.txt")" "$(sed -n 2p "$O/commit.txt")" "$root" <<'PYEOF'
 import os, platform, statistics, subprocess, sys, datetime
 raw, out, n, reps, irr, elapsed, commit, dirty, root = sys.argv[1:10]
