@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -49,10 +50,35 @@ static struct ps_image ps_img;		/* hdr NULL until the segment is found */
 static pthread_once_t ps_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t ps_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/*
+ * The ops of one site, read without the lock by the list ops' func
+ * (ps_list_func) on any thread: a fixed array of slots, each NULL or an
+ * ops.  An ops keeps its slot while it stays attached; a full array is
+ * replaced by a copy twice its size and the old one is never freed (a
+ * thread may still be walking it; the arrays of a site add up to less than
+ * twice its largest), so a thread walking either sees every ops that is
+ * attached throughout exactly once.
+ */
+struct ps_list {
+	size_t cap;
+	struct ps_ops *_Atomic ops[];
+};
+
 /* Under ps_lock: the per-site state (indexed like the table) and the registry. */
-static struct ps_reg **ps_state;
+struct ps_sstate {
+	struct ps_reg *caller;		/* what the site calls: NULL (idle), the one ops'
+					   entry, or the list ops' entry (ps_list_reg) */
+	size_t n;			/* ops attached (non-NULL slots of list) */
+	struct ps_list *_Atomic list;	/* NULL until the site first has an ops */
+};
+static struct ps_sstate *ps_state;
 #define PS_REG_BUCKETS	256
 static struct ps_reg *ps_regs[PS_REG_BUCKETS];
+
+static void ps_list_func(unsigned long ip, unsigned long parent_ip, struct ps_ops *ops,
+			 void *regs);
+/* The core's own ops: a site with several ops calls it, and it calls them. */
+static struct ps_ops ps_list_ops = { .func = ps_list_func };
 
 static int ps_find_segment(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -230,95 +256,370 @@ static size_t ps_runs(const struct ps_write *w, size_t n, struct ps_run *runs)
 	return k;
 }
 
-/*
- * Apply one batch: the n sites of v (any order, repeats allowed; sorted
- * here unless `sorted`) get ops (attach) or go idle (ops NULL).  Called
- * with ps_lock held.
- */
-static int ps_apply(const struct ps_site **v, size_t n, int sorted, struct ps_ops *ops)
-{
-	struct ps_write one, *w = &one;
-	struct ps_run run1, *runs = &run1;
-	struct ps_reg *reg = NULL;
-	size_t nw = 0, nruns, done = 0;
-	uint64_t litv, target = 0;
-	int err = 0, published = 0;
+/* --- Several ops on one site ----------------------------------------------- */
 
+static struct ps_list *ps_list_load(struct ps_sstate *st)
+{
+	return atomic_load_explicit(&st->list, memory_order_acquire);
+}
+
+/* The slot of ops in l, or l->cap (l may be NULL). */
+static size_t ps_list_index(const struct ps_list *l, const struct ps_ops *ops)
+{
+	size_t i = 0;
+
+	if (!l)
+		return 0;
+	while (i < l->cap && atomic_load_explicit(&l->ops[i], memory_order_relaxed) != ops)
+		i++;
+	return i;
+}
+
+/*
+ * The list ops' func: call every ops of the site that called it (ip is the
+ * traced function's runtime address).  Lock-free: ps_state and a site's
+ * list are published before any site calls the list ops.
+ */
+static void ps_list_func(unsigned long ip, unsigned long parent_ip, struct ps_ops *ops,
+			 void *regs)
+{
+	const struct ps_site *s = ps_find((void *)(uintptr_t)ip);
+	struct ps_list *l;
+
+	(void)ops;
+	if (!s || !(l = ps_list_load(&ps_state[s - ps_img.sites])))
+		return;
+	for (size_t i = 0; i < l->cap; i++) {
+		struct ps_ops *o = atomic_load_explicit(&l->ops[i], memory_order_acquire);
+
+		if (o)
+			o->func(ip, parent_ip, o, regs);
+	}
+}
+
+enum ps_mode {
+	PS_ADD,		/* ops joins each site's ops */
+	PS_REMOVE,	/* ops leaves each site that has it */
+	PS_CLEAR,	/* every ops leaves each site */
+};
+
+/* One site of a batch. */
+struct ps_change {
+	const struct ps_site *site;
+	struct ps_reg *caller;		/* what it calls afterwards (NULL: idle) */
+	struct ps_list *grown;		/* PS_ADD: a larger copy of its list, ops in it */
+	size_t slot;			/* PS_ADD, PS_REMOVE: ops' slot in its list */
+	int member;			/* PS_ADD, PS_REMOVE: ops was in its list */
+	int write;			/* its bytes are written */
+	int done;			/* published */
+};
+
+/* A site's list with room for one more ops: the slot, or a grown copy. */
+static int ps_list_room(struct ps_sstate *st, struct ps_ops *ops, struct ps_change *c)
+{
+	struct ps_list *l = ps_list_load(st), *g;
+	size_t cap = l ? l->cap : 0, k = 0;
+
+	for (size_t i = 0; i < cap; i++)
+		if (!atomic_load_explicit(&l->ops[i], memory_order_relaxed)) {
+			c->slot = i;
+			return 0;
+		}
+	cap = cap ? 2 * cap : 2;
+	if (!(g = calloc(1, sizeof(*g) + cap * sizeof(g->ops[0]))))
+		return -ENOMEM;
+	g->cap = cap;
+	for (size_t i = 0; l && i < l->cap; i++) {
+		struct ps_ops *o = atomic_load_explicit(&l->ops[i], memory_order_relaxed);
+
+		if (o)
+			atomic_init(&g->ops[k++], o);
+	}
+	atomic_init(&g->ops[k], ops);
+	c->slot = k;
+	c->grown = g;
+	return 0;
+}
+
+/* Does the site's list hold an ops with direct_call (other than except)? */
+static int ps_list_direct(struct ps_sstate *st, const struct ps_ops *except)
+{
+	struct ps_list *l = ps_list_load(st);
+
+	for (size_t i = 0; l && i < l->cap; i++) {
+		struct ps_ops *o = atomic_load_explicit(&l->ops[i], memory_order_relaxed);
+
+		if (o && o != except && o->direct_call)
+			return 1;
+	}
+	return 0;
+}
+
+/* The one ops left in a site's list other than gone (n == 2 before removal). */
+static struct ps_ops *ps_list_other(struct ps_sstate *st, const struct ps_ops *gone)
+{
+	struct ps_list *l = ps_list_load(st);
+
+	for (size_t i = 0; l && i < l->cap; i++) {
+		struct ps_ops *o = atomic_load_explicit(&l->ops[i], memory_order_relaxed);
+
+		if (o && o != gone)
+			return o;
+	}
+	return NULL;
+}
+
+/*
+ * Make the writes w[0..n) (sorted) visible: their pages writable (and
+ * executable) once per run, the patcher's publish, the pages back to R+X.
+ * *published says whether the bytes changed (then the state must follow,
+ * whatever mprotect said afterwards).
+ */
+static int ps_publish(const struct ps_write *w, size_t n, int enable, int *published)
+{
+	struct ps_run run1, *runs = &run1;
+	size_t nruns, done = 0;
+	int err;
+
+	*published = 0;
 	if (!n)
 		return 0;
-	if (!ps_state && !(ps_state = calloc(ps_img.hdr->count, sizeof(*ps_state))))
-		return -ENOMEM;
-	if (ops) {
-		if ((err = ps_reg_get(ops, &reg)))
-			return err;
-		target = reg->target;
-		litv = (uint64_t)(uintptr_t)ops - ps_img.bias;
-	} else {
-		litv = ps_img.hdr->default_ops;
-	}
-	if (n > 1) {
-		if (!sorted)
-			qsort(v, n, sizeof(*v), ps_cmp_site);
-		if (!(w = malloc(n * sizeof(*w)))) {
-			err = -ENOMEM;
-			goto out;
-		}
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (i && v[i] == v[i - 1])
-			continue;	/* a function listed twice is written once */
-		w[nw].site = v[i];
-		w[nw].lit = litv;
-		if ((err = ps_arch_encode(&ps_img, v[i], target, w[nw].call)))
-			goto out;
-		nw++;
-	}
-	n = nw;
 	nruns = n > 1 ? ps_runs(w, n, NULL) : 1;
-	if (nruns > 1 && !(runs = malloc(nruns * sizeof(*runs)))) {
-		err = -ENOMEM;
-		goto out;
-	}
+	if (nruns > 1 && !(runs = malloc(nruns * sizeof(*runs))))
+		return -ENOMEM;
 	ps_runs(w, n, runs);
-	for (; done < nruns; done++)
-		if ((err = ps_protect(runs[done].start, runs[done].end, 1)))
-			goto restore;
-	err = ps_arch_publish(&ps_img, w, n, ops != NULL, runs, nruns);
-	published = !err;
-restore:
+	for (err = 0; done < nruns && !err; done++)
+		err = ps_protect(runs[done].start, runs[done].end, 1);
+	if (err)
+		done--;		/* the run that failed was not made writable */
+	else if (!(err = ps_arch_publish(&ps_img, w, n, enable, runs, nruns)))
+		*published = 1;
 	while (done--) {
 		int e2 = ps_protect(runs[done].start, runs[done].end, 0);
 
 		if (!err)
 			err = e2;
 	}
-	if (published) {
-		/* the bytes changed: the state follows, whatever mprotect said after */
-		for (size_t i = 0; i < n; i++) {
-			struct ps_reg **st = &ps_state[w[i].site - ps_img.sites], *old = *st;
+	if (runs != &run1)
+		free(runs);
+	return err;
+}
 
-			if (old == reg)
+/* A registry entry gains or loses d sites; one with none left is put. */
+static void ps_reg_count(struct ps_reg *r, long d)
+{
+	r->nsites += (size_t)d;
+	if (!r->nsites)
+		ps_reg_put(r);
+}
+
+/*
+ * Apply one batch to the n sites of v (any order, repeats allowed; sorted
+ * here unless `sorted`): ops joins them (PS_ADD), leaves them (PS_REMOVE;
+ * with `strict`, a site without it is -ENOENT), or every ops leaves them
+ * (PS_CLEAR, ops NULL).  Called with ps_lock held.
+ *
+ * Order: everything that can fail first (registry entries and their
+ * trampolines, grown lists, every site's new bytes); then an ops joining a
+ * list is stored in it (so a site that starts calling the list ops finds
+ * it there); then the bytes are published, the sites that keep a call
+ * first (one round), those going idle after (another round); then an ops
+ * leaving a list is taken out (a site that stopped calling the list ops
+ * may still have a thread in it, which then calls that ops once more: it
+ * was attached until this call returns).
+ */
+static int ps_apply(const struct ps_site **v, size_t n, int sorted, struct ps_ops *ops,
+		    enum ps_mode mode, int strict)
+{
+	struct ps_change *c = NULL;
+	struct ps_write *w = NULL;
+	struct ps_reg *reg = NULL, *lreg = NULL;
+	size_t nc = 0, ne = 0, nd = 0, want_list = 0;
+	int err = 0, pub = 0;
+
+	if (!n)
+		return 0;
+	if (!ps_state && !(ps_state = calloc(ps_img.hdr->count, sizeof(*ps_state))))
+		return -ENOMEM;
+	if (n > 1 && !sorted)
+		qsort(v, n, sizeof(*v), ps_cmp_site);
+	if (!(c = calloc(n, sizeof(*c))) || !(w = calloc(n, sizeof(*w)))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (mode == PS_ADD && (err = ps_reg_get(ops, &reg)))
+		goto out;
+	if (mode == PS_REMOVE && !(reg = ps_reg_find(ops))) {
+		err = strict ? -ENOENT : 0;	/* on no site at all */
+		goto out;
+	}
+
+	/* each distinct site: its new caller, and whether its bytes are written */
+	for (size_t i = 0; i < n; i++) {
+		struct ps_change *ch = &c[nc];
+		struct ps_sstate *st;
+		size_t left;
+
+		if (i && v[i] == v[i - 1])
+			continue;	/* a function listed twice is changed once */
+		st = &ps_state[v[i] - ps_img.sites];
+		ch->site = v[i];
+		ch->write = 1;
+		if (mode == PS_CLEAR) {
+			ch->caller = NULL;
+			nc++;
+			continue;
+		}
+		ch->slot = ps_list_index(ps_list_load(st), ops);
+		ch->member = ps_list_load(st) && ch->slot < ps_list_load(st)->cap;
+		if (mode == PS_ADD) {
+			if ((ops->direct_call && st->n > (size_t)ch->member) ||
+			    (st->n && ps_list_direct(st, ops))) {
+				err = -EBUSY;	/* a direct call shares its site with no ops */
+				goto out;
+			}
+			left = st->n + !ch->member;
+			if (!ch->member && (err = ps_list_room(st, ops, ch)))
+				goto out;
+			ch->caller = left == 1 ? reg : NULL;
+		} else {	/* PS_REMOVE */
+			if (!ch->member) {
+				if (strict) {
+					err = -ENOENT;
+					goto out;
+				}
 				continue;
-			if (reg)
-				reg->nsites++;
-			*st = reg;
-			if (old && !--old->nsites)
-				ps_reg_put(old);
+			}
+			left = st->n - 1;
+			ch->caller = NULL;
+			if (left == 1)
+				ch->caller = ps_reg_find(ps_list_other(st, ops));
+			/* list to list: the bytes stay as they are */
+			ch->write = !(left >= 2);
+		}
+		if (left >= 2)
+			want_list = 1;
+		nc++;
+	}
+	/* the list ops' entry: sites may stop or start calling it */
+	lreg = ps_reg_find(&ps_list_ops);
+	if (want_list && !lreg && (err = ps_reg_get(&ps_list_ops, &lreg)))
+		goto out;
+
+	/* every site's new bytes: those keeping a call (w[0..ne)), then those going idle */
+	for (size_t i = 0; i < nc; i++) {
+		struct ps_sstate *st = &ps_state[c[i].site - ps_img.sites];
+		size_t left = mode == PS_CLEAR ? 0 : mode == PS_ADD ? st->n + !c[i].member
+						 : st->n - c[i].member;
+
+		if (left >= 2)
+			c[i].caller = lreg;
+		if (c[i].write)
+			(c[i].caller ? &ne : &nd)[0]++;
+	}
+	for (size_t i = 0, ke = 0, kd = ne; i < nc; i++) {
+		struct ps_reg *to = c[i].caller;
+		struct ps_write *x;
+
+		if (!c[i].write)
+			continue;
+		x = &w[to ? ke++ : kd++];
+		x->site = c[i].site;
+		x->lit = to ? (uint64_t)(uintptr_t)to->ops - ps_img.bias : ps_img.hdr->default_ops;
+		if ((err = ps_arch_encode(&ps_img, c[i].site, to ? to->target : 0, x->call)))
+			goto out;
+	}
+
+	/* ops joins the lists first */
+	if (mode == PS_ADD)
+		for (size_t i = 0; i < nc; i++) {
+			struct ps_sstate *st = &ps_state[c[i].site - ps_img.sites];
+
+			if (c[i].member)
+				continue;
+			if (c[i].grown) {
+				atomic_store_explicit(&st->list, c[i].grown, memory_order_release);
+				c[i].grown = NULL;	/* published: never freed */
+			} else {
+				atomic_store_explicit(&ps_list_load(st)->ops[c[i].slot], ops,
+						      memory_order_release);
+			}
+		}
+
+	err = ps_publish(w, ne, 1, &pub);
+	if (!err || pub) {
+		int pub2 = 0, e2 = ps_publish(w + ne, nd, 0, &pub2);
+
+		if (!err)
+			err = e2;
+		if (!pub2)
+			nd = 0;		/* the idle round did not happen */
+	}
+	if (!pub)
+		ne = 0;
+	if (!ne && !nd && err) {
+		/* nothing was published: ops leaves the lists it joined */
+		if (mode == PS_ADD)
+			for (size_t i = 0; i < nc; i++)
+				if (!c[i].member)
+					atomic_store_explicit(
+						&ps_list_load(&ps_state[c[i].site - ps_img.sites])
+							 ->ops[c[i].slot],
+						NULL, memory_order_release);
+		goto out;
+	}
+
+	/* the state follows the bytes: each site whose change happened */
+	for (size_t i = 0; i < nc; i++) {
+		struct ps_sstate *st = &ps_state[c[i].site - ps_img.sites];
+		struct ps_list *l = ps_list_load(st);
+
+		if (c[i].write) {
+			/* w[0..ne) and w[ne..) kept the order of c */
+			int happened = c[i].caller ? ne > 0 : nd > 0;
+
+			if (!happened)
+				continue;
+		}
+		if (st->caller == lreg && lreg && c[i].caller != lreg)
+			lreg->nsites--;
+		else if (c[i].caller == lreg && lreg && st->caller != lreg)
+			lreg->nsites++;
+		st->caller = c[i].caller;
+		if (mode == PS_ADD && !c[i].member) {
+			st->n++;
+			reg->nsites++;
+		} else if (mode == PS_REMOVE) {
+			atomic_store_explicit(&l->ops[c[i].slot], NULL, memory_order_release);
+			st->n--;
+			ps_reg_count(reg, -1);
+		} else if (mode == PS_CLEAR) {
+			for (size_t k = 0; l && k < l->cap; k++) {
+				struct ps_ops *o = atomic_load_explicit(&l->ops[k], memory_order_relaxed);
+
+				if (!o)
+					continue;
+				atomic_store_explicit(&l->ops[k], NULL, memory_order_release);
+				ps_reg_count(ps_reg_find(o), -1);
+			}
+			st->n = 0;
 		}
 	}
 out:
-	if (reg && !reg->nsites)	/* a new entry whose batch did not happen */
+	for (size_t i = 0; c && i < nc; i++)
+		free(c[i].grown);	/* lists grown for a batch that did not happen */
+	if (reg && mode == PS_ADD && !reg->nsites)	/* a new entry whose batch did not happen */
 		ps_reg_put(reg);
-	if (runs != &run1)
-		free(runs);
-	if (w != &one)
-		free(w);
+	if (lreg && !lreg->nsites)
+		ps_reg_put(lreg);
+	free(w);
+	free(c);
 	return err;
 }
 
 /* --- The API --------------------------------------------------------------- */
 
-static int ps_one(void *function, struct ps_ops *ops)
+static int ps_one(void *function, struct ps_ops *ops, enum ps_mode mode)
 {
 	const struct ps_site *s;
 	int err;
@@ -328,7 +629,7 @@ static int ps_one(void *function, struct ps_ops *ops)
 	if (!(s = ps_find(function)))
 		return -ENOENT;
 	pthread_mutex_lock(&ps_lock);
-	err = ps_apply(&s, 1, 1, ops);
+	err = ps_apply(&s, 1, 1, ops, mode, 1);
 	pthread_mutex_unlock(&ps_lock);
 	return err;
 }
@@ -337,20 +638,27 @@ int ps_attach(void *function, struct ps_ops *ops)
 {
 	if (!ops || !ops->func)
 		return -EINVAL;
-	return ps_one(function, ops);
+	return ps_one(function, ops, PS_ADD);
 }
 
 int ps_detach(void *function)
 {
-	return ps_one(function, NULL);
+	return ps_one(function, NULL, PS_CLEAR);
 }
 
-static int ps_list(void *const *functions, size_t n, struct ps_ops *ops, int attach)
+int ps_detach_ops(void *function, struct ps_ops *ops)
+{
+	if (!ops)
+		return -EINVAL;
+	return ps_one(function, ops, PS_REMOVE);
+}
+
+static int ps_list(void *const *functions, size_t n, struct ps_ops *ops, enum ps_mode mode)
 {
 	const struct ps_site **v;
 	int err;
 
-	if (attach && (!ops || !ops->func))
+	if ((mode == PS_ADD && (!ops || !ops->func)) || (mode == PS_REMOVE && !ops))
 		return -EINVAL;
 	if ((err = ps_ready()))
 		return err;
@@ -364,7 +672,7 @@ static int ps_list(void *const *functions, size_t n, struct ps_ops *ops, int att
 			return -ENOENT;
 		}
 	pthread_mutex_lock(&ps_lock);
-	err = ps_apply(v, n, 0, ops);
+	err = ps_apply(v, n, 0, ops, mode, 0);
 	pthread_mutex_unlock(&ps_lock);
 	free(v);
 	return err;
@@ -372,21 +680,26 @@ static int ps_list(void *const *functions, size_t n, struct ps_ops *ops, int att
 
 int ps_attach_list(void *const *functions, size_t n, struct ps_ops *ops)
 {
-	return ps_list(functions, n, ops, 1);
+	return ps_list(functions, n, ops, PS_ADD);
 }
 
 int ps_detach_list(void *const *functions, size_t n)
 {
-	return ps_list(functions, n, NULL, 0);
+	return ps_list(functions, n, NULL, PS_CLEAR);
 }
 
-static int ps_all(struct ps_ops *ops, int attach)
+int ps_detach_ops_list(void *const *functions, size_t n, struct ps_ops *ops)
+{
+	return ps_list(functions, n, ops, PS_REMOVE);
+}
+
+static int ps_all(struct ps_ops *ops, enum ps_mode mode)
 {
 	const struct ps_site **v;
 	size_t n;
 	int err;
 
-	if (attach && (!ops || !ops->func))
+	if ((mode == PS_ADD && (!ops || !ops->func)) || (mode == PS_REMOVE && !ops))
 		return -EINVAL;
 	if ((err = ps_ready()))
 		return err;
@@ -398,7 +711,7 @@ static int ps_all(struct ps_ops *ops, int attach)
 	for (size_t i = 0; i < n; i++)
 		v[i] = &ps_img.sites[i];
 	pthread_mutex_lock(&ps_lock);
-	err = ps_apply(v, n, 1, ops);	/* the table is sorted */
+	err = ps_apply(v, n, 1, ops, mode, 0);	/* the table is sorted */
 	pthread_mutex_unlock(&ps_lock);
 	free(v);
 	return err;
@@ -406,12 +719,17 @@ static int ps_all(struct ps_ops *ops, int attach)
 
 int ps_attach_all(struct ps_ops *ops)
 {
-	return ps_all(ops, 1);
+	return ps_all(ops, PS_ADD);
 }
 
 int ps_detach_all(void)
 {
-	return ps_all(NULL, 0);
+	return ps_all(NULL, PS_CLEAR);
+}
+
+int ps_detach_ops_all(struct ps_ops *ops)
+{
+	return ps_all(ops, PS_REMOVE);
 }
 
 long ps_count(void)

@@ -27,7 +27,11 @@
 #   count          ps_attach_all with a counting ops: counts equal calls;
 #                  ps_detach_all: counts stop; attach/detach of one function
 #   count-each     the same, attaching with a loop of ps_attach
-#   two-ops        two ops on two functions each see only their own ip
+#   two-ops        two ops on two functions each see only their own ip; a
+#                  second ops on a function: both see each call once, then
+#                  ps_detach_ops, ps_detach_ops_all, a list naming it twice
+#   many-ops       40 ops on one function joining one by one, half leaving:
+#                  each sees exactly the calls made while it was attached
 #   parent         parent_ip lies in the caller; regs->x[0] is the argument
 #   passthrough    8 register args, struct return, FP args with a callback
 #                  that clobbers FP/SIMD registers
@@ -35,7 +39,8 @@
 #                  detaches in a loop
 #   misaligned     the misaligned site is not attachable and still runs
 #   direct         an ops with a direct_call (fixtures/embed/direct.S) counts
-#                  every call, ops->func is not called, results pass through
+#                  every call, ops->func is not called, results pass through;
+#                  no other ops shares its function (-EBUSY both ways)
 #   list           ps_attach_list/ps_detach_list: exact counts, a list with an
 #                  untraced function changes nothing, partial detach
 #   threads-list   the same batched calls in a loop while 3 threads call; then
@@ -272,7 +277,7 @@ for p in prog prog-dyn prog-pie prog-spie plain plain-pie; do
 	check "$p: run (same output)" sh -c "[ -s '$work/$p.run.in' ] && cmp -s '$work/$p.run.in' '$work/$p.run.out'"
 	case $p in
 	prog*)
-		for t in count count-each two-ops parent passthrough threads threads-list misaligned direct list; do
+		for t in count count-each two-ops many-ops parent passthrough threads threads-list misaligned direct list; do
 			check "$p: $t" run "$out" test "$t"
 		done
 		for ps in 16384 65536; do
