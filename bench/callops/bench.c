@@ -14,6 +14,9 @@
  *   list     pre-CALL_OPS: every site some tracer wants calls the single
  *            list ops, which walks ALL registered tracers (R+I) and tests
  *            each one's filter; sites no tracer wants stay disabled.
+ *   perfunc  every tracer attached (ps_attach) to the function it traces:
+ *            with one, as callops; with more, the runtime's list trampoline,
+ *            which walks only the ops attached to this function (seed 001).
  *   direct   as callops, but target()'s one relevant tracer is an ops with
  *            direct_call set (direct.S: counts, returns): the site calls it
  *            with no trampoline (R must be 1).
@@ -118,17 +121,22 @@ static void attach(void *fn, struct ps_ops *ops)
 	}
 }
 
+enum { LIST, CALLOPS, PERFUNC };
+
 /* Point each wanted site at the ops the scheme gives it. */
-static void install(int callops, void *fn)
+static void install(int how, void *fn)
 {
 	int n = 0, last = -1;
 
 	for (int i = 0; i < ntracers; i++)
-		if (tracers[i].filter == (unsigned long)fn)
+		if (tracers[i].filter == (unsigned long)fn) {
 			n++, last = i;
-	if (n == 0)
-		return;			/* site stays disabled */
-	if (callops && n == 1)
+			if (how == PERFUNC)
+				attach(fn, &tracers[i].ops);
+		}
+	if (n == 0 || how == PERFUNC)
+		return;			/* site stays disabled, or done */
+	if (how == CALLOPS && n == 1)
 		attach(fn, &tracers[last].ops);
 	else
 		attach(fn, &list_ops);
@@ -139,15 +147,17 @@ static int is(const char *a, const char *b) { return !strcmp(a, b); }
 int main(int argc, char **argv)
 {
 	if (argc != 5) {
-		fprintf(stderr, "usage: bench callops|list|direct|plain R I N\n");
+		fprintf(stderr, "usage: bench callops|list|perfunc|direct|plain R I N\n");
 		return 2;
 	}
 	const char *scheme = argv[1];
-	int callops = !is(scheme, "list"), plain = is(scheme, "plain"), direct = is(scheme, "direct");
+	int how = is(scheme, "list") ? LIST : is(scheme, "perfunc") ? PERFUNC : CALLOPS;
+	int plain = is(scheme, "plain"), direct = is(scheme, "direct");
 	int r = atoi(argv[2]), irr = atoi(argv[3]);
 	long n = atol(argv[4]);
 
-	if ((!is(scheme, "callops") && !is(scheme, "list") && !direct && !plain) || r < 0 ||
+	if ((!is(scheme, "callops") && !is(scheme, "list") && !is(scheme, "perfunc") && !direct &&
+	     !plain) || r < 0 ||
 	    irr < 0 || irr > NOTHERS || r + irr > MAXTR || n <= 0 || (plain && r + irr) ||
 	    (direct && r != 1)) {
 		fprintf(stderr, "bench: bad arguments\n");
@@ -165,9 +175,9 @@ int main(int argc, char **argv)
 	if (direct)
 		attach((void *)target, &direct_ops);
 	else if (!plain)
-		install(callops, (void *)target);
+		install(how, (void *)target);
 	for (int i = 0; i < irr; i++)
-		install(callops, (void *)others[i]);
+		install(how, (void *)others[i]);
 
 	volatile int sink;
 	int x = 0;

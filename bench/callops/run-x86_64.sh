@@ -63,6 +63,7 @@ ufrow() {
 	[ "$got" = "$want" ] || { echo "run-x86_64.sh: uftrace $opts saw '$got' calls of target, want $want" >&2; exit 1; }
 }
 
+last=$(echo "$IRR" | awk '{ print $NF }')
 if [ -z "${RENDER_ONLY:-}" ]; then
 : >"$raw"
 start=$(date +%s)
@@ -73,6 +74,9 @@ for pass in $(seq 1 "$REPS"); do
 		one "callops-$i" "$N" "$O/bench" callops 1 "$i" "$N"
 		nl=$((N * 10 / (i + 10)))
 		one "list-$i" "$nl" "$O/bench" list 1 "$i" "$nl"
+	done
+	for i in 0 $last; do
+		one "perfunc2-$i" "$N" "$O/bench" perfunc 2 "$i" "$N"
 	done
 	one direct-0 "$N" "$O/bench" direct 1 0 "$N"
 	ufrow uftrace ""
@@ -117,6 +121,9 @@ for i in irr:
     row(f'own trampoline (call-ops), 1 + {i:,} ops', f'callops-{i}', n, f'{B}/bench callops 1 {i} {n}')
 for i in irr:
     row(f'list (every ops walked), 1 + {i:,} ops', f'list-{i}', nlist[i], f'{B}/bench list 1 {i} {nlist[i]}')
+for i in (0, irr[-1]):
+    row(f'2 ops on `target` (the runtime\'s list trampoline), + {i:,} ops', f'perfunc2-{i}', n,
+        f'{B}/bench perfunc 2 {i} {n}')
 row('`direct_call` ops (no trampoline)', 'direct-0', n, f'{B}/bench direct 1 0 {n}')
 u = n // 20
 row('uftrace 0.13, entry and exit records', 'uftrace', u,
@@ -172,6 +179,10 @@ irrelevant ones none) and that `target` returned the right sum.
   registered tracers (1 + I) and calls those whose filter is the calling
   function, as `ftrace_ops_list_func` does; the relevant tracer is registered
   last, so every walk passes all I irrelevant ones.
+- **2 ops on `target`** (perfunc): two relevant tracers, both attached to `target`
+  (`ps_attach` adds), so its site calls the runtime's list trampoline, which walks
+  only the ops attached to `target` (seed 001), whatever number of ops the
+  other functions have.
 - **`direct_call`**: the relevant ops has `direct_call` set (direct.S: increments
   a counter, returns); the site calls it with no trampoline (seed 004's direct calls).
 - **uftrace**: the program as linked (before embed: the same `target` bytes but
@@ -206,6 +217,8 @@ irrelevant ones none) and that `target` returned the right sum.
 - uftrace on the same function: {ov['uftrace']:.2f} ns a call ({uf:.0f}x the own trampoline's overhead);
   entries only (`-e`): {ov['uftrace-e']:.2f} ns ({ufe:.0f}x).
 - A `direct_call` ops: {ov['direct-0']:.2f} ns a call.
+- Two ops on `target` through the runtime's list trampoline: {ov['perfunc2-0']:.2f} ns with no other ops,
+  {ov[f'perfunc2-{irr[-1]}']:.2f} ns beside {irr[-1]:,} ops on other functions.
 
 ## Commands
 
