@@ -14,6 +14,9 @@
  *   list     pre-CALL_OPS: every site some tracer wants calls the single
  *            list ops, which walks ALL registered tracers (R+I) and tests
  *            each one's filter; sites no tracer wants stay disabled.
+ *   listhash as list, but each tracer tested as ftrace_ops_test tests an ops:
+ *            its filter and notrace sets are hash sets (struct iphash), the
+ *            address looked up in both.
  *   perfunc  every tracer attached (ps_attach) to the function it traces:
  *            with one, as callops; with more, the runtime's list trampoline,
  *            which walks only the ops attached to this function (seed 001).
@@ -45,10 +48,27 @@
 
 #define MAXTR (NOTHERS + 128)
 
+/*
+ * A function filter kept as ftrace keeps one (its filter and notrace sets):
+ * a hash set of addresses, 2^bits buckets of singly linked entries,
+ * multiplicative hashing; an empty filter set means every function.
+ */
+struct ipent {
+	struct ipent *next;
+	unsigned long ip;
+};
+struct iphash {
+	unsigned int bits;
+	unsigned long count;
+	struct ipent **buckets;
+};
+
 struct tracer {
 	struct ps_ops ops;		/* first: ops <-> tracer */
 	unsigned long filter;		/* the one function it traces */
 	unsigned long count;
+	struct iphash *filter_hash;	/* listhash: {filter} */
+	struct iphash *notrace_hash;	/* listhash: empty */
 };
 
 static struct tracer tracers[MAXTR];
@@ -76,6 +96,62 @@ PS_NOTRACE static void list_func(unsigned long ip, unsigned long parent_ip,
 }
 
 static struct ps_ops list_ops = { .func = list_func };
+
+static unsigned long ip_bucket(unsigned long ip, unsigned int bits)
+{
+	return bits ? (ip * 0x61c8864680b583ebull) >> (64 - bits) : 0;	/* golden ratio */
+}
+
+static int iphash_has(const struct iphash *h, unsigned long ip)
+{
+	for (const struct ipent *e = h->buckets[ip_bucket(ip, h->bits)]; e; e = e->next)
+		if (e->ip == ip)
+			return 1;
+	return 0;
+}
+
+static struct iphash *iphash_new(unsigned int bits, unsigned long ip)
+{
+	struct iphash *h = calloc(1, sizeof(*h));
+
+	if (!h || !(h->buckets = calloc(1ul << bits, sizeof(*h->buckets)))) {
+		fprintf(stderr, "bench: out of memory\n");
+		exit(2);
+	}
+	h->bits = bits;
+	if (ip) {
+		struct ipent *e = malloc(sizeof(*e));
+
+		if (!e) {
+			fprintf(stderr, "bench: out of memory\n");
+			exit(2);
+		}
+		e->ip = ip;
+		e->next = NULL;
+		h->buckets[ip_bucket(ip, bits)] = e;
+		h->count = 1;
+	}
+	return h;
+}
+
+/*
+ * The same walk, each ops tested as ftrace_ops_test tests one: the address
+ * in its filter set (or that set empty) and not in its notrace set.
+ */
+PS_NOTRACE static void list_hash_func(unsigned long ip, unsigned long parent_ip,
+				      struct ps_ops *ops, void *regs)
+{
+	(void)ops;
+	for (int i = 0; i < ntracers; i++) {
+		struct tracer *t = &tracers[i];
+		const struct iphash *f = t->filter_hash, *nt = t->notrace_hash;
+
+		if ((!f->count || iphash_has(f, ip)) && (!nt->count || !iphash_has(nt, ip)))
+			t->ops.func(ip, parent_ip, &t->ops, regs);
+	}
+}
+
+static struct ps_ops list_hash_ops = { .func = list_hash_func };
 
 /* The direct scheme's relevant ops: its sites call direct_count (direct.S),
    never its func, which counts the calls it should not get. */
@@ -108,6 +184,9 @@ static void add_tracer(void *fn)
 {
 	tracers[ntracers].ops.func = tracer_func;
 	tracers[ntracers].filter = (unsigned long)fn;
+	/* a one-function filter: ftrace sizes such a set at 2 buckets */
+	tracers[ntracers].filter_hash = iphash_new(1, (unsigned long)fn);
+	tracers[ntracers].notrace_hash = iphash_new(1, 0);
 	ntracers++;
 }
 
@@ -121,7 +200,7 @@ static void attach(void *fn, struct ps_ops *ops)
 	}
 }
 
-enum { LIST, CALLOPS, PERFUNC };
+enum { LIST, LISTHASH, CALLOPS, PERFUNC };
 
 /* Point each wanted site at the ops the scheme gives it. */
 static void install(int how, void *fn)
@@ -139,7 +218,7 @@ static void install(int how, void *fn)
 	if (how == CALLOPS && n == 1)
 		attach(fn, &tracers[last].ops);
 	else
-		attach(fn, &list_ops);
+		attach(fn, how == LISTHASH ? &list_hash_ops : &list_ops);
 }
 
 static int is(const char *a, const char *b) { return !strcmp(a, b); }
@@ -147,17 +226,18 @@ static int is(const char *a, const char *b) { return !strcmp(a, b); }
 int main(int argc, char **argv)
 {
 	if (argc != 5) {
-		fprintf(stderr, "usage: bench callops|list|perfunc|direct|plain R I N\n");
+		fprintf(stderr, "usage: bench callops|list|listhash|perfunc|direct|plain R I N\n");
 		return 2;
 	}
 	const char *scheme = argv[1];
-	int how = is(scheme, "list") ? LIST : is(scheme, "perfunc") ? PERFUNC : CALLOPS;
+	int how = is(scheme, "list") ? LIST : is(scheme, "listhash") ? LISTHASH :
+		  is(scheme, "perfunc") ? PERFUNC : CALLOPS;
 	int plain = is(scheme, "plain"), direct = is(scheme, "direct");
 	int r = atoi(argv[2]), irr = atoi(argv[3]);
 	long n = atol(argv[4]);
 
-	if ((!is(scheme, "callops") && !is(scheme, "list") && !is(scheme, "perfunc") && !direct &&
-	     !plain) || r < 0 ||
+	if ((!is(scheme, "callops") && !is(scheme, "list") && !is(scheme, "listhash") &&
+	     !is(scheme, "perfunc") && !direct && !plain) || r < 0 ||
 	    irr < 0 || irr > NOTHERS || r + irr > MAXTR || n <= 0 || (plain && r + irr) ||
 	    (direct && r != 1)) {
 		fprintf(stderr, "bench: bad arguments\n");

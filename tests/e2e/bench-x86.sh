@@ -14,7 +14,8 @@
 #                         5-byte NOP once embedded
 #   callops not-embedded  the as-linked program refuses every attaching scheme (exit 2)
 #   callops ROW           every scheme the table has (plain, own trampoline with
-#                         0/10/1,000 irrelevant ops, list with 0/1,000, direct;
+#                         0/10/1,000 irrelevant ops, list and listhash with 0/1,000,
+#                         direct;
 #                         2 relevant ops through the bench's list ops and through
 #                         the runtime's list trampoline): exit 0, one well-formed line
 #   uftrace               uftrace record -P target of the as-linked program: uftrace
@@ -26,7 +27,7 @@
 #   attach strace         strace counts 6 SYNC_CORE membarriers for one list attach
 #                         and one list detach, as the runtime does
 #   run-x86_64.sh         both scripts end to end with tiny sizes (N=2000, one pass;
-#                         N=300): exit 0, a results file with every row (15 for callops)
+#                         N=300): exit 0, a results file with every row (19 for callops)
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -75,7 +76,7 @@ for s in callops list direct; do
 done
 
 N=2000
-for row in "plain 0 0" "callops 1 0" "callops 1 10" "callops 1 1000" "list 1 0" "list 1 1000" \
+for row in "plain 0 0" "callops 1 0" "callops 1 10" "callops 1 1000" "list 1 0" "list 1 1000" "listhash 1 0" "listhash 1 1000" \
 	"direct 1 0" "callops 2 3" "perfunc 2 0" "perfunc 2 1000"; do
 	# shellcheck disable=SC2086
 	BENCH_CLOCK=cpu "$C/bench" $row "$N" >"$tmp/row.out" 2>"$tmp/row.err"
@@ -141,10 +142,10 @@ fi
 # --- the scripts, end to end, tiny -----------------------------------------
 if N=2000 REPS=1 O="$C" RESULTS="$tmp/callops.md" PATCHSITE="$PATCHSITE" \
 	sh "$root/bench/callops/run-x86_64.sh" >"$tmp/rc.out" 2>&1 &&
-	[ "$(grep -c '^| .* | `' "$tmp/callops.md")" = 15 ]; then
-	ok "callops run-x86_64.sh: 15 rows"
+	[ "$(grep -c '^| .* | `' "$tmp/callops.md")" = 19 ]; then
+	ok "callops run-x86_64.sh: 19 rows"
 else
-	not_ok "callops run-x86_64.sh: 15 rows" "$tmp/rc.out"
+	not_ok "callops run-x86_64.sh: 19 rows" "$tmp/rc.out"
 fi
 if N=$NA RUNS=1 REPS=2 O="$A" RESULTS="$tmp/attach.md" PATCHSITE="$PATCHSITE" \
 	sh "$root/bench/attach/run-x86_64.sh" >"$tmp/ra.out" 2>&1 &&
