@@ -13,6 +13,7 @@
  *       rep I list_attach S list_detach S [loop_attach S loop_detach S]
  *             list_attach_thread S list_detach_thread S [loop_..._thread S ...]
  *             [syncs_list_attach K syncs_list_detach K ...]
+ *             faults_list_attach F ... (the process's minor page faults in the phase)
  *   and at the end `callers C1 ... traced T1 ...` (each calling thread's
  *   calls and how many of them its ops saw).
  *
@@ -32,6 +33,7 @@
  * traced.c is traced.
  */
 #include <pthread.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,8 +118,16 @@ static void *caller(void *arg)
 struct phase {
 	const char *name;
 	double t, cpu;
-	long syncs;
+	long syncs, faults;
 };
+
+static long minflt(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
 
 #if defined(__x86_64__)
 /* the x86_64 patcher's count of membarrier SYNC_CORE calls (linked statically) */
@@ -140,12 +150,13 @@ static long syncs_now(void)
 #define PHASE(p, name_, stmt)							\
 	do {									\
 		struct phase *p_ = (p);						\
-		long s0_ = SYNCS();						\
+		long s0_ = SYNCS(), f0_ = minflt();				\
 		double c0_ = clock_s(CLOCK_THREAD_CPUTIME_ID), t0_ = clock_s(clk); \
 		stmt;								\
 		p_->t = clock_s(clk) - t0_;					\
 		p_->cpu = clock_s(CLOCK_THREAD_CPUTIME_ID) - c0_;		\
 		p_->syncs = SYNCS() - s0_;					\
+		p_->faults = minflt() - f0_;					\
 		p_->name = name_;						\
 	} while (0)
 
@@ -201,6 +212,8 @@ int main(int argc, char **argv)
 			printf(" %s_thread %.6f", p[i].name, p[i].cpu);
 		for (int i = 0; i < np && HAVE_SYNCS; i++)
 			printf(" syncs_%s %ld", p[i].name, p[i].syncs);
+		for (int i = 0; i < np; i++)
+			printf(" faults_%s %ld", p[i].name, p[i].faults);
 		printf("\n");
 		fflush(stdout);
 	}

@@ -90,13 +90,14 @@ echo $(($(date +%s) - start)) >"$O/elapsed.txt"
 {
 	git -C "$root" rev-parse --short HEAD
 	git -C "$root" status --porcelain -- bench runtime rewriter arch | wc -l
+	cut -d' ' -f1-3 /proc/loadavg
 } >"$O/commit.txt"
 fi
 
 python3 - "$raw" "$RESULTS" "$N" "$REPS" "$IRR" "$(cat "$O/elapsed.txt")" \
-	"$(sed -n 1p "$O/commit.txt")" "$(sed -n 2p "$O/commit.txt")" "$root" <<'PYEOF'
+	"$(sed -n 1p "$O/commit.txt")" "$(sed -n 2p "$O/commit.txt")" "$(sed -n 3p "$O/commit.txt")" "$root" <<'PYEOF'
 import os, platform, statistics, subprocess, sys, datetime
-raw, out, n, reps, irr, elapsed, commit, dirty, root = sys.argv[1:10]
+raw, out, n, reps, irr, elapsed, commit, dirty, load, root = sys.argv[1:11]
 n, reps, irr = int(n), int(reps), [int(x) for x in irr.split()]
 per = {}
 for line in open(raw):
@@ -111,7 +112,6 @@ ov = {k: v - base for k, v in med.items()}
 def cmd(v):
     return subprocess.run(v, capture_output=True, text=True).stdout.strip().splitlines()[0]
 cpu = next((l.split(':', 1)[1].strip() for l in open('/proc/cpuinfo') if l.startswith('model name')), '?')
-load = ' '.join(open('/proc/loadavg').read().split()[:3])
 nlist = {i: n * 10 // (i + 10) for i in irr}
 rows = []
 def row(name, key, calls, command):

@@ -132,7 +132,7 @@ strace -f -qq -e trace=membarrier -o "$tmp/strace.txt" "$A/bench" 1 2 list >"$tm
 rc=$?
 sc=$(grep -c '(MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE' "$tmp/strace.txt")
 if [ "$rc" = 0 ] && [ "$sc" = 6 ] &&
-	grep -q '^rep 0 .* syncs_list_attach 3 syncs_list_detach 3$' "$tmp/st.out"; then
+	grep -q '^rep 0 .* syncs_list_attach 3 syncs_list_detach 3 ' "$tmp/st.out"; then
 	ok "attach strace: 6 SYNC_CORE membarriers for two batches, as the runtime counts"
 else
 	{ echo "exit $rc, strace counted $sc"; cat "$tmp/st.out"; } >"$tmp/st.msg"
