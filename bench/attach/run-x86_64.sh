@@ -154,10 +154,10 @@ A process's first repetition (median of {runs}; also pays the one-time set-up):
   {ok(la < 0.005 and ld < 0.005)} (load average {load} on {os.cpu_count()} CPUs: wall time here is mostly
   waiting for a CPU, beside the {threads} calling threads and other people's work).
   (Seed 004: about 3 s in the kernel for 20,000 functions.)
-- The first batch of a process pays more: its first write to each page of text
-  is a copy-on-write fault ({med(threads, 'faults_list_attach', True):.0f} faults against
-  {med(threads, 'faults_list_attach'):.0f} later), and the runtime sets itself up (membarrier
-  registration, the SIGTRAP handler, the trampoline code copied into the room).
+- The first batch of a process pays more: {med(threads, 'faults_list_attach', True):.0f} minor page
+  faults against {med(threads, 'faults_list_attach'):.0f} later (the copy-on-write of each text page
+  at its first write, the runtime's own tables), and the runtime sets itself up
+  (membarrier registration, the SIGTRAP handler, the trampoline code copied into the room).
 - One batched call against the loop: attach {med(threads, 'loop_attach') / la:.0f}x,
   detach {med(threads, 'loop_detach') / ld:.0f}x faster (each `ps_attach` is a batch of one,
   with its own protocol round).
