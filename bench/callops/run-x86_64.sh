@@ -88,8 +88,8 @@ for pass in $(seq 1 "$REPS"); do
 done
 echo $(($(date +%s) - start)) >"$O/elapsed.txt"
 {
-	git -C "$root" rev-parse --short HEAD
-	git -C "$root" status --porcelain -- bench runtime rewriter arch | wc -l
+	git -C "$root" rev-parse --short HEAD 2>/dev/null || echo "(not a git checkout)"
+	{ git -C "$root" status --porcelain -- bench runtime rewriter arch 2>/dev/null || :; } | wc -l
 	cut -d' ' -f1-3 /proc/loadavg
 } >"$O/commit.txt"
 fi
