@@ -54,7 +54,7 @@ done
 echo $(($(date +%s) - start)) >"$O/elapsed.txt"
 {
 	git -C "$root" rev-parse --short HEAD 2>/dev/null || echo "(not a git checkout)"
-	{ git -C "$root" status --porcelain -- bench runtime rewriter arch 2>/dev/null || :; } | wc -l
+	{ git -C "$root" status --porcelain -- bench runtime rewriter arch 2>/dev/null || :; } | { grep -vc "RESULTS[^ ]*\.md$" || :; }
 	cut -d' ' -f1-3 /proc/loadavg
 } >"$O/commit.txt"
 fi
