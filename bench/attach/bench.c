@@ -6,7 +6,8 @@
  *
  *   bench REPS [THREADS [MODE]]
  *       THREADS  threads that call every traced function in a loop for the
- *                whole run (default 0);
+ *                whole run (default 0); the timed work starts once each has
+ *                made one pass;
  *       MODE     `all` (default): the batched calls and the loops; `list`:
  *                the batched calls only.
  *   prints one line per repetition:
@@ -33,6 +34,8 @@
  * traced.c is traced.
  */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,11 +96,13 @@ static int verify(unsigned long want, const char *what)
 
 /* The calling threads: every function in turn, until told to stop. */
 #define MAXTHREADS 16
-static volatile int stop;
+static atomic_int stop;
 struct caller {
 	pthread_t t;
 	unsigned long ncalls, traced;
 };
+
+static atomic_int started;	/* callers that have made one pass */
 
 static void *caller(void *arg)
 {
@@ -105,9 +110,12 @@ static void *caller(void *arg)
 	unsigned long n = 0;
 	volatile long sink = 0;
 
-	while (!stop)
+	do {
 		for (size_t i = 0; i < bench_nfuncs; i++, n++)
 			sink += ((long (*)(long))bench_funcs[i])(1);
+		if (n == bench_nfuncs)
+			atomic_fetch_add(&started, 1);
+	} while (!atomic_load_explicit(&stop, memory_order_relaxed));
 	(void)sink;
 	c->ncalls = n;
 	c->traced = calls;
@@ -185,6 +193,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "bench: pthread_create failed\n");
 			return 2;
 		}
+	while (atomic_load(&started) < nthreads)	/* every caller running */
+		sched_yield();
 	for (int r = 0; r < reps; r++) {
 		struct phase p[4];
 		int np = 0, err = 0;
@@ -217,7 +227,7 @@ int main(int argc, char **argv)
 		printf("\n");
 		fflush(stdout);
 	}
-	stop = 1;
+	atomic_store(&stop, 1);
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(callers[i].t, NULL);
 	if (nthreads) {
