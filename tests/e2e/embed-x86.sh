@@ -310,10 +310,12 @@ PYEOF
 
 # lint IN OUT: eu-elflint finds nothing new in OUT, and exits no worse
 lint() {
-	eu-elflint --gnu-ld "$1" 2>&1 | sed "s|$1|FILE|g" >"$work/lint.in"
-	lin=$(eu-elflint --gnu-ld "$1" >/dev/null 2>&1; echo $?)
-	eu-elflint --gnu-ld "$2" 2>&1 | sed "s|$2|FILE|g" >"$work/lint.out"
-	lout=$(eu-elflint --gnu-ld "$2" >/dev/null 2>&1; echo $?)
+	eu-elflint --gnu-ld "$1" >"$work/lint.raw" 2>&1
+	lin=$?
+	sed "s|$1|FILE|g" "$work/lint.raw" >"$work/lint.in"
+	eu-elflint --gnu-ld "$2" >"$work/lint.raw" 2>&1
+	lout=$?
+	sed "s|$2|FILE|g" "$work/lint.raw" >"$work/lint.out"
 	[ "$lout" -le "$lin" ] || { echo "eu-elflint exits $lout, on the input $lin"; cat "$work/lint.out"; return 1; }
 	if grep -vxFf "$work/lint.in" "$work/lint.out"; then
 		echo "(new findings above)"
