@@ -19,9 +19,14 @@
 #                  that changes regs->di changes the argument
 #   direct         direct_call called by the site itself; one out of rel32
 #                  reach through a slot's `jmp *0(%rip)`; func never called
+#   several        two ops on one function: the site calls the core's list
+#                  ops through its own slot, both ops called; -EBUSY for a
+#                  direct_call; ps_detach_ops leaves the other
 #   midbatch       a worker calls the function between the protocol's steps:
 #                  INT3 seen, CALL (attach) or NOP (detach) emulated, counts
 #                  exact after each step
+#   reexec         a thread whose INT3 is handled after its round (and a later
+#                  one) is over: the site runs again (CALL traced, result right)
 #   sigtrap        the program's SIGTRAP handler still gets its int3, also
 #                  after it replaced ours (put back at the next round); with
 #                  SIG_DFL an int3 still kills with SIGTRAP
@@ -68,7 +73,7 @@ else
 	finish
 fi
 
-TESTS="count regs direct midbatch sigtrap many free threads"
+TESTS="count regs direct several midbatch reexec sigtrap many free threads"
 
 for p in $(cd "$fx" && ls prog-* san-* | grep -v '\.'); do
 	img=$fx/$p
