@@ -158,9 +158,9 @@ A process's first repetition (median of {runs}; also pays the one-time set-up):
   faults against {med(threads, 'faults_list_attach'):.0f} later (the copy-on-write of each text page
   at its first write, the runtime's own tables), and the runtime sets itself up
   (membarrier registration, the SIGTRAP handler, the trampoline code copied into the room).
-- One batched call against the loop: attach {med(threads, 'loop_attach') / la:.0f}x,
-  detach {med(threads, 'loop_detach') / ld:.0f}x faster (each `ps_attach` is a batch of one,
-  with its own protocol round).
+- One batched call against the loop, in the attaching thread's CPU time: attach
+  {med(threads, 'loop_attach_thread') / lac:.0f}x, detach {med(threads, 'loop_detach_thread') / ldc:.0f}x faster (each `ps_attach` is a batch
+  of one, with its own protocol round: 3 syncs per function).
 - Syncs: {syncs_verdict}.
   strace counted {strace_syncs} `MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE` calls in a
   process that made one `ps_attach_list` and one `ps_detach_list` of {n:,} functions

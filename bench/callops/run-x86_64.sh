@@ -229,6 +229,10 @@ irrelevant ones none) and that `target` returned the right sum.
 - Own-trampoline row flat in I: overhead {c0:.2f} ns at I = 0, {c1000:.2f} ns at I = {irr[-1]:,}:
   {flat:.2f}x (per call, untraced call included: {flat_tot:.2f}x); goal within 10%: {ok(abs(flat_tot - 1) <= 0.10 or abs(flat - 1) <= 0.10)}
   (judged on the per-call time; the overhead is the difference of two medians a few ns apart).
+  The fastest runs of each row, less exposed to the other work on the machine: {lo['callops-0']:.2f},
+  {', '.join(f"{lo[f'callops-{i}']:.2f}" for i in irr[1:])} ns for I = {', '.join(f'{i:,}' for i in irr)}
+  ({lo[f'callops-{irr[-1]}'] / lo['callops-0']:.2f}x from 0 to {irr[-1]:,}); the medians of the I = {', '.join(f'{i:,}' for i in irr[1:-1])} rows,
+  whose path is the same as I = 0's, show how far the load moves a median.
 - At I = 100: list / own trampoline = {ov['list-100']:.2f} / {ov['callops-100']:.2f} ns = **{ratio100:.1f}x**; goal at least 50x: {ok(ratio100 >= 50)}.
   Against the list with hash sets (the kernel's per-ops test): {ov['listhash-100']:.2f} / {ov['callops-100']:.2f} ns = **{hratio100:.1f}x**: {ok(hratio100 >= 50)}.
 - The overhead of one traced call through its own trampoline: **{c0:.2f} ns** (I = 0); goal under 10 ns: {ok(c0 < 10)}.
