@@ -18,7 +18,7 @@
 # apart; the others' median is the figure.  Each phase is timed in wall
 # time (CLOCK_MONOTONIC) and in the attaching thread's CPU time
 # (CLOCK_THREAD_CPUTIME_ID).
-# O=DIR builds and runs in DIR, RESULTS=FILE writes there (tests/e2e/bench-x86.sh).
+# OUTDIR=DIR builds and runs in DIR, RESULTS=FILE writes there (tests/e2e/bench-x86.sh).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,7 +28,7 @@ RUNS=${RUNS:-7}
 REPS=${REPS:-4}
 THREADS=${THREADS:-2}
 PATCHSITE=${PATCHSITE:-$root/patchsite}
-O=${O:-$here/out/x86_64}
+O=${OUTDIR:-$here/out/x86_64}
 RESULTS=${RESULTS:-$here/RESULTS-x86_64.md}
 raw=$O/raw-$N.txt
 

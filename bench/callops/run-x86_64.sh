@@ -20,7 +20,7 @@
 # for the list rows (their cost grows with I: about the same time per run),
 # a third of that for the listhash rows;
 # N/20 for the uftrace rows (which write two records a call to disk).
-# O=DIR builds and runs in DIR, RESULTS=FILE writes there (tests/e2e/bench-x86.sh).
+# OUTDIR=DIR builds and runs in DIR, RESULTS=FILE writes there (tests/e2e/bench-x86.sh).
 # Each run checks its own counts (bench.c; uftrace's: `uftrace report`) and
 # the script stops at the first run that fails.
 set -eu
@@ -31,7 +31,7 @@ N=${N:-20000000}
 REPS=${REPS:-9}
 IRR=${IRR:-0 10 100 1000}
 PATCHSITE=${PATCHSITE:-$root/patchsite}
-O=${O:-$here/out/x86_64}
+O=${OUTDIR:-$here/out/x86_64}
 RESULTS=${RESULTS:-$here/RESULTS-x86_64.md}
 raw=$O/raw.txt
 

@@ -140,14 +140,14 @@ else
 fi
 
 # --- the scripts, end to end, tiny -----------------------------------------
-if N=2000 REPS=1 O="$C" RESULTS="$tmp/callops.md" PATCHSITE="$PATCHSITE" \
+if N=2000 REPS=1 OUTDIR="$C" RESULTS="$tmp/callops.md" PATCHSITE="$PATCHSITE" \
 	sh "$root/bench/callops/run-x86_64.sh" >"$tmp/rc.out" 2>&1 &&
 	[ "$(grep -c '^| .* | `' "$tmp/callops.md")" = 19 ]; then
 	ok "callops run-x86_64.sh: 19 rows"
 else
 	not_ok "callops run-x86_64.sh: 19 rows" "$tmp/rc.out"
 fi
-if N=$NA RUNS=1 REPS=2 O="$A" RESULTS="$tmp/attach.md" PATCHSITE="$PATCHSITE" \
+if N=$NA RUNS=1 REPS=2 OUTDIR="$A" RESULTS="$tmp/attach.md" PATCHSITE="$PATCHSITE" \
 	sh "$root/bench/attach/run-x86_64.sh" >"$tmp/ra.out" 2>&1 &&
 	grep -q "^- Syncs: 3 per batch\.$" "$tmp/attach.md"; then
 	ok "attach run-x86_64.sh: results, 3 syncs per batch"
