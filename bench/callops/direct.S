@@ -34,6 +34,21 @@ direct_count:
 	mov	x30, x9
 	ret	x10
 	.size	direct_count, . - direct_count
+#elif defined(__riscv)
+/* Entered by the trampoline's `jr t4`: t0 is where the body resumes, ra the
+   traced function's return address; t1, t3, t4 are scratch. */
+	.option	norelax
+	.text
+	.balign	8
+	.globl	direct_count
+	.type	direct_count, %function
+direct_count:
+	lla	t1, direct_calls
+	ld	t3, 0(t1)
+	addi	t3, t3, 1
+	sd	t3, 0(t1)
+	jr	t0
+	.size	direct_count, . - direct_count
 #else
 #error "direct.S: no direct-call convention for this target"
 #endif

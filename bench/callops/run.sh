@@ -34,7 +34,7 @@ ROWS="0,0 0,1 0,2 0,10 0,100 1,1 1,2 1,10 1,100 1,0 2,0 10,0 100,0"
 
 [ -x "$root/patchsite" ] || make -s -C "$root"
 mkarch=$ARCH; [ "$ARCH" = aarch64 ] && mkarch=arm64	# as arch/ names it
-make -s -C "$here" O="$O" ARCH="$mkarch" CROSS="$CROSS" PFE="$PFE" >/dev/null
+make -s -C "$here" O="$O" ARCH="$mkarch" >/dev/null
 rel=${O#"$root"/}
 raw=$O/raw.txt
 if [ -z "${RENDER_ONLY:-}" ]; then   # RENDER_ONLY=1: rewrite RESULTS.md from out/raw.txt
@@ -185,7 +185,7 @@ the shape: call-ops (1, I) flat in I, list (1, I) growing with I, R > 1 the same
 
 \`\`\`
 make -C $root                                   # patchsite itself, if missing
-make -C bench/callops O=${rel#bench/callops/} ARCH=$mkarch CROSS=$CROSS PFE="$PFE"
+make -C bench/callops O=${rel#bench/callops/} ARCH=$mkarch
                                                 # runtime (make -C runtime O=...),
                                                 # traced.o with that PFE, bench.o without,
                                                 # link -static -no-pie, patchsite embed
