@@ -106,6 +106,7 @@ e2e: san all fixtures
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/repad-kernel.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/repad-zlib.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/embed.sh
+	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/tracer.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/nearmiss.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/package.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/cli.sh
@@ -192,6 +193,7 @@ boot-check-arm64: all
 runtime:
 	@mkdir -p build/runtime
 	$(MAKE) -C runtime O=$(CURDIR)/build/runtime
+	$(MAKE) -C runtime/tracer O=$(CURDIR)/build/runtime
 
 install: all runtime
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
@@ -205,6 +207,8 @@ install: all runtime
 		$(DESTDIR)$(PREFIX)/lib/patchsite/aarch64/libpatchsite-callops.a
 	install -m 0755 build/runtime/libpatchsite-callops.so \
 		$(DESTDIR)$(PREFIX)/lib/patchsite/aarch64/libpatchsite-callops.so
+	install -m 0755 build/runtime/libpatchsite-trace.so \
+		$(DESTDIR)$(PREFIX)/lib/patchsite/aarch64/libpatchsite-trace.so
 
 clean:
 	rm -rf build build-san patchsite build-kernel
@@ -212,6 +216,7 @@ clean:
 	$(MAKE) -C fixtures/minikernel clean
 	$(MAKE) -C fixtures/repad clean
 	$(MAKE) -C fixtures/embed clean
+	$(MAKE) -C fixtures/tracer clean
 	$(MAKE) -C fixtures/nearmiss clean
 	$(MAKE) -C fixtures/repad-kernel clean
 	$(MAKE) -C bench/attach clean

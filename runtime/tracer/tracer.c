@@ -83,7 +83,8 @@ static int dump_sig;
 static int sig_pipe[2] = { -1, -1 };
 static int ctl_fd = -1;
 static const char *ctl_path;
-static int active;		/* the constructor finished and attached (or waits for ctl) */
+static int active;
+static int starting;		/* in the constructor: a message means nothing is traced */		/* the constructor finished and attached (or waits for ctl) */
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct shadow_ent {
@@ -303,6 +304,8 @@ static void say(const char *fmt, ...)
 	va_start(ap, fmt);
 	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
 	va_end(ap);
+	if (n < (int)sizeof(buf) && starting)
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n, ": nothing traced");
 	if (n >= (int)sizeof(buf) - 1)
 		n = (int)sizeof(buf) - 2;
 	buf[n++] = '\n';
@@ -925,13 +928,14 @@ __attribute__((constructor)) static void trace_start(void)
 	pthread_t th;
 
 	ctl_path = getenv("PATCHSITE_TRACE_CTL");
+	starting = 1;
 	if (!globs && !ctl_path) {
-		say("neither PATCHSITE_TRACE nor PATCHSITE_TRACE_CTL is set: nothing traced");
-		return;
+		say("neither PATCHSITE_TRACE nor PATCHSITE_TRACE_CTL is set");
+		goto untraced;
 	}
 	/* the configuration first: nothing is attached if any of it is wrong */
 	if (globs && !globs_ok(globs, "PATCHSITE_TRACE"))
-		return;
+		goto untraced;
 	if (!fmt || !strcmp(fmt, "text"))
 		format = FMT_TEXT;
 	else if (!strcmp(fmt, "tsv"))
@@ -939,42 +943,42 @@ __attribute__((constructor)) static void trace_start(void)
 	else if (!strcmp(fmt, "json"))
 		format = FMT_JSON;
 	else {
-		say("PATCHSITE_TRACE_FORMAT=%s: not text, tsv or json: nothing traced", fmt);
-		return;
+		say("PATCHSITE_TRACE_FORMAT=%s: not text, tsv or json", fmt);
+		goto untraced;
 	}
 	if (!tm || !strcmp(tm, "on"))
 		timing = 1;
 	else if (!strcmp(tm, "off"))
 		timing = 0;
 	else {
-		say("PATCHSITE_TRACE_TIME=%s: not on or off: nothing traced", tm);
-		return;
+		say("PATCHSITE_TRACE_TIME=%s: not on or off", tm);
+		goto untraced;
 	}
 	if (sig && (dump_sig = parse_signal(sig)) < 0) {
 		say("PATCHSITE_TRACE_SIGNAL=%s: not a signal name (SIGUSR2, USR1, RTMIN+N) or "
-		    "number it can use: nothing traced", sig);
-		return;
+		    "number it can use", sig);
+		goto untraced;
 	}
 	prog = prog_name();
 	count = ps_count();
 	if (count < 0) {
-		say("%s: not embedded by `patchsite embed` (%s): running untraced", prog,
+		say("%s: not embedded by `patchsite embed` (%s)", prog,
 		    strerror((int)-count));
-		return;
+		goto untraced;
 	}
 	fns = calloc(count ? (size_t)count : 1, sizeof(*fns));
 	if (!fns) {
-		say("out of memory for %ld functions: running untraced", count);
-		return;
+		say("out of memory for %ld functions", count);
+		goto untraced;
 	}
 	for (long i = 0; i < count; i++)
 		fns[i].addr = (uintptr_t)ps_function(i);
 	nfns = count;
 	for (long i = 1; i < count; i++)
 		if (fns[i].addr <= fns[i - 1].addr) {
-			say("%s: the site table is not sorted: running untraced", prog);
+			say("%s: the site table is not sorted", prog);
 			nfns = 0;
-			return;
+			goto untraced;
 		}
 	if (read_names(prog) < 0)
 		goto untraced;
@@ -990,6 +994,7 @@ __attribute__((constructor)) static void trace_start(void)
 		if (n < 0)
 			goto untraced;
 	}
+	starting = 0;	/* attached: later messages are about one thing */
 	if (dump_sig || ctl_fd >= 0) {
 		struct sigaction sa;
 		int err;
@@ -1024,8 +1029,8 @@ untraced:
 	if (out_fd > 2)
 		close(out_fd);
 	out_fd = 2;
-	say("running untraced");
 	nfns = 0;
+	starting = 0;
 }
 
 __attribute__((destructor)) static void trace_end(void)
