@@ -72,6 +72,7 @@ struct fn {
 	uint64_t timed;
 	uint64_t total_ns;
 	int attached;		/* by this tracer (under ctl_lock) */
+	int selected;		/* scratch of set_attached (under ctl_lock) */
 };
 
 static struct fn *fns;		/* one per site, sorted by address */
@@ -470,6 +471,34 @@ out:
 
 /* --- Selecting and attaching ------------------------------------------- */
 
+/*
+ * fnmatch(3) with flags 0 for globs of `*`, `?` and plain characters (the
+ * common case, and glibc's fnmatch costs as much as the rest of start-up
+ * over 20,000 names); fnmatch itself for bracket expressions and escapes.
+ */
+static int glob_simple(const char *p, const char *s)
+{
+	const char *star = NULL, *resume = NULL;
+
+	while (*s) {
+		if (*p == '*') {
+			star = ++p;
+			resume = s;
+		} else if (*p == '?' || *p == *s) {
+			p++;
+			s++;
+		} else if (star) {
+			p = star;
+			s = ++resume;
+		} else {
+			return 0;
+		}
+	}
+	while (*p == '*')
+		p++;
+	return !*p;
+}
+
 static int matches(const char *name, const char *globs)
 {
 	char pat[256];
@@ -481,7 +510,7 @@ static int matches(const char *name, const char *globs)
 		if (l && l < sizeof(pat)) {
 			memcpy(pat, g, l);
 			pat[l] = 0;
-			if (fnmatch(pat, name, 0) == 0)
+			if (strpbrk(pat, "[\\") ? fnmatch(pat, name, 0) == 0 : glob_simple(pat, name))
 				return 1;
 		}
 		g += l;
@@ -530,7 +559,8 @@ static long set_attached(const char *globs, int attach, const char *what)
 		return -1;
 	}
 	for (long i = 0; i < nfns; i++) {
-		if (!fns[i].name || (globs && !matches(fns[i].name, globs)))
+		fns[i].selected = fns[i].name && (!globs || matches(fns[i].name, globs));
+		if (!fns[i].selected)
 			continue;
 		matched++;
 		if (fns[i].attached != attach)
@@ -550,7 +580,7 @@ static long set_attached(const char *globs, int attach, const char *what)
 		return -1;
 	}
 	for (long i = 0; i < nfns; i++)
-		if (fns[i].name && (!globs || matches(fns[i].name, globs)))
+		if (fns[i].selected)
 			fns[i].attached = attach;
 	return n;
 }
