@@ -47,7 +47,8 @@ struct ps_ops {
  *
  * A function may have several ops attached (seed 001): with one, its site
  * calls that ops' own trampoline (or ops->direct_call); with more, the list
- * trampoline, which calls each of its ops in the order they were attached.
+ * trampoline, which calls each of its ops once (in the order of the slots
+ * they took: a slot freed by a detached ops is taken by the next one).
  * ps_attach() adds ops to the function (attaching an ops that is already
  * there changes nothing); ps_detach() takes every ops off it;
  * ps_detach_ops() takes one ops off it (-ENOENT if it is not there).  An ops
