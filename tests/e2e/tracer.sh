@@ -7,8 +7,12 @@
 #
 #   PATCHSITE=/path/to/patchsite sh tests/e2e/tracer.sh
 #
-# For each architecture in TRACER_ARCHES (arm64: cross-built, run under
-# qemu-aarch64 with the tracer preloaded in the guest by `-E LD_PRELOAD=`):
+# For each flavour in TRACER_FLAVOURS: arm64 (-fpatchable-function-entry=4,2,
+# cross-built, run under qemu-aarch64 with the tracer preloaded in the guest
+# by `-E LD_PRELOAD=`), and natively on x86_64: x86_64-pfe-cet (GCC's
+# -fpatchable-function-entry=5 with -fcf-protection: ENDBR64 first),
+# x86_64-fentry (-pg -mfentry: calls to __fentry__ that embed turns into
+# NOPs), x86_64-clang (clang's one 5-byte NOP):
 #   embed          embed of tracee (-no-pie) and tracee-pie exits 0
 #   run            traced with PATCHSITE_TRACE='t_*', each prints exactly
 #                  what the original prints (returns in x0/x1, FP and memory,
@@ -56,7 +60,7 @@ fix=$root/fixtures/tracer
 PATCHSITE=${PATCHSITE:-$root/patchsite}
 QEMU=${QEMU:-qemu-aarch64}
 SYSROOT=${SYSROOT:-/usr/aarch64-linux-gnu}
-TRACER_ARCHES=${TRACER_ARCHES:-arm64}
+TRACER_FLAVOURS=${TRACER_FLAVOURS:-arm64 x86_64-pfe-cet x86_64-fentry x86_64-clang}
 PY=/usr/bin/python3
 
 . "$here/lib.sh"
@@ -70,7 +74,7 @@ trap 'if [ -n "$bgpid" ]; then kill "$bgpid" 2>/dev/null; fi; rm -rf "$work"' EX
 ps_init "$work"
 ps_need_patchsite
 
-for t in aarch64-linux-gnu-gcc aarch64-linux-gnu-nm "$QEMU" "$PY" timeout; do
+for t in aarch64-linux-gnu-gcc aarch64-linux-gnu-nm "$QEMU" "$PY" timeout gcc clang nm; do
 	command -v "$t" >/dev/null 2>&1 || notok "tool $t is installed"
 done
 
@@ -290,26 +294,45 @@ oneline() {
 	return 1
 }
 
-for arch in $TRACER_ARCHES; do
+for arch in $TRACER_FLAVOURS; do
+	tcc=
+	pfe=
 	case $arch in
 	arm64)
 		cross=aarch64-linux-gnu-
 		NM=aarch64-linux-gnu-nm
 		pre="$QEMU -L $SYSROOT"
 		;;
+	x86_64-*)
+		cross=
+		NM=nm
+		pre=
+		case $arch in
+		x86_64-pfe-cet) tcc=gcc pfe='-fpatchable-function-entry=5 -fcf-protection=full' ;;
+		x86_64-fentry) tcc=gcc pfe='-pg -mfentry' ;;
+		x86_64-clang) tcc=clang pfe='-fpatchable-function-entry=5' ;;
+		*) notok "TRACER_FLAVOURS: no flavour $arch"; continue ;;
+		esac
+		;;
 	*)
-		notok "TRACER_ARCHES: no way to run $arch"
+		notok "TRACER_FLAVOURS: no flavour $arch"
 		continue
 		;;
 	esac
 	o=$work/$arch
-	if ! make -s -C "$fix" O="$o" CROSS="$cross" >"$work/make.log" 2>&1; then
+	if [ -n "$tcc" ]; then
+		make -s -C "$fix" O="$o" CROSS="$cross" TCC="$tcc" PFE="$pfe" >"$work/make.log" 2>&1
+	else
+		make -s -C "$fix" O="$o" CROSS="$cross" >"$work/make.log" 2>&1
+	fi
+	if [ $? -ne 0 ]; then
 		notok "$arch: build fixtures/tracer" "$work/make.log"
 		continue
 	fi
 	so=$o/libpatchsite-trace.so
 	case $arch in
 	arm64) tr="$QEMU -L $SYSROOT -E LD_PRELOAD=$so" ;;
+	*) tr="env LD_PRELOAD=$so" ;;
 	esac
 	$NM "$o/tfuncs.o" >"$o/nm.tfuncs"
 	$pre "$o/tracee" calls >"$o/plain.calls" 2>"$o/plain.err"
