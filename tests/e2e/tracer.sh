@@ -21,7 +21,7 @@
 #                  (t_untraced, a t_* without a patch site, is not there),
 #                  each with the calls the program counted; -no-pie: the
 #                  address column is nm's address
-#   glob           PATCHSITE_TRACE='t_a*,t_m?x,t_s*': the attached set is
+#   glob           PATCHSITE_TRACE='t_a*,t_m?x,t_s*,t_[fp]*': the attached set is
 #                  Python fnmatch over nm's names, the others get no row
 #   longjmp        t_jump: 5 calls, none timed (longjmp left them), and the
 #                  shadow stack is not left with their entries: t_deep after
@@ -362,7 +362,7 @@ for arch in $TRACER_FLAVOURS; do
 		check "$t: longjmp" judge longjmp "$o/$prog.tsv" "$o/$prog.calls"
 		check "$t: recursion (fib)" judge fib "$o/$prog.tsv" "$o/$prog.calls" "$o/$prog.err"
 
-		g='t_a*,t_m?x,t_s*'
+		g='t_a*,t_m?x,t_s*,t_[fp]*'
 		if env PATCHSITE_TRACE="$g" PATCHSITE_TRACE_OUT="$o/$prog.glob" PATCHSITE_TRACE_FORMAT=tsv \
 			timeout 120 $tr "$p" calls >"$o/$prog.gcalls" 2>"$o/$prog.err"; then
 			check "$t: glob" judge glob "$o/$prog.glob" "$o/$prog.gcalls" "$o/nm.tfuncs" "$g"
