@@ -32,6 +32,11 @@
 #                  call (counting nested calls twice gives 300 ms)
 #   time           t_sleep10 (sleeps 10 ms): 5 calls, avg >= 10 ms, total <=
 #                  the program's own time for the loop
+#   threads        4 threads and main calling traced functions: counts equal
+#                  the program's (atomic) counts, every call timed
+#   stripped       the embedded -rdynamic program after strip (no .symtab):
+#                  names from .dynsym, counts as above; stripped without
+#                  -rdynamic: one line, no traced function matches
 #   json, text     the same counts read from PATCHSITE_TRACE_FORMAT=json and
 #                  from the text table (sorted by total time, documented columns)
 #   time-off       PATCHSITE_TRACE_TIME=off: counts right, nothing timed
@@ -152,6 +157,12 @@ if cmd == 'counts':            # counts TSV PROGOUT NM-OF-TFUNCS [NM-OF-PROG]
         for n in funcs:
             if n in rows and rows[n]['address'] != addrs[n]:
                 bad.append('%s: address %#x, nm %#x' % (n, rows[n]['address'], addrs[n]))
+elif cmd == 'threads':         # threads TSV PROGOUT NM: counts, every call timed
+    rows, want, funcs = one(args[0]), prog_counts(args[1]), nm_funcs(args[2])
+    bad += same_counts(rows, want, funcs)
+    for n in ('t_add', 't_mul', 't_fib', 't_deep'):
+        if not want[n] or rows[n]['timed'] != rows[n]['calls']:
+            bad.append('%s: %r, program %d' % (n, rows[n], want[n]))
 elif cmd == 'glob':            # glob TSV PROGOUT NM GLOBS
     rows, want, funcs = one(args[0]), prog_counts(args[1]), nm_funcs(args[2])
     globs = args[3].split(',')
@@ -374,6 +385,34 @@ for arch in $TRACER_FLAVOURS; do
 	# the rest on the PIE one
 	p=$o/tracee-pie.emb
 	t=$arch
+	if env PATCHSITE_TRACE='t_*' PATCHSITE_TRACE_OUT="$o/threads.tsv" PATCHSITE_TRACE_FORMAT=tsv \
+		timeout 120 $tr "$p" threads >"$o/threads.out" 2>"$o/threads.err"; then
+		check "$t: threads" judge threads "$o/threads.tsv" "$o/threads.out" "$o/nm.tfuncs"
+	else
+		notok "$t: threads: exit status" "$o/threads.err"
+	fi
+	# stripped: names from .dynsym (-rdynamic); without them, nothing to match
+	if ps_run 0 "$o/dyn.embed.out" -- embed "$o/tracee-dyn" -o "$o/dyn.emb" &&
+		${cross}strip "$o/dyn.emb" -o "$o/dyn.strip" && ${cross}strip "$p" -o "$o/pie.strip" &&
+		! ${cross}readelf -S "$o/dyn.strip" | grep -q '\.symtab'; then
+		if env PATCHSITE_TRACE='t_*' PATCHSITE_TRACE_OUT="$o/dyn.tsv" PATCHSITE_TRACE_FORMAT=tsv \
+			timeout 120 $tr "$o/dyn.strip" calls >"$o/dyn.out" 2>"$o/dyn.err"; then
+			check "$t: stripped, names from .dynsym" judge counts "$o/dyn.tsv" "$o/dyn.out" "$o/nm.tfuncs"
+		else
+			notok "$t: stripped, names from .dynsym: exit status" "$o/dyn.err"
+		fi
+		env PATCHSITE_TRACE='t_*' timeout 120 $tr "$o/pie.strip" calls >"$o/pst.out" 2>"$o/pst.err"
+		rc=$?
+		if [ $rc -eq 0 ] && cmp -s "$o/plain.calls" "$o/pst.out" &&
+			oneline "$o/pst.err" 'no traced function matches' >"$o/pst.why"; then
+			ok "$t: stripped, no names"
+		else
+			echo "exit status $rc" >>"$o/pst.why"
+			notok "$t: stripped, no names" "$o/pst.why"
+		fi
+	else
+		notok "$t: embed and strip tracee-dyn" "$ps_msg"
+	fi
 	for mode in rec sleep; do
 		if env PATCHSITE_TRACE='t_*' PATCHSITE_TRACE_OUT="$o/$mode.tsv" PATCHSITE_TRACE_FORMAT=tsv \
 			timeout 120 $tr "$p" $mode >"$o/$mode.out" 2>"$o/$mode.err"; then
