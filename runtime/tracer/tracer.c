@@ -407,7 +407,7 @@ static int read_names(const char *prog)
 		goto badsh;
 	if (shnum == 0)
 		shnum = sh[0].sh_size;
-	if (!in_file(eh->e_shoff, shnum * sizeof(Elf64_Shdr), size) || shnum > size)
+	if (shnum > size / sizeof(Elf64_Shdr) || !in_file(eh->e_shoff, shnum * sizeof(Elf64_Shdr), size))
 		goto badsh;
 	for (uint64_t i = 0; i < shnum && !tab; i++)
 		if (sh[i].sh_type == SHT_SYMTAB)
