@@ -37,6 +37,8 @@
 #   stripped       the embedded -rdynamic program after strip (no .symtab):
 #                  names from .dynsym, counts as above; stripped without
 #                  -rdynamic: one line, no traced function matches
+#   embed-fixture  (arm64) fixtures/embed's plain-pie, which does not link the
+#                  runtime: add 10, mul 5, fib 25 calls (its source), sum8 0
 #   json, text     the same counts read from PATCHSITE_TRACE_FORMAT=json and
 #                  from the text table (sorted by total time, documented columns)
 #   time-off       PATCHSITE_TRACE_TIME=off: counts right, nothing timed
@@ -163,6 +165,11 @@ elif cmd == 'threads':         # threads TSV PROGOUT NM: counts, every call time
     for n in ('t_add', 't_mul', 't_fib', 't_deep'):
         if not want[n] or rows[n]['timed'] != rows[n]['calls']:
             bad.append('%s: %r, program %d' % (n, rows[n], want[n]))
+elif cmd == 'exact':           # exact TSV COUNTS: the attached functions and their calls
+    rows, want = one(args[0]), prog_counts(args[1])
+    if {n for n, r in rows.items() if r['attached']} != set(want):
+        bad.append('attached %s, want %s' % (sorted(rows), sorted(want)))
+    bad += same_counts(rows, want, want)
 elif cmd == 'glob':            # glob TSV PROGOUT NM GLOBS
     rows, want, funcs = one(args[0]), prog_counts(args[1]), nm_funcs(args[2])
     globs = args[3].split(',')
@@ -385,6 +392,26 @@ for arch in $TRACER_FLAVOURS; do
 	# the rest on the PIE one
 	p=$o/tracee-pie.emb
 	t=$arch
+	if [ "$arch" = arm64 ]; then
+		# fixtures/embed's plain-pie, which embed.sh's preloaded counter
+		# checks: add 10, mul 5 and fib 25 calls, by its source
+		e=$o/embedfx
+		if make -s -C "$root/fixtures/embed" O="$e" "$e/plain-pie" >"$o/efx.log" 2>&1 &&
+			ps_run 0 "$o/efx.embed.out" -- embed "$e/plain-pie" -o "$e/plain-pie.emb"; then
+			if env PATCHSITE_TRACE='add,mul,fib,sum8' PATCHSITE_TRACE_OUT="$e/tsv" PATCHSITE_TRACE_FORMAT=tsv \
+				timeout 120 $tr "$e/plain-pie.emb" >"$e/out" 2>"$e/err" &&
+				$pre "$e/plain-pie" >"$e/want" && cmp -s "$e/want" "$e/out"; then
+				printf 'count add 10\ncount mul 5\ncount fib 25\ncount sum8 0\n' >"$e/counts"
+				check "$t: fixtures/embed plain-pie" judge exact "$e/tsv" "$e/counts"
+			else
+				cat "$e/err" >>"$o/efx.log"
+				notok "$t: fixtures/embed plain-pie: run" "$o/efx.log"
+			fi
+		else
+			cat "$ps_msg" >>"$o/efx.log"
+			notok "$t: fixtures/embed plain-pie: build and embed" "$o/efx.log"
+		fi
+	fi
 	if env PATCHSITE_TRACE='t_*' PATCHSITE_TRACE_OUT="$o/threads.tsv" PATCHSITE_TRACE_FORMAT=tsv \
 		timeout 120 $tr "$p" threads >"$o/threads.out" 2>"$o/threads.err"; then
 		check "$t: threads" judge threads "$o/threads.tsv" "$o/threads.out" "$o/nm.tfuncs"
