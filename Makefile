@@ -108,6 +108,7 @@ e2e: san all fixtures
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/embed.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/embed-x86.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/tracer.sh
+	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/runtime-x86.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/nearmiss.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/package.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/cli.sh

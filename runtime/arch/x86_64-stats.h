@@ -12,7 +12,8 @@
 
 struct ps_arch_stats {
 	uint64_t batches;	/* ps_arch_publish rounds that stored something */
-	uint64_t syncs;		/* membarrier(PRIVATE_EXPEDITED_SYNC_CORE) calls: 3 a round */
+	uint64_t syncs;		/* membarrier(PRIVATE_EXPEDITED_SYNC_CORE) calls that
+				   succeeded: 3 a round */
 	uint64_t emul_call;	/* INT3s at a site answered by emulating its new CALL */
 	uint64_t emul_nop;	/* ... by emulating its new NOP (rip = site + 5) */
 	uint64_t reexec;	/* ... by re-executing the site (the round had finished) */

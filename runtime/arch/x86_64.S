@@ -15,7 +15,16 @@
  * calls ops->func(ip, parent_ip, ops, regs) with ip the traced function's
  * address (the site, or site - 4 when ENDBR64 precedes it), then restores
  * the argument registers (as ops->func left them in regs), resumes at
- * regs->pc and returns into the body.
+ * regs->pc and returns into the body.  Telling the two ip cases apart reads
+ * the 4 bytes before the site: a site without ENDBR64 at the very first
+ * byte of a mapping with nothing mapped below it would fault there (the
+ * first bytes of an executable PT_LOAD are never a traced function's in a
+ * program linked by ld or lld: headers or .init come first).
+ *
+ * No .note.gnu.property (IBT/SHSTK) on purpose: a program that links or
+ * preloads the runtime is then never run with user shadow stacks, which
+ * the CALL the SIGTRAP handler emulates (a push on the ordinary stack only)
+ * would break at common's `ret`.
  */
 	.text
 	.p2align 4

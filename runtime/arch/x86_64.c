@@ -44,7 +44,11 @@
  * a thread interrupted inside a slot by another signal whose handler is
  * still running reports that handler's rip, not the slot's; it resumes in
  * the slot later.  Threads created after a slot was retired cannot reach
- * it (no site calls it; the round ended with a sync).
+ * it (no site calls it; the round ended with a sync).  The question is a
+ * signal (handler with SA_RESTART): a thread blocked in a call that no
+ * handler restarts (nanosleep, poll, epoll_wait...) returns EINTR, as with
+ * any handled signal; it is asked only when the room is full (a 128 KiB
+ * room holds about 8,000 slots).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -197,7 +201,8 @@ static uint64_t x86_gen;		/* odd while x86_cur or its entries change */
 static const struct ps_site *x86_sites;	/* the image, for the handler */
 static uint64_t x86_nsites, x86_bias;
 static struct sigaction x86_prev;	/* the program's SIGTRAP disposition */
-static int x86_registered;		/* membarrier SYNC_CORE registered */
+static int x86_registered;		/* membarrier SYNC_CORE registered (a fork child
+					   inherits it with the mm) */
 static struct x86_reply *x86_rep;	/* mmap'd, never unmapped */
 static uint32_t x86_rep_cap, x86_rep_n;
 static uint32_t x86_round;		/* the open reclaim round; 0: none */
@@ -601,9 +606,9 @@ int ps_arch_encode(const struct ps_image *img, const struct ps_site *s, uint64_t
 
 static void x86_sync(int step)
 {
-	/* registered before the round's first store: it cannot fail here */
-	syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
-	X86_COUNT(syncs, 1);
+	/* registered (by this process) before the round's first store: it does not fail */
+	if (!syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0))
+		X86_COUNT(syncs, 1);
 	if (ps_arch_test_hook)
 		ps_arch_test_hook(step);
 }
