@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * embed.c - add the call-ops trampoline and a site table to a linked
- * program (ET_EXEC or PIE) in a new loadable segment, and leave every
- * CALL_OPS site in its disabled form.
+ * embed.c - add the call-ops trampoline (or a room for the runtime's
+ * trampolines) and a site table to a linked program (ET_EXEC or PIE) in a
+ * new loadable segment, and leave every entry site in its disabled form.
  *
  * Strategy: one mechanism for every image, whether or not it links the
  * runtime: a new R+X PT_LOAD appended to the file.  The STYLE.md rules for
@@ -19,7 +19,7 @@
  *    behind the last PT_LOAD if needed so that PT_LOADs stay sorted; PT_PHDR
  *    and the table itself stay where they are, so AT_PHDR stays right;
  *  - every added byte is covered by a section header: `.patchsite.sites`
- *    (the header and table) and `.patchsite.tramp` (code), plus a grown
+ *    (the header and table) and `.patchsite.tramp` (code, or the room), plus a grown
  *    `.shstrtab` and the section header table, both written after the
  *    segment (the old ones are left in place, unreferenced).
  *
@@ -28,6 +28,11 @@
  * PT_LOADs; then the sites, sorted by function (function, literal, the
  * NOP); then the trampoline blob: an anchor word holding its own link-time
  * address, the default no-op ops, a no-op function, and the trampoline.
+ * An architecture whose runtime writes its own trampolines (no blob, no
+ * literal) asks instead for a zero-filled room (arch_callops.room_size),
+ * aligned to max_page_size, which the header's tramp and tramp_size name
+ * and every site must reach; the file holds its zeros, so the PT_LOAD has
+ * p_filesz == p_memsz (no bss to clear in an R+X segment).
  *
  * Every instruction is the architecture's (arch_ops.callops*, where it
  * declares ARCH_CAP_EMBED): what an undisturbed site looks like and where
@@ -37,7 +42,9 @@
  * its calling convention are described in arch/arm64.c).  The BL that the
  * runtime writes must reach the trampoline from every site, which
  * encode_call, the same encoding, checks.  embed only places bytes and
- * computes addresses.
+ * computes addresses.  Which layouts record is told to scan for, and the
+ * bytes before a site the architecture looks at (an ENDBR64), are its too
+ * (struct arch_callops).
  *
  * PIE: the literals hold (ops - load bias) and the trampoline adds the bias,
  * computed PC-relatively from the anchor.  The alternative,

@@ -25,7 +25,8 @@
 #                  in a section or the section header table
 #   P: table       the segment, read from the file (python): magic, self,
 #                  count, the table (function, literal 0, call slot) is
-#                  exactly those functions sorted; default_ops 0; the room
+#                  exactly those sites, each with its function's symbol
+#                  address, sorted; default_ops 0; the room
 #                  (header.tramp, tramp_size 128 KiB) page aligned, zero in
 #                  the file, inside the segment, every site within rel32
 #                  reach of all of it
@@ -68,7 +69,7 @@ fx=$work/fx
 make -s -C "$fix" O="$fx" >"$work/make.log" 2>&1 || { cat "$work/make.log"; notok "build fixtures"; finish; }
 progs=$(make -s --no-print-directory -C "$fix" O="$fx" print-PROGS)
 
-# sites ORIG FLAVOUR: the sites the link recorded, one `SITE LEN FUNC` a line (python)
+# sites ORIG FLAVOUR: the sites the link recorded, one `SITE LEN FUNC-ADDR NAME` a line (python)
 sites() {
 	$PY - "$1" "$2" <<'PYEOF'
 import struct, sys
@@ -136,16 +137,16 @@ else:
     found = [(a, 5) for a in table('__patchable_function_entries')]
 funcs = {}
 for site, n in found:
-    f = [name for name, info, value, size in syms if info & 0xf == 2 and
+    f = [(name, value) for name, info, value, size in syms if info & 0xf == 2 and
          (value == site or (value == site - 4 and b[off(value):off(value) + 4] == b'\xf3\x0f\x1e\xfa'))]
     if len(f) != 1:
         raise SystemExit('site %x is not at the entry of one function: %r' % (site, f))
-    funcs[f[0]] = (site, n)
+    funcs[f[0][0]] = (site, n, f[0][1])
 want = {'main', 'add', 'mul', 'sum8', 'make_big', 'fma3', 'call_add', 'fib', 'vsum'}
 if set(funcs) != want or len(found) != len(want):
     raise SystemExit('the link recorded sites in %r, want one in each of %r' % (sorted(funcs), sorted(want)))
-for name, (site, n) in sorted(funcs.items()):
-    print('%x %d %s' % (site, n, name))
+for name, (site, n, value) in sorted(funcs.items()):
+    print('%x %d %x %s' % (site, n, value, name))
 PYEOF
 }
 
@@ -156,7 +157,7 @@ import re, struct, sys
 orig, emb = (open(p, 'rb').read() for p in sys.argv[1:3])
 sites = {}
 for line in open(sys.argv[3]):
-    a, n, name = line.split()
+    a, n, func, name = line.split()
     sites[int(a, 16)] = (int(n), name)
 insn, first = {}, {}
 cur = None
@@ -218,8 +219,8 @@ import struct, sys
 emb = open(sys.argv[1], 'rb').read()
 sites = {}
 for line in open(sys.argv[2]):
-    a, n, name = line.split()
-    sites[int(a, 16)] = name
+    a, n, func, name = line.split()
+    sites[int(a, 16)] = int(func, 16)
 phoff, = struct.unpack_from('<Q', emb, 0x20)
 phentsize, phnum = struct.unpack_from('<HH', emb, 0x36)
 seg = [struct.unpack_from('<IIQQQQQQ', emb, phoff + i * phentsize) for i in range(phnum)]
@@ -244,7 +245,7 @@ if [t[2] for t in tab] != want:
     bad.append('the table has call slots %s, the link recorded %s' % ([hex(t[2]) for t in tab], [hex(a) for a in want]))
 for func, lit, call, r in tab:
     if lit or r: bad.append('%x: literal %x reserved %x, want 0' % (func, lit, r))
-    if func not in (call, call - 4): bad.append('%x: call slot %x is not at the entry' % (func, call))
+    if sites.get(call) != func: bad.append('%x: call slot %x is in the function at %x' % (func, call, sites.get(call, 0)))
     if not (-2**31 <= tramp - (call + 5) and tramp + tsize - (call + 5) < 2**31):
         bad.append('%x: the room is out of rel32 reach' % call)
 if [t[0] for t in tab] != sorted(t[0] for t in tab):
@@ -309,10 +310,12 @@ PYEOF
 
 # lint IN OUT: eu-elflint finds nothing new in OUT, and exits no worse
 lint() {
-	eu-elflint --gnu-ld "$1" 2>&1 | sed "s|$1|FILE|g" >"$work/lint.in"
-	lin=$(eu-elflint --gnu-ld "$1" >/dev/null 2>&1; echo $?)
-	eu-elflint --gnu-ld "$2" 2>&1 | sed "s|$2|FILE|g" >"$work/lint.out"
-	lout=$(eu-elflint --gnu-ld "$2" >/dev/null 2>&1; echo $?)
+	eu-elflint --gnu-ld "$1" >"$work/lint.raw" 2>&1
+	lin=$?
+	sed "s|$1|FILE|g" "$work/lint.raw" >"$work/lint.in"
+	eu-elflint --gnu-ld "$2" >"$work/lint.raw" 2>&1
+	lout=$?
+	sed "s|$2|FILE|g" "$work/lint.raw" >"$work/lint.out"
 	[ "$lout" -le "$lin" ] || { echo "eu-elflint exits $lout, on the input $lin"; cat "$work/lint.out"; return 1; }
 	if grep -vxFf "$work/lint.in" "$work/lint.out"; then
 		echo "(new findings above)"
