@@ -76,6 +76,7 @@ struct fn {
 };
 
 static struct fn *fns;		/* one per site, sorted by address */
+static char *names_buf;		/* their names */
 static long nfns;
 static int timing = 1;
 static int out_fd = 2;
@@ -377,7 +378,6 @@ static int read_names(const char *prog)
 	struct { uint64_t sym; size_t len; int global; } *best = NULL;
 	struct site_slot *hash = NULL;
 	size_t hmask = 15;
-	char *names;
 	int err = -1;
 
 	if (fd < 0 || fstat(fd, &st) < 0) {
@@ -485,8 +485,8 @@ static int read_names(const char *prog)
 			namebytes += best[i].len + 1;
 		}
 		/* the names of the sites, copied (the mapping goes) */
-		names = p = malloc(namebytes ? namebytes : 1);
-		if (!names) {
+		names_buf = p = malloc(namebytes ? namebytes : 1);
+		if (!names_buf) {
 			say("%s: out of memory for names", prog);
 			goto out;
 		}
@@ -1120,6 +1120,10 @@ untraced:
 		close(out_fd);
 	out_fd = 2;
 	nfns = 0;
+	free(fns);		/* nothing is attached: no callback can read them */
+	fns = NULL;
+	free(names_buf);
+	names_buf = NULL;
 	starting = 0;
 }
 

@@ -12,7 +12,9 @@
 # by `-E LD_PRELOAD=`), and natively on x86_64: x86_64-pfe-cet (GCC's
 # -fpatchable-function-entry=5 with -fcf-protection: ENDBR64 first),
 # x86_64-fentry (-pg -mfentry: calls to __fentry__ that embed turns into
-# NOPs), x86_64-clang (clang's one 5-byte NOP):
+# NOPs), x86_64-clang (clang's one 5-byte NOP), x86_64-san (as
+# x86_64-pfe-cet without CET, the tracer and runtime under ASan and UBSan,
+# libasan preloaded first):
 #   embed          embed of tracee (-no-pie) and tracee-pie exits 0
 #   run            traced with PATCHSITE_TRACE='t_*', each prints exactly
 #                  what the original prints (returns in x0/x1, FP and memory,
@@ -67,7 +69,10 @@ fix=$root/fixtures/tracer
 PATCHSITE=${PATCHSITE:-$root/patchsite}
 QEMU=${QEMU:-qemu-aarch64}
 SYSROOT=${SYSROOT:-/usr/aarch64-linux-gnu}
-TRACER_FLAVOURS=${TRACER_FLAVOURS:-arm64 x86_64-pfe-cet x86_64-fentry x86_64-clang}
+TRACER_FLAVOURS=${TRACER_FLAVOURS:-arm64 x86_64-pfe-cet x86_64-fentry x86_64-clang x86_64-san}
+# x86_64-san: the tracer and the runtime built with ASan and UBSan (any
+# report makes the program fail or write to stderr, which the checks see)
+san='-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer'
 PY=/usr/bin/python3
 
 . "$here/lib.sh"
@@ -329,6 +334,7 @@ for arch in $TRACER_FLAVOURS; do
 		x86_64-pfe-cet) tcc=gcc pfe='-fpatchable-function-entry=5 -fcf-protection=full' ;;
 		x86_64-fentry) tcc=gcc pfe='-pg -mfentry' ;;
 		x86_64-clang) tcc=clang pfe='-fpatchable-function-entry=5' ;;
+		x86_64-san) tcc=gcc pfe='-fpatchable-function-entry=5' ;;
 		*) notok "TRACER_FLAVOURS: no flavour $arch"; continue ;;
 		esac
 		;;
@@ -338,7 +344,10 @@ for arch in $TRACER_FLAVOURS; do
 		;;
 	esac
 	o=$work/$arch
-	if [ -n "$tcc" ]; then
+	if [ "$arch" = x86_64-san ]; then
+		make -s -C "$fix" O="$o" CROSS="$cross" TCC="$tcc" PFE="$pfe" EXTRA_CFLAGS="$san" \
+			LDFLAGS="-fsanitize=address,undefined" >"$work/make.log" 2>&1
+	elif [ -n "$tcc" ]; then
 		make -s -C "$fix" O="$o" CROSS="$cross" TCC="$tcc" PFE="$pfe" >"$work/make.log" 2>&1
 	else
 		make -s -C "$fix" O="$o" CROSS="$cross" >"$work/make.log" 2>&1
@@ -350,6 +359,7 @@ for arch in $TRACER_FLAVOURS; do
 	so=$o/libpatchsite-trace.so
 	case $arch in
 	arm64) tr="$QEMU -L $SYSROOT -E LD_PRELOAD=$so" ;;
+	x86_64-san) tr="env LD_PRELOAD=$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so):$so" ;;
 	*) tr="env LD_PRELOAD=$so" ;;
 	esac
 	$NM "$o/tfuncs.o" >"$o/nm.tfuncs"
