@@ -111,6 +111,7 @@ e2e: san all fixtures
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/runtime-x86.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/stress.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/realprog-x86.sh
+	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/bench-x86.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/nearmiss.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/package.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/cli.sh
