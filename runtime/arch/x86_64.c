@@ -38,7 +38,7 @@
  * (rt_tgsigqueueinfo, SI_QUEUE, a marker naming the round) and our handler
  * records the interrupted rip; a retired slot that holds some thread's rip
  * stays retired, the others become free.  A thread that does not answer
- * within a second (SIGTRAP blocked, stopped) means nothing is reused this
+ * within five seconds (SIGTRAP blocked, stopped) means nothing is reused this
  * time.  A handler that emulates a CALL into a slot runs with SIGTRAP
  * blocked, so its thread answers only after landing in the slot.  Limit:
  * a thread interrupted inside a slot by another signal whose handler is
@@ -75,7 +75,7 @@
 #define X86_INT3	0xcc
 #define X86_SLOT	16u
 #define X86_MARKER	UINT64_C(0x70735f78)	/* high word of a reclaim round's sival */
-#define X86_WAIT_NS	1000000000L		/* how long threads get to answer */
+#define X86_WAIT_NS	5000000000L		/* how long threads get to answer */
 
 static const uint8_t x86_nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 
