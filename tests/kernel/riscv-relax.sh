@@ -21,7 +21,8 @@
 #             `patchsite repad`; ftrace_call is auipc+jalr (objdump); the
 #             table that `record --in-place` wrote names the functions of the
 #             linker's own table of the relaxed kernel; every self test
-#             PASSED, the same list as stock, as many functions enabled, no
+#             PASSED, the same list as stock, as many functions enabled as
+#             stock but for the stock table's weak leftovers (see below), no
 #             "ftrace bug".  A second make relinks nothing.  With a pin that
 #             pins nothing (the same tool path) the link fails on the
 #             audit's `short` ftrace_call and leaves no vmlinux.
@@ -146,7 +147,8 @@ boot() { # NAME TIMEOUT -> $OUT/NAME.boot.log; returns qemu/timeout's status
 		</dev/null >"$OUT/$1.boot.log" 2>&1
 }
 
-# ftrace_call's instructions in a linked kernel, by objdump
+# ftrace_call's instructions in a linked kernel, by objdump (a relaxed jal is
+# followed by the next instructions)
 ftrace_call_insns() { # VMLINUX -> mnemonics of the 8 bytes at ftrace_call
 	local a
 	a=$(riscv64-linux-gnu-nm "$1" | awk '$3 == "ftrace_call" { print $1 }')
@@ -187,7 +189,7 @@ fi
 for k in stock relaxed patchsite; do
 	ftrace_call_insns "$OUT/$k.vmlinux" >"$T/$k.ftrace_call"
 done
-if [ "$(cat "$T/stock.ftrace_call")" = "auipc jalr " ] && [ "$(cat "$T/relaxed.ftrace_call")" = "jal " ] &&
+if [ "$(cat "$T/stock.ftrace_call")" = "auipc jalr " ] && [ "$(cut -d' ' -f1 "$T/relaxed.ftrace_call")" = jal ] &&
 	[ "$(cat "$T/patchsite.ftrace_call")" = "auipc jalr " ]; then
 	ok "objdump ftrace_call: stock auipc+jalr, relaxed by hand jal, patchsite auipc+jalr"
 else
@@ -410,10 +412,58 @@ else
 	diff "$OUT/stock.tests" "$OUT/patchsite.tests" >>"$OUT/patchsite.boot.log" 2>&1
 	not_ok "boot patchsite (relaxed): the same self tests PASSED as stock" "$OUT/patchsite.boot.log"
 fi
-if fp=$(tracefs_ok "$OUT/patchsite.boot.log" "$fs"); then
-	ok "boot patchsite (relaxed): function tracer on over every function: $fp enabled as stock, no ftrace bug"
+# The stock table keeps entries for the code of overridden weak functions
+# (outside every sized function symbol: riscv64 6.12 does not zero them at
+# build time), which ftrace lists and enables like functions once past
+# init; the table that record wrote has none.  So the patchsite kernel
+# enables stock's count less those in core text, counted from the stock
+# kernel's own table and symbols (nm, readelf).
+python3 - "$OUT/stock.vmlinux" >"$T/leftovers" 2>&1 <<'EOF'
+import bisect, struct, subprocess, sys
+img = sys.argv[1]
+syms, funcs = {}, []
+for line in subprocess.run(["riscv64-linux-gnu-nm", "-S", "--defined-only", img],
+                           capture_output=True, text=True).stdout.splitlines():
+    f = line.split()
+    if len(f) == 3:
+        syms[f[2]] = int(f[0], 16)
+    elif len(f) == 4:
+        syms[f[3]] = int(f[0], 16)
+        if f[2] in "tTwW":
+            funcs.append((int(f[0], 16), int(f[1], 16)))
+start, stop = syms["__start_mcount_loc"], syms["__stop_mcount_loc"]
+out = subprocess.run(["riscv64-linux-gnu-readelf", "-SW", img], capture_output=True, text=True).stdout
+data = open(img, "rb").read()
+vals = None
+for line in out.splitlines():
+    f = line.replace("[ ", "[").split()
+    if len(f) > 6 and f[0].startswith("[") and f[2] == "PROGBITS":
+        addr, off, size = int(f[3], 16), int(f[4], 16), int(f[5], 16)
+        if addr <= start and stop <= addr + size:
+            b = data[off + start - addr: off + stop - addr]
+            vals = [struct.unpack_from("<Q", b, i)[0] for i in range(0, len(b), 8)]
+if vals is None:
+    sys.exit("no section holds the table")
+funcs.sort()
+starts = [a for a, _ in funcs]
+def inside(v):
+    i = bisect.bisect_right(starts, v) - 1
+    while i >= 0 and starts[i] > v - (1 << 20):
+        a, n = funcs[i]
+        if a <= v < a + n:
+            return True
+        i -= 1
+    return False
+init = (syms["_sinittext"], syms["_einittext"])
+print(sum(1 for v in vals if v and not inside(v) and not init[0] <= v < init[1]))
+EOF
+[ $? -eq 0 ] || die "cannot count the stock table's weak leftovers: $(cat "$T/leftovers")"
+lo=$(cat "$T/leftovers")
+want=$((${fs:-0} - lo))
+if fp=$(tracefs_ok "$OUT/patchsite.boot.log" "$want"); then
+	ok "boot patchsite (relaxed): function tracer on over every function: $fp enabled, stock's $fs less its $lo weak leftovers, no ftrace bug"
 else
-	not_ok "boot patchsite (relaxed): $fs functions enabled as stock, no ftrace bug (got $fp)" \
+	not_ok "boot patchsite (relaxed): $want functions enabled (stock's $fs less $lo weak leftovers), no ftrace bug (got $fp)" \
 		"$OUT/patchsite.boot.log"
 fi
 
