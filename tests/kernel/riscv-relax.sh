@@ -50,12 +50,6 @@ kernel_packages
 kernel_source
 mkdir -p "$T"
 
-# objects that an earlier version of this test pinned by hand are rebuilt
-# from source, so that the relaxed kernel really is the unpinned one
-if [ -f "$W/pinned-objects" ]; then
-	xargs -r rm -f <"$W/pinned-objects"
-	rm -f "$W/pinned-objects"
-fi
 # arch/riscv/Makefile as the series left it: a run stopped while the line
 # was removed by hand (step 2) gets it back from the copy taken before
 if ! grep -q -- "--no-relax" "$SRC/arch/riscv/Makefile"; then
