@@ -93,6 +93,7 @@ fixtures: san
 	$(MAKE) -C fixtures/embed
 	$(MAKE) -C fixtures/nearmiss
 	$(MAKE) -C fixtures/repad-kernel
+	$(MAKE) -C fixtures/realprog-x86
 
 # lint-tests.py first: every patchsite run in tests/ goes through ps_run
 # (tests/e2e/lib.sh), its exit status asserted before its output is read
@@ -106,6 +107,11 @@ e2e: san all fixtures
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/repad-kernel.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/repad-zlib.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/embed.sh
+	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/embed-x86.sh
+	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/runtime-x86.sh
+	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/stress.sh
+	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/realprog-x86.sh
+	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/bench-x86.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/nearmiss.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/package.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/cli.sh
@@ -215,5 +221,6 @@ clean:
 	$(MAKE) -C fixtures/embed clean
 	$(MAKE) -C fixtures/nearmiss clean
 	$(MAKE) -C fixtures/repad-kernel clean
+	$(MAKE) -C fixtures/realprog-x86 clean
 	$(MAKE) -C bench/attach clean
 	$(MAKE) -C fuzz clean

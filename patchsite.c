@@ -98,7 +98,11 @@ static const char help_embed[] =
 	"                       add a PT_LOAD with the CALL_OPS trampoline, a no-op ops and\n"
 	"                       the site table, point every literal at the no-op ops and\n"
 	"                       leave every site disabled (MOV X9, X30; NOP); attach at run\n"
-	"                       time with libpatchsite-callops (linked or LD_PRELOADed)\n"
+	"                       time with libpatchsite-callops (linked or LD_PRELOADed);\n"
+	"                       x86_64 program (-pg -mfentry [-mnop-mcount] or\n"
+	"                       -fpatchable-function-entry=5, ENDBR64 or not): every\n"
+	"                       site becomes one 5-byte NOP, and the PT_LOAD holds the\n"
+	"                       site table and a 128 KiB trampoline room (zeros)\n"
 	"      -v, --verbose        a report line: sites, trampoline, the new segment\n"
 	"      -q, --quiet          say nothing on success (the default)\n";
 

@@ -160,16 +160,17 @@ static const char *lacks(const struct arch_ops *a, enum arch_cap cap)
 	case ARCH_CAP_EMBED:
 		if ((w = lacks_scan(a)))
 			return w;
-		NEED(a->literal_size, "literal_size");
 		NEED(a->encode_call, "encode_call");
 		NEED(a->callops, "callops");
-		NEED(a->callops->site_len && a->callops->site_len <= ARCH_CALLOPS_SITE_MAX,
-		     "callops->site_len");
-		NEED(a->callops->tramp_size && a->callops->tramp_size % 8 == 0,
-		     "callops->tramp_size");
+		NEED(a->callops->site_len && a->callops->site_len <= ARCH_CALLOPS_SITE_MAX &&
+		     a->callops->site_back < a->callops->site_len, "callops->site_len");
+		NEED(a->callops->tramp_size % 8 == 0 &&
+		     (a->callops->tramp_size || a->callops->room_size), "callops->tramp_size");
+		NEED(a->callops->area_n || a->callops->entry_calls || a->callops->entry_nop,
+		     "callops->area_n");
 		NEED(a->callops_site, "callops_site");
 		NEED(a->callops_disabled, "callops_disabled");
-		NEED(a->callops_tramp, "callops_tramp");
+		NEED(a->callops_tramp || !a->callops->tramp_size, "callops_tramp");
 		NEED(a->max_page_size && !(a->max_page_size & (a->max_page_size - 1)),
 		     "max_page_size");
 		return NULL;

@@ -105,17 +105,24 @@ struct arch_align_pad {
 };
 
 /*
- * A CALL_OPS site (-fpatchable-function-entry=4,2 with the functions
+ * An entry site as the compiler and linker left it (arch_ops.callops_site):
+ * arm64 CALL_OPS (-fpatchable-function-entry=4,2 with the functions
  * aligned to literal_size): an ops literal of NOPs before the function, an
- * optional landing pad, and the patch NOPs at the entry, as the compiler
- * left them (arch_ops.callops_site).  Offsets are from the function entry.
+ * optional landing pad, and the patch NOPs at the entry; x86_64: an
+ * optional ENDBR64, then a call to __fentry__, a 5-byte NOP or five 1-byte
+ * NOPs.  entry_off is the function entry from the first byte the hook
+ * was given; the other offsets are from the function entry.
  */
 struct arch_callops_site {
+	unsigned int entry_off;		/* the function entry (arm64: literal_size; x86_64:
+					   0 after ENDBR64, else callops->site_back) */
 	unsigned int call_off;		/* the NOP the runtime turns into the call to the
-					   trampoline (arm64: 4; 8 after BTI C/JC) */
+					   trampoline (arm64: 4; 8 after BTI C/JC; x86_64: 0;
+					   4 after ENDBR64) */
 	unsigned int disabled_off;	/* where the idle form goes (callops_disabled) ...
-					   (arm64: 0; 4 after BTI C/JC) */
-	unsigned int disabled_len;	/* ... and its length (arm64: 8) */
+					   (arm64: 0; 4 after BTI C/JC; x86_64: call_off) */
+	unsigned int disabled_len;	/* ... and its length (arm64: 8; x86_64: 5, or 6 over
+					   a 6-byte call through the GOT) */
 };
 
 /* Return values of arch_ops.callops_site */
@@ -126,18 +133,40 @@ struct arch_callops_site {
 
 /*
  * The fixed sizes and offsets embed works with (arch_ops.callops).  The
- * trampoline blob (callops_tramp) holds, at the offsets below, an anchor
- * word, the default ops, a no-op function and the trampoline's entry.
+ * trampoline blob (callops_tramp; none when tramp_size is 0) holds, at the
+ * offsets below, an anchor word, the default ops, a no-op function and the
+ * trampoline's entry.  An architecture whose runtime writes its own
+ * trampolines asks instead for a zero-filled room of room_size bytes,
+ * aligned to max_page_size, that every site's call reaches (x86_64: the
+ * runtime carves 16-byte trampoline slots from it).
+ *
+ * Which sites embed takes: record scans the image once per layout stated
+ * here (the -fpatchable-function-entry=area_n,area_m area when area_n is
+ * not 0, calls to the fentry target at the entry when entry_calls, one
+ * call_len-byte NOP at the entry when entry_nop), and every site found is
+ * judged by callops_site.  Several scans are probes: a layout the image does
+ * not use is no error, only no site from anywhere is.
  */
 struct arch_callops {
-	unsigned int site_len;		/* bytes callops_site reads, from the literal on */
-	unsigned int tramp_size;	/* bytes of the blob, a multiple of 8 */
+	unsigned int site_len;		/* bytes callops_site reads, from site_back before
+					   the recorded site address (arm64 the literal) on */
+	unsigned int site_back;		/* bytes before the recorded site callops_site sees
+					   (x86_64 4: an ENDBR64); those before the site's
+					   section read as zero */
+	unsigned int tramp_size;	/* bytes of the blob, a multiple of 8 (0: none) */
 	unsigned int tramp_anchor;	/* a 64-bit word holding its own link-time
 					   address: the code tells the load bias by it */
 	unsigned int tramp_default_ops;	/* the ops every idle literal points at
 					   (runtime/callops.h struct ps_ops) */
 	unsigned int tramp_noop;	/* the function the default ops' func points at */
 	unsigned int tramp_entry;	/* the trampoline: where every site's call goes */
+	uint64_t room_size;		/* bytes of the zero-filled trampoline room (0: none) */
+	int area_n, area_m;		/* the stated patch area (0, 0: none) */
+	bool entry_calls;		/* calls to __fentry__ at the entry are sites */
+	bool entry_nop;			/* a call_len-byte NOP at the entry is a site */
+	const char *site_desc;		/* for "FUNC at ADDR is not ..." */
+	const char *no_sites;		/* the refusal when there is no site: what to build with */
+	const char *reach;		/* the call's reach: "BL range (128 MiB)" */
 };
 
 /*
@@ -168,8 +197,9 @@ struct arch_callops {
  *   PIN       pin: calls kept fixed-size through the link's relaxation
  *             (relax_reloc, patch_points, patch_point_len, call_reloc_back,
  *             decode)
- *   EMBED     embed: the CALL_OPS trampoline added to a program (callops
- *             and its three hooks, encode_call, literal_size, max_page_size)
+ *   EMBED     embed: the CALL_OPS trampoline, or the trampoline room, added
+ *             to a program (callops, callops_site, callops_disabled,
+ *             callops_tramp with a blob, encode_call, max_page_size)
  *   RUNTIME   runtime/: libpatchsite-callops attaches to embedded programs
  *             (needs EMBED; no hooks here, the runtime has its own patcher)
  */
@@ -385,16 +415,19 @@ struct arch_ops {
 	int (*mapping_symbol)(const char *name);
 
 	/*
-	 * embed: CALL_OPS sites and the trampoline they call (ARCH_CAP_EMBED;
+	 * embed: entry sites and the trampoline they call (ARCH_CAP_EMBED;
 	 * NULL elsewhere).
 	 *
-	 * callops_site: buf[0..len) holds the bytes from a function's literal
-	 * (literal_size before the entry, at address `literal`) on.  The
-	 * alignment is judged first, from `literal` alone:
-	 * ARCH_CALLOPS_MISALIGNED whatever buf holds.  Then
-	 * ARCH_CALLOPS_OK, with *site filled, when the first callops->site_len
-	 * bytes are the undisturbed area (arm64: NOP NOP, [BTI C or BTI JC],
-	 * NOP NOP), else ARCH_CALLOPS_NONE.  Never reads past buf[len-1].
+	 * callops_site: buf[0..len) holds the bytes from `addr`, callops->
+	 * site_back before a recorded site (arm64: the site is the function's
+	 * literal, literal_size before the entry; x86_64: the call or NOPs, 4
+	 * bytes before them where an ENDBR64 may be), on.  The alignment is
+	 * judged first, from `addr` alone: ARCH_CALLOPS_MISALIGNED whatever buf
+	 * holds (x86_64: never).  Then ARCH_CALLOPS_OK, with *site filled, when
+	 * the bytes are an undisturbed site (arm64: NOP NOP, [BTI C or BTI JC],
+	 * NOP NOP; x86_64: [ENDBR64] then a 5-byte call, a 6-byte call through
+	 * the GOT or its addr32 relaxation, a 5-byte NOP or five 0x90), else
+	 * ARCH_CALLOPS_NONE.  Never reads past buf[len-1].
 	 */
 	const struct arch_callops *callops;
 	int (*callops_site)(const uint8_t *buf, size_t len, uint64_t literal,
@@ -404,8 +437,10 @@ struct arch_ops {
 	 * callops_disabled: the idle form of a site, written over its patch
 	 * area at site.disabled_off (arm64 `MOV X9, X30; NOP`: the caller's
 	 * LR saved for the trampoline, and the NOP that the runtime turns into
-	 * the call).  Writes exactly len bytes: 0, or -1 (buf untouched) when
-	 * len is not site.disabled_len.
+	 * the call; x86_64 the 5-byte NOP 0f 1f 44 00 00 the runtime turns into
+	 * CALL rel32, and after a 6-byte call one 0x90 more).  Writes exactly
+	 * len bytes: 0, or -1 (buf untouched) when len is not a disabled_len
+	 * callops_site gives.
 	 */
 	int (*callops_disabled)(uint8_t *buf, size_t len);
 
@@ -414,7 +449,8 @@ struct arch_ops {
 	 * the anchor (addr + tramp_anchor) and the default ops' func (addr +
 	 * tramp_noop) filled in and the default ops' other fields zero.
 	 * Writes exactly len bytes: 0, or -1 (buf untouched) when len is not
-	 * callops->tramp_size or addr is not 8-byte aligned.
+	 * callops->tramp_size or addr is not 8-byte aligned.  NULL without a
+	 * blob (tramp_size 0).
 	 */
 	int (*callops_tramp)(uint8_t *buf, size_t len, uint64_t addr);
 };

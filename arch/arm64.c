@@ -368,6 +368,7 @@ static int a64_callops_site(const uint8_t *buf, size_t len, uint64_t literal,
 			k++;
 		if (k < A64_CALLOPS_WORDS)
 			continue;
+		site->entry_off = A64_LITERAL_SIZE;
 		site->call_off = sh->call_off;
 		site->disabled_off = sh->disabled_off;
 		site->disabled_len = sizeof(a64_callops_disabled_words);
@@ -469,11 +470,19 @@ static const uint32_t a64_callops_tramp_words[] = {
 
 static const struct arch_callops a64_callops = {
 	.site_len		= A64_CALLOPS_WORDS * A64_INSN_SIZE,
+	.site_back		= 0,
 	.tramp_size		= sizeof(a64_callops_tramp_words),
 	.tramp_anchor		= A64_TB_ANCHOR,
 	.tramp_default_ops	= A64_TB_DOPS,
 	.tramp_noop		= A64_TB_NOOP,
 	.tramp_entry		= A64_TB_ENTRY,
+	.area_n			= 4,
+	.area_m			= 2,
+	.site_desc		= "two NOPs before and two NOPs at its entry: not a "
+				  "-fpatchable-function-entry=4,2 site",
+	.no_sites		= "no CALL_OPS patch sites: build with "
+				  "-fpatchable-function-entry=4,2 -falign-functions=8",
+	.reach			= "BL range (128 MiB)",
 };
 
 static int a64_callops_tramp(uint8_t *buf, size_t len, uint64_t addr)

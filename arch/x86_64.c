@@ -659,6 +659,81 @@ static const char *x86_nop_name(unsigned int len)
 	return len == 1 ? "0x90" : "NOP";
 }
 
+/*
+ * embed: an entry site is, after an optional ENDBR64 (-fcf-protection), a
+ * call to __fentry__ (-pg -mfentry: `call rel32`, or in a PIE `call
+ * *GOT(%rip)`, which a static link may relax to `addr32 call rel32`), a
+ * 5-byte NOP (-mnop-mcount, clang's -fpatchable-function-entry=5) or five
+ * 0x90 (GCC's -fpatchable-function-entry=5).  Which calls are sites record
+ * has judged (their target); here only the shape is checked.  embed writes
+ * the one 5-byte NOP over each (a 6-byte call: the NOP and one 0x90), so
+ * that the runtime swaps one instruction, never a run of them a thread
+ * could stand inside.  No code is written into the segment: the runtime
+ * copies its own trampolines into the room.
+ */
+#define X86_ENDBR64_LEN	4
+#define X86_SITE_MAX	6	/* the longest site: a call through the GOT */
+
+static const uint8_t x86_endbr64[X86_ENDBR64_LEN] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+/* The length of the entry site at buf[0..len), 0 when it is none. */
+static unsigned int x86_entry_site(const uint8_t *buf, size_t len)
+{
+	static const uint8_t ninety[5] = { 0x90, 0x90, 0x90, 0x90, 0x90 };
+
+	if (len >= 5 && (buf[0] == 0xe8 || !memcmp(buf, ninety, 5) ||
+			 (buf[0] == 0x0f && buf[1] == 0x1f && buf[2] == 0x44 && buf[3] == 0x00)))
+		return 5;	/* call rel32; five 0x90; nopl disp8(%rax,%rax,1) */
+	if (len >= 6 && ((buf[0] == 0xff && buf[1] == 0x15) || (buf[0] == 0x67 && buf[1] == 0xe8)))
+		return 6;	/* call *disp32(%rip); addr32 call rel32 */
+	return 0;
+}
+
+static int x86_callops_site(const uint8_t *buf, size_t len, uint64_t addr,
+			    struct arch_callops_site *site)
+{
+	unsigned int entry, n;
+
+	(void)addr;	/* no literal: nothing to align */
+	if (len < X86_ENDBR64_LEN)
+		return ARCH_CALLOPS_NONE;
+	n = x86_entry_site(buf + X86_ENDBR64_LEN, len - X86_ENDBR64_LEN);
+	if (!n)
+		return ARCH_CALLOPS_NONE;
+	/* the ENDBR64 right before the site is the function's own landing pad */
+	entry = memcmp(buf, x86_endbr64, X86_ENDBR64_LEN) ? X86_ENDBR64_LEN : 0;
+	site->entry_off = entry;
+	site->call_off = site->disabled_off = X86_ENDBR64_LEN - entry;
+	site->disabled_len = n;
+	return ARCH_CALLOPS_OK;
+}
+
+static int x86_callops_disabled(uint8_t *buf, size_t len)
+{
+	if (len != 5 && len != 6)
+		return -1;
+	memcpy(buf, x86_nops[5], 5);
+	if (len == 6)
+		buf[5] = 0x90;
+	return 0;
+}
+
+static const struct arch_callops x86_callops = {
+	.site_len	= X86_ENDBR64_LEN + X86_SITE_MAX,
+	.site_back	= X86_ENDBR64_LEN,
+	.tramp_size	= 0,		/* no blob: the runtime writes the trampolines */
+	.room_size	= 8192 * 16,	/* 128 KiB: 8192 slots of 16 bytes */
+	.entry_calls	= true,
+	.entry_nop	= true,
+	.area_n		= 5,
+	.area_m		= 0,
+	.site_desc	= "a call to __fentry__, a 5-byte NOP or five 0x90 at its entry "
+			  "(after ENDBR64)",
+	.no_sites	= "no patch sites at function entries: build with -pg -mfentry "
+			  "[-mnop-mcount] or -fpatchable-function-entry=5",
+	.reach		= "rel32 reach (2 GiB)",
+};
+
 const struct arch_ops arch_x86_64 = {
 	.name = "x86_64",
 	/*
@@ -667,7 +742,8 @@ const struct arch_ops arch_x86_64 = {
 	 * (and a kernel build that repads every object works here too).
 	 */
 	.caps = ARCH_CAN(ARCH_CAP_RECORD) | ARCH_CAN(ARCH_CAP_AUDIT) |
-		ARCH_CAN(ARCH_CAP_IN_PLACE) | ARCH_CAN(ARCH_CAP_REPAD),
+		ARCH_CAN(ARCH_CAP_IN_PLACE) | ARCH_CAN(ARCH_CAP_REPAD) |
+		ARCH_CAN(ARCH_CAP_EMBED) | ARCH_CAN(ARCH_CAP_RUNTIME),
 	.machine = EM_X86_64,
 	.policy = ARCH_POLICY_NOP_MCOUNT | ARCH_POLICY_PFE_IS_PADDING,
 	.insn_align = 1,
@@ -702,7 +778,11 @@ const struct arch_ops arch_x86_64 = {
 	 * Not needed: moving x86 code would need a length decode of every
 	 * instruction and rel8/rel32 re-encoding, and no x86 site has an
 	 * alignment to restore.  insn_len, pcrel_decode, pcrel_encode,
-	 * align_target, align_padding and mapping_symbol stay NULL; so do
-	 * callops and its three hooks (no embed, no runtime).
+	 * align_target, align_padding and mapping_symbol stay NULL; so does
+	 * callops_tramp (embed writes no code: the room is the runtime's).
 	 */
+	.max_page_size = 0x1000,	/* every x86_64 kernel maps 4 KiB pages */
+	.callops = &x86_callops,
+	.callops_site = x86_callops_site,
+	.callops_disabled = x86_callops_disabled,
 };

@@ -155,15 +155,18 @@ static void check_callops(const uint8_t *buf, size_t n, uint64_t literal)
 			   A->name, (unsigned long long)literal);
 	if (r != ARCH_CALLOPS_OK)
 		return;
-	FUZZ_CHECK(n >= c->site_len && site.call_off + A->call_len + A->literal_size <= c->site_len &&
-		   site.disabled_off + site.disabled_len + A->literal_size <= c->site_len &&
+	FUZZ_CHECK(n >= site.entry_off + site.disabled_off + site.disabled_len &&
+		   site.entry_off + site.call_off + A->call_len <= c->site_len &&
+		   site.entry_off + site.disabled_off + site.disabled_len <= c->site_len &&
+		   site.call_off >= site.disabled_off &&
+		   site.call_off + A->call_len <= site.disabled_off + site.disabled_len &&
 		   site.disabled_len <= sizeof(out),
-		   "%s: site call_off %u disabled %u+%u in %u bytes", A->name, site.call_off,
-		   site.disabled_off, site.disabled_len, c->site_len);
+		   "%s: site entry %u call_off %u disabled %u+%u in %u bytes", A->name,
+		   site.entry_off, site.call_off, site.disabled_off, site.disabled_len, c->site_len);
 	FUZZ_CHECK(A->callops_disabled(out, site.disabled_len) == 0, "%s: callops_disabled(%u)",
 		   A->name, site.disabled_len);
-	FUZZ_CHECK(A->callops_disabled(out, site.disabled_len + 1) != 0,
-		   "%s: callops_disabled(%u) accepted", A->name, site.disabled_len + 1);
+	FUZZ_CHECK(A->callops_disabled(out, c->site_len + 1) != 0,
+		   "%s: callops_disabled(%u) accepted", A->name, c->site_len + 1);
 }
 
 static void check_encoders(const uint8_t *data, size_t size)

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * embed.c - add the call-ops trampoline and a site table to a linked
- * program (ET_EXEC or PIE) in a new loadable segment, and leave every
- * CALL_OPS site in its disabled form.
+ * embed.c - add the call-ops trampoline (or a room for the runtime's
+ * trampolines) and a site table to a linked program (ET_EXEC or PIE) in a
+ * new loadable segment, and leave every entry site in its disabled form.
  *
  * Strategy: one mechanism for every image, whether or not it links the
  * runtime: a new R+X PT_LOAD appended to the file.  The STYLE.md rules for
@@ -19,7 +19,7 @@
  *    behind the last PT_LOAD if needed so that PT_LOADs stay sorted; PT_PHDR
  *    and the table itself stay where they are, so AT_PHDR stays right;
  *  - every added byte is covered by a section header: `.patchsite.sites`
- *    (the header and table) and `.patchsite.tramp` (code), plus a grown
+ *    (the header and table) and `.patchsite.tramp` (code, or the room), plus a grown
  *    `.shstrtab` and the section header table, both written after the
  *    segment (the old ones are left in place, unreferenced).
  *
@@ -28,6 +28,11 @@
  * PT_LOADs; then the sites, sorted by function (function, literal, the
  * NOP); then the trampoline blob: an anchor word holding its own link-time
  * address, the default no-op ops, a no-op function, and the trampoline.
+ * An architecture whose runtime writes its own trampolines (no blob, no
+ * literal) asks instead for a zero-filled room (arch_callops.room_size),
+ * aligned to max_page_size, which the header's tramp and tramp_size name
+ * and every site must reach; the file holds its zeros, so the PT_LOAD has
+ * p_filesz == p_memsz (no bss to clear in an R+X segment).
  *
  * Every instruction is the architecture's (arch_ops.callops*, where it
  * declares ARCH_CAP_EMBED): what an undisturbed site looks like and where
@@ -37,7 +42,9 @@
  * its calling convention are described in arch/arm64.c).  The BL that the
  * runtime writes must reach the trampoline from every site, which
  * encode_call, the same encoding, checks.  embed only places bytes and
- * computes addresses.
+ * computes addresses.  Which layouts record is told to scan for, and the
+ * bytes before a site the architecture looks at (an ENDBR64), are its too
+ * (struct arch_callops).
  *
  * PIE: the literals hold (ops - load bias) and the trampoline adds the bias,
  * computed PC-relatively from the anchor.  The alternative,
@@ -98,6 +105,27 @@ static size_t read_code(struct elfio *e, uint64_t addr, uint8_t *buf, size_t n, 
 	return got;
 }
 
+/*
+ * Read a site: n bytes from addr - back into buf, where the site is at addr.
+ * The bytes before addr that lie before its section (or before any) read
+ * as zero: a landing pad that belongs to the site's function is in the
+ * same section.  The number of bytes of buf that hold the image's or those
+ * zeros, short at the first unit after addr that cannot be read.
+ */
+static size_t read_site(struct elfio *e, uint64_t addr, size_t back, uint8_t *buf, size_t n,
+			unsigned int unit)
+{
+	const struct elfio_section *s = elfio_addr_to_sec(e, addr);
+	size_t k = back;
+
+	if (!back)
+		return read_code(e, addr, buf, n, unit);
+	memset(buf, 0, n);
+	while (k && (!s || addr - k < s->addr || addr - k > addr))
+		k = k > unit ? k - unit : 0;
+	return back - k + read_code(e, addr - k, buf + back - k, n - back + k, unit);
+}
+
 /* Write n bytes of v at address addr, through the rewrite. */
 static int put_addr(struct elfio_rw *w, uint64_t addr, uint64_t v, int n)
 {
@@ -113,10 +141,53 @@ static const char *func_name(const struct site *s)
 }
 
 struct esite {
-	uint64_t func, lit, call;
+	uint64_t func, lit, call;	/* lit: 0 without a literal */
 	uint64_t idle;			/* where the idle form goes ... */
 	unsigned int idle_len;		/* ... and its length */
 };
+
+static int esite_cmp(const void *a, const void *b)
+{
+	const struct esite *x = a, *y = b;
+
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+/*
+ * The scans record makes for embed, one per layout the architecture states
+ * (arch_callops): the patch area, entry calls, the entry NOP.
+ */
+#define EMBED_SCANS	3
+
+static int embed_scans(const struct arch_callops *co, struct record_options *o)
+{
+	int k = 0;
+
+	if (co->area_n) {
+		record_options_init(&o[k]);
+		o[k].patchable_n = co->area_n;
+		o[k++].patchable_m = co->area_m;
+	}
+	if (co->entry_calls) {
+		record_options_init(&o[k]);
+		o[k++].force_calls = true;
+	}
+	if (co->entry_nop) {
+		record_options_init(&o[k]);
+		o[k++].force_nop_mcount = true;
+	}
+	for (int i = 0; i < k; i++)
+		o[i].cap = ARCH_CAP_EMBED;
+	return k;
+}
+
+/* A site embed takes: CALL_OPS with an ops literal, else an entry site. */
+static bool entry_flavour(const struct arch_ops *ops, enum site_flavour f)
+{
+	if (ops->literal_size)
+		return f == FLAVOUR_CALL_OPS;
+	return f == FLAVOUR_FENTRY || f == FLAVOUR_FENTRY_NOP || f == FLAVOUR_PATCHABLE;
+}
 
 /* Offsets of Elf64_Phdr fields in the file. */
 #define PH_TYPE		0
@@ -131,15 +202,16 @@ struct esite {
 int embed_image(const char *in, const char *out, struct embed_report *rep)
 {
 	struct embed_report dummy;
-	struct record_options o;
-	struct record *r = NULL;
-	struct elfio *e;
+	struct record_options so[EMBED_SCANS];
+	struct record *r[EMBED_SCANS] = { NULL };
+	struct elfio *e, *q = NULL;	/* q: the quiet copy the probes scan */
+	int nscans = 0;
 	struct esite *v = NULL;
 	struct elfio_rw *w = NULL;
 	const uint8_t *buf, *p;
 	uint8_t *seg = NULL;
 	uint64_t len = 0, n = 0, total = 0, maxend = 0, phoff, shoff;
-	uint64_t seg_off, seg_addr, seg_size, tb_off, tramp, dops;
+	uint64_t seg_off, seg_addr, seg_size, tb_off, room_off = 0, tramp, dops;
 	uint64_t old_str_off, old_str_size;
 	const GElf_Ehdr *eh;
 	const struct arch_ops *ops;
@@ -243,73 +315,113 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 	}
 
 	/*
-	 * The sites.  embed's contract is the CALL_OPS layout (=4,2), so it is
-	 * stated, not voted: a program with a handful of traced functions is too
-	 * small for a vote.  Each site is still verified by decoding.
+	 * The sites.  embed's contract is the layouts the architecture states
+	 * (arm64: the CALL_OPS layout, =4,2; x86_64: entry calls, the entry
+	 * NOP, the =5 area), so they are stated, not voted: a program with a
+	 * handful of traced functions is too small for a vote.  With several
+	 * layouts each scan is a probe on a quiet copy of the image (a layout
+	 * the program does not use is no error).  Each site is still verified
+	 * by decoding.
 	 */
-	record_options_init(&o);
-	o.patchable_n = 4;
-	o.patchable_m = 2;
-	o.cap = ARCH_CAP_EMBED;
-	if ((err = record_scan(e, &o, &r)))
+	nscans = embed_scans(co, so);
+	if (nscans > 1 && !(q = elfio_open_memory(in, buf, (size_t)len, ELFIO_QUIET))) {
+		err = -ENOMEM;
+		elfio_err(e, "out of memory for a copy of the image to scan");
 		goto out;
+	}
+	for (int k = 0; k < nscans; k++) {
+		if ((err = record_scan(q ? q : e, &so[k], &r[k]))) {
+			if (!q || err == -ENOMEM) {
+				if (q)
+					elfio_err(e, "out of memory for the scan of its sites");
+				goto out;
+			}
+			r[k] = NULL;	/* a probe: the program does not use this layout */
+			continue;
+		}
+		for (size_t i = 0; i < r[k]->nsites; i++)
+			total += entry_flavour(ops, r[k]->sites[i].flavour);
+	}
 	err = -EINVAL;
-	for (size_t i = 0; i < r->nsites; i++)
-		total += r->sites[i].flavour == FLAVOUR_CALL_OPS;
 	if (!total) {
-		elfio_err(e, "no CALL_OPS patch sites: build with -fpatchable-function-entry=4,2 "
-			  "-falign-functions=8");
+		elfio_err(e, "%s", co->no_sites);
 		goto out;
 	}
 	if (!(v = calloc(total, sizeof(*v)))) {
 		err = -ENOMEM;
-		elfio_err(e, "out of memory for %zu CALL_OPS sites", total);
+		elfio_err(e, "out of memory for %zu entry sites", total);
 		goto out;
 	}
-	for (size_t i = 0; i < r->nsites; i++) {
-		const struct site *s = &r->sites[i];
-		uint64_t lit = s->addr, func = lit + ops->literal_size;
-		struct arch_callops_site cs;
-		uint8_t area[ARCH_CALLOPS_SITE_MAX];	/* site_len at most (arch_lacks()) */
-		size_t want = co->site_len < sizeof(area) ? co->site_len : sizeof(area), got = 0;
-		int ret = ARCH_CALLOPS_MISALIGNED;
+	for (int k = 0; k < nscans; k++) {
+		for (size_t i = 0; r[k] && i < r[k]->nsites; i++) {
+			const struct site *s = &r[k]->sites[i];
+			uint64_t at = s->addr - co->site_back, func;
+			struct arch_callops_site cs;
+			uint8_t area[ARCH_CALLOPS_SITE_MAX];	/* site_len at most (arch_lacks()) */
+			size_t want = co->site_len < sizeof(area) ? co->site_len : sizeof(area);
+			size_t got = 0;
+			int ret = ARCH_CALLOPS_MISALIGNED;
 
-		if (s->flavour != FLAVOUR_CALL_OPS)
-			continue;
-		/* record has judged the literal against its --align (8); the arch's rule decides */
-		if (!s->misaligned) {
-			got = read_code(e, lit, area, want, ops->insn_align);
-			ret = ops->callops_site(area, got, lit, &cs);
+			if (!entry_flavour(ops, s->flavour))
+				continue;
+			/* record has judged the literal against its --align (8); the arch's rule decides */
+			if (!s->misaligned) {
+				got = read_site(e, s->addr, co->site_back, area, want, ops->insn_align);
+				ret = ops->callops_site(area, got, at, &cs);
+			}
+			if (ret == ARCH_CALLOPS_MISALIGNED) {
+				printf("misaligned: %s at 0x%" PRIx64 ": ops literal 0x%" PRIx64
+				       " not 8-byte aligned, left untraced\n", func_name(s),
+				       s->addr + ops->literal_size, s->addr);
+				rep->misaligned++;
+				continue;
+			}
+			if (ret != ARCH_CALLOPS_OK && got < co->site_len) {
+				elfio_err(e, "cannot read the entry of %s at 0x%" PRIx64, func_name(s),
+					  s->addr + ops->literal_size);
+				goto out;
+			}
+			if (ret != ARCH_CALLOPS_OK) {
+				elfio_err(e, "%s at 0x%" PRIx64 " is not %s", func_name(s),
+					  s->addr + ops->literal_size, co->site_desc);
+				goto out;
+			}
+			func = at + cs.entry_off;
+			/* a site inside its function: the entry is that function's */
+			if (cs.entry_off <= co->site_back && s->func && s->func->addr != func &&
+			    s->func->addr <= s->addr && s->addr - s->func->addr < s->func->size) {
+				elfio_err(e, "%s at 0x%" PRIx64 ": the site at 0x%" PRIx64 " decodes "
+					  "as the entry of a function at 0x%" PRIx64, func_name(s),
+					  s->func->addr, s->addr, func);
+				goto out;
+			}
+			v[n].func = func;
+			v[n].lit = ops->literal_size ? s->addr : 0;
+			v[n].call = func + cs.call_off;
+			v[n].idle = func + cs.disabled_off;
+			v[n++].idle_len = cs.disabled_len;
 		}
-		if (ret == ARCH_CALLOPS_MISALIGNED) {
-			printf("misaligned: %s at 0x%" PRIx64 ": ops literal 0x%" PRIx64
-			       " not 8-byte aligned, left untraced\n", func_name(s), func, lit);
-			rep->misaligned++;
-			continue;
-		}
-		if (got < co->site_len) {
-			elfio_err(e, "cannot read the entry of %s at 0x%" PRIx64, func_name(s), func);
-			goto out;
-		}
-		if (ret != ARCH_CALLOPS_OK) {
-			elfio_err(e, "%s at 0x%" PRIx64 " is not two NOPs before and two "
-				  "NOPs at its entry: not a -fpatchable-function-entry=4,2 site", func_name(s), func);
-			goto out;
-		}
-		v[n].func = func;
-		v[n].lit = lit;
-		v[n].call = func + cs.call_off;
-		v[n].idle = func + cs.disabled_off;
-		v[n++].idle_len = cs.disabled_len;
 	}
 	if (!n) {
 		elfio_err(e, "every CALL_OPS site is misaligned: nothing can be traced");
 		goto out;
 	}
+	/* one table, sorted by function; two layouts never claim one function */
+	qsort(v, n, sizeof(*v), esite_cmp);
+	for (size_t i = 1; i < n; i++)
+		if (v[i].func == v[i - 1].func) {
+			elfio_err(e, "two patch-site layouts at the function at 0x%" PRIx64,
+				  v[i].func);
+			goto out;
+		}
 
 	/*
 	 * The output, through elfio's rewrite: the input | pad | the segment |
 	 * .shstrtab | section headers; its PT_LOAD takes over the PT_NOTE entry.
+	 * The segment: header and table, then the blob at tb_off, or the room
+	 * at room_off aligned to max_page_size (elfio places the segment at an
+	 * address congruent to its file offset, the file's end rounded up to
+	 * 16).
 	 */
 	w = elfio_rw_new(e);
 	if (!w) {
@@ -318,24 +430,38 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 	}
 	tb_off = SEG_HDR + n * SEG_ENTRY;		/* a multiple of 16 */
 	seg_size = tb_off + co->tramp_size;
+	if (co->room_size) {
+		uint64_t o16 = (len + 15) & ~15ull, pg = ops->max_page_size;
+
+		room_off = ((o16 + seg_size + pg - 1) & ~(pg - 1)) - o16;
+		seg_size = room_off + co->room_size;
+	}
 	if ((err = elfio_rw_place_segment(w, seg_size, ops->max_page_size, maxend, &seg_off,
 					  &seg_addr)))
 		goto out;
 	err = -EINVAL;
-	tramp = seg_addr + tb_off + co->tramp_entry;
-	dops = seg_addr + tb_off + co->tramp_default_ops;
+	if (co->room_size && ((seg_addr + room_off) % ops->max_page_size ||
+			      seg_off != ((len + 15) & ~15ull))) {
+		elfio_err(e, "the trampoline room at 0x%" PRIx64 " is not page aligned: a bug, "
+			  "please report it", seg_addr + room_off);
+		goto out;
+	}
+	dops = co->tramp_size ? seg_addr + tb_off + co->tramp_default_ops : 0;
+	tramp = co->tramp_size ? seg_addr + tb_off + co->tramp_entry : seg_addr + room_off;
 
 	/* the call the runtime writes at each site, encoded here once to know it can be */
 	for (size_t i = 0; i < n; i++) {
 		uint8_t call[16];
+		uint64_t last = co->tramp_size ? tramp : tramp + co->room_size - 1;
 
-		if (ops->call_len > sizeof(call) || ops->encode_call(call, v[i].call, tramp)) {
+		if (ops->call_len > sizeof(call) || ops->encode_call(call, v[i].call, tramp) ||
+		    ops->encode_call(call, v[i].call, last)) {
 			const struct elfio_symbol *f = elfio_function_at(e, v[i].func, 8);
 
-			elfio_err(e, "%s at 0x%" PRIx64 " is out of BL range (128 MiB) of the "
-				  "trampoline at 0x%" PRIx64 " (the new segment goes above the "
-				  "highest PT_LOAD)", f && f->name ? f->name : "?", v[i].func,
-				  tramp);
+			elfio_err(e, "%s at 0x%" PRIx64 " is out of %s of the trampoline%s at "
+				  "0x%" PRIx64 " (the new segment goes above the highest PT_LOAD)",
+				  f && f->name ? f->name : "?", v[i].func, co->reach,
+				  co->tramp_size ? "" : " room", tramp);
 			goto out;
 		}
 	}
@@ -353,7 +479,8 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 	for (size_t i = 0; i < n; i++) {
 		uint8_t idle[64];
 
-		if ((err = put_addr(w, v[i].lit, dops, (int)ops->literal_size)))
+		if (ops->literal_size &&
+		    (err = put_addr(w, v[i].lit, dops, (int)ops->literal_size)))
 			goto out;
 		if (v[i].idle_len > sizeof(idle) || ops->callops_disabled(idle, v[i].idle_len)) {
 			err = -EINVAL;
@@ -374,26 +501,33 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 	put_le(q0 + HDR_FIELD(sites), seg_addr + SEG_HDR, 8);
 	put_le(q0 + HDR_FIELD(tramp), tramp, 8);
 	put_le(q0 + HDR_FIELD(default_ops), dops, 8);
+	put_le(q0 + HDR_FIELD(tramp_size), co->room_size, 8);
 	for (size_t i = 0; i < n; i++) {
-		uint8_t *q = q0 + SEG_HDR + i * SEG_ENTRY;
+		uint8_t *t = q0 + SEG_HDR + i * SEG_ENTRY;
 
-		put_le(q + SITE_FIELD(func), v[i].func, 8);
-		put_le(q + SITE_FIELD(literal), v[i].lit, 8);
-		put_le(q + SITE_FIELD(call), v[i].call, 8);
+		put_le(t + SITE_FIELD(func), v[i].func, 8);
+		put_le(t + SITE_FIELD(literal), v[i].lit, 8);
+		put_le(t + SITE_FIELD(call), v[i].call, 8);
 	}
-	if (ops->callops_tramp(q0 + tb_off, co->tramp_size, seg_addr + tb_off)) {
+	if (co->tramp_size && ops->callops_tramp(q0 + tb_off, co->tramp_size, seg_addr + tb_off)) {
 		err = -EINVAL;
 		elfio_err(e, "cannot write the trampoline at 0x%" PRIx64
 			  ": a bug, please report it", seg_addr + tb_off);
 		goto out;
 	}
 
-	/* The segment's two sections: the header and table, the code. */
+	/*
+	 * The segment's two sections: the header and table (with the padding
+	 * before the room), the code or the room.
+	 */
+	uint64_t code_off = co->tramp_size ? tb_off : room_off;
+	uint64_t code_size = co->tramp_size ? co->tramp_size : co->room_size;
 	GElf_Shdr sites_sh = { .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC, .sh_addr = seg_addr,
-			       .sh_offset = 0, .sh_size = tb_off, .sh_addralign = 8 };
+			       .sh_offset = 0, .sh_size = code_off, .sh_addralign = 8 };
 	GElf_Shdr tramp_sh = { .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
-			       .sh_addr = seg_addr + tb_off, .sh_offset = tb_off,
-			       .sh_size = co->tramp_size, .sh_addralign = 16 };
+			       .sh_addr = seg_addr + code_off, .sh_offset = code_off,
+			       .sh_size = code_size,
+			       .sh_addralign = co->tramp_size ? 16 : ops->max_page_size };
 	if ((err = elfio_rw_add_segment(w, PF_R | PF_X, seg)) ||
 	    (err = elfio_rw_add_section(w, ".patchsite.sites", &sites_sh)) ||
 	    (err = elfio_rw_add_section(w, ".patchsite.tramp", &tramp_sh)))
@@ -403,7 +537,7 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 		goto out;
 	rep->sites = n;
 	rep->tramp = tramp;
-	rep->tramp_bytes = co->tramp_size;
+	rep->tramp_bytes = code_size;
 	rep->seg_addr = seg_addr;
 	rep->seg_offset = seg_off;
 	rep->seg_size = seg_size;
@@ -412,7 +546,9 @@ out:
 	elfio_rw_free(w);
 	free(seg);
 	free(v);
-	record_free(r);
+	for (int k = 0; k < nscans; k++)
+		record_free(r[k]);
+	elfio_close(q);
 	elfio_close(e);
 	return err;
 }

@@ -90,22 +90,25 @@ int repad_file(const char *in, const char *out, struct repad_report *rep);
 struct embed_report {
 	size_t sites;			/* sites put in the table, left disabled */
 	size_t misaligned;		/* CALL_OPS sites with a misaligned literal, untouched */
-	uint64_t tramp;			/* trampoline address */
-	size_t tramp_bytes;		/* trampoline blob size */
+	uint64_t tramp;			/* trampoline address (x86_64: the room's) */
+	size_t tramp_bytes;		/* trampoline blob size (x86_64: the room's) */
 	uint64_t seg_addr;		/* the new PT_LOAD: address, file offset, size */
 	uint64_t seg_offset;
 	uint64_t seg_size;
 };
 
 /*
- * Add a PT_LOAD segment (R+X, 64 KiB-congruent, above every other) to the
- * arm64 program `in` (ET_EXEC or PIE, -fpatchable-function-entry=4,2)
- * holding the call-ops trampoline, a default no-op ops and the site table
- * (layout: runtime/callops.h); point every aligned literal at the default
- * ops and put each site in its disabled form `MOV X9, X30; NOP`.  The
- * PT_NOTE program header is reused for the segment.  Misaligned sites are
- * listed on stdout and left untouched.  Atomic, to `out` (which may be `in`).
- * Returns 0 or negative errno (error printed once).
+ * Add a PT_LOAD segment (R+X, congruent modulo the architecture's largest
+ * page, above every other) to the program `in` (ET_EXEC or PIE): arm64
+ * (-fpatchable-function-entry=4,2) gets the call-ops trampoline, a default
+ * no-op ops and the site table, every aligned literal pointed at the
+ * default ops and each site in its disabled form `MOV X9, X30; NOP`;
+ * x86_64 (-pg -mfentry, -mnop-mcount, -fpatchable-function-entry=5) the
+ * site table and a zero-filled trampoline room, each site one 5-byte NOP
+ * (layout: runtime/segment.h).  The PT_NOTE program header is reused for
+ * the segment.  Misaligned sites are listed on stdout and left untouched.
+ * Atomic, to `out` (which may be `in`).  Returns 0 or negative errno (error
+ * printed once).
  * CLI: patchsite embed IMAGE -o OUT
  */
 int embed_image(const char *in, const char *out, struct embed_report *rep);

@@ -54,13 +54,14 @@ static pthread_mutex_t ps_lock = PTHREAD_MUTEX_INITIALIZER;
  * The ops of one site, read without the lock by the list ops' func
  * (ps_list_func) on any thread: a fixed array of slots, each NULL or an
  * ops.  An ops keeps its slot while it stays attached; a full array is
- * replaced by a copy twice its size and the old one is never freed (a
- * thread may still be walking it; the arrays of a site add up to less than
- * twice its largest), so a thread walking either sees every ops that is
+ * replaced by a copy twice its size and the old one is kept, never freed,
+ * on the new one's `retired` chain (a thread may still be walking it; the
+ * arrays of a site add up to less than twice its largest), so a thread walking either sees every ops that is
  * attached throughout exactly once.
  */
 struct ps_list {
 	size_t cap;
+	struct ps_list *retired;	/* the arrays this one replaced (kept, never freed) */
 	struct ps_ops *_Atomic ops[];
 };
 
@@ -336,6 +337,7 @@ static int ps_list_room(struct ps_sstate *st, struct ps_ops *ops, struct ps_chan
 			atomic_init(&g->ops[k++], o);
 	}
 	atomic_init(&g->ops[k], ops);
+	g->retired = l;		/* a thread may still walk l: reachable, never freed */
 	c->slot = k;
 	c->grown = g;
 	return 0;

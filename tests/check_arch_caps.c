@@ -92,6 +92,9 @@ static const struct need {
 	{ EM_X86_64, "decode", ARCH_CAP_RECORD },
 	{ EM_X86_64, "plt_slot", ARCH_CAP_AUDIT },
 	{ EM_X86_64, "relative_reloc", ARCH_CAP_IN_PLACE },
+	{ EM_X86_64, "callops_site", ARCH_CAP_EMBED },
+	{ EM_X86_64, "callops_disabled", ARCH_CAP_EMBED },
+	{ EM_X86_64, "max_page_size", ARCH_CAP_EMBED },
 	{ EM_AARCH64, "nop_unit", ARCH_CAP_RECORD },
 	{ EM_AARCH64, "pcrel_encode", ARCH_CAP_REPAD },
 	{ EM_AARCH64, "mapping_symbol", ARCH_CAP_REPAD },
@@ -159,7 +162,8 @@ START_TEST(test_matrix)
 	const unsigned int scan = ARCH_CAN(ARCH_CAP_RECORD) | ARCH_CAN(ARCH_CAP_AUDIT) |
 				  ARCH_CAN(ARCH_CAP_IN_PLACE) | ARCH_CAN(ARCH_CAP_REPAD);
 
-	ck_assert_uint_eq(arch_x86_64.caps, scan);
+	ck_assert_uint_eq(arch_x86_64.caps,
+			  scan | ARCH_CAN(ARCH_CAP_EMBED) | ARCH_CAN(ARCH_CAP_RUNTIME));
 	ck_assert_uint_eq(arch_arm64.caps,
 			  scan | ARCH_CAN(ARCH_CAP_EMBED) | ARCH_CAN(ARCH_CAP_RUNTIME));
 	ck_assert_uint_eq(arch_riscv64.caps, scan | ARCH_CAN(ARCH_CAP_PIN));

@@ -85,7 +85,8 @@ for line in open(raw):
         put(f[0], f'callops: {f[1]} ({f[2]}, {f[3]}), ns/call', float(f[5]) / n)
     elif len(f) >= 3 and f[1] == 'attach':  # v attach k s k s ...
         for k, x in zip(f[2::2], f[3::2]):
-            put(f[0], f'attach: {k}, ms', float(x) * 1e3)
+            if not k.startswith(('faults_', 'syncs_')):   # counts, not times
+                put(f[0], f'attach: {k}, ms', float(x) * 1e3)
 after = 'work tree' + (' (runtime/ modified)' if dirty != '0' else '') + f' at {head}'
 print(f'Runtime before: {rev}; after: {after}.')
 print(f'{reps} interleaved passes; bench/callops N = {n} calls, bench/attach {na} functions;')

@@ -29,7 +29,8 @@ for line in open(raw):
     f = line.split()
     if f and f[0] == 'rep':
         for k, v in zip(f[2::2], f[3::2]):
-            cols[k].append(float(v))
+            if k in cols:
+                cols[k].append(float(v))
 med = {k: statistics.median(v) for k, v in cols.items()}
 la, ll = med['list_attach'], med['loop_attach']
 ld, lld = med['list_detach'], med['loop_detach']

@@ -2,9 +2,13 @@
 #ifndef BENCH_CALLOPS_H
 #define BENCH_CALLOPS_H
 
-#define NOTHERS 100
+#define NOTHERS 1000
 
 int target(int x);
 extern int (*const others[NOTHERS])(int);
+
+/* direct.S: an ops->direct_call target that counts its calls */
+void direct_count(void);
+extern unsigned long direct_calls;
 
 #endif

@@ -282,6 +282,100 @@ static const struct arch_call_case call_cases[] = {
 	{ "wraps below zero", 0x10, 0xfffffffffffffff0ull, 0, "\xe8\xdb\xff\xff\xff", 1 },
 };
 
+/*
+ * embed's entry sites (callops_site): the 10 bytes from 4 before the site,
+ * copied from objdump -d of the fixtures/embed-x86 programs named (at
+ * `add`, `mul` or `fib`); the refused rows say how they were made.
+ */
+static const struct x86_site_case {
+	const char *what;
+	size_t len;
+	const char *bytes;
+	int ret;
+	unsigned int entry_off, call_off, disabled_len;
+} site_cases[] = {
+	{ "gcc -pg -mfentry static", B("\x00\x00\x00\x90\xe8\x3b\x8f\x03\x00\x55"),
+	  ARCH_CALLOPS_OK, 4, 0, 5 },
+	{ "gcc -pg -mfentry -fcf-protection static",
+	  B("\xf3\x0f\x1e\xfa\xe8\x67\x8f\x03\x00\x55"), ARCH_CALLOPS_OK, 0, 4, 5 },
+	{ "gcc -pg -mfentry -fcf-protection PIE: call *GOT(%rip)",
+	  B("\xf3\x0f\x1e\xfa\xff\x15\x16\x2d\x00\x00"), ARCH_CALLOPS_OK, 0, 4, 6 },
+	{ "gcc -pg -mfentry static PIE: addr32 call",
+	  B("\x00\x00\x00\x00\x67\xe8\x2a\x8f\x03\x00"), ARCH_CALLOPS_OK, 4, 0, 6 },
+	{ "clang -pg -mfentry -fcf-protection PIE: call __fentry__@plt",
+	  B("\xf3\x0f\x1e\xfa\xe8\x87\xfc\xff\xff\x55"), ARCH_CALLOPS_OK, 0, 4, 5 },
+	{ "gcc -fpatchable-function-entry=5 dynamic: five 0x90",
+	  B("\x00\x00\x00\x00\x90\x90\x90\x90\x90\x48"), ARCH_CALLOPS_OK, 4, 0, 5 },
+	{ "gcc -fpatchable-function-entry=5 -fcf-protection PIE",
+	  B("\xf3\x0f\x1e\xfa\x90\x90\x90\x90\x90\x48"), ARCH_CALLOPS_OK, 0, 4, 5 },
+	{ "clang -fpatchable-function-entry=5 PIE: nopl 0x8(%rax,%rax,1)",
+	  B("\x5d\xc3\x66\x90\x0f\x1f\x44\x00\x08\x55"), ARCH_CALLOPS_OK, 4, 0, 5 },
+	{ "clang -fpatchable-function-entry=5 -fcf-protection static",
+	  B("\xf3\x0f\x1e\xfa\x0f\x1f\x44\x00\x08\x55"), ARCH_CALLOPS_OK, 0, 4, 5 },
+	{ "gcc -mnop-mcount static", B("\x00\x00\x00\x00\x0f\x1f\x44\x00\x00\x48"),
+	  ARCH_CALLOPS_OK, 4, 0, 5 },
+	{ "gcc -mnop-mcount -fcf-protection dynamic",
+	  B("\xf3\x0f\x1e\xfa\x0f\x1f\x44\x00\x00\x48"), ARCH_CALLOPS_OK, 0, 4, 5 },
+	/* hand-made from the rows above */
+	{ "four 0x90 (=4)", B("\x00\x00\x00\x00\x90\x90\x90\x90\x48\x89"), ARCH_CALLOPS_NONE },
+	{ "a 4-byte NOP", B("\x00\x00\x00\x00\x0f\x1f\x40\x00\x55\x48"), ARCH_CALLOPS_NONE },
+	{ "ENDBR64 then push %rbp", B("\xf3\x0f\x1e\xfa\x55\x48\x89\xe5\x48\x83"),
+	  ARCH_CALLOPS_NONE },
+	{ "call rel32 cut short", B("\x00\x00\x00\x00\xe8\x3b\x8f\x03"), ARCH_CALLOPS_NONE },
+	{ "call *GOT(%rip) cut short", B("\x00\x00\x00\x00\xff\x15\x16\x2d\x00"),
+	  ARCH_CALLOPS_NONE },
+	{ "ENDBR64 alone", B("\xf3\x0f\x1e\xfa"), ARCH_CALLOPS_NONE },
+	{ "empty", 0, "", ARCH_CALLOPS_NONE },
+};
+
+START_TEST(test_callops_site)
+{
+	const struct x86_site_case *c = &site_cases[_i];
+	uint8_t *buf = arch_dup_exact(c->bytes, c->len);
+	struct arch_callops_site site;
+	int ret;
+
+	memset(&site, 0x5a, sizeof(site));
+	ret = arch_x86_64.callops_site(buf, c->len, 0x401000, &site);
+	ck_assert_msg(ret == c->ret, "%s: ret %d, want %d", c->what, ret, c->ret);
+	if (ret == ARCH_CALLOPS_OK) {
+		ck_assert_msg(site.entry_off == c->entry_off && site.call_off == c->call_off &&
+			      site.disabled_off == c->call_off &&
+			      site.disabled_len == c->disabled_len,
+			      "%s: entry %u call %u disabled %u+%u", c->what, site.entry_off,
+			      site.call_off, site.disabled_off, site.disabled_len);
+		/* the site is right after the 4 bytes looked back at */
+		ck_assert_uint_eq(site.entry_off + site.call_off, arch_x86_64.callops->site_back);
+	}
+	free(buf);
+}
+END_TEST
+
+/* The idle form: the one 5-byte NOP, then 0x90 over the sixth byte of a call. */
+START_TEST(test_callops_disabled)
+{
+	static const uint8_t nop6[6] = { 0x0f, 0x1f, 0x44, 0x00, 0x00, 0x90 };
+	uint8_t buf[8];
+
+	for (size_t len = 0; len <= sizeof(buf); len++) {
+		memset(buf, 0xcc, sizeof(buf));
+		if (len == 5 || len == 6) {
+			ck_assert_int_eq(arch_x86_64.callops_disabled(buf, len), 0);
+			ck_assert_mem_eq(buf, nop6, len);
+			ck_assert_uint_eq(buf[len], 0xcc);
+		} else {
+			ck_assert_int_eq(arch_x86_64.callops_disabled(buf, len), -1);
+			ck_assert_uint_eq(buf[0], 0xcc);
+		}
+	}
+	/* no blob: the runtime fills the room */
+	ck_assert_ptr_null(arch_x86_64.callops_tramp);
+	ck_assert_uint_eq(arch_x86_64.callops->tramp_size, 0);
+	ck_assert_uint_eq(arch_x86_64.callops->room_size, 128 * 1024);
+	ck_assert_uint_eq(arch_x86_64.max_page_size, 4096);
+}
+END_TEST
+
 void arch_tests_x86_64(Suite *s)
 {
 	TCase *tc;
@@ -304,5 +398,10 @@ void arch_tests_x86_64(Suite *s)
 	tcase_add_loop_test(tc, test_encode_nops, 0, 65);
 	tcase_add_test(tc, test_encode_nop5);
 	arch_add_call_cases(tc, &arch_x86_64, call_cases, ARRAY_SIZE(call_cases));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("x86_64 embed");
+	tcase_add_loop_test(tc, test_callops_site, 0, (int)ARRAY_SIZE(site_cases));
+	tcase_add_test(tc, test_callops_disabled);
 	suite_add_tcase(s, tc);
 }

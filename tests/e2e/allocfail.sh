@@ -8,7 +8,8 @@
 # PATCHSITE_PLAIN is the plain build: tests/hostile/allocshim.c replaces
 # malloc, which ASan does too.  For each case (record, record --format=json,
 # record --in-place on a copy, record --in-place -o, audit of a kernel
-# package directory, repad, repad --in-place, pin, embed, on fixtures) a
+# package directory, repad, repad --in-place, pin, embed on arm64 and on
+# x86_64 (where several layouts are probed), on fixtures) a
 # first run counts the allocations made after main() starts (allocshim's
 # ALLOCSHIM_COUNT; libelf's, libdw's and zlib's included); then a run per N
 # fails the Nth (every N up to ALLOCFAIL_MAX_RUNS, default 400, an even
@@ -122,6 +123,7 @@ setup_pkg() { cp -R "$pkg/." "$w/"; }
 setup_repad() { cp "$fix/repad/out/a.o" "$w/a.o"; }
 setup_pin() { cp "$fix/out/riscv64-mcount/lib.o" "$w/lib.o"; }
 setup_embed() { cp "$fix/embed/out/prog-dyn" "$w/prog"; }
+setup_embed_x86() { cp "$fix/out/x86_64-fentry/exec" "$w/prog"; }
 
 want() { [ -z "$only" ] || case ",$only," in *",$1,"*) return 0 ;; esac; [ -z "$only" ]; }
 
@@ -227,6 +229,7 @@ alloc_case repad setup_repad repad a.o -o out.o
 alloc_case repad-inplace setup_repad repad --in-place a.o
 alloc_case pin setup_pin pin lib.o
 alloc_case embed setup_embed embed prog -o out
+alloc_case embed-x86 setup_embed_x86 embed prog -o out
 
 echo "# $(($(date +%s) - started)) s"
 finish

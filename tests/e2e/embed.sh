@@ -62,7 +62,7 @@
 #   deterministic  two embeds are byte-identical; in place (-o IMAGE) too
 #   again          embedding an embedded image is refused (also with its
 #                  sections renamed: the segment's magic is found)
-#   bad-*          x86, no patchable entries, a site out of BL range (200 MiB
+#   bad-*          riscv64, no patchable entries, a site out of BL range (200 MiB
 #                  of bss): exit 2, one line `patchsite: FILE: ...`, no output
 # Prints `ok - NAME` / `not ok - NAME` and `N passed, M failed`.
 
@@ -95,7 +95,7 @@ embed() {
 	ps_run -e "$5" "$1" "$4" -- embed "$2" -o "$3"
 }
 
-for t in aarch64-linux-gnu-gcc "$OBJDUMP" "$NM" "$STRIP" "$READELF" "$QEMU" eu-elflint "$PY" cc; do
+for t in aarch64-linux-gnu-gcc riscv64-linux-gnu-gcc "$OBJDUMP" "$NM" "$STRIP" "$READELF" "$QEMU" eu-elflint "$PY" cc; do
 	command -v "$t" >/dev/null 2>&1 || notok "tool $t is installed"
 done
 
@@ -354,7 +354,7 @@ refused "again: embedded image" "$work/prog.emb" "already embedded"
 $PY -c 'import sys; b = open(sys.argv[1], "rb").read().replace(b".patchsite.", b".renamed..."); open(sys.argv[2], "wb").write(b)' \
 	"$work/prog-dyn.emb" "$work/nosec.emb"
 refused "again: embedded image, sections renamed" "$work/nosec.emb" "already embedded (a PT_LOAD"
-refused "bad-x86" "$fx/x86" "embed is not supported on x86_64 (patchsite arches lists what each architecture supports)"
+refused "bad-riscv64" "$fx/riscv64" "embed is not supported on riscv64 (patchsite arches lists what each architecture supports)"
 refused "bad-noentries" "$fx/noentries" "no CALL_OPS"
 refused "bad-far (out of BL range)" "$fx/far" ".*out of BL range"
 

@@ -6,10 +6,8 @@
 #
 # Needs a Debian 12 machine with what scripts/install-deps.sh installs plus
 # dpkg-dev (apt-get source unpacks with dpkg-source).  The source is fetched
-# with `apt-get source zlib` once and cached in build/zlib-src (ZLIB_CACHE);
-# when there is no enabled deb-src entry, one is added in
-# /etc/apt/sources.list.d/patchsite-src.{sources,list}, copied from the
-# machine's own `deb` entries (same URIs, suites, components and Signed-By).
+# with `apt-get source zlib` once and cached in build/zlib-src (ZLIB_CACHE)
+# by tests/e2e/debsrc.sh (which adds a deb-src entry when there is none).
 #
 # zlib is configured and built with its own configure and Makefile for arm64
 # (CC=aarch64-linux-gnu-gcc, CFLAGS=-Os -g -fpatchable-function-entry=4,2,
@@ -87,77 +85,11 @@ ps_init "$work"
 ps_ok() { ps_run "$@" || { sed 's/^/# /' "$ps_msg"; return 1; }; }
 
 # ---------------------------------------------------------------- source
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO=sudo	# as scripts/install-deps.sh does
-# An enabled deb-src entry anywhere (other than ours)?  One-line format:
-# `deb-src ...`; deb822: a `Types:` field that lists deb-src.
-have_debsrc() {
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		case $f in */patchsite-src.*) continue ;; esac
-		grep -Eq '^[[:space:]]*deb-src[[:space:]]|^Types:.*(^|[[:space:]])deb-src([[:space:]]|$)' "$f" && return 0
-	done
-	return 1
-}
-
-# Write our deb-src entries, copied from the enabled `deb` entries.
-add_debsrc() {
-	: >"$work/src.sources"
-	: >"$work/src.list"
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		case $f in */patchsite-src.*) continue ;; esac
-		# One stanza per record (blank-line separated): keep those whose
-		# Types has `deb`, with Types replaced by deb-src.
-		awk 'BEGIN { RS = ""; ORS = "\n\n" }
-		     $0 ~ /(^|\n)Types:[ \t]*([^\n]*[ \t])?deb([ \t]|\n|$)/ {
-			sub(/Types:[^\n]*/, "Types: deb-src"); print }' "$f" >>"$work/src.sources"
-	done
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -f "$f" ] || continue
-		case $f in */patchsite-src.*) continue ;; esac
-		sed -n 's/^[[:space:]]*deb[[:space:]]/deb-src /p' "$f" >>"$work/src.list"
-	done
-	[ -s "$work/src.sources" ] || [ -s "$work/src.list" ] || return 1
-	$SUDO rm -f /etc/apt/sources.list.d/patchsite-src.sources /etc/apt/sources.list.d/patchsite-src.list || return 1
-	if [ -s "$work/src.sources" ]; then
-		$SUDO cp "$work/src.sources" /etc/apt/sources.list.d/patchsite-src.sources || return 1
-		$SUDO chmod 644 /etc/apt/sources.list.d/patchsite-src.sources || return 1
-	fi
-	if [ -s "$work/src.list" ]; then
-		$SUDO cp "$work/src.list" /etc/apt/sources.list.d/patchsite-src.list || return 1
-		$SUDO chmod 644 /etc/apt/sources.list.d/patchsite-src.list || return 1
-	fi
-}
-
-find_src() { # the unpacked source directory in the cache, if complete
-	for d in "$ZLIB_CACHE"/zlib-*/; do
-		[ -f "$d/configure" ] && [ -f "$d/zlib.h" ] && [ -f "$d/test/minigzip.c" ] &&
-			[ -f "$ZLIB_CACHE/.complete" ] && { echo "${d%/}"; return 0; }
-	done
-	return 1
-}
-
-fetch_src() {
-	if ! have_debsrc; then
-		add_debsrc || { echo "# no deb entry to copy a deb-src entry from"; return 1; }
-		echo "# added deb-src entries in /etc/apt/sources.list.d/patchsite-src.*"
-	fi
-	export DEBIAN_FRONTEND=noninteractive
-	$SUDO apt-get update -qq >"$work/apt.log" 2>&1 || { showlog "$work/apt.log"; return 1; }
-	rm -rf "$ZLIB_CACHE"
-	mkdir -p "$ZLIB_CACHE" || return 1
-	# apt drops to user _apt for downloads; let it write here.
-	chown _apt "$ZLIB_CACHE" 2>/dev/null
-	(cd "$ZLIB_CACHE" && apt-get source -qq zlib) >"$work/apt.log" 2>&1 ||
-		{ showlog "$work/apt.log"; return 1; }
-	touch "$ZLIB_CACHE/.complete"
-}
-
-if src=$(find_src); then
-	ok "source: cached $(basename "$src") in $ZLIB_CACHE"
-elif fetch_src && src=$(find_src); then
-	ok "source: apt-get source zlib -> $(basename "$src")"
+# debsrc.sh: the cache, or apt-get source (adding a deb-src entry if needed)
+. "$here/debsrc.sh"
+if debsrc zlib "$ZLIB_CACHE" configure zlib.h test/minigzip.c; then
+	src=$debsrc_dir
+	ok "source: $debsrc_how"
 else
 	notok "source: apt-get source zlib"
 	finish

@@ -77,7 +77,7 @@ while IFS='|' read -r name cc flags link rtflags hflags; do
 done <<EOT
 gcc-pfe5-pie|gcc|$pfe -fPIE|-pie|-|-
 gcc-fentry-static|gcc|-pg -mfentry -fno-PIE|-static -no-pie|-|-
-gcc-nopmcount-cet|gcc|-pg -mfentry -mnop-mcount -fcf-protection=full -fPIE|-pie|-|-
+gcc-nopmcount-cet|gcc|-pg -mfentry -mnop-mcount -fcf-protection=full -fno-PIE|-no-pie|-|-
 clang-pfe5-cet|clang|$pfe -fcf-protection=full -fPIE|-pie|-|-
 gcc-pfe5-asan|gcc|$pfe -fPIE|-pie|$san|$san
 EOT

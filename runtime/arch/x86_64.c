@@ -1,0 +1,669 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * arch/x86_64.c - the runtime's x86_64 patcher (interface: ../patcher.h).
+ *
+ * Strategy: a site is the 5-byte NOP (0f 1f 44 00 00) embed leaves at a
+ * traced function's entry (after ENDBR64 if it has one); attached, it is
+ * `CALL rel32` to where its ops' sites call.  There is no literal: each
+ * ops gets its own trampoline, a 16-byte slot carved from the segment's
+ * trampoline room (zero-filled R+X, within rel32 reach of every site):
+ * `movabs $ops, %r11; jmp common`, where `common` is the shared
+ * save-and-call code (arch/x86_64.S) copied to the start of the room at
+ * first use.  An ops with direct_call has its sites call direct_call
+ * itself when it is within rel32 reach of every site, else a slot holding
+ * `jmp *0(%rip); .quad direct_call`.  A slot's page is writable (and still
+ * executable: other slots on it run) only while that slot is written.
+ *
+ * Publishing (the kernel's text_poke_bp protocol, once for a whole batch):
+ * INT3 on the first byte of every site whose bytes change, membarrier
+ * PRIVATE_EXPEDITED_SYNC_CORE, the other 4 bytes of each, sync, the first
+ * bytes, sync.  A thread that meets an INT3 meanwhile gets SIGTRAP; our
+ * handler finds the site in a copy of the batch (in never-freed memory,
+ * under a sequence counter, so a handler that runs late never reads freed
+ * or half-written entries) and emulates the new instruction (CALL: push
+ * site + 5, rip = target; NOP: rip = site + 5); a site no longer holding
+ * INT3 (the round is over) is re-executed; any other SIGTRAP goes to the
+ * disposition the program had (SIG_DFL: restored and re-raised).  The
+ * handler and membarrier registration are set up before the first store
+ * of the first round (failing, the round returns the error having stored
+ * nothing), and the handler is put back before a round if the program
+ * replaced it.
+ *
+ * Freeing rule: a slot holds instructions only in its first 15 bytes and
+ * ops->func returns into `common`, never into the slot, so a thread can be
+ * in a slot only with its program counter inside those bytes.  A slot
+ * whose ops has no site left is retired, its bytes kept.  Retired slots
+ * are reused only when no free slot is left, and only after every other
+ * thread of the process has reported where it stands: each is sent SIGTRAP
+ * (rt_tgsigqueueinfo, SI_QUEUE, a marker naming the round) and our handler
+ * records the interrupted rip; a retired slot that holds some thread's rip
+ * stays retired, the others become free.  A thread that does not answer
+ * within five seconds (SIGTRAP blocked, stopped) means nothing is reused this
+ * time.  A handler that emulates a CALL into a slot runs with SIGTRAP
+ * blocked, so its thread answers only after landing in the slot.  Limit:
+ * a thread interrupted inside a slot by another signal whose handler is
+ * still running reports that handler's rip, not the slot's; it resumes in
+ * the slot later.  Threads created after a slot was retired cannot reach
+ * it (no site calls it; the round ended with a sync).  The question is a
+ * signal (handler with SA_RESTART): a thread blocked in a call that no
+ * handler restarts (nanosleep, poll, epoll_wait...) returns EINTR, as with
+ * any handled signal; it is asked only when the room is full (a 128 KiB
+ * room holds about 8,000 slots).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "../patcher.h"
+#include "x86_64-stats.h"
+
+#if !defined(__x86_64__) || defined(__ILP32__)
+#error "runtime/arch/x86_64.c is the patcher for x86_64 (runtime/Makefile picks it)"
+#endif
+
+#define X86_CALL	0xe8
+#define X86_INT3	0xcc
+#define X86_SLOT	16u
+#define X86_MARKER	UINT64_C(0x70735f78)	/* high word of a reclaim round's sival */
+#define X86_WAIT_NS	5000000000L		/* how long threads get to answer */
+
+static const uint8_t x86_nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+
+const unsigned int ps_arch_call_size = 5;
+
+/* The template (arch/x86_64.S). */
+extern const uint8_t ps_x86_common[] PS_HIDDEN, ps_x86_common_end[] PS_HIDDEN;
+
+void (*ps_arch_test_hook)(int step);
+unsigned int ps_arch_test_slots;
+
+static struct ps_arch_stats x86_st;
+
+#define X86_COUNT(field, v) __atomic_fetch_add(&x86_st.field, (v), __ATOMIC_RELAXED)
+
+void ps_arch_stats(struct ps_arch_stats *out)
+{
+	uint64_t *d = (uint64_t *)out, *s = (uint64_t *)&x86_st;
+
+	for (size_t i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
+		d[i] = __atomic_load_n(&s[i], __ATOMIC_RELAXED);
+}
+
+static long x86_gettid(void)
+{
+	return syscall(SYS_gettid);
+}
+
+/* --- The room and its slots (under the core's lock) ------------------------ */
+
+enum { SLOT_FREE, SLOT_USED, SLOT_RETIRED };
+
+static uint8_t *x86_room;	/* runtime address of the room; NULL until first use */
+static uint64_t x86_pagesize;
+static size_t x86_common_len;	/* bytes of common, rounded up to a slot */
+static uint32_t x86_nslots;
+static uint8_t *x86_state;	/* per slot */
+static uint32_t *x86_free, x86_nfree;	/* a stack: the lowest index on top */
+static uint32_t *x86_retired, x86_nretired;
+
+static uint8_t *x86_slot(uint32_t i)
+{
+	return x86_room + x86_common_len + (size_t)i * X86_SLOT;
+}
+
+/* Copy len bytes to code at dst: its pages writable (and executable) only meanwhile. */
+static int x86_text_write(uint8_t *dst, const void *src, size_t len)
+{
+	uintptr_t pm = x86_pagesize - 1;
+	uintptr_t a = (uintptr_t)dst & ~pm, b = ((uintptr_t)dst + len + pm) & ~pm;
+
+	if (mprotect((void *)a, b - a, PROT_READ | PROT_WRITE | PROT_EXEC))
+		return -errno;
+	memcpy(dst, src, len);
+	if (mprotect((void *)a, b - a, PROT_READ | PROT_EXEC))
+		return -errno;
+	return 0;
+}
+
+static int x86_room_init(const struct ps_image *img)
+{
+	size_t len = (size_t)(ps_x86_common_end - ps_x86_common);
+	uint64_t size = img->hdr->tramp_size, n;
+	int err;
+
+	if (x86_room)
+		return 0;
+	x86_pagesize = img->pagesize;
+	x86_common_len = (len + X86_SLOT - 1) & ~(size_t)(X86_SLOT - 1);
+	if (!img->hdr->tramp || size < x86_common_len + X86_SLOT ||
+	    (img->hdr->tramp + img->bias) % img->pagesize)
+		return -ENOSPC;
+	n = (size - x86_common_len) / X86_SLOT;
+	if (n > UINT32_MAX - 1)
+		n = UINT32_MAX - 1;
+	if (ps_arch_test_slots && ps_arch_test_slots < n)
+		n = ps_arch_test_slots;
+	x86_state = calloc(n, 1);
+	x86_free = malloc(n * sizeof(*x86_free));
+	x86_retired = malloc(n * sizeof(*x86_retired));
+	if (!x86_state || !x86_free || !x86_retired) {
+		free(x86_state), free(x86_free), free(x86_retired);
+		x86_state = NULL, x86_free = x86_retired = NULL;
+		return -ENOMEM;
+	}
+	if ((err = x86_text_write((uint8_t *)(uintptr_t)(img->hdr->tramp + img->bias),
+				  ps_x86_common, len))) {
+		free(x86_state), free(x86_free), free(x86_retired);
+		x86_state = NULL, x86_free = x86_retired = NULL;
+		return err;
+	}
+	x86_nslots = (uint32_t)n;
+	for (uint32_t i = 0; i < x86_nslots; i++)
+		x86_free[i] = x86_nslots - 1 - i;
+	x86_nfree = x86_nslots;
+	x86_room = (uint8_t *)(uintptr_t)(img->hdr->tramp + img->bias);
+	__atomic_store_n(&x86_st.slots_total, x86_nslots, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* --- The SIGTRAP handler and what it reads ---------------------------------- */
+
+/* One site of the round being published: its runtime address and new bytes. */
+struct x86_ent {
+	uint64_t addr;
+	uint64_t bytes;		/* the 5 new bytes, little-endian */
+};
+
+struct x86_batch {
+	size_t cap, n;
+	struct x86_ent e[];
+};
+
+/* One thread asked where it stands in a reclaim round. */
+struct x86_reply {
+	int32_t tid;
+	uint32_t done;
+	uint64_t rip;
+};
+
+static struct x86_batch *x86_cur;	/* mmap'd, never unmapped (a late handler may read one) */
+static uint64_t x86_gen;		/* odd while x86_cur or its entries change */
+static const struct ps_site *x86_sites;	/* the image, for the handler */
+static uint64_t x86_nsites, x86_bias;
+static struct sigaction x86_prev;	/* the program's SIGTRAP disposition */
+static int x86_registered;		/* membarrier SYNC_CORE registered (a fork child
+					   inherits it with the mm) */
+static struct x86_reply *x86_rep;	/* mmap'd, never unmapped */
+static uint32_t x86_rep_cap, x86_rep_n;
+static uint32_t x86_round;		/* the open reclaim round; 0: none */
+
+static void x86_trap(int sig, siginfo_t *si, void *ctx);
+
+/* Is a (runtime address) the call slot of a site of the table? */
+static int x86_is_site(uint64_t a)
+{
+	uint64_t lo = 0, hi = x86_nsites, want = a - x86_bias;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (x86_sites[mid].call < want)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < x86_nsites && x86_sites[lo].call == want;
+}
+
+/* Look a in the round's copy up, consistently; 1 found, 0 not there, -1 changing. */
+static int x86_lookup(uint64_t a, uint64_t *bytes)
+{
+	uint64_t g1 = __atomic_load_n(&x86_gen, __ATOMIC_ACQUIRE), g2;
+	const struct x86_batch *b;
+	int found = 0;
+
+	if (g1 & 1)
+		return -1;
+	b = __atomic_load_n(&x86_cur, __ATOMIC_RELAXED);
+	if (b) {
+		size_t lo = 0, hi = __atomic_load_n(&b->n, __ATOMIC_RELAXED);
+
+		if (hi > b->cap)
+			return -1;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (__atomic_load_n(&b->e[mid].addr, __ATOMIC_RELAXED) < a)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < b->n && __atomic_load_n(&b->e[lo].addr, __ATOMIC_RELAXED) == a) {
+			*bytes = __atomic_load_n(&b->e[lo].bytes, __ATOMIC_RELAXED);
+			found = 1;
+		}
+	}
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	g2 = __atomic_load_n(&x86_gen, __ATOMIC_RELAXED);
+	return g1 == g2 ? found : -1;
+}
+
+/* An INT3 at a site: emulate the new instruction or re-execute.  0: not ours. */
+static int x86_emulate(ucontext_t *uc)
+{
+	greg_t *g = uc->uc_mcontext.gregs;
+	uint64_t a = (uint64_t)g[REG_RIP] - 1, bytes;
+
+	if (!x86_is_site(a))
+		return 0;
+	for (;;) {
+		int r = x86_lookup(a, &bytes);
+
+		if (r == 1) {
+			if ((uint8_t)bytes == X86_CALL) {
+				int32_t rel = (int32_t)(uint32_t)(bytes >> 8);
+
+				g[REG_RSP] -= 8;
+				*(uint64_t *)(uintptr_t)g[REG_RSP] = a + 5;
+				g[REG_RIP] = (greg_t)(a + 5 + (int64_t)rel);
+				X86_COUNT(emul_call, 1);
+			} else {
+				g[REG_RIP] = (greg_t)(a + 5);
+				X86_COUNT(emul_nop, 1);
+			}
+			return 1;
+		}
+		if (*(volatile uint8_t *)(uintptr_t)a != X86_INT3) {
+			g[REG_RIP] = (greg_t)a;		/* the round is over: run what is there */
+			X86_COUNT(reexec, 1);
+			return 1;
+		}
+		if (r == 0)
+			return 0;	/* an INT3 of the program's own at a site */
+		syscall(SYS_sched_yield);	/* a round is being prepared: look again */
+	}
+}
+
+/* A reclaim round's question: record where this thread was interrupted. */
+static void x86_answer(uint32_t round, const ucontext_t *uc)
+{
+	struct x86_reply *rep;
+	uint32_t n;
+	int32_t tid;
+
+	if (round != __atomic_load_n(&x86_round, __ATOMIC_ACQUIRE))
+		return;		/* a round that timed out: nobody listens */
+	rep = __atomic_load_n(&x86_rep, __ATOMIC_ACQUIRE);
+	n = __atomic_load_n(&x86_rep_n, __ATOMIC_ACQUIRE);
+	tid = (int32_t)x86_gettid();
+	for (uint32_t i = 0; i < n; i++)
+		if (rep[i].tid == tid) {
+			rep[i].rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+			__atomic_store_n(&rep[i].done, 1, __ATOMIC_RELEASE);
+			return;
+		}
+}
+
+/* Any other SIGTRAP: what the program's disposition would have done. */
+static void x86_chain(int sig, siginfo_t *si, void *ctx)
+{
+	struct sigaction p = x86_prev;
+
+	X86_COUNT(chained, 1);
+	if (p.sa_flags & SA_SIGINFO) {
+		if (p.sa_sigaction && p.sa_sigaction != x86_trap)
+			p.sa_sigaction(sig, si, ctx);
+		return;
+	}
+	if (p.sa_handler == SIG_IGN)
+		return;
+	if (p.sa_handler != SIG_DFL) {
+		p.sa_handler(sig);
+		return;
+	}
+	/* SIG_DFL: restore it and raise again; delivered (fatally) once we return */
+	signal(SIGTRAP, SIG_DFL);
+	syscall(SYS_rt_tgsigqueueinfo, getpid(), x86_gettid(), SIGTRAP, si);
+}
+
+static void x86_trap(int sig, siginfo_t *si, void *ctx)
+{
+	int saved = errno;
+
+	if (si->si_code == SI_QUEUE && si->si_pid == getpid() &&
+	    ((uint64_t)(uintptr_t)si->si_value.sival_ptr >> 32) == X86_MARKER)
+		x86_answer((uint32_t)(uintptr_t)si->si_value.sival_ptr, ctx);
+	else if (!(si->si_code == SI_KERNEL && x86_emulate(ctx)))
+		x86_chain(sig, si, ctx);
+	errno = saved;
+}
+
+/* Our handler in place (again, if the program replaced it). */
+static int x86_handler(void)
+{
+	struct sigaction cur, sa;
+
+	if (sigaction(SIGTRAP, NULL, &cur))
+		return -errno;
+	if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == x86_trap)
+		return 0;
+	x86_prev = cur;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = x86_trap;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGTRAP, &sa, NULL))
+		return -errno;
+	return 0;
+}
+
+static int x86_setup(const struct ps_image *img)
+{
+	if (!x86_registered) {
+		long q = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+
+		if (q < 0)
+			return -errno;
+		if (!(q & MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE))
+			return -ENOSYS;
+		if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE,
+			    0, 0))
+			return -errno;
+		x86_registered = 1;
+	}
+	x86_sites = img->sites;
+	x86_bias = img->bias;
+	__atomic_store_n(&x86_nsites, img->hdr->count, __ATOMIC_RELEASE);
+	return x86_handler();
+}
+
+/* --- Reclaiming retired slots ------------------------------------------------- */
+
+/* Never-freed memory for what a late handler may still read. */
+static void *x86_map(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int x86_cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Ask every other thread where it stands; free the retired slots none is
+ * in.  Returns how many were freed (0 on any doubt).
+ */
+static uint32_t x86_reclaim(void)
+{
+	static uint32_t seq;
+	pid_t pid = getpid();
+	int32_t self = (int32_t)x86_gettid();
+	uint32_t n = 0, freed = 0, round;
+	struct timespec t0, now, nap = { 0, 100000 };
+	struct dirent *de;
+	DIR *d;
+	int ok = 1;
+
+	if (!x86_nretired || x86_handler() || !(d = opendir("/proc/self/task")))
+		return 0;
+	X86_COUNT(reclaims, 1);
+	while ((de = readdir(d))) {
+		long tid = strtol(de->d_name, NULL, 10);
+
+		if (tid <= 0 || tid == self)
+			continue;
+		if (n == x86_rep_cap) {
+			uint32_t cap = x86_rep_cap ? 2 * x86_rep_cap : 64;
+			struct x86_reply *r = x86_map(cap * sizeof(*r));
+
+			if (!r) {
+				ok = 0;
+				break;
+			}
+			if (n)
+				memcpy(r, x86_rep, n * sizeof(*r));
+			__atomic_store_n(&x86_rep, r, __ATOMIC_RELEASE);	/* the old one stays mapped */
+			x86_rep_cap = cap;
+		}
+		x86_rep[n].tid = (int32_t)tid;
+		x86_rep[n].done = 0;
+		x86_rep[n].rip = 0;
+		n++;
+	}
+	closedir(d);
+	if (!ok)
+		return 0;
+	if (++seq == 0)
+		seq = 1;
+	round = seq;
+	__atomic_store_n(&x86_rep_n, n, __ATOMIC_RELEASE);
+	__atomic_store_n(&x86_round, round, __ATOMIC_RELEASE);
+	for (uint32_t i = 0; i < n; i++) {
+		siginfo_t si;
+
+		memset(&si, 0, sizeof(si));
+		si.si_signo = SIGTRAP;
+		si.si_code = SI_QUEUE;
+		si.si_pid = pid;
+		si.si_uid = getuid();
+		si.si_value.sival_ptr = (void *)(uintptr_t)(X86_MARKER << 32 | round);
+		if (syscall(SYS_rt_tgsigqueueinfo, pid, x86_rep[i].tid, SIGTRAP, &si)) {
+			if (errno != ESRCH) {
+				ok = 0;
+				break;
+			}
+			/* gone since we listed it: it runs nowhere */
+			__atomic_store_n(&x86_rep[i].done, 1, __ATOMIC_RELEASE);
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (uint32_t i = 0; ok && i < n; ) {
+		if (__atomic_load_n(&x86_rep[i].done, __ATOMIC_ACQUIRE)) {
+			i++;
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - t0.tv_sec) * 1000000000L + (now.tv_nsec - t0.tv_nsec) > X86_WAIT_NS) {
+			X86_COUNT(reclaim_timeouts, 1);
+			ok = 0;
+			break;
+		}
+		nanosleep(&nap, NULL);
+	}
+	__atomic_store_n(&x86_round, 0, __ATOMIC_RELEASE);	/* late answers are dropped */
+	if (!ok)
+		return 0;
+	/* keep the slots some thread is in; free the rest, the lowest on top */
+	qsort(x86_retired, x86_nretired, sizeof(*x86_retired), x86_cmp_u32);
+	for (uint32_t k = x86_nretired; k-- > 0; ) {
+		uint32_t s = x86_retired[k];
+		uint64_t lo = (uint64_t)(uintptr_t)x86_slot(s), hi = lo + X86_SLOT;
+		int busy = 0;
+
+		for (uint32_t i = 0; i < n && !busy; i++)
+			busy = x86_rep[i].rip >= lo && x86_rep[i].rip < hi;
+		if (busy) {
+			X86_COUNT(reclaim_kept, 1);
+			continue;
+		}
+		x86_retired[k] = x86_retired[--x86_nretired];
+		x86_state[s] = SLOT_FREE;
+		x86_free[x86_nfree++] = s;
+		freed++;
+	}
+	/* the loop above pushed the highest first: the lowest is on top */
+	X86_COUNT(slots_retired, -(uint64_t)freed);
+	return freed;
+}
+
+/* --- The patcher interface ------------------------------------------------------ */
+
+/* Can a CALL at every site reach t? */
+static int x86_reaches_all(const struct ps_image *img, uint64_t t)
+{
+	uint64_t n = img->hdr->count;
+	int64_t d1, d2;
+
+	if (!n)
+		return 1;
+	d1 = (int64_t)(t - (img->sites[0].call + img->bias + 5));
+	d2 = (int64_t)(t - (img->sites[n - 1].call + img->bias + 5));
+	return d1 >= INT32_MIN && d1 <= INT32_MAX && d2 >= INT32_MIN && d2 <= INT32_MAX;
+}
+
+int ps_arch_tramp_get(const struct ps_image *img, struct ps_reg *r)
+{
+	uint64_t dc = (uint64_t)(uintptr_t)r->ops->direct_call;
+	uint8_t code[X86_SLOT], *slot;
+	uint32_t s;
+	int err;
+
+	if (dc && x86_reaches_all(img, dc)) {
+		r->target = dc;
+		r->arch = NULL;
+		return 0;
+	}
+	if ((err = x86_room_init(img)))
+		return err;
+	if (!x86_nfree && !x86_reclaim())
+		return -ENOMEM;
+	s = x86_free[--x86_nfree];
+	slot = x86_slot(s);
+	memset(code, X86_INT3, sizeof(code));
+	if (dc) {
+		static const uint8_t jmp[6] = { 0xff, 0x25, 0, 0, 0, 0 };	/* jmp *0(%rip) */
+
+		memcpy(code, jmp, sizeof(jmp));
+		memcpy(code + 6, &dc, 8);
+	} else {
+		uint64_t ops = (uint64_t)(uintptr_t)r->ops;
+		int32_t rel = (int32_t)((int64_t)(uintptr_t)x86_room - (int64_t)(uintptr_t)(slot + 15));
+
+		code[0] = 0x49, code[1] = 0xbb;		/* movabs $ops, %r11 */
+		memcpy(code + 2, &ops, 8);
+		code[10] = 0xe9;			/* jmp rel32 common */
+		memcpy(code + 11, &rel, 4);
+	}
+	if ((err = x86_text_write(slot, code, sizeof(code)))) {
+		x86_nfree++;
+		return err;
+	}
+	x86_state[s] = SLOT_USED;
+	X86_COUNT(slots_used, 1);
+	r->target = (uint64_t)(uintptr_t)slot;
+	r->arch = (void *)(uintptr_t)(s + 1);
+	return 0;
+}
+
+void ps_arch_tramp_put(const struct ps_image *img, struct ps_reg *r)
+{
+	uint32_t s;
+
+	(void)img;
+	if (!r->arch)
+		return;
+	s = (uint32_t)((uintptr_t)r->arch - 1);
+	x86_state[s] = SLOT_RETIRED;
+	x86_retired[x86_nretired++] = s;
+	r->arch = NULL;
+	X86_COUNT(slots_used, -(uint64_t)1);
+	X86_COUNT(slots_retired, 1);
+}
+
+int ps_arch_encode(const struct ps_image *img, const struct ps_site *s, uint64_t target,
+		   uint8_t *call)
+{
+	int64_t d;
+	int32_t rel;
+
+	if (!target) {
+		memcpy(call, x86_nop5, sizeof(x86_nop5));
+		return 0;
+	}
+	d = (int64_t)(target - (s->call + img->bias + 5));
+	if (d < INT32_MIN || d > INT32_MAX)
+		return -ERANGE;
+	rel = (int32_t)d;
+	call[0] = X86_CALL;
+	memcpy(call + 1, &rel, 4);
+	return 0;
+}
+
+static void x86_sync(int step)
+{
+	/* registered (by this process) before the round's first store: it does not fail */
+	if (!syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0))
+		X86_COUNT(syncs, 1);
+	if (ps_arch_test_hook)
+		ps_arch_test_hook(step);
+}
+
+int ps_arch_publish(const struct ps_image *img, const struct ps_write *w, size_t n,
+		    int enable, const struct ps_run *runs, size_t nruns)
+{
+	struct x86_batch *b = x86_cur;
+	size_t m = 0;
+	int err;
+
+	(void)enable, (void)runs, (void)nruns;	/* no literal: one order both ways */
+	if ((err = x86_setup(img)))
+		return err;
+	if (!b || b->cap < n) {
+		size_t cap = b && 2 * b->cap > n ? 2 * b->cap : (n < 256 ? 256 : n);
+
+		if (!(b = x86_map(sizeof(*b) + cap * sizeof(b->e[0]))))
+			return -ENOMEM;
+		b->cap = cap;
+	}
+	/* the copy the handler reads: sites whose bytes change, sorted */
+	__atomic_store_n(&x86_gen, x86_gen + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&x86_cur, b, __ATOMIC_RELAXED);	/* a smaller one stays mapped */
+	for (size_t i = 0; i < n; i++) {
+		uint8_t *p = (uint8_t *)(uintptr_t)(w[i].site->call + img->bias);
+		uint64_t bytes = 0;
+
+		if (!memcmp(p, w[i].call, 5))
+			continue;
+		memcpy(&bytes, w[i].call, 5);
+		__atomic_store_n(&b->e[m].addr, (uint64_t)(uintptr_t)p, __ATOMIC_RELAXED);
+		__atomic_store_n(&b->e[m].bytes, bytes, __ATOMIC_RELAXED);
+		m++;
+	}
+	__atomic_store_n(&b->n, m, __ATOMIC_RELAXED);
+	__atomic_store_n(&x86_gen, x86_gen + 1, __ATOMIC_RELEASE);
+	if (!m)
+		return 0;
+	X86_COUNT(batches, 1);
+	for (size_t i = 0; i < m; i++)
+		__atomic_store_n((uint8_t *)(uintptr_t)b->e[i].addr, X86_INT3, __ATOMIC_RELAXED);
+	x86_sync(1);
+	for (size_t i = 0; i < m; i++) {
+		uint8_t *p = (uint8_t *)(uintptr_t)b->e[i].addr;
+		uint64_t bytes = b->e[i].bytes;
+
+		for (int k = 1; k < 5; k++)
+			__atomic_store_n(p + k, (uint8_t)(bytes >> (8 * k)), __ATOMIC_RELAXED);
+	}
+	x86_sync(2);
+	for (size_t i = 0; i < m; i++)
+		__atomic_store_n((uint8_t *)(uintptr_t)b->e[i].addr, (uint8_t)b->e[i].bytes,
+				 __ATOMIC_RELAXED);
+	x86_sync(3);
+	return 0;
+}
