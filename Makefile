@@ -129,7 +129,8 @@ fuzz: san fixtures
 
 # Real kernels from Debian's linux-source-6.12 (one source tree, built out of
 # tree per arch in build-kernel/, contrib/linux applied): a riscv64 kernel
-# linked --no-relax, relaxed, relaxed+pin, each booted under
+# linked --no-relax, relaxed by hand, and relaxed through contrib/linux's
+# CONFIG_PATCHSITE (pin, record, audit in the build), each booted under
 # qemu-system-riscv64; then the tables of that kernel and of an arm64
 # CALL_OPS kernel cleared, moved and shifted, and the arm64 one booted as
 # built, refilled and wrong; then arm64 -Os with CALL_OPS: the guard lifted
