@@ -195,27 +195,35 @@ bench-repad: all
 boot-check-arm64: all
 	PATCHSITE=$(CURDIR)/patchsite sh fixtures/embed/boot-check.sh
 
-# the runtime that `patchsite embed` fills in: its core and the patcher of
-# the target it is cross-built for (arm64, runtime/README.md)
+# the runtime that `patchsite embed` fills in (its core and the target's
+# patcher, runtime/README.md) and the ready tracer, for each architecture
+# with a runtime: build/runtime/<arch>/ (compilers from fixtures/arches.mk;
+# x86_64's CROSS_ is empty: the host's gcc, so an x86_64 host)
+RT_ARCHES := aarch64 x86_64
 runtime:
-	@mkdir -p build/runtime
-	$(MAKE) -C runtime O=$(CURDIR)/build/runtime
-	$(MAKE) -C runtime/tracer O=$(CURDIR)/build/runtime
+	@set -e; for a in $(RT_ARCHES); do \
+		case $$a in aarch64) c='$(CROSS_aarch64)' ;; x86_64) c='$(CROSS_x86_64)' ;; esac; \
+		mkdir -p build/runtime/$$a; \
+		$(MAKE) -C runtime O=$(CURDIR)/build/runtime/$$a CROSS=$$c; \
+		$(MAKE) -C runtime/tracer O=$(CURDIR)/build/runtime/$$a CROSS=$$c; \
+	done
 
 install: all runtime
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
-		$(DESTDIR)$(PREFIX)/include/patchsite/arch $(DESTDIR)$(PREFIX)/lib/patchsite/aarch64
+		$(DESTDIR)$(PREFIX)/include/patchsite/arch
 	install -m 0755 patchsite $(DESTDIR)$(BINDIR)/patchsite
 	install -m 0644 doc/patchsite.1 $(DESTDIR)$(MANDIR)/man1/patchsite.1
 	install -m 0644 runtime/callops.h $(DESTDIR)$(PREFIX)/include/patchsite/callops.h
 	install -m 0644 runtime/segment.h $(DESTDIR)$(PREFIX)/include/patchsite/segment.h
-	install -m 0644 runtime/arch/*.h $(DESTDIR)$(PREFIX)/include/patchsite/arch/
-	install -m 0644 build/runtime/libpatchsite-callops.a \
-		$(DESTDIR)$(PREFIX)/lib/patchsite/aarch64/libpatchsite-callops.a
-	install -m 0755 build/runtime/libpatchsite-callops.so \
-		$(DESTDIR)$(PREFIX)/lib/patchsite/aarch64/libpatchsite-callops.so
-	install -m 0755 build/runtime/libpatchsite-trace.so \
-		$(DESTDIR)$(PREFIX)/lib/patchsite/aarch64/libpatchsite-trace.so
+	install -m 0644 $(filter-out %-stats.h,$(wildcard runtime/arch/*.h)) \
+		$(DESTDIR)$(PREFIX)/include/patchsite/arch/
+	@set -e; for a in $(RT_ARCHES); do \
+		d=$(DESTDIR)$(PREFIX)/lib/patchsite/$$a; \
+		install -d $$d; \
+		install -m 0644 build/runtime/$$a/libpatchsite-callops.a $$d/; \
+		install -m 0755 build/runtime/$$a/libpatchsite-callops.so $$d/; \
+		install -m 0755 build/runtime/$$a/libpatchsite-trace.so $$d/; \
+	done
 
 clean:
 	rm -rf build build-san patchsite build-kernel
