@@ -110,6 +110,7 @@ e2e: san all fixtures
 	PATCHSITE=$(CURDIR)/build-san/patchsite ARCH=riscv64 sh tests/e2e/embed.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite ARCH=riscv64 VARIANT=noc sh tests/e2e/embed.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/embed-x86.sh
+	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/tracer.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/runtime-x86.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/stress.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/realprog-x86.sh
@@ -131,7 +132,8 @@ fuzz: san fixtures
 
 # Real kernels from Debian's linux-source-6.12 (one source tree, built out of
 # tree per arch in build-kernel/, contrib/linux applied): a riscv64 kernel
-# linked --no-relax, relaxed, relaxed+pin, each booted under
+# linked --no-relax, relaxed by hand, and relaxed through contrib/linux's
+# CONFIG_PATCHSITE (pin, record, audit in the build), each booted under
 # qemu-system-riscv64; then the tables of that kernel and of an arm64
 # CALL_OPS kernel cleared, moved and shifted, and the arm64 one booted as
 # built, refilled and wrong; then arm64 -Os with CALL_OPS: the guard lifted
@@ -196,24 +198,35 @@ bench-repad: all
 boot-check-arm64: all
 	PATCHSITE=$(CURDIR)/patchsite sh fixtures/embed/boot-check.sh
 
-# the runtime that `patchsite embed` fills in: its core and the patcher of
-# the target it is cross-built for (arm64, runtime/README.md)
+# the runtime that `patchsite embed` fills in (its core and the target's
+# patcher, runtime/README.md) and the ready tracer, for each architecture
+# with a runtime: build/runtime/<arch>/ (compilers from fixtures/arches.mk;
+# x86_64's CROSS_ is empty: the host's gcc, so an x86_64 host)
+RT_ARCHES := aarch64 x86_64
 runtime:
-	@mkdir -p build/runtime
-	$(MAKE) -C runtime O=$(CURDIR)/build/runtime
+	@set -e; for a in $(RT_ARCHES); do \
+		case $$a in aarch64) c='$(CROSS_aarch64)' ;; x86_64) c='$(CROSS_x86_64)' ;; esac; \
+		mkdir -p build/runtime/$$a; \
+		$(MAKE) -C runtime O=$(CURDIR)/build/runtime/$$a CROSS=$$c; \
+		$(MAKE) -C runtime/tracer O=$(CURDIR)/build/runtime/$$a CROSS=$$c; \
+	done
 
 install: all runtime
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
-		$(DESTDIR)$(PREFIX)/include/patchsite/arch $(DESTDIR)$(PREFIX)/lib/patchsite/aarch64
+		$(DESTDIR)$(PREFIX)/include/patchsite/arch
 	install -m 0755 patchsite $(DESTDIR)$(BINDIR)/patchsite
 	install -m 0644 doc/patchsite.1 $(DESTDIR)$(MANDIR)/man1/patchsite.1
 	install -m 0644 runtime/callops.h $(DESTDIR)$(PREFIX)/include/patchsite/callops.h
 	install -m 0644 runtime/segment.h $(DESTDIR)$(PREFIX)/include/patchsite/segment.h
-	install -m 0644 runtime/arch/*.h $(DESTDIR)$(PREFIX)/include/patchsite/arch/
-	install -m 0644 build/runtime/libpatchsite-callops.a \
-		$(DESTDIR)$(PREFIX)/lib/patchsite/aarch64/libpatchsite-callops.a
-	install -m 0755 build/runtime/libpatchsite-callops.so \
-		$(DESTDIR)$(PREFIX)/lib/patchsite/aarch64/libpatchsite-callops.so
+	install -m 0644 $(filter-out %-stats.h,$(wildcard runtime/arch/*.h)) \
+		$(DESTDIR)$(PREFIX)/include/patchsite/arch/
+	@set -e; for a in $(RT_ARCHES); do \
+		d=$(DESTDIR)$(PREFIX)/lib/patchsite/$$a; \
+		install -d $$d; \
+		install -m 0644 build/runtime/$$a/libpatchsite-callops.a $$d/; \
+		install -m 0755 build/runtime/$$a/libpatchsite-callops.so $$d/; \
+		install -m 0755 build/runtime/$$a/libpatchsite-trace.so $$d/; \
+	done
 
 clean:
 	rm -rf build build-san patchsite build-kernel
@@ -221,6 +234,7 @@ clean:
 	$(MAKE) -C fixtures/minikernel clean
 	$(MAKE) -C fixtures/repad clean
 	$(MAKE) -C fixtures/embed clean
+	$(MAKE) -C fixtures/tracer clean
 	$(MAKE) -C fixtures/nearmiss clean
 	$(MAKE) -C fixtures/repad-kernel clean
 	$(MAKE) -C fixtures/realprog-x86 clean

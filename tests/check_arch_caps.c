@@ -165,7 +165,8 @@ START_TEST(test_matrix)
 	const unsigned int scan = ARCH_CAN(ARCH_CAP_RECORD) | ARCH_CAN(ARCH_CAP_AUDIT) |
 				  ARCH_CAN(ARCH_CAP_IN_PLACE) | ARCH_CAN(ARCH_CAP_REPAD);
 
-	ck_assert_uint_eq(arch_x86_64.caps, scan | ARCH_CAN(ARCH_CAP_EMBED));
+	ck_assert_uint_eq(arch_x86_64.caps,
+			  scan | ARCH_CAN(ARCH_CAP_EMBED) | ARCH_CAN(ARCH_CAP_RUNTIME));
 	ck_assert_uint_eq(arch_arm64.caps,
 			  scan | ARCH_CAN(ARCH_CAP_EMBED) | ARCH_CAN(ARCH_CAP_RUNTIME));
 	ck_assert_uint_eq(arch_riscv64.caps, scan | ARCH_CAN(ARCH_CAP_PIN) |

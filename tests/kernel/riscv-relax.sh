@@ -1,74 +1,111 @@
 #!/bin/bash
-# tests/kernel/riscv-relax.sh - issue 7's proof on a real kernel.
+# tests/kernel/riscv-relax.sh - relaxed riscv64 kernels through the kernel
+# integration (contrib/linux/*.patch, 0004 and 0005 for riscv64).
 #
 # Builds Debian's linux-source-6.12 for riscv64 (tinyconfig plus the
-# fragment below), links it three ways, and boots each under
-# qemu-system-riscv64 with an initramfs whose /init
-# (tests/kernel/tracefs-init.c) switches the function tracer on over every
-# function and counts enabled_functions:
-#   stock    the kernel's own --no-relax link: every self test PASSED,
-#            thousands of functions enabled, no "ftrace bug"
-#   relaxed  --no-relax removed: the boot hangs at the postponed tracer
-#            tests (ftrace writes 8 bytes over a relaxed 4-byte jal)
-#   pinned   --no-relax removed, `patchsite pin vmlinux.a` before the final
-#            link: every self test PASSED, the same list as stock, the
-#            same number of functions enabled, no "ftrace bug"
+# fragment below) and boots each kernel under qemu-system-riscv64 with an
+# initramfs whose /init (tests/kernel/tracefs-init.c) switches the function
+# tracer on over every function and counts enabled_functions:
+#   stock     CONFIG_PATCHSITE off, the series applied: the kernel's own
+#             --no-relax link, no command of the build names patchsite;
+#             every self test PASSED, thousands of functions enabled, no
+#             "ftrace bug"
+#   relaxed   the same objects, the --no-relax line removed from
+#             arch/riscv/Makefile by hand (restored afterwards): ftrace_call
+#             is a 4-byte jal (objdump) and the boot hangs at the postponed
+#             tracer tests (ftrace writes 8 bytes over it)
+#   patchsite the same configuration with CONFIG_PATCHSITE=y, built in
+#             KERNEL_WORK/riscv-patchsite with PATCHSITE=PATH on make's
+#             command line: PATCHSITE_PIN on, no --no-relax in the link,
+#             mcount-dyn.o made with `patchsite pin`, every C object with
+#             `patchsite repad`; ftrace_call is auipc+jalr (objdump); the
+#             table that `record --in-place` wrote names the functions of the
+#             linker's own table of the relaxed kernel; every self test
+#             PASSED, the same list as stock, as many functions enabled as
+#             stock but for the stock table's weak leftovers (see below), no
+#             "ftrace bug".  A second make relinks nothing.  With a pin that
+#             pins nothing (the same tool path) the link fails on the
+#             audit's `short` ftrace_call and leaves no vmlinux.
 # and checks `patchsite audit` (the relaxed kernel has a 'short' patch
-# point, the pinned one does not) and `patchsite record` against the
-# kernel's own __mcount_loc region.  Prints the text sizes.
+# point, the stock and patchsite ones do not) and `patchsite record` against
+# the kernel's own __mcount_loc region.  Prints the text sizes and the build
+# times of stock and patchsite (wall and CPU; from scratch in a fresh
+# KERNEL_WORK).
 #
 # Usage (from the top of the tree, after `make`):
 #   PATCHSITE=./patchsite bash tests/kernel/riscv-relax.sh
 # KERNEL_WORK (default build-kernel/) keeps the source and the out-of-tree
-# build (KERNEL_WORK/riscv) between runs; tests/kernel/tables.sh reuses both.
+# builds (KERNEL_WORK/riscv, KERNEL_WORK/riscv-patchsite) between runs;
+# tests/kernel/tables.sh reuses the stock kernel.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/kernel/lib.sh
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-240}
 HANG_TIMEOUT=${HANG_TIMEOUT:-90}
-B=$W/riscv			# the out-of-tree build
+B=$W/riscv			# stock, then relaxed by hand
+P=$W/riscv-patchsite		# CONFIG_PATCHSITE=y
+T=$OUT/riscv-relax
 
 kernel_packages
 kernel_source
+mkdir -p "$T"
 
-# objects that an earlier run pinned are rebuilt from source, so that the
-# relaxed kernel really is the unpinned one
-if [ -f "$W/pinned-objects" ]; then
-	xargs -r rm -f <"$W/pinned-objects"
-	rm -f "$W/pinned-objects"
+# arch/riscv/Makefile as the series left it: a run stopped while the line
+# was removed by hand (step 2) gets it back from the copy taken before
+if ! grep -q -- "--no-relax" "$SRC/arch/riscv/Makefile"; then
+	[ -f "$W/Makefile.riscv.stock" ] || die "arch/riscv/Makefile has no --no-relax and no copy to restore"
+	cp "$W/Makefile.riscv.stock" "$SRC/arch/riscv/Makefile"
 fi
-[ -f "$W/Makefile.riscv.stock" ] || cp "$SRC/arch/riscv/Makefile" "$W/Makefile.riscv.stock"
-cp "$W/Makefile.riscv.stock" "$SRC/arch/riscv/Makefile"
+
+# The tool the patchsite build names on make's command line: a link, so
+# that the failure check below can put a pin that pins nothing behind the
+# same path (the same commands: nothing but what it removes is rebuilt).
+ln -sfn "$PATCHSITE" "$T/patchsite"
+cat >"$T/nopin" <<EOF
+#!/bin/sh
+[ "\$1" = pin ] && exit 0
+exec "$PATCHSITE" "\$@"
+EOF
+chmod +x "$T/nopin"
 
 # --- the configuration ------------------------------------------------------
 # (configured again when a cached configuration predates the initramfs, or
 # has FPU, which an earlier version of this test set for a glibc /init)
-if [ ! -f "$B/.config.patchsite" ] || ! grep -q "^CONFIG_BLK_DEV_INITRD=y" "$B/.config.patchsite" ||
-	grep -q "^CONFIG_FPU=y" "$B/.config.patchsite"; then
-	kbuild riscv tinyconfig >/dev/null || die "tinyconfig failed"
-	"$SRC/scripts/config" --file "$B/.config" \
+riscv_config() { # BUILD-DIR [MAKE-ARGS...] (scripts/config ARGS in $extra)
+	local b=$1
+	shift
+	KBUILD_DIR=$b kbuild riscv "$@" tinyconfig >/dev/null || die "tinyconfig failed"
+	"$SRC/scripts/config" --file "$b/.config" \
 		-e 64BIT -e MMU -e PRINTK -e TTY -e SERIAL_8250 -e SERIAL_8250_CONSOLE \
 		-e SERIAL_OF_PLATFORM -e SERIAL_EARLYCON_RISCV_SBI -e HVC_RISCV_SBI \
 		-e FTRACE -e FUNCTION_TRACER -e DYNAMIC_FTRACE -e FTRACE_STARTUP_TEST \
 		-e KALLSYMS -e RISCV_ISA_C -e NONPORTABLE -e SOC_VIRT \
 		-e BINFMT_ELF -e BLK_DEV_INITRD -e PROC_FS -e SYSFS -d FPU -d RD_GZIP -d RD_BZIP2 \
-		-d RD_LZMA -d RD_XZ -d RD_LZO -d RD_LZ4 -d RD_ZSTD
-	kbuild riscv olddefconfig >/dev/null || die "olddefconfig failed"
-	cp "$B/.config" "$B/.config.patchsite"
+		-d RD_LZMA -d RD_XZ -d RD_LZO -d RD_LZ4 -d RD_ZSTD $extra
+	KBUILD_DIR=$b kbuild riscv "$@" olddefconfig >/dev/null || die "olddefconfig failed"
+	cp "$b/.config" "$b/.config.patchsite"
+}
+if [ ! -f "$B/.config.patchsite" ] || ! grep -q "^CONFIG_BLK_DEV_INITRD=y" "$B/.config.patchsite" ||
+	grep -q "^CONFIG_FPU=y" "$B/.config.patchsite"; then
+	extra="" riscv_config "$B"
+fi
+if [ ! -f "$P/.config.patchsite" ]; then
+	extra="-e PATCHSITE" riscv_config "$P" PATCHSITE="$T/patchsite"
 fi
 for c in DYNAMIC_FTRACE FTRACE_STARTUP_TEST RISCV_USE_LINKER_RELAXATION RISCV_ISA_C \
 	BINFMT_ELF BLK_DEV_INITRD PROC_FS SYSFS TRACING; do
 	grep -q "^CONFIG_$c=y" "$B/.config" || die "CONFIG_$c is not set"
 done
-
-build() { # NAME
-	kbuild riscv Image >"$OUT/$1.build.log" 2>&1 || {
-		tail -n 30 "$OUT/$1.build.log" >&2
-		die "kernel build ($1) failed"
-	}
-	cp "$B/vmlinux" "$OUT/$1.vmlinux"
-	cp "$B/arch/riscv/boot/Image" "$OUT/$1.Image"
-}
+# the two configurations differ in the integration's options only
+if ! grep -q "^CONFIG_PATCHSITE=y" "$B/.config" &&
+	grep -q "^CONFIG_PATCHSITE=y" "$P/.config" && grep -q "^CONFIG_PATCHSITE_PIN=y" "$P/.config" &&
+	grep -q "^CONFIG_PATCHSITE_VERSION=100$" "$P/.config" &&
+	diff <(grep -v "PATCHSITE" "$B/.config") <(grep -v "PATCHSITE" "$P/.config") >"$T/config.diff"; then
+	ok "config: CONFIG_PATCHSITE and PATCHSITE_PIN on (PATCHSITE_VERSION 100), off in stock, nothing else differs"
+else
+	diff "$B/.config" "$P/.config" >>"$T/config.diff"
+	not_ok "config: CONFIG_PATCHSITE and PATCHSITE_PIN on, off in stock, nothing else differs" "$T/config.diff"
+fi
 
 text_size() { # VMLINUX -> size of .text (readelf's "[ 2]" splits oddly: python)
 	riscv64-linux-gnu-readelf -SW "$1" | python3 -c '
@@ -79,6 +116,24 @@ for line in sys.stdin:
         print(int(f[5], 16))'
 }
 
+# The build's wall time and its CPU time (user + system of make and all it
+# ran); "from scratch" when the build directory held no kernel object
+# before (the configuration builds the host tools only).
+build() { # NAME DIR [MAKE-ARGS...] -> $OUT/NAME.{vmlinux,Image,build.log}, $T/NAME.time
+	local name=$1 dir=$2 fresh="from scratch"
+	shift 2
+	[ ! -e "$dir/init/main.o" ] || fresh=incremental
+	KBUILD_DIR=$dir /usr/bin/time -f "%e %U %S" -o "$T/$name.time" \
+		bash -c '. tests/kernel/lib.sh; kbuild riscv "$@" Image' kbuild "$@" \
+		>"$OUT/$name.build.log" 2>&1 || {
+		tail -n 30 "$OUT/$name.build.log" >&2
+		die "kernel build ($name) failed"
+	}
+	echo "$fresh" >>"$T/$name.time"
+	cp "$dir/vmlinux" "$OUT/$name.vmlinux"
+	cp "$dir/arch/riscv/boot/Image" "$OUT/$name.Image"
+}
+
 boot() { # NAME TIMEOUT -> $OUT/NAME.boot.log; returns qemu/timeout's status
 	timeout "$2" qemu-system-riscv64 -machine virt -bios default -nographic -no-reboot \
 		-m 256M -kernel "$OUT/$1.Image" -initrd "$OUT/riscv.cpio" \
@@ -86,28 +141,84 @@ boot() { # NAME TIMEOUT -> $OUT/NAME.boot.log; returns qemu/timeout's status
 		</dev/null >"$OUT/$1.boot.log" 2>&1
 }
 
-
-# --- 1. stock: --no-relax -------------------------------------------------
-build stock
-grep -q -- "--no-relax" "$SRC/arch/riscv/Makefile" || die "the stock Makefile lost --no-relax"
-
-# --- 2. relaxed: the --no-relax line removed ----------------------------
-sed -i '/LDFLAGS_vmlinux += --no-relax/d' "$SRC/arch/riscv/Makefile"
-build relaxed
-
-# --- 3. pinned: patchsite pin on the objects before the final link --------
-ps_run -e "$OUT/pin.log" 0 "$OUT/pin.log" -- pin -v "$B/vmlinux.a" || {
-	cat "$ps_msg" "$OUT/pin.log" >&2
-	die "patchsite pin failed"
+# ftrace_call's instructions in a linked kernel, by objdump (a relaxed jal is
+# followed by the next instructions)
+ftrace_call_insns() { # VMLINUX -> mnemonics of the 8 bytes at ftrace_call
+	local a
+	a=$(riscv64-linux-gnu-nm "$1" | awk '$3 == "ftrace_call" { print $1 }')
+	[ -n "$a" ] || { echo "no ftrace_call"; return; }
+	riscv64-linux-gnu-objdump -d --start-address="0x$a" --stop-address="$(printf '0x%x' $((0x$a + 8)))" "$1" |
+		awk -F'\t' '/^ *[0-9a-f]+:/ { split($3, m, " "); printf "%s ", m[1] }'
 }
-sed -n 's/^\(.*\.o\): .*: pinned$/\1/p' "$OUT/pin.log" | sort -u >"$W/pinned-objects"
-build pinned
+
+
+# --- 1. stock: CONFIG_PATCHSITE off, --no-relax -------------------------------
+build stock "$B"
+grep -q -- "--no-relax" "$SRC/arch/riscv/Makefile" || die "the stock Makefile lost --no-relax"
+grep -l -r --include='.*.cmd' -e patchsite "$B" >"$T/stock.cmds" 2>/dev/null
+ncmd=$(find "$B" -name '.*.o.cmd' | wc -l)
+if grep -q -e "--no-relax" "$B/.vmlinux.cmd" && [ ! -s "$T/stock.cmds" ] && [ "$ncmd" -gt 300 ]; then
+	ok "stock: vmlinux linked with --no-relax, none of its $ncmd object commands names patchsite"
+else
+	echo "$(wc -l <"$T/stock.cmds") of $ncmd commands name patchsite; link: $(cat "$B/.vmlinux.cmd")" >>"$T/stock.cmds"
+	not_ok "stock: --no-relax, no command names patchsite" "$T/stock.cmds"
+fi
+
+# --- 2. relaxed: the --no-relax line removed by hand --------------------------
+cp "$SRC/arch/riscv/Makefile" "$W/Makefile.riscv.stock"
+sed -i '/LDFLAGS_vmlinux += --no-relax/d' "$SRC/arch/riscv/Makefile"
+build relaxed "$B"
 cp "$W/Makefile.riscv.stock" "$SRC/arch/riscv/Makefile"
 
-if grep -q "ftrace_call at .*: pinned" "$OUT/pin.log"; then
-	ok "pin: ftrace_call pinned in the objects of vmlinux.a"
+# --- 3. patchsite: CONFIG_PATCHSITE=y, PATCHSITE=PATH on make's command line --
+build patchsite "$P" PATCHSITE="$T/patchsite"
+if ! grep -q -e "--no-relax" "$P/.vmlinux.cmd" &&
+	grep -q -F "$T/patchsite pin arch/riscv/kernel/mcount-dyn.o" "$P/arch/riscv/kernel/.mcount-dyn.o.cmd" &&
+	grep -q -F "$T/patchsite repad --in-place --quiet kernel/fork.o" "$P/kernel/.fork.o.cmd"; then
+	ok "patchsite: vmlinux linked without --no-relax, mcount-dyn.o made with patchsite pin, C objects with repad"
 else
-	not_ok "pin: ftrace_call pinned in the objects of vmlinux.a" "$OUT/pin.log"
+	cat "$P/.vmlinux.cmd" "$P/arch/riscv/kernel/.mcount-dyn.o.cmd" >"$T/patchsite.cmds" 2>&1
+	not_ok "patchsite: no --no-relax, pin and repad in the object commands" "$T/patchsite.cmds"
+fi
+for k in stock relaxed patchsite; do
+	ftrace_call_insns "$OUT/$k.vmlinux" >"$T/$k.ftrace_call"
+done
+if [ "$(cat "$T/stock.ftrace_call")" = "auipc jalr " ] && [ "$(cut -d' ' -f1 "$T/relaxed.ftrace_call")" = jal ] &&
+	[ "$(cat "$T/patchsite.ftrace_call")" = "auipc jalr " ]; then
+	ok "objdump ftrace_call: stock auipc+jalr, relaxed by hand jal, patchsite auipc+jalr"
+else
+	echo "stock: $(cat "$T/stock.ftrace_call"); relaxed: $(cat "$T/relaxed.ftrace_call"); patchsite: $(cat "$T/patchsite.ftrace_call")" >"$T/ftrace_call.log"
+	not_ok "objdump ftrace_call: auipc+jalr, jal, auipc+jalr" "$T/ftrace_call.log"
+fi
+
+# a second make has nothing to do (pin rewrote mcount-dyn.o inside its own
+# rule, not behind its archive)
+before=$(stat -c %Y.%y "$P/vmlinux")
+KBUILD_DIR=$P kbuild riscv PATCHSITE="$T/patchsite" Image >"$T/again.log" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && [ "$(stat -c %Y.%y "$P/vmlinux")" = "$before" ]; then
+	ok "patchsite: a second make relinks nothing"
+else
+	echo "make exit $rc; vmlinux $before -> $(stat -c %Y.%y "$P/vmlinux")" >>"$T/again.log"
+	not_ok "patchsite: a second make relinks nothing" "$T/again.log"
+fi
+
+# a pin that pins nothing behind the same path: mcount-dyn.o made again
+# unpinned, the relaxed link shortens ftrace_call, the audit fails the build
+ps_run -e "$T/fail.expected" 1 "$T/fail.expected" -- audit "$OUT/relaxed.vmlinux" ||
+	die "audit of the relaxed kernel did not report findings (exit 1): $(head -n 3 "$ps_msg")"
+ln -sfn "$T/nopin" "$T/patchsite"
+rm -f "$P/arch/riscv/kernel/mcount-dyn.o"
+KBUILD_DIR=$P kbuild riscv PATCHSITE="$T/patchsite" Image >"$T/fail.log" 2>&1
+rc=$?
+ln -sfn "$PATCHSITE" "$T/patchsite"
+rm -f "$P/arch/riscv/kernel/mcount-dyn.o"	# the next make pins it again
+if [ "$rc" -ne 0 ] && grep -q "^short: .*'ftrace_call'" "$T/fail.log" &&
+	grep -q "Failed to audit the patch-site table of vmlinux" "$T/fail.log" && [ ! -e "$P/vmlinux" ]; then
+	ok "patchsite, a pin that pins nothing: the link fails on the short ftrace_call (exit $rc), no vmlinux left"
+else
+	echo "make exit $rc, vmlinux $([ -e "$P/vmlinux" ] && echo left || echo removed)" >>"$T/fail.log"
+	not_ok "patchsite, a pin that pins nothing: the link fails on the short ftrace_call" "$T/fail.log"
 fi
 
 # --- audit and record on the linked kernels -------------------------------
@@ -119,22 +230,25 @@ elif grep -q "^short: .*'ftrace_call'" "$OUT/relaxed.audit"; then
 else
 	not_ok "audit relaxed: the relaxed ftrace_call is reported short (exit 1)" "$OUT/relaxed.audit"
 fi
-for k in stock pinned; do
-	if ! ps_run -e "$OUT/$k.audit" '[01]' "$OUT/$k.audit" -- audit "$OUT/$k.vmlinux"; then
-		not_ok "audit $k: no short patch point" "$ps_msg"
-		continue
-	fi
-	rc=$ps_rc
-	if ! grep -q "^short: " "$OUT/$k.audit" &&
-		grep -q "^summary: .* 0 short" "$OUT/$k.audit"; then
-		ok "audit $k: no short patch point (exit $rc)"
-	else
-		not_ok "audit $k: no short patch point" "$OUT/$k.audit"
-	fi
-done
+if ! ps_run -e "$OUT/stock.audit" '[01]' "$OUT/stock.audit" -- audit "$OUT/stock.vmlinux"; then
+	not_ok "audit stock: no short patch point" "$ps_msg"
+elif ! grep -q "^short: " "$OUT/stock.audit" && grep -q "^summary: .* 0 short" "$OUT/stock.audit"; then
+	ok "audit stock: no short patch point (exit $ps_rc)"
+else
+	not_ok "audit stock: no short patch point" "$OUT/stock.audit"
+fi
+# the table the build wrote: clean
+if ! ps_run -e "$OUT/patchsite.audit" 0 "$OUT/patchsite.audit" -- audit "$OUT/patchsite.vmlinux"; then
+	cat "$OUT/patchsite.audit" >>"$ps_msg"
+	not_ok "audit patchsite: clean (exit 0)" "$ps_msg"
+elif grep -q "^summary: .* 0 short" "$OUT/patchsite.audit"; then
+	ok "audit patchsite: clean (exit 0), no short patch point"
+else
+	not_ok "audit patchsite: clean, no short patch point" "$OUT/patchsite.audit"
+fi
 # record against the kernel's own table: the __start/__stop_mcount_loc
 # region holds the linker's __patchable_function_entries
-for k in stock relaxed pinned; do
+for k in stock relaxed; do
 	if ! ps_run -e "$OUT/$k.record.err" 0 "$OUT/$k.sites" -- record "$OUT/$k.vmlinux"; then
 		not_ok "record $k: equals the kernel's own table" "$ps_msg"
 		continue
@@ -197,6 +311,63 @@ EOF
 	fi
 done
 
+# The patchsite kernel's table was written by `record --in-place`: its
+# entries, as function+offset, against the linker's own table
+# (__patchable_function_entries) of the relaxed kernel, made from the same
+# objects but for the pinned ftrace_call (which shifts addresses, not names)
+python3 - "$OUT/relaxed.vmlinux" "$OUT/patchsite.vmlinux" >"$T/table.cmp" 2>&1 <<'EOF'
+import bisect, struct, subprocess, sys
+def table(img):
+    syms, funcs = {}, []
+    for line in subprocess.run(["riscv64-linux-gnu-nm", "-S", "--defined-only", img],
+                               capture_output=True, text=True).stdout.splitlines():
+        f = line.split()
+        if len(f) == 3:
+            syms[f[2]] = int(f[0], 16)
+        elif len(f) == 4:
+            syms[f[3]] = int(f[0], 16)
+            if f[2] in "tTwW":
+                funcs.append((int(f[0], 16), int(f[1], 16), f[3]))
+    start, stop = syms["__start_mcount_loc"], syms["__stop_mcount_loc"]
+    out = subprocess.run(["riscv64-linux-gnu-readelf", "-SW", img], capture_output=True, text=True).stdout
+    data = open(img, "rb").read()
+    vals = None
+    for line in out.splitlines():
+        f = line.replace("[ ", "[").split()
+        if len(f) > 6 and f[0].startswith("[") and f[2] == "PROGBITS":
+            addr, off, size = int(f[3], 16), int(f[4], 16), int(f[5], 16)
+            if addr <= start and stop <= addr + size:
+                b = data[off + start - addr: off + stop - addr]
+                vals = [struct.unpack_from("<Q", b, i)[0] for i in range(0, len(b), 8)]
+    if vals is None:
+        sys.exit("%s: no section holds the table" % img)
+    funcs.sort()
+    starts = [a for a, _, _ in funcs]
+    named = []
+    for v in vals:
+        i = bisect.bisect_right(starts, v) - 1
+        while i >= 0 and starts[i] > v - (1 << 20):
+            a, n, name = funcs[i]
+            if a <= v < a + n:
+                named.append((name, v - a))
+                break
+            i -= 1
+    return sorted(named), sum(1 for v in vals if v)
+linker, _ = table(sys.argv[1])
+written, nonzero = table(sys.argv[2])
+print("linker's table (relaxed): %d entries in functions; written (patchsite): %d, %d non-zero slots"
+      % (len(linker), len(written), nonzero))
+if linker != written or nonzero != len(written):
+    a, b = set(linker), set(written)
+    print("missing %s extra %s" % (sorted(a - b)[:10], sorted(b - a)[:10]))
+    sys.exit(1)
+EOF
+if [ $? -eq 0 ]; then
+	ok "patchsite: the table written names the linker's table ($(head -n 1 "$T/table.cmp"))"
+else
+	not_ok "patchsite: the table written names the linker's table" "$T/table.cmp"
+fi
+
 # --- boots ----------------------------------------------------------------
 initramfs riscv "$OUT/riscv.cpio"
 boot stock "$BOOT_TIMEOUT"
@@ -225,33 +396,85 @@ else
 	not_ok "boot relaxed without patchsite: hangs in the postponed tracer tests" "$OUT/relaxed.boot.log"
 fi
 
-boot pinned "$BOOT_TIMEOUT"
-selftests "$OUT/pinned.boot.log" >"$OUT/pinned.tests"
-if [ -s "$OUT/pinned.tests" ] && ! grep -q "FAILED" "$OUT/pinned.boot.log" &&
-	reached_init "$OUT/pinned.boot.log" &&
-	cmp -s "$OUT/stock.tests" "$OUT/pinned.tests"; then
-	ok "boot relaxed + patchsite pin: $(wc -l <"$OUT/pinned.tests") self tests PASSED, the same list as stock"
+boot patchsite "$BOOT_TIMEOUT"
+selftests "$OUT/patchsite.boot.log" >"$OUT/patchsite.tests"
+if [ -s "$OUT/patchsite.tests" ] && ! grep -q "FAILED" "$OUT/patchsite.boot.log" &&
+	reached_init "$OUT/patchsite.boot.log" &&
+	cmp -s "$OUT/stock.tests" "$OUT/patchsite.tests"; then
+	ok "boot patchsite (relaxed): $(wc -l <"$OUT/patchsite.tests") self tests PASSED, the same list as stock"
 else
-	diff "$OUT/stock.tests" "$OUT/pinned.tests" >>"$OUT/pinned.boot.log" 2>&1
-	not_ok "boot relaxed + patchsite pin: the same self tests PASSED as stock" "$OUT/pinned.boot.log"
+	diff "$OUT/stock.tests" "$OUT/patchsite.tests" >>"$OUT/patchsite.boot.log" 2>&1
+	not_ok "boot patchsite (relaxed): the same self tests PASSED as stock" "$OUT/patchsite.boot.log"
 fi
-if fp=$(tracefs_ok "$OUT/pinned.boot.log" "$fs"); then
-	ok "boot relaxed + patchsite pin: function tracer on over every function: $fp enabled as stock, no ftrace bug"
+# The stock table keeps entries for the code of overridden weak functions
+# (outside every sized function symbol: riscv64 6.12 does not zero them at
+# build time), which ftrace lists and enables like functions once past
+# init; the table that record wrote has none.  So the patchsite kernel
+# enables stock's count less those in core text, counted from the stock
+# kernel's own table and symbols (nm, readelf).
+python3 - "$OUT/stock.vmlinux" >"$T/leftovers" 2>&1 <<'EOF'
+import bisect, struct, subprocess, sys
+img = sys.argv[1]
+syms, funcs = {}, []
+for line in subprocess.run(["riscv64-linux-gnu-nm", "-S", "--defined-only", img],
+                           capture_output=True, text=True).stdout.splitlines():
+    f = line.split()
+    if len(f) == 3:
+        syms[f[2]] = int(f[0], 16)
+    elif len(f) == 4:
+        syms[f[3]] = int(f[0], 16)
+        if f[2] in "tTwW":
+            funcs.append((int(f[0], 16), int(f[1], 16)))
+start, stop = syms["__start_mcount_loc"], syms["__stop_mcount_loc"]
+out = subprocess.run(["riscv64-linux-gnu-readelf", "-SW", img], capture_output=True, text=True).stdout
+data = open(img, "rb").read()
+vals = None
+for line in out.splitlines():
+    f = line.replace("[ ", "[").split()
+    if len(f) > 6 and f[0].startswith("[") and f[2] == "PROGBITS":
+        addr, off, size = int(f[3], 16), int(f[4], 16), int(f[5], 16)
+        if addr <= start and stop <= addr + size:
+            b = data[off + start - addr: off + stop - addr]
+            vals = [struct.unpack_from("<Q", b, i)[0] for i in range(0, len(b), 8)]
+if vals is None:
+    sys.exit("no section holds the table")
+funcs.sort()
+starts = [a for a, _ in funcs]
+def inside(v):
+    i = bisect.bisect_right(starts, v) - 1
+    while i >= 0 and starts[i] > v - (1 << 20):
+        a, n = funcs[i]
+        if a <= v < a + n:
+            return True
+        i -= 1
+    return False
+init = (syms["_sinittext"], syms["_einittext"])
+print(sum(1 for v in vals if v and not inside(v) and not init[0] <= v < init[1]))
+EOF
+[ $? -eq 0 ] || die "cannot count the stock table's weak leftovers: $(cat "$T/leftovers")"
+lo=$(cat "$T/leftovers")
+want=$((${fs:-0} - lo))
+if fp=$(tracefs_ok "$OUT/patchsite.boot.log" "$want"); then
+	ok "boot patchsite (relaxed): function tracer on over every function: $fp enabled, stock's $fs less its $lo weak leftovers, no ftrace bug"
 else
-	not_ok "boot relaxed + patchsite pin: $fs functions enabled as stock, no ftrace bug (got $fp)" \
-		"$OUT/pinned.boot.log"
+	not_ok "boot patchsite (relaxed): $want functions enabled (stock's $fs less $lo weak leftovers), no ftrace bug (got $fp)" \
+		"$OUT/patchsite.boot.log"
 fi
 
-# --- sizes ------------------------------------------------------------------
+# --- sizes and build times ---------------------------------------------------
 s=$(text_size "$OUT/stock.vmlinux")
 r=$(text_size "$OUT/relaxed.vmlinux")
-p=$(text_size "$OUT/pinned.vmlinux")
-echo "# .text bytes: stock (--no-relax) $s, relaxed $r, relaxed+pin $p"
-python3 -c "import sys; s,r,p=map(int,sys.argv[1:]); print('# relaxed+pin is %.1f%% smaller than stock; pinning costs %d bytes' % (100.0*(s-p)/s, p-r))" "$s" "$r" "$p"
-if [ "$p" -lt "$s" ]; then
-	ok "relaxed+pin text is smaller than the --no-relax text"
+p=$(text_size "$OUT/patchsite.vmlinux")
+echo "# .text bytes: stock (--no-relax) $s, relaxed $r, patchsite (relaxed, pinned) $p"
+python3 -c "import sys; s,r,p=map(int,sys.argv[1:]); print('# patchsite is %.1f%% (%d bytes) smaller than stock; pinning costs %d bytes' % (100.0*(s-p)/s, s-p, p-r))" "$s" "$r" "$p"
+read -r ws us ss fs_ <<<"$(tr '\n' ' ' <"$T/stock.time")"
+read -r wp up sp fp_ <<<"$(tr '\n' ' ' <"$T/patchsite.time")"
+python3 -c "import sys; a,b,c,d=map(float,sys.argv[1:5]); print('# build: stock %.0f s wall, %.0f s CPU (%s); patchsite %.0f s wall (%+.1f%%), %.0f s CPU (%+.1f%%) (%s)' % (a, c, sys.argv[5], b, 100.0*(b-a)/a, d, 100.0*(d-c)/c, sys.argv[6]))" \
+	"$ws" "$wp" "$(echo "$us + $ss" | bc)" "$(echo "$up + $sp" | bc)" "$fs_" "$fp_"
+if [ "$p" -lt "$s" ] && [ "$p" -ge "$r" ]; then
+	ok "text: patchsite is smaller than the --no-relax text, not smaller than the unpinned relaxed one"
 else
-	not_ok "relaxed+pin text is smaller than the --no-relax text"
+	not_ok "text: relaxed $r <= patchsite $p < stock $s"
 fi
 
 finish

@@ -1,0 +1,1134 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * tracer.c - libpatchsite-trace.so, a ready tracer for programs that
+ * `patchsite embed` has prepared: LD_PRELOAD it, name the functions in the
+ * environment, read per-function call counts and times at exit.
+ *
+ *   PATCHSITE_TRACE=glob[,glob...]   functions to trace, by name (fnmatch)
+ *   PATCHSITE_TRACE_OUT=file         where the table goes (default stderr;
+ *                                    %p in the name is the process id)
+ *   PATCHSITE_TRACE_FORMAT=text|tsv|json
+ *   PATCHSITE_TRACE_SIGNAL=SIGUSR2   dump the table on that signal too
+ *   PATCHSITE_TRACE_CTL=fifo         commands while the program runs:
+ *                                    attach GLOBS, detach [GLOBS], dump, reset
+ *   PATCHSITE_TRACE_TIME=off         counts only, no return hook
+ *
+ * Built on the runtime's public API only (callops.h), for every
+ * architecture the runtime has a patcher for: the one piece that is not
+ * C is the return stub below, one short block per architecture.
+ *
+ * Names come from the main program's file (/proc/self/exe), .symtab or else
+ * .dynsym, read by the small ELF64 reader here (no libelf in the traced
+ * process); a function is traceable if it is one of the runtime's sites
+ * (ps_function(i)) and has a name.
+ *
+ * Time per call: the entry callback (on_entry, the ops' func) replaces the
+ * traced function's return address (ps_regs_return_slot) with the address
+ * of return stub k, k being the depth on this thread's shadow stack, where
+ * it keeps the real return address and the entry time.  Stub k enters
+ * trace_exit(k), which takes entry k, adds the time and gives back the real
+ * return address, and the stub returns there with the traced function's
+ * return registers as they were.  Because each depth has its own stub, a
+ * return always finds its own entry, even when frames above it were left
+ * by longjmp: entries above k are dropped then, and an entry whose frame
+ * lies below the stack pointer of a new call (a frame that longjmp left) is
+ * dropped when that call is pushed.  Time is wall time while the function
+ * is on the thread's stack: a recursive call inside an activation of the
+ * same function is counted but adds no time (no double counting), so a
+ * function's total never exceeds the time its threads ran.  When the shadow
+ * stack is full (TRACE_DEPTH entries) a call is counted, not timed.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <link.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "callops.h"
+
+#define TRACE_DEPTH 512		/* shadow-stack entries per thread (and stubs) */
+#define HIDDEN __attribute__((visibility("hidden")))
+#define PFX "patchsite-trace: "
+
+/* --- State ------------------------------------------------------------- */
+
+struct fn {
+	uintptr_t addr;		/* ps_function(i) */
+	const char *name;	/* NULL: no symbol at that address */
+	uint64_t calls;		/* atomics */
+	uint64_t timed;
+	uint64_t total_ns;
+	int attached;		/* by this tracer (under ctl_lock) */
+	int selected;		/* scratch of set_attached (under ctl_lock) */
+};
+
+static struct fn *fns;		/* one per site, sorted by address */
+static char *names_buf;		/* their names */
+static long nfns;
+static int timing = 1;
+static int out_fd = 2;
+static enum { FMT_TEXT, FMT_TSV, FMT_JSON } format;
+static int dump_sig;
+static int sig_pipe[2] = { -1, -1 };
+static int ctl_fd = -1;
+static const char *ctl_path;
+static int active;
+static int starting;		/* in the constructor: a message means nothing is traced */		/* the constructor finished and attached (or waits for ctl) */
+static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct shadow_ent {
+	uint64_t ret;		/* the real return address */
+	uint64_t t0;		/* entry time, ns */
+	uintptr_t key;		/* the trampoline frame (regs): where the call stood */
+	uint32_t fn;		/* index into fns */
+	uint32_t nested;	/* an outer activation of the same function is live */
+};
+
+struct shadow {
+	unsigned depth;
+	struct shadow_ent e[TRACE_DEPTH];
+};
+
+static __thread struct shadow shadow __attribute__((tls_model("initial-exec")));
+
+/* the return stubs (asm below): stub k is at trace_stubs + k * STUB_SIZE */
+extern const char trace_stubs[] HIDDEN;
+HIDDEN uint64_t trace_exit(unsigned k);
+
+/* --- The return stubs, one block per architecture ----------------------- */
+
+/*
+ * Stub k puts k in a scratch register and jumps to the common part, which
+ * saves the return registers, calls trace_exit(k) for the real return
+ * address, restores them and returns there.  Entered by the traced
+ * function's own return, with the stack pointer where its caller had it.
+ */
+#if defined(__aarch64__)
+#define STUB_SIZE 8
+/* x0-x7 and q0-q7 may hold the return value (HFA/HVA, x8 is not kept on
+   return); entered by RET, left by RET x16: no BTI landing pad needed */
+__asm__(".text\n"
+	".balign 16\n"
+	".globl trace_stubs\n"
+	".hidden trace_stubs\n"
+	".type trace_stubs, %function\n"
+	"trace_stubs:\n"
+	".set trace_k, 0\n"
+	".rept " "512" "\n"
+	"	mov x16, #trace_k\n"
+	"	b trace_stub_common\n"
+	".set trace_k, trace_k + 1\n"
+	".endr\n"
+	"trace_stub_common:\n"
+	"	sub sp, sp, #208\n"
+	"	stp x29, x30, [sp, #0]\n"
+	"	stp x0, x1, [sp, #16]\n"
+	"	stp x2, x3, [sp, #32]\n"
+	"	stp x4, x5, [sp, #48]\n"
+	"	stp x6, x7, [sp, #64]\n"
+	"	stp q0, q1, [sp, #80]\n"
+	"	stp q2, q3, [sp, #112]\n"
+	"	stp q4, q5, [sp, #144]\n"
+	"	stp q6, q7, [sp, #176]\n"
+	"	mov x29, sp\n"
+	"	mov w0, w16\n"
+	"	bl trace_exit\n"
+	"	mov x16, x0\n"
+	"	ldp q6, q7, [sp, #176]\n"
+	"	ldp q4, q5, [sp, #144]\n"
+	"	ldp q2, q3, [sp, #112]\n"
+	"	ldp q0, q1, [sp, #80]\n"
+	"	ldp x6, x7, [sp, #64]\n"
+	"	ldp x4, x5, [sp, #48]\n"
+	"	ldp x2, x3, [sp, #32]\n"
+	"	ldp x0, x1, [sp, #16]\n"
+	"	ldp x29, x30, [sp, #0]\n"
+	"	add sp, sp, #208\n"
+	"	ret x16\n"
+	".size trace_stubs, . - trace_stubs\n");
+#elif defined(__x86_64__)
+#define STUB_SIZE 16
+/* rax, rdx, xmm0 and xmm1 may hold the return value; st(0) (long double)
+   is left alone: trace_exit does not touch the x87 stack.  Entered by the
+   traced function's RET with %rsp 16-byte aligned, as before its call. */
+__asm__(".text\n"
+	".balign 16\n"
+	".globl trace_stubs\n"
+	".hidden trace_stubs\n"
+	".type trace_stubs, @function\n"
+	"trace_stubs:\n"
+	".set trace_k, 0\n"
+	".rept " "512" "\n"
+	"	.balign 16\n"
+	"	movl $trace_k, %r11d\n"
+	"	jmp trace_stub_common\n"
+	".set trace_k, trace_k + 1\n"
+	".endr\n"
+	"	.balign 16\n"
+	"trace_stub_common:\n"
+	"	pushq %rax\n"
+	"	pushq %rdx\n"
+	"	subq $32, %rsp\n"
+	"	movdqu %xmm0, 0(%rsp)\n"
+	"	movdqu %xmm1, 16(%rsp)\n"
+	"	movl %r11d, %edi\n"
+	"	call trace_exit\n"
+	"	movq %rax, %r11\n"
+	"	movdqu 0(%rsp), %xmm0\n"
+	"	movdqu 16(%rsp), %xmm1\n"
+	"	addq $32, %rsp\n"
+	"	popq %rdx\n"
+	"	popq %rax\n"
+	"	jmp *%r11\n"
+	".size trace_stubs, . - trace_stubs\n");
+#else
+#error "libpatchsite-trace: no return stub for this architecture (arm64, x86_64)"
+#endif
+
+_Static_assert(TRACE_DEPTH == 512, "the stubs' .rept count is TRACE_DEPTH");
+
+/* --- The hot path: entry callback and return -------------------------- */
+
+static inline uint64_t PS_NOTRACE now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static long PS_NOTRACE find_fn(uintptr_t ip)
+{
+	long lo = 0, hi = nfns;
+
+	while (lo < hi) {
+		long mid = lo + (hi - lo) / 2;
+
+		if (fns[mid].addr < ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < nfns && fns[lo].addr == ip ? lo : -1;
+}
+
+/* a frame left by longjmp lies below a new call's frame, but not far below
+   (a signal handler on an alternate stack is far from the thread's stack) */
+#define STALE_SPAN (1u << 20)
+
+static void PS_NOTRACE on_entry(unsigned long ip, unsigned long parent_ip, struct ps_ops *ops,
+				void *regs)
+{
+	long i = find_fn(ip);
+	struct shadow *s;
+	uint64_t *slot;
+	uintptr_t key = (uintptr_t)regs;
+	unsigned d, nested = 0;
+
+	(void)ops;
+	if (i < 0)
+		return;
+	__atomic_fetch_add(&fns[i].calls, 1, __ATOMIC_RELAXED);
+	if (!timing)
+		return;
+	s = &shadow;
+	d = s->depth;
+	if (parent_ip - (uintptr_t)trace_stubs < (uintptr_t)d * STUB_SIZE) {
+		/* a tail call from a timed function (its return slot holds stub
+		   j): entry j is live, any above it were left by longjmp */
+		d = (unsigned)((parent_ip - (uintptr_t)trace_stubs) / STUB_SIZE) + 1;
+	} else {
+		/* frames at or below this call's frame are gone (longjmp) */
+		while (d > 0 && s->e[d - 1].key <= key && key - s->e[d - 1].key < STALE_SPAN)
+			d--;
+	}
+	if (d >= TRACE_DEPTH) {
+		s->depth = d;
+		return;		/* counted, not timed */
+	}
+	slot = ps_regs_return_slot(regs);
+	if (*slot != parent_ip)
+		return;		/* not the frame the header describes: leave it */
+	for (unsigned j = 0; j < d; j++)
+		if (s->e[j].fn == (uint32_t)i) {
+			nested = 1;
+			break;
+		}
+	s->e[d].ret = parent_ip;
+	s->e[d].key = key;
+	s->e[d].fn = (uint32_t)i;
+	s->e[d].nested = nested;
+	s->e[d].t0 = now_ns();
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	s->depth = d + 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	*slot = (uint64_t)(uintptr_t)(trace_stubs + (size_t)d * STUB_SIZE);
+}
+
+HIDDEN uint64_t PS_NOTRACE trace_exit(unsigned k)
+{
+	struct shadow *s = &shadow;
+	struct shadow_ent e = s->e[k];
+	uint64_t t = now_ns();
+
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	s->depth = k;
+	__atomic_fetch_add(&fns[e.fn].timed, 1, __ATOMIC_RELAXED);
+	if (!e.nested)
+		__atomic_fetch_add(&fns[e.fn].total_ns, t - e.t0, __ATOMIC_RELAXED);
+	return e.ret;
+}
+
+static struct ps_ops trace_ops = { on_entry, NULL, NULL };
+
+/* --- Messages ---------------------------------------------------------- */
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n = snprintf(buf, sizeof(buf), PFX);
+
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
+	va_end(ap);
+	if (n < (int)sizeof(buf) && starting)
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n, ": nothing traced");
+	if (n >= (int)sizeof(buf) - 1)
+		n = (int)sizeof(buf) - 2;
+	buf[n++] = '\n';
+	if (write(2, buf, (size_t)n) < 0)
+		return;
+}
+
+/* --- Names: a small ELF64 reader of /proc/self/exe ------------------------ */
+
+static int phdr_bias(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	*(uintptr_t *)data = info->dlpi_addr;
+	return 1;		/* the first entry is the main program */
+}
+
+static int in_file(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+
+/* map the pages of b[off, off+len) at once rather than fault them in one
+   by one (Linux 5.14; without it, nothing is lost but time) */
+static void populate(const unsigned char *b, uint64_t off, uint64_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = ((uintptr_t)b + off) & ~(page - 1);
+
+	if (len)
+		madvise((void *)lo, (uintptr_t)b + off + len - lo, MADV_POPULATE_READ);
+}
+
+static size_t site_hash(uintptr_t a)
+{
+	return (size_t)(((uint64_t)a >> 2) * 0x9e3779b97f4a7c15ull >> 20);
+}
+
+struct site_slot {
+	uintptr_t addr;
+	long i;			/* -1: empty */
+};
+
+static long site_lookup(const struct site_slot *hash, size_t hmask, uintptr_t a)
+{
+	for (size_t h = site_hash(a) & hmask; hash[h].i >= 0; h = (h + 1) & hmask)
+		if (hash[h].addr == a)
+			return hash[h].i;
+	return -1;
+}
+
+/*
+ * Give every site in fns[] its name from the program's symbol table.
+ * Returns 0, or -1 after one message.
+ */
+static int read_names(const char *prog)
+{
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	const unsigned char *b;
+	const Elf64_Ehdr *eh;
+	const Elf64_Shdr *sh, *tab = NULL, *str;
+	uint64_t size, shnum, nsyms;
+	uintptr_t bias = 0;
+	struct { uint64_t sym; size_t len; int global; } *best = NULL;
+	struct site_slot *hash = NULL;
+	size_t hmask = 15;
+	int err = -1;
+
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		say("%s: cannot read /proc/self/exe: %s", prog, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	size = (uint64_t)st.st_size;
+	b = size >= sizeof(Elf64_Ehdr) ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+	close(fd);
+	if (b == MAP_FAILED) {
+		say("%s: not an ELF file", prog);
+		return -1;
+	}
+	eh = (const Elf64_Ehdr *)b;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_shentsize != sizeof(Elf64_Shdr)) {
+		say("%s: not an ELF64 file with section headers", prog);
+		goto out;
+	}
+	shnum = eh->e_shnum;
+	if (!in_file(eh->e_shoff, sizeof(Elf64_Shdr), size))
+		goto badsh;
+	sh = (const Elf64_Shdr *)(b + eh->e_shoff);
+	if (eh->e_shoff % 8)
+		goto badsh;
+	if (shnum == 0)
+		shnum = sh[0].sh_size;
+	if (shnum > size / sizeof(Elf64_Shdr) || !in_file(eh->e_shoff, shnum * sizeof(Elf64_Shdr), size))
+		goto badsh;
+	for (uint64_t i = 0; i < shnum && !tab; i++)
+		if (sh[i].sh_type == SHT_SYMTAB)
+			tab = &sh[i];
+	for (uint64_t i = 0; i < shnum && !tab; i++)
+		if (sh[i].sh_type == SHT_DYNSYM)
+			tab = &sh[i];
+	if (!tab) {
+		say("%s: no .symtab or .dynsym: functions have no names to match", prog);
+		goto out;
+	}
+	if (tab->sh_link >= shnum || !in_file(tab->sh_offset, tab->sh_size, size) ||
+	    tab->sh_offset % 8 || (tab->sh_entsize && tab->sh_entsize != sizeof(Elf64_Sym)))
+		goto badsh;
+	str = &sh[tab->sh_link];
+	if (str->sh_type != SHT_STRTAB || !in_file(str->sh_offset, str->sh_size, size))
+		goto badsh;
+	nsyms = tab->sh_size / sizeof(Elf64_Sym);
+	populate(b, tab->sh_offset, tab->sh_size);
+	populate(b, str->sh_offset, str->sh_size);
+	/* per site, the symbol that names it: a global one first, else the
+	   first in the table (no sort: each symbol looked up among the sites) */
+	best = malloc((nfns ? (size_t)nfns : 1) * sizeof(*best));
+	if (!best) {
+		say("%s: out of memory for %ld names", prog, nfns);
+		goto out;
+	}
+	for (long i = 0; i < nfns; i++)
+		best[i].sym = UINT64_MAX;
+	/* the sites by address, hashed (the symbol table is in no useful order) */
+	while (hmask + 1 < 2 * (size_t)nfns)
+		hmask = hmask * 2 + 1;
+	hash = malloc((hmask + 1) * sizeof(*hash));
+	if (!hash) {
+		say("%s: out of memory for %ld names", prog, nfns);
+		goto out;
+	}
+	memset(hash, 0xff, (hmask + 1) * sizeof(*hash));
+	for (long i = 0; i < nfns; i++) {
+		size_t h = site_hash(fns[i].addr) & hmask;
+
+		while (hash[h].i >= 0)
+			h = (h + 1) & hmask;
+		hash[h].addr = fns[i].addr;
+		hash[h].i = i;
+	}
+	dl_iterate_phdr(phdr_bias, &bias);
+	{
+		const Elf64_Sym *sy = (const Elf64_Sym *)(b + tab->sh_offset);
+		const char *strs = (const char *)b + str->sh_offset;
+		size_t namebytes = 0;
+		char *p;
+
+		for (uint64_t k = 0; k < nsyms; k++) {
+			unsigned t = ELF64_ST_TYPE(sy[k].st_info), bind = ELF64_ST_BIND(sy[k].st_info);
+			int global = bind == STB_GLOBAL || bind == STB_WEAK;
+			long i;
+
+			if (t != STT_FUNC || sy[k].st_shndx == SHN_UNDEF || !sy[k].st_value ||
+			    sy[k].st_name == 0 || sy[k].st_name >= str->sh_size)
+				continue;
+			i = site_lookup(hash, hmask, (uintptr_t)sy[k].st_value + bias);
+			if (i < 0 || (best[i].sym != UINT64_MAX && (best[i].global || !global)))
+				continue;
+			const char *nm = strs + sy[k].st_name;
+			const char *end = memchr(nm, 0, str->sh_size - sy[k].st_name);
+
+			if (!end)
+				continue;
+			if (best[i].sym != UINT64_MAX)
+				namebytes -= best[i].len + 1;
+			best[i].sym = k;
+			best[i].global = global;
+			best[i].len = (size_t)(end - nm);
+			namebytes += best[i].len + 1;
+		}
+		/* the names of the sites, copied (the mapping goes) */
+		names_buf = p = malloc(namebytes ? namebytes : 1);
+		if (!names_buf) {
+			say("%s: out of memory for names", prog);
+			goto out;
+		}
+		for (long i = 0; i < nfns; i++) {
+			if (best[i].sym == UINT64_MAX)
+				continue;
+			memcpy(p, strs + sy[best[i].sym].st_name, best[i].len + 1);
+			fns[i].name = p;
+			p += best[i].len + 1;
+		}
+	}
+	err = 0;
+	goto out;
+badsh:
+	say("%s: bad section headers or symbol table", prog);
+out:
+	free(best);
+	free(hash);
+	munmap((void *)b, size);
+	return err;
+}
+
+/* --- Selecting and attaching ------------------------------------------- */
+
+/*
+ * fnmatch(3) with flags 0 for globs of `*`, `?` and plain characters (the
+ * common case, and glibc's fnmatch costs as much as the rest of start-up
+ * over 20,000 names); fnmatch itself for bracket expressions and escapes.
+ */
+static int glob_simple(const char *p, const char *s)
+{
+	const char *star = NULL, *resume = NULL;
+
+	while (*s) {
+		if (*p == '*') {
+			star = ++p;
+			resume = s;
+		} else if (*p == '?' || *p == *s) {
+			p++;
+			s++;
+		} else if (star) {
+			p = star;
+			s = ++resume;
+		} else {
+			return 0;
+		}
+	}
+	while (*p == '*')
+		p++;
+	return !*p;
+}
+
+/* a glob list split once: globs_split (NULL without memory), globs_match */
+struct glob {
+	char *pat;
+	int simple;		/* no bracket or escape: glob_simple */
+};
+
+static struct glob *globs_split(const char *globs, size_t *n)
+{
+	size_t k = 1, len = strlen(globs);
+	struct glob *g;
+	char *copy;
+
+	for (const char *c = globs; *c; c++)
+		k += *c == ',';
+	g = malloc(k * sizeof(*g) + len + 1);
+	if (!g)
+		return NULL;
+	copy = memcpy((char *)(g + k), globs, len + 1);
+	*n = 0;
+	for (char *tok = copy, *next; tok; tok = next) {
+		next = strchr(tok, ',');
+		if (next)
+			*next++ = 0;
+		if (!*tok)
+			continue;
+		g[*n].pat = tok;
+		g[*n].simple = !strpbrk(tok, "[\\");
+		(*n)++;
+	}
+	return g;
+}
+
+static int globs_match(const struct glob *g, size_t n, const char *name)
+{
+	for (size_t k = 0; k < n; k++)
+		if (g[k].simple ? glob_simple(g[k].pat, name) : fnmatch(g[k].pat, name, 0) == 0)
+			return 1;
+	return 0;
+}
+
+static int globs_ok(const char *globs, const char *what)
+{
+	const char *g = globs;
+
+	if (!*g) {
+		say("%s is empty: give glob[,glob...]", what);
+		return 0;
+	}
+	while (*g) {
+		size_t l = strcspn(g, ",");
+
+		if (l == 0) {
+			say("%s=%s: an empty glob", what, globs);
+			return 0;
+		}
+		g += l;
+		if (*g == ',')
+			g++;
+	}
+	return 1;
+}
+
+/* attach (or detach) the functions whose names match globs; called with
+   ctl_lock held.  Returns how many changed, or -1 after a message. */
+static long set_attached(const char *globs, int attach, const char *what)
+{
+	void **list = malloc((nfns ? nfns : 1) * sizeof(*list));
+	size_t ng = 0;
+	struct glob *g = globs ? globs_split(globs, &ng) : NULL;
+	long n = 0, matched = 0;
+	int err;
+
+	if (!list || (globs && !g)) {
+		say("%s: out of memory", what);
+		free(list);
+		free(g);
+		return -1;
+	}
+	for (long i = 0; i < nfns; i++) {
+		fns[i].selected = fns[i].name && (!globs || globs_match(g, ng, fns[i].name));
+		if (!fns[i].selected)
+			continue;
+		matched++;
+		if (fns[i].attached != attach)
+			list[n++] = (void *)fns[i].addr;
+	}
+	free(g);
+	if (globs && !matched) {
+		say("%s=%s: no traced function matches", what, globs);
+		free(list);
+		return -1;
+	}
+	err = !n ? 0 : attach ? ps_attach_list(list, (size_t)n, &trace_ops)
+		      : ps_detach_ops_list(list, (size_t)n, &trace_ops);
+	free(list);
+	if (err) {
+		say("%s: %s failed: %s", what, attach ? "ps_attach_list" : "ps_detach_ops_list",
+		    strerror(-err));
+		return -1;
+	}
+	for (long i = 0; i < nfns; i++)
+		if (fns[i].selected)
+			fns[i].attached = attach;
+	return n;
+}
+
+/* --- The table --------------------------------------------------------- */
+
+struct row {
+	long i;
+	uint64_t calls, timed, total;
+};
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	return strcmp(fns[x->i].name, fns[y->i].name);
+}
+
+struct buf {
+	char *p;
+	size_t len, cap;
+	int failed;
+};
+
+static void bput(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bput(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->failed)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->failed = 1;
+			return;
+		}
+		if ((size_t)n < b->cap - b->len)
+			break;
+		size_t cap = b->cap * 2 + (size_t)n + 1;
+		char *q = realloc(b->p, cap);
+
+		if (!q) {
+			b->failed = 1;
+			return;
+		}
+		b->p = q;
+		b->cap = cap;
+	}
+	b->len += (size_t)n;
+}
+
+/* a JSON string body: names are C identifiers in practice, but escape anyway */
+static void bput_json(struct buf *b, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			bput(b, "\\%c", c);
+		else if (c < 0x20)
+			bput(b, "\\u%04x", c);
+		else
+			bput(b, "%c", c);
+	}
+}
+
+static void dump(const char *reason)
+{
+	struct row *rows;
+	long n = 0, attached = 0, called = 0;
+	struct buf b = { malloc(4096), 0, 4096, 0 };
+
+	pthread_mutex_lock(&ctl_lock);
+	rows = malloc((nfns ? nfns : 1) * sizeof(*rows));
+	if (!rows || !b.p) {
+		say("dump: out of memory");
+		goto out;
+	}
+	for (long i = 0; i < nfns; i++) {
+		struct row r = { i, __atomic_load_n(&fns[i].calls, __ATOMIC_RELAXED),
+				 __atomic_load_n(&fns[i].timed, __ATOMIC_RELAXED),
+				 __atomic_load_n(&fns[i].total_ns, __ATOMIC_RELAXED) };
+
+		if (!fns[i].name)
+			continue;
+		attached += fns[i].attached;
+		if (!fns[i].attached && !r.calls)
+			continue;
+		called += r.calls != 0;
+		if (format == FMT_TEXT && !r.calls)
+			continue;
+		rows[n++] = r;
+	}
+	qsort(rows, (size_t)n, sizeof(*rows), row_cmp);
+	if (format == FMT_TEXT) {
+		bput(&b, "# patchsite-trace: pid %ld, %s: %ld functions attached, %ld called%s\n",
+		     (long)getpid(), reason, attached, called, timing ? "" : " (counts only)");
+		bput(&b, "%12s %10s %12s %12s  %s\n", "calls", "timed", "total_ms", "avg_us",
+		     "function");
+		for (long k = 0; k < n; k++) {
+			struct row *r = &rows[k];
+
+			bput(&b, "%12llu %10llu %12.3f %12.3f  %s\n", (unsigned long long)r->calls,
+			     (unsigned long long)r->timed, (double)r->total / 1e6,
+			     r->timed ? (double)r->total / (double)r->timed / 1e3 : 0.0,
+			     fns[r->i].name);
+		}
+	} else if (format == FMT_TSV) {
+		bput(&b, "# patchsite-trace\tpid %ld\t%s\t%ld attached\t%ld called\n",
+		     (long)getpid(), reason, attached, called);
+		bput(&b, "function\taddress\tattached\tcalls\ttimed\ttotal_ns\tavg_ns\n");
+		for (long k = 0; k < n; k++) {
+			struct row *r = &rows[k];
+
+			bput(&b, "%s\t%#lx\t%d\t%llu\t%llu\t%llu\t%llu\n", fns[r->i].name,
+			     (unsigned long)fns[r->i].addr, fns[r->i].attached,
+			     (unsigned long long)r->calls, (unsigned long long)r->timed,
+			     (unsigned long long)r->total,
+			     (unsigned long long)(r->timed ? r->total / r->timed : 0));
+		}
+	} else {
+		bput(&b, "{\"pid\": %ld, \"reason\": \"%s\", \"timing\": %s, \"attached\": %ld, "
+		     "\"called\": %ld, \"functions\": [", (long)getpid(), reason,
+		     timing ? "true" : "false", attached, called);
+		for (long k = 0; k < n; k++) {
+			struct row *r = &rows[k];
+
+			bput(&b, "%s\n  {\"name\": \"", k ? "," : "");
+			bput_json(&b, fns[r->i].name);
+			bput(&b, "\", \"address\": %lu, \"attached\": %s, \"calls\": %llu, "
+			     "\"timed\": %llu, \"total_ns\": %llu, \"avg_ns\": %llu}",
+			     (unsigned long)fns[r->i].addr, fns[r->i].attached ? "true" : "false",
+			     (unsigned long long)r->calls, (unsigned long long)r->timed,
+			     (unsigned long long)r->total,
+			     (unsigned long long)(r->timed ? r->total / r->timed : 0));
+		}
+		bput(&b, "\n]}\n");
+	}
+	if (b.failed) {
+		say("dump: out of memory");
+		goto out;
+	}
+	for (size_t off = 0; off < b.len;) {
+		ssize_t w = write(out_fd, b.p + off, b.len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			say("dump: write: %s", strerror(errno));
+			break;
+		}
+		off += (size_t)w;
+	}
+out:
+	pthread_mutex_unlock(&ctl_lock);
+	free(rows);
+	free(b.p);
+}
+
+/* --- Signal and control thread ------------------------------------------ */
+
+static void on_signal(int sig)
+{
+	int e = errno;
+	char c = (char)sig;
+
+	if (write(sig_pipe[1], &c, 1) < 0) {
+		/* pipe full: a dump is pending anyway */
+	}
+	errno = e;
+}
+
+static void ctl_command(char *line)
+{
+	char *arg;
+	long n;
+
+	while (*line == ' ' || *line == '\t')
+		line++;
+	arg = line + strcspn(line, " \t");
+	if (*arg)
+		*arg++ = 0;
+	while (*arg == ' ' || *arg == '\t')
+		arg++;
+	if (!*line)
+		return;
+	if (!strcmp(line, "dump") && !*arg) {
+		dump("ctl");
+	} else if (!strcmp(line, "reset") && !*arg) {
+		for (long i = 0; i < nfns; i++) {
+			__atomic_store_n(&fns[i].calls, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&fns[i].timed, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&fns[i].total_ns, 0, __ATOMIC_RELAXED);
+		}
+		say("ctl: reset");
+	} else if (!strcmp(line, "attach") || !strcmp(line, "detach")) {
+		int attach = line[0] == 'a';
+
+		if (attach && !*arg) {
+			say("ctl: attach needs glob[,glob...]");
+			return;
+		}
+		if (*arg && !globs_ok(arg, "ctl"))
+			return;
+		pthread_mutex_lock(&ctl_lock);
+		n = set_attached(*arg ? arg : NULL, attach, "ctl");
+		pthread_mutex_unlock(&ctl_lock);
+		if (n >= 0)
+			say("ctl: %s %ld functions%s%s", attach ? "attached" : "detached", n,
+			    *arg ? " matching " : "", arg);
+	} else {
+		say("ctl: unknown command '%s' (attach GLOBS, detach [GLOBS], dump, reset)", line);
+	}
+}
+
+static void *ctl_thread(void *unused)
+{
+	char buf[4096];
+	size_t len = 0;
+	struct pollfd pf[2] = { { sig_pipe[0], POLLIN, 0 }, { ctl_fd, POLLIN, 0 } };
+
+	(void)unused;
+	for (;;) {
+		if (poll(pf, ctl_fd >= 0 ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			say("poll: %s", strerror(errno));
+			return NULL;
+		}
+		if (pf[0].revents & POLLIN) {
+			char c[64];
+
+			if (read(sig_pipe[0], c, sizeof(c)) > 0)
+				dump("signal");
+		}
+		if (ctl_fd >= 0 && (pf[1].revents & POLLIN)) {
+			ssize_t r = read(ctl_fd, buf + len, sizeof(buf) - 1 - len);
+			char *nl;
+
+			if (r <= 0)
+				continue;
+			len += (size_t)r;
+			buf[len] = 0;
+			while ((nl = memchr(buf, '\n', len))) {
+				*nl = 0;
+				ctl_command(buf);
+				len -= (size_t)(nl + 1 - buf);
+				memmove(buf, nl + 1, len);
+			}
+			if (len == sizeof(buf) - 1) {
+				say("ctl: a line longer than %zu bytes, dropped", sizeof(buf) - 2);
+				len = 0;
+			}
+		}
+	}
+	return NULL;
+}
+
+/* --- Configuration, start and end --------------------------------------- */
+
+static int parse_signal(const char *s)
+{
+	static const struct { const char *name; int sig; } names[] = {
+		{ "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "HUP", SIGHUP }, { "INT", SIGINT },
+		{ "QUIT", SIGQUIT }, { "TERM", SIGTERM }, { "WINCH", SIGWINCH }, { "PROF", SIGPROF },
+		{ "URG", SIGURG }, { "PWR", SIGPWR },
+	};
+	char *end;
+	long v;
+
+	if (!strncmp(s, "SIG", 3))
+		s += 3;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(s, names[i].name))
+			return names[i].sig;
+	if (!strncmp(s, "RTMIN+", 6)) {
+		v = strtol(s + 6, &end, 10);
+		if (*end || end == s + 6 || v < 0 || v > SIGRTMAX - SIGRTMIN)
+			return -1;
+		return SIGRTMIN + (int)v;
+	}
+	v = strtol(s, &end, 10);
+	if (*s && !*end && v > 0 && v < NSIG && v != SIGKILL && v != SIGSTOP && v != SIGSEGV &&
+	    v != SIGBUS && v != SIGILL && v != SIGFPE && v != SIGTRAP && v != SIGABRT)
+		return (int)v;
+	return -1;
+}
+
+static int open_out(const char *pattern)
+{
+	char path[4096];
+	size_t n = 0;
+	int fd;
+
+	for (const char *p = pattern; *p; p++) {
+		int w;
+
+		if (p[0] == '%' && p[1] == 'p') {
+			w = snprintf(path + n, sizeof(path) - n, "%ld", (long)getpid());
+			p++;
+		} else {
+			w = snprintf(path + n, sizeof(path) - n, "%c", *p);
+		}
+		if (w < 0 || (size_t)w >= sizeof(path) - n) {
+			say("PATCHSITE_TRACE_OUT: name too long");
+			return -1;
+		}
+		n += (size_t)w;
+	}
+	if (!n) {
+		say("PATCHSITE_TRACE_OUT is empty: give a file name");
+		return -1;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		say("PATCHSITE_TRACE_OUT=%s: %s", path, strerror(errno));
+	return fd;
+}
+
+static int open_ctl(const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (!*path) {
+		say("PATCHSITE_TRACE_CTL is empty: give a FIFO's path");
+		return -1;
+	}
+	if (mkfifo(path, 0600) < 0 && errno != EEXIST) {
+		say("PATCHSITE_TRACE_CTL=%s: mkfifo: %s", path, strerror(errno));
+		return -1;
+	}
+	/* O_RDWR: a writer closing it does not make the FIFO read end-of-file */
+	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		say("PATCHSITE_TRACE_CTL=%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode)) {
+		say("PATCHSITE_TRACE_CTL=%s: not a FIFO", path);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static const char *prog_name(void)
+{
+	static char path[512];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+
+	if (n <= 0)
+		return "the program";
+	path[n] = 0;
+	return path;
+}
+
+__attribute__((constructor)) static void trace_start(void)
+{
+	const char *globs = getenv("PATCHSITE_TRACE");
+	const char *out = getenv("PATCHSITE_TRACE_OUT");
+	const char *fmt = getenv("PATCHSITE_TRACE_FORMAT");
+	const char *sig = getenv("PATCHSITE_TRACE_SIGNAL");
+	const char *tm = getenv("PATCHSITE_TRACE_TIME");
+	const char *prog;
+	long count;
+	pthread_t th;
+
+	ctl_path = getenv("PATCHSITE_TRACE_CTL");
+	starting = 1;
+	if (!globs && !ctl_path) {
+		say("neither PATCHSITE_TRACE nor PATCHSITE_TRACE_CTL is set");
+		goto untraced;
+	}
+	/* the configuration first: nothing is attached if any of it is wrong */
+	if (globs && !globs_ok(globs, "PATCHSITE_TRACE"))
+		goto untraced;
+	if (!fmt || !strcmp(fmt, "text"))
+		format = FMT_TEXT;
+	else if (!strcmp(fmt, "tsv"))
+		format = FMT_TSV;
+	else if (!strcmp(fmt, "json"))
+		format = FMT_JSON;
+	else {
+		say("PATCHSITE_TRACE_FORMAT=%s: not text, tsv or json", fmt);
+		goto untraced;
+	}
+	if (!tm || !strcmp(tm, "on"))
+		timing = 1;
+	else if (!strcmp(tm, "off"))
+		timing = 0;
+	else {
+		say("PATCHSITE_TRACE_TIME=%s: not on or off", tm);
+		goto untraced;
+	}
+	if (sig && (dump_sig = parse_signal(sig)) < 0) {
+		say("PATCHSITE_TRACE_SIGNAL=%s: not a signal name (SIGUSR2, USR1, RTMIN+N) or "
+		    "number it can use", sig);
+		goto untraced;
+	}
+	prog = prog_name();
+	count = ps_count();
+	if (count < 0) {
+		say("%s: not embedded by `patchsite embed` (%s)", prog,
+		    strerror((int)-count));
+		goto untraced;
+	}
+	fns = calloc(count ? (size_t)count : 1, sizeof(*fns));
+	if (!fns) {
+		say("out of memory for %ld functions", count);
+		goto untraced;
+	}
+	for (long i = 0; i < count; i++)
+		fns[i].addr = (uintptr_t)ps_function(i);
+	nfns = count;
+	for (long i = 1; i < count; i++)
+		if (fns[i].addr <= fns[i - 1].addr) {
+			say("%s: the site table is not sorted", prog);
+			nfns = 0;
+			goto untraced;
+		}
+	if (read_names(prog) < 0)
+		goto untraced;
+	if (out && (out_fd = open_out(out)) < 0)
+		goto untraced;
+	if (ctl_path && (ctl_fd = open_ctl(ctl_path)) < 0)
+		goto untraced;
+	if (globs) {
+		pthread_mutex_lock(&ctl_lock);
+		long n = set_attached(globs, 1, "PATCHSITE_TRACE");
+
+		pthread_mutex_unlock(&ctl_lock);
+		if (n < 0)
+			goto untraced;
+	}
+	starting = 0;	/* attached: later messages are about one thing */
+	if (dump_sig || ctl_fd >= 0) {
+		struct sigaction sa;
+		int err;
+
+		if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+			say("pipe: %s: no signal or control", strerror(errno));
+		} else {
+			if (dump_sig) {
+				memset(&sa, 0, sizeof(sa));
+				sa.sa_handler = on_signal;
+				sa.sa_flags = SA_RESTART;
+				sigemptyset(&sa.sa_mask);
+				if (sigaction(dump_sig, &sa, NULL) < 0)
+					say("PATCHSITE_TRACE_SIGNAL: sigaction: %s", strerror(errno));
+			}
+			/* the thread must not take the program's signals */
+			sigset_t all, old;
+
+			sigfillset(&all);
+			pthread_sigmask(SIG_SETMASK, &all, &old);
+			err = pthread_create(&th, NULL, ctl_thread, NULL);
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			if (err)
+				say("pthread_create: %s: no signal or control", strerror(err));
+			else
+				pthread_detach(th);
+		}
+	}
+	active = 1;
+	return;
+untraced:
+	if (out_fd > 2)
+		close(out_fd);
+	out_fd = 2;
+	nfns = 0;
+	free(fns);		/* nothing is attached: no callback can read them */
+	fns = NULL;
+	free(names_buf);
+	names_buf = NULL;
+	starting = 0;
+}
+
+__attribute__((destructor)) static void trace_end(void)
+{
+	if (active)
+		dump("exit");
+}
