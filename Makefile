@@ -202,10 +202,11 @@ boot-check-arm64: all
 # patcher, runtime/README.md) and the ready tracer, for each architecture
 # with a runtime: build/runtime/<arch>/ (compilers from fixtures/arches.mk;
 # x86_64's CROSS_ is empty: the host's gcc, so an x86_64 host)
-RT_ARCHES := aarch64 x86_64
+RT_ARCHES := aarch64 riscv64 x86_64
 runtime:
 	@set -e; for a in $(RT_ARCHES); do \
-		case $$a in aarch64) c='$(CROSS_aarch64)' ;; x86_64) c='$(CROSS_x86_64)' ;; esac; \
+		case $$a in aarch64) c='$(CROSS_aarch64)' ;; riscv64) c='$(CROSS_riscv64)' ;; \
+			x86_64) c='$(CROSS_x86_64)' ;; esac; \
 		mkdir -p build/runtime/$$a; \
 		$(MAKE) -C runtime O=$(CURDIR)/build/runtime/$$a CROSS=$$c; \
 		$(MAKE) -C runtime/tracer O=$(CURDIR)/build/runtime/$$a CROSS=$$c; \

@@ -194,8 +194,47 @@ __asm__(".text\n"
 	"	popq %rax\n"
 	"	jmp *%r11\n"
 	".size trace_stubs, . - trace_stubs\n");
+#elif defined(__riscv) && __riscv_xlen == 64
+#define STUB_SIZE 8
+/* a0, a1, fa0 and fa1 may hold the return value; entered by the traced
+   function's `ret` with sp as its caller had it (16-byte aligned); norvc
+   keeps every stub two 4-byte instructions */
+__asm__(".text\n"
+	".option push\n"
+	".option norvc\n"
+	".balign 16\n"
+	".globl trace_stubs\n"
+	".hidden trace_stubs\n"
+	".type trace_stubs, @function\n"
+	"trace_stubs:\n"
+	".set trace_k, 0\n"
+	".rept " "512" "\n"
+	"	addi t1, zero, trace_k\n"
+	"	j trace_stub_common\n"
+	".set trace_k, trace_k + 1\n"
+	".endr\n"
+	"trace_stub_common:\n"
+	"	addi sp, sp, -48\n"
+	"	sd a0, 0(sp)\n"
+	"	sd a1, 8(sp)\n"
+	"	fsd fa0, 16(sp)\n"
+	"	fsd fa1, 24(sp)\n"
+	"	sd s0, 32(sp)\n"
+	"	addi s0, sp, 48\n"
+	"	mv a0, t1\n"
+	"	call trace_exit\n"
+	"	mv t1, a0\n"
+	"	ld a0, 0(sp)\n"
+	"	ld a1, 8(sp)\n"
+	"	fld fa0, 16(sp)\n"
+	"	fld fa1, 24(sp)\n"
+	"	ld s0, 32(sp)\n"
+	"	addi sp, sp, 48\n"
+	"	jr t1\n"
+	".size trace_stubs, . - trace_stubs\n"
+	".option pop\n");
 #else
-#error "libpatchsite-trace: no return stub for this architecture (arm64, x86_64)"
+#error "libpatchsite-trace: no return stub for this architecture (arm64, x86_64, riscv64)"
 #endif
 
 _Static_assert(TRACE_DEPTH == 512, "the stubs' .rept count is TRACE_DEPTH");

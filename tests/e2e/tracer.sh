@@ -70,7 +70,7 @@ fix=$root/fixtures/tracer
 PATCHSITE=${PATCHSITE:-$root/patchsite}
 QEMU=${QEMU:-qemu-aarch64}
 SYSROOT=${SYSROOT:-/usr/aarch64-linux-gnu}
-TRACER_FLAVOURS=${TRACER_FLAVOURS:-arm64 x86_64-pfe-cet x86_64-fentry x86_64-clang x86_64-san}
+TRACER_FLAVOURS=${TRACER_FLAVOURS:-arm64 riscv64 x86_64-pfe-cet x86_64-fentry x86_64-clang x86_64-san}
 # x86_64-san: the tracer and the runtime built with ASan and UBSan (any
 # report makes the program fail or write to stderr, which the checks see)
 san='-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer'
@@ -87,7 +87,8 @@ trap 'if [ -n "$bgpid" ]; then kill "$bgpid" 2>/dev/null; fi; rm -rf "$work"' EX
 ps_init "$work"
 ps_need_patchsite
 
-for t in aarch64-linux-gnu-gcc aarch64-linux-gnu-nm "$QEMU" "$PY" timeout gcc clang nm; do
+for t in aarch64-linux-gnu-gcc aarch64-linux-gnu-nm riscv64-linux-gnu-gcc riscv64-linux-gnu-nm \
+	"$QEMU" qemu-riscv64 "$PY" timeout gcc clang nm; do
 	command -v "$t" >/dev/null 2>&1 || notok "tool $t is installed"
 done
 
@@ -327,6 +328,11 @@ for arch in $TRACER_FLAVOURS; do
 		NM=aarch64-linux-gnu-nm
 		pre="$QEMU -L $SYSROOT"
 		;;
+	riscv64)
+		cross=riscv64-linux-gnu-
+		NM=riscv64-linux-gnu-nm
+		pre="qemu-riscv64 -L /usr/riscv64-linux-gnu"
+		;;
 	x86_64-*)
 		cross=
 		NM=nm
@@ -347,7 +353,7 @@ for arch in $TRACER_FLAVOURS; do
 	o=$work/$arch
 	# threads' rounds: long enough natively that the threads overlap for sure
 	rounds=60
-	[ "$arch" = arm64 ] && rounds=4
+	case $arch in arm64 | riscv64) rounds=4 ;; esac
 	if [ "$arch" = x86_64-san ]; then
 		make -s -C "$fix" O="$o" CROSS="$cross" TCC="$tcc" PFE="$pfe" EXTRA_CFLAGS="$san" \
 			LDFLAGS="-fsanitize=address,undefined" >"$work/make.log" 2>&1
@@ -363,6 +369,7 @@ for arch in $TRACER_FLAVOURS; do
 	so=$o/libpatchsite-trace.so
 	case $arch in
 	arm64) tr="$QEMU -L $SYSROOT -E LD_PRELOAD=$so" ;;
+	riscv64) tr="qemu-riscv64 -L /usr/riscv64-linux-gnu -E LD_PRELOAD=$so" ;;
 	x86_64-san) tr="env LD_PRELOAD=$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so):$so" ;;
 	*) tr="env LD_PRELOAD=$so" ;;
 	esac
