@@ -168,6 +168,7 @@ static const char *lacks(const struct arch_ops *a, enum arch_cap cap)
 		     (a->callops->tramp_size || a->callops->room_size), "callops->tramp_size");
 		NEED(a->callops->area_n || a->callops->entry_calls || a->callops->entry_nop,
 		     "callops->area_n");
+		NEED(a->callops->call_slot && a->callops->call_slot <= 8, "callops->call_slot");
 		NEED(a->callops_site, "callops_site");
 		NEED(a->callops_disabled, "callops_disabled");
 		NEED(a->callops_tramp || !a->callops->tramp_size, "callops_tramp");

@@ -160,6 +160,9 @@ struct arch_callops {
 					   (runtime/callops.h struct ps_ops) */
 	unsigned int tramp_noop;	/* the function the default ops' func points at */
 	unsigned int tramp_entry;	/* the trampoline: where every site's call goes */
+	unsigned int call_slot;		/* bytes the runtime toggles at a site's call_off
+					   (runtime ps_arch_call_size: arm64 4 BL, riscv64 4
+					   jalr after the auipc embed wrote, x86_64 5 CALL) */
 	uint64_t room_size;		/* bytes of the zero-filled trampoline room (0: none) */
 	int area_n, area_m;		/* the stated patch area (0, 0: none) */
 	unsigned int area_unit;		/* 0: area_n and area_m count the image's NOP unit

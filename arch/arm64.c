@@ -471,6 +471,7 @@ static const uint32_t a64_callops_tramp_words[] = {
 };
 
 static const struct arch_callops a64_callops = {
+	.call_slot		= 4,
 	.site_len		= A64_CALLOPS_WORDS * A64_INSN_SIZE,
 	.site_back		= 0,
 	.tramp_size		= sizeof(a64_callops_tramp_words),

@@ -779,6 +779,7 @@ static const uint32_t rv_callops_tramp_words[] = {
 };
 
 static const struct arch_callops rv_callops = {
+	.call_slot		= 4,
 	.site_len		= RV_CALLOPS_LEN,
 	.site_back		= 0,
 	.tramp_size		= sizeof(rv_callops_tramp_words),

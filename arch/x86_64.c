@@ -721,6 +721,7 @@ static int x86_callops_disabled(uint8_t *buf, size_t len, uint64_t at, uint64_t 
 }
 
 static const struct arch_callops x86_callops = {
+	.call_slot		= 5,
 	.site_len	= X86_ENDBR64_LEN + X86_SITE_MAX,
 	.site_back	= X86_ENDBR64_LEN,
 	.tramp_size	= 0,		/* no blob: the runtime writes the trampolines */

@@ -156,10 +156,11 @@ static void check_callops(const uint8_t *buf, size_t n, uint64_t literal)
 	if (r != ARCH_CALLOPS_OK)
 		return;
 	FUZZ_CHECK(n >= site.entry_off + site.disabled_off + site.disabled_len &&
-		   site.entry_off + site.call_off + A->call_len <= c->site_len &&
+		   c->call_slot > 0 &&
+		   site.entry_off + site.call_off + c->call_slot <= c->site_len &&
 		   site.entry_off + site.disabled_off + site.disabled_len <= c->site_len &&
 		   site.call_off >= site.disabled_off &&
-		   site.call_off + A->call_len <= site.disabled_off + site.disabled_len &&
+		   site.call_off + c->call_slot <= site.disabled_off + site.disabled_len &&
 		   site.disabled_len <= sizeof(out),
 		   "%s: site entry %u call_off %u disabled %u+%u in %u bytes", A->name,
 		   site.entry_off, site.call_off, site.disabled_off, site.disabled_len, c->site_len);
