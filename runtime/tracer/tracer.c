@@ -37,6 +37,29 @@
  * same function is counted but adds no time (no double counting), so a
  * function's total never exceeds the time its threads ran.  When the shadow
  * stack is full (TRACE_DEPTH entries) a call is counted, not timed.
+ *
+ * Signals: a signal handler runs on the interrupted thread and may call
+ * traced functions, in the middle of the entry hook or of trace_exit.
+ * Both mark the thread's shadow stack busy (`building`, the address of the
+ * frame doing the work) for as long as they change it; a call that finds
+ * it busy is a handler's call nested in that work: counted, not timed, the
+ * shadow stack left to the interrupted hook.  A busy mark whose frame lies
+ * at or below the new call's frame (within STALE_SPAN) was left by a
+ * siglongjmp out of the handler and is dropped.
+ *
+ * fork: pthread_atfork takes the control lock around fork (a command in
+ * progress finishes first), and the child starts its own counts (the
+ * activations open at the fork counted once), closes its copies of the
+ * FIFO and the signal pipe (the parent's control thread stays the one
+ * reader) and writes its own table at exit.
+ *
+ * Descriptors: the output file, the FIFO and the signal pipe are opened
+ * O_CLOEXEC and moved to high numbers (below 1024 and the descriptor
+ * limit), and each is known by its device and inode.  A program that
+ * closes them (closefrom, close_range) and reuses the numbers is detected
+ * before the tracer writes or reads: the output file is re-opened by name
+ * (appending), the FIFO re-opened, the pipe made anew; the control thread
+ * wakes once a second to check, so it never spins on a closed descriptor.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -53,6 +76,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -82,12 +106,26 @@ static int timing = 1;
 static int out_fd = 2;
 static enum { FMT_TEXT, FMT_TSV, FMT_JSON } format;
 static int dump_sig;
-static int sig_pipe[2] = { -1, -1 };
+static int sig_pipe[2] = { -1, -1 };	/* [1] read by the signal handler: atomics */
 static int ctl_fd = -1;
 static const char *ctl_path;
-static int active;
-static int starting;		/* in the constructor: a message means nothing is traced */		/* the constructor finished and attached (or waits for ctl) */
+static int active;		/* the constructor finished and attached (or waits for ctl) */
+static int starting;		/* in the constructor: a message means nothing is traced */
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
+static int dump_pending;	/* the dump signal came (atomics) */
+
+/* a descriptor of the tracer's own, known by what it is open on: the
+   program may close the number and open something else there */
+struct own_fd {
+	dev_t dev;
+	ino_t ino;
+};
+static struct own_fd out_id, ctl_id, pipe_id[2];
+static char *out_path;		/* PATCHSITE_TRACE_OUT with %p expanded (re-opened by it) */
+static const char *out_pattern;	/* PATCHSITE_TRACE_OUT as given */
+static pid_t out_pid;		/* the process out_path was expanded for */
+
+#define CTL_LINE_MAX 4095	/* longest control line, its newline not counted */
 
 struct shadow_ent {
 	uint64_t ret;		/* the real return address */
@@ -99,6 +137,8 @@ struct shadow_ent {
 
 struct shadow {
 	unsigned depth;
+	uintptr_t building;	/* nonzero: the entry hook or trace_exit is changing
+				   this shadow stack (the address of its frame) */
 	struct shadow_ent e[TRACE_DEPTH];
 };
 
@@ -274,7 +314,7 @@ static void PS_NOTRACE on_entry(unsigned long ip, unsigned long parent_ip, struc
 	long i = find_fn(ip);
 	struct shadow *s;
 	uint64_t *slot;
-	uintptr_t key = (uintptr_t)regs;
+	uintptr_t key = (uintptr_t)regs, b;
 	unsigned d, nested = 0;
 
 	(void)ops;
@@ -284,6 +324,11 @@ static void PS_NOTRACE on_entry(unsigned long ip, unsigned long parent_ip, struc
 	if (!timing)
 		return;
 	s = &shadow;
+	b = s->building;
+	if (b && !(b <= key && key - b < STALE_SPAN))
+		return;		/* a signal handler's call inside the hook: counted, not timed */
+	s->building = key;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	d = s->depth;
 	if (parent_ip - (uintptr_t)trace_stubs < (uintptr_t)d * STUB_SIZE) {
 		/* a tail call from a timed function (its return slot holds stub
@@ -296,11 +341,11 @@ static void PS_NOTRACE on_entry(unsigned long ip, unsigned long parent_ip, struc
 	}
 	if (d >= TRACE_DEPTH) {
 		s->depth = d;
-		return;		/* counted, not timed */
+		goto done;	/* counted, not timed */
 	}
 	slot = ps_regs_return_slot(regs);
 	if (*slot != parent_ip)
-		return;		/* not the frame the header describes: leave it */
+		goto done;	/* not the frame the header describes: leave it */
 	for (unsigned j = 0; j < d; j++)
 		if (s->e[j].fn == (uint32_t)i) {
 			nested = 1;
@@ -315,16 +360,25 @@ static void PS_NOTRACE on_entry(unsigned long ip, unsigned long parent_ip, struc
 	s->depth = d + 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	*slot = (uint64_t)(uintptr_t)(trace_stubs + (size_t)d * STUB_SIZE);
+done:
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	s->building = 0;
 }
 
 HIDDEN uint64_t PS_NOTRACE trace_exit(unsigned k)
 {
 	struct shadow *s = &shadow;
-	struct shadow_ent e = s->e[k];
-	uint64_t t = now_ns();
+	struct shadow_ent e;
+	uint64_t t;
 
+	s->building = (uintptr_t)__builtin_frame_address(0);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	e = s->e[k];
+	t = now_ns();
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	s->depth = k;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	s->building = 0;
 	__atomic_fetch_add(&fns[e.fn].timed, 1, __ATOMIC_RELAXED);
 	if (!e.nested)
 		__atomic_fetch_add(&fns[e.fn].total_ns, t - e.t0, __ATOMIC_RELAXED);
@@ -332,6 +386,9 @@ HIDDEN uint64_t PS_NOTRACE trace_exit(unsigned k)
 }
 
 static struct ps_ops trace_ops = { on_entry, NULL, NULL };
+
+static int out_get(void);
+static int open_ctl(const char *path);
 
 /* --- Messages ---------------------------------------------------------- */
 
@@ -352,6 +409,66 @@ static void say(const char *fmt, ...)
 	buf[n++] = '\n';
 	if (write(2, buf, (size_t)n) < 0)
 		return;
+}
+
+/* --- Descriptors of the tracer's own ------------------------------------ */
+
+/*
+ * fd moved to a high number (O_CLOEXEC): the program's own files take the
+ * lowest free numbers, so it rarely meets the tracer's.  Below 1024 (a
+ * larger number makes the kernel grow the process's descriptor table) and
+ * below the descriptor limit; fd itself when there is no room up there.
+ */
+static int fd_high(int fd)
+{
+	struct rlimit rl;
+	long top = 1024;
+	int hi;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    (long)rl.rlim_cur < top)
+		top = (long)rl.rlim_cur;
+	if (top < 128 || fd >= top - 64)
+		return fd;
+	hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)(top - 64));
+	if (hi < 0)
+		return fd;
+	close(fd);
+	return hi;
+}
+
+static void fd_know(int fd, struct own_fd *id)
+{
+	struct stat st;
+
+	if (fd >= 0 && fstat(fd, &st) == 0) {
+		id->dev = st.st_dev;
+		id->ino = st.st_ino;
+	}
+}
+
+/* fd is still open on what the tracer opened there (async-signal-safe) */
+static int fd_ours(int fd, const struct own_fd *id)
+{
+	struct stat st;
+
+	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino;
+}
+
+/* a new signal pipe, high, non-blocking; 0 or -errno */
+static int make_pipe(void)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -errno;
+	p[0] = fd_high(p[0]);
+	p[1] = fd_high(p[1]);
+	fd_know(p[0], &pipe_id[0]);
+	fd_know(p[1], &pipe_id[1]);
+	sig_pipe[0] = p[0];
+	__atomic_store_n(&sig_pipe[1], p[1], __ATOMIC_RELEASE);
+	return 0;
 }
 
 /* --- Names: a small ELF64 reader of /proc/self/exe ------------------------ */
@@ -398,12 +515,12 @@ static long site_lookup(const struct site_slot *hash, size_t hmask, uintptr_t a)
 	for (size_t h = site_hash(a) & hmask; hash[h].i >= 0; h = (h + 1) & hmask)
 		if (hash[h].addr == a)
 			return hash[h].i;
-	return -1;
+	return -ENOENT;
 }
 
 /*
  * Give every site in fns[] its name from the program's symbol table.
- * Returns 0, or -1 after one message.
+ * Returns 0, or -errno after one message.
  */
 static int read_names(const char *prog)
 {
@@ -417,20 +534,21 @@ static int read_names(const char *prog)
 	struct { uint64_t sym; size_t len; int global; } *best = NULL;
 	struct site_slot *hash = NULL;
 	size_t hmask = 15;
-	int err = -1;
+	int err = -ENOEXEC;
 
 	if (fd < 0 || fstat(fd, &st) < 0) {
+		err = -errno;
 		say("%s: cannot read /proc/self/exe: %s", prog, strerror(errno));
 		if (fd >= 0)
 			close(fd);
-		return -1;
+		return err;
 	}
 	size = (uint64_t)st.st_size;
 	b = size >= sizeof(Elf64_Ehdr) ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
 	close(fd);
 	if (b == MAP_FAILED) {
 		say("%s: not an ELF file", prog);
-		return -1;
+		return -ENOEXEC;
 	}
 	eh = (const Elf64_Ehdr *)b;
 	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
@@ -472,6 +590,7 @@ static int read_names(const char *prog)
 	best = malloc((nfns ? (size_t)nfns : 1) * sizeof(*best));
 	if (!best) {
 		say("%s: out of memory for %ld names", prog, nfns);
+		err = -ENOMEM;
 		goto out;
 	}
 	for (long i = 0; i < nfns; i++)
@@ -482,6 +601,7 @@ static int read_names(const char *prog)
 	hash = malloc((hmask + 1) * sizeof(*hash));
 	if (!hash) {
 		say("%s: out of memory for %ld names", prog, nfns);
+		err = -ENOMEM;
 		goto out;
 	}
 	memset(hash, 0xff, (hmask + 1) * sizeof(*hash));
@@ -527,6 +647,7 @@ static int read_names(const char *prog)
 		names_buf = p = malloc(namebytes ? namebytes : 1);
 		if (!names_buf) {
 			say("%s: out of memory for names", prog);
+			err = -ENOMEM;
 			goto out;
 		}
 		for (long i = 0; i < nfns; i++) {
@@ -641,7 +762,7 @@ static int globs_ok(const char *globs, const char *what)
 }
 
 /* attach (or detach) the functions whose names match globs; called with
-   ctl_lock held.  Returns how many changed, or -1 after a message. */
+   ctl_lock held.  Returns how many changed, or -errno after a message. */
 static long set_attached(const char *globs, int attach, const char *what)
 {
 	void **list = malloc((nfns ? nfns : 1) * sizeof(*list));
@@ -654,7 +775,7 @@ static long set_attached(const char *globs, int attach, const char *what)
 		say("%s: out of memory", what);
 		free(list);
 		free(g);
-		return -1;
+		return -ENOMEM;
 	}
 	for (long i = 0; i < nfns; i++) {
 		fns[i].selected = fns[i].name && (!globs || globs_match(g, ng, fns[i].name));
@@ -668,7 +789,7 @@ static long set_attached(const char *globs, int attach, const char *what)
 	if (globs && !matched) {
 		say("%s=%s: no traced function matches", what, globs);
 		free(list);
-		return -1;
+		return -ENOENT;
 	}
 	err = !n ? 0 : attach ? ps_attach_list(list, (size_t)n, &trace_ops)
 		      : ps_detach_ops_list(list, (size_t)n, &trace_ops);
@@ -676,7 +797,7 @@ static long set_attached(const char *globs, int attach, const char *what)
 	if (err) {
 		say("%s: %s failed: %s", what, attach ? "ps_attach_list" : "ps_detach_ops_list",
 		    strerror(-err));
-		return -1;
+		return err;
 	}
 	for (long i = 0; i < nfns; i++)
 		if (fns[i].selected)
@@ -759,6 +880,7 @@ static void dump(const char *reason)
 	struct row *rows;
 	long n = 0, attached = 0, called = 0;
 	struct buf b = { malloc(4096), 0, 4096, 0 };
+	int fd;
 
 	pthread_mutex_lock(&ctl_lock);
 	rows = malloc((nfns ? nfns : 1) * sizeof(*rows));
@@ -830,8 +952,9 @@ static void dump(const char *reason)
 		say("dump: out of memory");
 		goto out;
 	}
-	for (size_t off = 0; off < b.len;) {
-		ssize_t w = write(out_fd, b.p + off, b.len - off);
+	fd = out_get();
+	for (size_t off = 0; fd >= 0 && off < b.len;) {
+		ssize_t w = write(fd, b.p + off, b.len - off);
 
 		if (w < 0 && errno == EINTR)
 			continue;
@@ -849,12 +972,16 @@ out:
 
 /* --- Signal and control thread ------------------------------------------ */
 
+/* the dump signal: a flag for the control thread, and a byte in its pipe
+   to wake it at once, written only while the pipe is still the tracer's */
 static void on_signal(int sig)
 {
 	int e = errno;
 	char c = (char)sig;
+	int fd = __atomic_load_n(&sig_pipe[1], __ATOMIC_ACQUIRE);
 
-	if (write(sig_pipe[1], &c, 1) < 0) {
+	__atomic_store_n(&dump_pending, 1, __ATOMIC_RELEASE);
+	if (fd >= 0 && fd_ours(fd, &pipe_id[1]) && write(fd, &c, 1) < 0) {
 		/* pipe full: a dump is pending anyway */
 	}
 	errno = e;
@@ -903,47 +1030,142 @@ static void ctl_command(char *line)
 	}
 }
 
+/*
+ * The control thread's descriptors, checked after every wake-up (once a
+ * second at least): one the program closed, or opened something else at,
+ * is replaced (its number is left alone: it may be the program's now).
+ * Returns 1 if one was.
+ */
+static int ctl_check(void)
+{
+	int changed = 0;
+
+	if (sig_pipe[0] >= 0 && (!fd_ours(sig_pipe[0], &pipe_id[0]) ||
+				 !fd_ours(__atomic_load_n(&sig_pipe[1], __ATOMIC_RELAXED), &pipe_id[1]))) {
+		int old[2] = { sig_pipe[0], __atomic_exchange_n(&sig_pipe[1], -1, __ATOMIC_SEQ_CST) };
+		int err;
+
+		for (int k = 0; k < 2; k++)
+			if (fd_ours(old[k], &pipe_id[k]))
+				close(old[k]);
+		sig_pipe[0] = -1;
+		err = make_pipe();
+		if (err)
+			say("the program closed the tracer's signal pipe: pipe: %s (a signal's dump "
+			    "waits up to a second)", strerror(-err));
+		changed = 1;
+	}
+	if (ctl_fd >= 0 && !fd_ours(ctl_fd, &ctl_id)) {
+		ctl_fd = open_ctl(ctl_path);
+		if (ctl_fd >= 0)
+			say("ctl: the program closed the tracer's FIFO descriptor: re-opened %s", ctl_path);
+		else
+			say("ctl: the program closed the tracer's FIFO descriptor: no more commands");
+		changed = 1;
+	}
+	return changed;
+}
+
 static void *ctl_thread(void *unused)
 {
-	char buf[4096];
+	static char buf[CTL_LINE_MAX + 2];	/* a line, its newline, a NUL */
 	size_t len = 0;
-	struct pollfd pf[2] = { { sig_pipe[0], POLLIN, 0 }, { ctl_fd, POLLIN, 0 } };
+	int discarding = 0;	/* in a line too long: until its newline */
 
 	(void)unused;
 	for (;;) {
-		if (poll(pf, ctl_fd >= 0 ? 2 : 1, -1) < 0) {
-			if (errno == EINTR)
-				continue;
+		struct pollfd pf[2] = { { sig_pipe[0], POLLIN, 0 }, { ctl_fd, POLLIN, 0 } };
+		int n = poll(pf, 2, 1000);	/* a negative fd is left out */
+
+		if (n < 0 && errno != EINTR) {
 			say("poll: %s", strerror(errno));
 			return NULL;
 		}
-		if (pf[0].revents & POLLIN) {
+		if (ctl_check()) {
+			if (pf[1].fd != ctl_fd) {	/* a line begun in the old FIFO is lost */
+				len = 0;
+				discarding = 0;
+			}
+			continue;	/* revents are about the old numbers */
+		}
+		if (n > 0 && (pf[0].revents & POLLIN)) {
 			char c[64];
 
-			if (read(sig_pipe[0], c, sizeof(c)) > 0)
-				dump("signal");
+			while (read(sig_pipe[0], c, sizeof(c)) > 0)
+				;
 		}
-		if (ctl_fd >= 0 && (pf[1].revents & POLLIN)) {
+		if (__atomic_exchange_n(&dump_pending, 0, __ATOMIC_ACQ_REL))
+			dump("signal");
+		if (n > 0 && ctl_fd >= 0 && (pf[1].revents & POLLIN)) {
 			ssize_t r = read(ctl_fd, buf + len, sizeof(buf) - 1 - len);
-			char *nl;
+			char *start = buf, *nl;
 
 			if (r <= 0)
 				continue;
 			len += (size_t)r;
-			buf[len] = 0;
-			while ((nl = memchr(buf, '\n', len))) {
+			while ((nl = memchr(start, '\n', len - (size_t)(start - buf)))) {
 				*nl = 0;
-				ctl_command(buf);
-				len -= (size_t)(nl + 1 - buf);
-				memmove(buf, nl + 1, len);
+				if (discarding)
+					discarding = 0;	/* the end of a line too long */
+				else
+					ctl_command(start);
+				start = nl + 1;
 			}
+			len -= (size_t)(start - buf);
+			memmove(buf, start, len);
 			if (len == sizeof(buf) - 1) {
-				say("ctl: a line longer than %zu bytes, dropped", sizeof(buf) - 2);
+				/* CTL_LINE_MAX + 1 bytes and no newline: the whole line goes */
+				if (!discarding)
+					say("ctl: a line longer than %d bytes, discarded", CTL_LINE_MAX);
+				discarding = 1;
 				len = 0;
 			}
 		}
 	}
 	return NULL;
+}
+
+/* --- fork ---------------------------------------------------------------- */
+
+/* a control command in progress finishes before the fork: the child gets
+   the lock free and the tracer's state whole */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&ctl_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&ctl_lock);
+}
+
+/* the child (one thread, async-signal-safe calls only): its own counts,
+   no FIFO and no signal pipe (the parent's control thread keeps them) */
+static void fork_child(void)
+{
+	struct shadow *s = &shadow;
+
+	ctl_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	for (long i = 0; i < nfns; i++) {
+		__atomic_store_n(&fns[i].calls, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&fns[i].timed, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&fns[i].total_ns, 0, __ATOMIC_RELAXED);
+	}
+	/* the activations open at the fork return in the child too: counted */
+	if (timing)
+		for (unsigned j = 0; j < s->depth && j < TRACE_DEPTH; j++)
+			__atomic_fetch_add(&fns[s->e[j].fn].calls, 1, __ATOMIC_RELAXED);
+	if (ctl_fd >= 0 && fd_ours(ctl_fd, &ctl_id))
+		close(ctl_fd);
+	ctl_fd = -1;
+	for (int k = 0; k < 2; k++) {
+		int fd = k ? __atomic_exchange_n(&sig_pipe[1], -1, __ATOMIC_SEQ_CST) : sig_pipe[0];
+
+		if (fd >= 0 && fd_ours(fd, &pipe_id[k]))
+			close(fd);
+	}
+	sig_pipe[0] = -1;
+	dump_pending = 0;
 }
 
 /* --- Configuration, start and end --------------------------------------- */
@@ -966,20 +1188,26 @@ static int parse_signal(const char *s)
 	if (!strncmp(s, "RTMIN+", 6)) {
 		v = strtol(s + 6, &end, 10);
 		if (*end || end == s + 6 || v < 0 || v > SIGRTMAX - SIGRTMIN)
-			return -1;
+			return -EINVAL;
 		return SIGRTMIN + (int)v;
 	}
 	v = strtol(s, &end, 10);
 	if (*s && !*end && v > 0 && v < NSIG && v != SIGKILL && v != SIGSTOP && v != SIGSEGV &&
 	    v != SIGBUS && v != SIGILL && v != SIGFPE && v != SIGTRAP && v != SIGABRT)
 		return (int)v;
-	return -1;
+	return -EINVAL;
 }
 
-static int open_out(const char *pattern)
+/*
+ * Open the output file PATCHSITE_TRACE_OUT names (%p: this process's id),
+ * truncated or appended to, moved high; it becomes out_fd, out_path and
+ * out_id.  Returns 0, or -errno after a message.
+ */
+static int open_out(const char *pattern, int trunc)
 {
 	char path[4096];
 	size_t n = 0;
+	char *copy;
 	int fd;
 
 	for (const char *p = pattern; *p; p++) {
@@ -993,20 +1221,67 @@ static int open_out(const char *pattern)
 		}
 		if (w < 0 || (size_t)w >= sizeof(path) - n) {
 			say("PATCHSITE_TRACE_OUT: name too long");
-			return -1;
+			return -ENAMETOOLONG;
 		}
 		n += (size_t)w;
 	}
 	if (!n) {
 		say("PATCHSITE_TRACE_OUT is empty: give a file name");
-		return -1;
+		return -EINVAL;
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
+	copy = strdup(path);
+	if (!copy) {
+		say("PATCHSITE_TRACE_OUT: out of memory");
+		return -ENOMEM;
+	}
+	/* O_APPEND: a forked child and its parent write whole tables to the one file */
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (trunc ? O_TRUNC : 0), 0644);
+	if (fd < 0) {
+		int err = -errno;
+
 		say("PATCHSITE_TRACE_OUT=%s: %s", path, strerror(errno));
-	return fd;
+		free(copy);
+		return err;
+	}
+	out_fd = fd_high(fd);
+	fd_know(out_fd, &out_id);
+	free(out_path);
+	out_path = copy;
+	out_pattern = pattern;
+	out_pid = getpid();
+	return 0;
 }
 
+/*
+ * The descriptor the table goes to, checked first: stderr is the
+ * program's own; the tracer's file, if the program closed its descriptor
+ * (or opened something else at its number), is re-opened by name and
+ * appended to; a forked child whose file name has a %p gets its own file.
+ * Returns it, or -errno when there is none (after a message).  Under ctl_lock.
+ */
+static int out_get(void)
+{
+	int err;
+
+	if (!out_path)
+		return out_fd;
+	if (out_pid != getpid() && strstr(out_pattern, "%p")) {
+		err = open_out(out_pattern, 1);
+		return err < 0 ? err : out_fd;
+	}
+	if (fd_ours(out_fd, &out_id))
+		return out_fd;
+	/* never close that number: it may be the program's now */
+	out_fd = -1;
+	err = open_out(out_pattern, 0);
+	if (err < 0)
+		return err;
+	say("PATCHSITE_TRACE_OUT=%s: the program closed the tracer's descriptor: re-opened", out_path);
+	return out_fd;
+}
+
+/* the control FIFO, opened (created 0600 if missing) and moved high, as
+   ctl_id; returns the descriptor, or -errno after a message */
 static int open_ctl(const char *path)
 {
 	struct stat st;
@@ -1014,23 +1289,29 @@ static int open_ctl(const char *path)
 
 	if (!*path) {
 		say("PATCHSITE_TRACE_CTL is empty: give a FIFO's path");
-		return -1;
+		return -EINVAL;
 	}
 	if (mkfifo(path, 0600) < 0 && errno != EEXIST) {
+		int err = -errno;
+
 		say("PATCHSITE_TRACE_CTL=%s: mkfifo: %s", path, strerror(errno));
-		return -1;
+		return err;
 	}
 	/* O_RDWR: a writer closing it does not make the FIFO read end-of-file */
 	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
+		int err = -errno;
+
 		say("PATCHSITE_TRACE_CTL=%s: %s", path, strerror(errno));
-		return -1;
+		return err;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode)) {
 		say("PATCHSITE_TRACE_CTL=%s: not a FIFO", path);
 		close(fd);
-		return -1;
+		return -ENOTSUP;
 	}
+	fd = fd_high(fd);
+	fd_know(fd, &ctl_id);
 	return fd;
 }
 
@@ -1111,10 +1392,12 @@ __attribute__((constructor)) static void trace_start(void)
 		}
 	if (read_names(prog) < 0)
 		goto untraced;
-	if (out && (out_fd = open_out(out)) < 0)
+	if (out && open_out(out, 1) < 0)
 		goto untraced;
-	if (ctl_path && (ctl_fd = open_ctl(ctl_path)) < 0)
+	if (ctl_path && (ctl_fd = open_ctl(ctl_path)) < 0) {
+		ctl_fd = -1;
 		goto untraced;
+	}
 	if (globs) {
 		pthread_mutex_lock(&ctl_lock);
 		long n = set_attached(globs, 1, "PATCHSITE_TRACE");
@@ -1124,12 +1407,13 @@ __attribute__((constructor)) static void trace_start(void)
 			goto untraced;
 	}
 	starting = 0;	/* attached: later messages are about one thing */
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	if (dump_sig || ctl_fd >= 0) {
 		struct sigaction sa;
-		int err;
+		int err = make_pipe();
 
-		if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
-			say("pipe: %s: no signal or control", strerror(errno));
+		if (err) {
+			say("pipe: %s: no signal or control", strerror(-err));
 		} else {
 			if (dump_sig) {
 				memset(&sa, 0, sizeof(sa));
@@ -1158,6 +1442,11 @@ untraced:
 	if (out_fd > 2)
 		close(out_fd);
 	out_fd = 2;
+	free(out_path);
+	out_path = NULL;
+	if (ctl_fd >= 0)
+		close(ctl_fd);
+	ctl_fd = -1;
 	nfns = 0;
 	free(fns);		/* nothing is attached: no callback can read them */
 	fns = NULL;
