@@ -48,7 +48,7 @@
  * siglongjmp out of the handler and is dropped.
  *
  * fork: pthread_atfork takes the control lock around fork (a command in
- * progress finishes first), and the child starts its own counts (the
+ * progress finishes first; 2 s at most), and the child starts its own counts (the
  * activations open at the fork counted once), closes its copies of the
  * FIFO and the signal pipe (the parent's control thread stays the one
  * reader) and writes its own table at exit.
@@ -1127,16 +1127,35 @@ static void *ctl_thread(void *unused)
 
 /* --- fork ---------------------------------------------------------------- */
 
-/* a control command in progress finishes before the fork: the child gets
-   the lock free and the tracer's state whole */
+/*
+ * A control command in progress finishes before the fork: the child gets
+ * the tracer's state whole.  The wait is bounded (2 s): a command waits on
+ * the runtime's lock inside ps_attach_list, and if the runtime's own fork
+ * handler took that lock first (its handler ran before this one), waiting
+ * here for ever would deadlock; after 2 s the fork goes on without the
+ * lock (the command is then still waiting, its changes not begun).  The
+ * child makes its lock anew either way.
+ */
+static int fork_locked;
+
 static void fork_prepare(void)
 {
-	pthread_mutex_lock(&ctl_lock);
+	struct timespec ms = { 0, 1000000 };
+
+	for (int i = 0; i < 2000; i++) {
+		if (pthread_mutex_trylock(&ctl_lock) == 0) {
+			fork_locked = 1;
+			return;
+		}
+		nanosleep(&ms, NULL);
+	}
+	fork_locked = 0;
 }
 
 static void fork_parent(void)
 {
-	pthread_mutex_unlock(&ctl_lock);
+	if (fork_locked)
+		pthread_mutex_unlock(&ctl_lock);
 }
 
 /* the child (one thread, async-signal-safe calls only): its own counts,
