@@ -40,8 +40,8 @@
  *
  * Signals: a signal handler runs on the interrupted thread and may call
  * traced functions, in the middle of the entry hook or of trace_exit.
- * Both mark the thread's shadow stack busy (`building`, the address of the
- * frame doing the work) for as long as they change it; a call that finds
+ * Both mark the thread's shadow stack busy (`building`: the frame of the
+ * call whose record they write or take) for as long as they change it; a call that finds
  * it busy is a handler's call nested in that work: counted, not timed, the
  * shadow stack left to the interrupted hook.  A busy mark whose frame lies
  * at or below the new call's frame (within STALE_SPAN) was left by a
@@ -138,7 +138,7 @@ struct shadow_ent {
 struct shadow {
 	unsigned depth;
 	uintptr_t building;	/* nonzero: the entry hook or trace_exit is changing
-				   this shadow stack (the address of its frame) */
+				   this shadow stack (the key of the call's record) */
 	struct shadow_ent e[TRACE_DEPTH];
 };
 
@@ -371,7 +371,10 @@ HIDDEN uint64_t PS_NOTRACE trace_exit(unsigned k)
 	struct shadow_ent e;
 	uint64_t t;
 
-	s->building = (uintptr_t)__builtin_frame_address(0);
+	/* busy, marked with the returning call's frame: a handler's call
+	   nested here lies below it, a call after a siglongjmp out of that
+	   handler at or above it */
+	s->building = s->e[k].key;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	e = s->e[k];
 	t = now_ns();

@@ -23,6 +23,12 @@
 #                  (no SIGSEGV from a record the handler overwrote), every
 #                  value right (the program checks), the table's calls are
 #                  the program's counts for both, every t_work call timed
+#   signal-longjmp tracer-signal-longjmp: the same, but the handler leaves
+#                  by siglongjmp (out of t_work, or out of the tracer's own
+#                  entry hook or return): exit 0 in time, the handler's
+#                  calls counted, and afterwards all 1,000 calls of t_after
+#                  timed (what the interrupted hook left does not stop
+#                  timing)
 #   fork           tracer-fork-control: fork() while the program's own
 #                  thread keeps the control FIFO busy (attach, dump,
 #                  detach): no child hangs (10 s each), all exit 0; each
@@ -119,6 +125,14 @@ if cmd == 'signal':
     w = rows.get('t_work', {})
     if w.get('timed') != w.get('calls'):
         bad.append('t_work: %r, every call should be timed' % w)
+elif cmd == 'longjmp':
+    rows = exit_rows(d)
+    got = rows.get('t_inhandler', {}).get('calls')
+    if got != counts['t_inhandler'] or not counts['t_inhandler']:
+        bad.append('t_inhandler: tracer %s calls, program %d' % (got, counts['t_inhandler']))
+    a = rows.get('t_after', {})
+    if (a.get('calls'), a.get('timed')) != (1000, 1000) or counts['t_after'] != 1000:
+        bad.append('t_after: %r, want 1000 calls all timed (program %d)' % (a, counts['t_after']))
 elif cmd == 'fork':
     parent = int(vals['parent'])
     want = int(vals['child_calls'])
@@ -224,7 +238,7 @@ for arch in $SAFETY_ARCHES; do
 		tr="env LD_PRELOAD=$so"
 	fi
 	built=1
-	for p in signal-timing fork-control closefrom long-line; do
+	for p in signal-timing signal-longjmp fork-control closefrom long-line; do
 		if ! "${cross}gcc" $cflags -Wall -Wextra -Werror -o "$o/$p" "$root/tests/safety/tracer-$p.c" \
 			-lpthread >"$o/$p.cc" 2>&1; then
 			not_ok "$arch: build tracer-$p.c" "$o/$p.cc"
@@ -247,6 +261,20 @@ for arch in $SAFETY_ARCHES; do
 			judge signal "$o/sig.tsv" "$o/sig.out"
 	else
 		not_ok "$arch: signal: the program survives $nsig signals whose handler calls a timed function" "$o/sig.why"
+	fi
+
+	# signal: the handler leaves by siglongjmp
+	env PATCHSITE_TRACE='t_*' PATCHSITE_TRACE_OUT="$o/lj.tsv" PATCHSITE_TRACE_FORMAT=tsv \
+		timeout 60 $tr "$o/signal-longjmp.emb" $nsig >"$o/lj.out" 2>"$o/lj.err"
+	rc=$?
+	status "tracer-signal-longjmp $nsig" $rc >"$o/lj.why"
+	cat "$o/lj.out" "$o/lj.err" >>"$o/lj.why"
+	if [ $rc -eq 0 ]; then
+		ok "$arch: signal-longjmp: the program survives $nsig handlers that call a timed function and siglongjmp"
+		check "$arch: signal-longjmp: the handler's calls counted; after it, all 1,000 calls of t_after timed" \
+			judge longjmp "$o/lj.tsv" "$o/lj.out"
+	else
+		not_ok "$arch: signal-longjmp: the program survives $nsig handlers that call a timed function and siglongjmp" "$o/lj.why"
 	fi
 
 	# fork while the control thread works
