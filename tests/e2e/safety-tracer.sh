@@ -72,6 +72,8 @@ bgpid=
 trap 'if [ -n "$bgpid" ]; then kill "$bgpid" 2>/dev/null; fi; rm -rf "$work"' EXIT
 ps_init "$work"
 ps_need_patchsite
+# the programs are built with -pg: each writes gmon.out where it runs
+cd "$work" || exit 1
 
 # the judge: the tracer's tsv tables against the program's own numbers
 cat >"$work/judge.py" <<'PYEOF'
