@@ -38,7 +38,9 @@
 #   closefrom      tracer-closefrom: closefrom(3) after start-up, then four
 #                  files of the program's own at the lowest numbers (the
 #                  tracer's numbers reused), and again with one (its FIFO
-#                  and pipe numbers left closed): after
+#                  and pipe numbers left closed), and with a loop of
+#                  close(fd) for fd 3 to 255 instead (the tracer's
+#                  descriptors, moved high, survive it: nothing re-opened): after
 #                  it, `attach t_late` through the FIFO is answered, the
 #                  dump signal (SIGUSR2) still writes a table, the program
 #                  exits 0, its four files hold exactly what it wrote, the
@@ -295,12 +297,16 @@ for arch in $SAFETY_ARCHES; do
 	fi
 
 	# closefrom(3): the tracer's descriptors closed under it
-	for nf in 4 1; do
-		d=$o/cf$nf
+	for nf in 4 1 loop; do
+		how=
+		if [ $nf = loop ]; then
+			nf=4 how=loop
+		fi
+		d=$o/cf$nf$how
 		mkdir -p "$d"
 		f=$d/fifo
 		env PATCHSITE_TRACE_CTL="$f" PATCHSITE_TRACE_SIGNAL=SIGUSR2 PATCHSITE_TRACE_OUT="$d/tsv" \
-			PATCHSITE_TRACE_FORMAT=tsv timeout 120 $tr "$o/closefrom.emb" "$d" $nf >"$d/out" 2>"$d/err" &
+			PATCHSITE_TRACE_FORMAT=tsv timeout 120 $tr "$o/closefrom.emb" "$d" $nf $how >"$d/out" 2>"$d/err" &
 		bgpid=$!
 		if waitfile "$d/ready" >"$d/why"; then
 			pid=$(sed -n 's/^pid //p' "$d/out")
@@ -314,19 +320,19 @@ for arch in $SAFETY_ARCHES; do
 				fi
 			done
 			if [ $answered = 1 ]; then
-				ok "$arch: closefrom, $nf files: the FIFO still takes commands (attach t_late answered)"
+				ok "$arch: closefrom${how:+ (a close loop to 255)}, $nf files: the FIFO still takes commands (attach t_late answered)"
 			else
 				cat "$d/err" >>"$d/why"
-				not_ok "$arch: closefrom, $nf files: the FIFO still takes commands (attach t_late answered)" "$d/why"
+				not_ok "$arch: closefrom${how:+ (a close loop to 255)}, $nf files: the FIFO still takes commands (attach t_late answered)" "$d/why"
 			fi
 			if [ -n "$pid" ] && kill -USR2 "$pid" && waitline "$d/tsv" '^# patchsite-trace.*signal' 100 >>"$d/why"; then
-				ok "$arch: closefrom, $nf files: the dump signal still writes a table"
+				ok "$arch: closefrom${how:+ (a close loop to 255)}, $nf files: the dump signal still writes a table"
 			else
-				not_ok "$arch: closefrom, $nf files: the dump signal still writes a table" "$d/why"
+				not_ok "$arch: closefrom${how:+ (a close loop to 255)}, $nf files: the dump signal still writes a table" "$d/why"
 			fi
 			: >"$d/go"
 		else
-			not_ok "$arch: closefrom, $nf files: the program got ready" "$d/why"
+			not_ok "$arch: closefrom${how:+ (a close loop to 255)}, $nf files: the program got ready" "$d/why"
 		fi
 		wait "$bgpid"
 		rc=$?
@@ -334,19 +340,23 @@ for arch in $SAFETY_ARCHES; do
 		status "tracer-closefrom" $rc >"$d/st"
 		cat "$d/err" >>"$d/st"
 		if [ $rc -eq 0 ]; then
-			ok "$arch: closefrom, $nf files: the program exits 0 in time"
+			ok "$arch: closefrom${how:+ (a close loop to 255)}, $nf files: the program exits 0 in time"
 		else
-			not_ok "$arch: closefrom, $nf files: the program exits 0 in time" "$d/st"
+			not_ok "$arch: closefrom${how:+ (a close loop to 255)}, $nf files: the program exits 0 in time" "$d/st"
 		fi
 		for k in $(seq 0 $((nf - 1))); do
 			printf 'data%d line 1\ndata%d line 2\n' $k $k >"$d/want$k"
 		done
-		check "$arch: closefrom, $nf files: the program's files hold exactly what it wrote" \
+		check "$arch: closefrom${how:+ (a close loop to 255)}, $nf files: the program's files hold exactly what it wrote" \
 			sh -c 'for k in $(seq 0 $(($2 - 1))); do cmp "$1/want$k" "$1/data$k" || exit 1; done' sh "$d" $nf
-		check "$arch: closefrom, $nf files: a signal table, then the exit table in the tracer's file, t_late's calls the program's" \
+		check "$arch: closefrom${how:+ (a close loop to 255)}, $nf files: a signal table, then the exit table in the tracer's file, t_late's calls the program's" \
 			judge closefrom "$d/tsv" "$d/out"
+		if [ -n "$how" ]; then
+			check "$arch: closefrom (a close loop to 255): the tracer's descriptors were above it: nothing re-opened" \
+				sh -c '! grep "closed the tracer" "$1"' sh "$d/err"
+		fi
 		cpu=$(sed -n 's/^cpu_idle_ms //p' "$d/out")
-		check "$arch: closefrom, $nf files: < 300 ms CPU while the program slept 1 s (got ${cpu:-none})" \
+		check "$arch: closefrom${how:+ (a close loop to 255)}, $nf files: < 300 ms CPU while the program slept 1 s (got ${cpu:-none})" \
 			test "${cpu:-99999}" -lt 300
 	done
 

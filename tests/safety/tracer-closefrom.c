@@ -16,7 +16,10 @@
  * `cpu_idle_ms N`, the CPU time the whole process used while the main
  * thread slept 1 s (a control thread that spins uses all of it).
  *
- *   tracer-closefrom DIR [N]  closefrom(3); DIR/data0..N-1 written (N 4 by
+ *   tracer-closefrom DIR [N [loop]]
+ *                           closefrom(3) (with `loop`: close(fd) for fd 3 to
+ *                           255, the other common way, which leaves higher
+ *                           numbers open); DIR/data0..N-1 written (N 4 by
  *                           default, 1 to 4); prints `pid N`; creates
  *                           DIR/ready; waits for DIR/go (2 minutes at
  *                           most); sleeps 1 s measuring CPU; calls t_late
@@ -67,7 +70,11 @@ int main(int argc, char **argv)
 
 	if (argc < 2 || nf < 1 || nf > 4)
 		return 2;
-	closefrom(3);
+	if (argc > 3 && !strcmp(argv[3], "loop"))
+		for (int k = 3; k < 256; k++)
+			close(k);
+	else
+		closefrom(3);
 	for (int k = 0; k < nf; k++) {
 		snprintf(path, sizeof(path), "%s/data%d", argv[1], k);
 		fd[k] = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
