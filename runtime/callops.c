@@ -30,6 +30,12 @@
  * hold the bytes: a program may carry two copies of the runtime (linked and
  * preloaded), each with its own state, and the bytes are the truth.  The
  * page size comes from sysconf (4, 16 or 64 KiB on arm64).
+ *
+ * Safety (runtime/README.md): the first copy of the runtime to run claims
+ * the segment and a second one refuses (-EBUSY); the lock is held across
+ * fork (pthread_atfork) so a child never inherits a round in flight; a
+ * call runs with cancellation disabled and, under the lock, every signal
+ * blocked.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -27,7 +27,13 @@
  * handler and membarrier registration are set up before the first store
  * of the first round (failing, the round returns the error having stored
  * nothing), and the handler is put back before a round if the program
- * replaced it.
+ * replaced it.  The handler runs with every signal blocked (no handler
+ * nests in it, where an INT3 would be fatal).  Before the first INT3 of a
+ * round every other thread's SigBlk is read from /proc: one that blocks
+ * SIGTRAP would die at an INT3, so the round is refused (-EDEADLK,
+ * nothing stored).  Every sync is checked: a failed first or second sync
+ * (membarrier denied mid-round) puts the old bytes back and returns the
+ * error.  runtime/README.md "Safety" states the guarantees and limits.
  *
  * Freeing rule: a slot holds instructions only in its first 15 bytes and
  * ops->func returns into `common`, never into the slot, so a thread can be
@@ -37,9 +43,11 @@
  * thread of the process has reported where it stands: each is sent SIGTRAP
  * (rt_tgsigqueueinfo, SI_QUEUE, a marker naming the round) and our handler
  * records the interrupted rip; a retired slot that holds some thread's rip
- * stays retired, the others become free.  A thread that does not answer
- * within five seconds (SIGTRAP blocked, stopped) means nothing is reused this
- * time.  A handler that emulates a CALL into a slot runs with SIGTRAP
+ * stays retired, the others become free.  A thread that runs nowhere (a
+ * zombie leader, a thread exiting: /proc state Z or X, or no entry) is
+ * not asked, nor waited for once it is gone.  A thread that does not
+ * answer within five seconds (SIGTRAP blocked, stopped) means nothing is
+ * reused this time.  A handler that emulates a CALL into a slot runs with SIGTRAP
  * blocked, so its thread answers only after landing in the slot.  Limit:
  * a thread interrupted inside a slot by another signal whose handler is
  * still running reports that handler's rip, not the slot's; it resumes in
