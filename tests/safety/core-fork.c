@@ -10,7 +10,8 @@
  * checks every site's first byte (the NOP's 0x0f or CALL's 0xe8, never
  * INT3's 0xcc) and that no mapping holding them is writable (/proc/self/
  * maps), then attaches its own ops to f0, calls it 10 times, counts 10,
- * detaches.  The parent wants every child to exit 0.
+ * detaches.  The parent wants every child to exit 0.  On arm64 and
+ * riscv64 (30 children under qemu) the same without the INT3 check.
  */
 #include <sys/wait.h>
 
@@ -63,10 +64,12 @@ NOTRACE static int child(void)
 {
 	alarm(5);
 	for (int i = 0; i < 8; i++) {
+#if CORE_INT3
 		unsigned char b = core_slot0(fns[i]);
 
 		if (b != 0x0f && b != 0xe8)
 			return 10 + i;	/* INT3 or a torn site */
+#endif
 		if (writable(fns[i]))
 			return 20 + i;
 	}
@@ -85,13 +88,13 @@ NOTRACE static int child(void)
 NOTRACE int main(void)
 {
 	pthread_t t;
-	int bad = 0, first = 0;
+	int bad = 0, first = 0, n = core_scale(120);
 
 	core_name = "core-fork";
 	EXPECT(ps_count() > 0, "not embedded: %ld", ps_count());
 	pthread_create(&t, NULL, rounds, NULL);
 	usleep(10000);
-	for (int i = 0; i < 120; i++) {
+	for (int i = 0; i < n; i++) {
 		int st;
 		pid_t p;
 
@@ -107,7 +110,7 @@ NOTRACE int main(void)
 	}
 	stop = 1;
 	pthread_join(t, NULL);
-	EXPECT(!bad, "%d of 120 children failed (first: %s %d)", bad,
+	EXPECT(!bad, "%d of %d children failed (first: %s %d)", bad, n,
 	       first >= 1000 ? "signal" : "exit", first >= 1000 ? first - 1000 : first);
 	core_ok();
 	return 0;

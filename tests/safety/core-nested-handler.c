@@ -10,7 +10,8 @@
  * Strategy: 400 rounds of ps_attach_list / ps_detach_list over both
  * functions; every call returns 0 or -EDEADLK (a round that found the
  * worker inside the runtime's handler, all signals blocked there); the
- * process lives and the worker keeps running.
+ * process lives and the worker keeps running.  On arm64 and riscv64 (no
+ * INT3) every round must succeed.
  */
 #include "core.h"
 
@@ -67,10 +68,10 @@ NOTRACE int main(void)
 	while (!started)
 		usleep(1000);
 	pthread_create(&ft, NULL, flooder, NULL);
-	for (int i = 0; i < 400; i++) {
+	for (int i = 0; i < core_scale(400); i++) {
 		int r = ps_attach_list(fns, 2, &ops);
 
-		EXPECT(r == 0 || r == -EDEADLK, "round %d: attach returned %d", i, r);
+		EXPECT(r == 0 || (CORE_INT3 && r == -EDEADLK), "round %d: attach returned %d", i, r);
 		if (r)
 			continue;
 		do

@@ -10,7 +10,9 @@
  * Strategy: 300 rounds while the worker blocks everything: each attach
  * returns 0 or -EDEADLK (a refused one leaves the site idle: the ops is
  * never called), the process lives; then the worker is stopped and an
- * attach must succeed with exact counts.
+ * attach must succeed with exact counts.  On arm64 and riscv64 (literal
+ * swaps, no INT3, no signal) a mask does not matter: every round must
+ * succeed.
  */
 #include "core.h"
 
@@ -43,20 +45,27 @@ NOTRACE int main(void)
 	pthread_create(&t, NULL, worker, NULL);
 	while (!blocked)
 		usleep(1000);
-	for (int i = 0; i < 300; i++) {
+	for (int i = 0; i < core_scale(300); i++) {
 		int r = ps_attach((void *)work, &ops);
 
 		EXPECT(r == 0 || r == -EDEADLK, "round %d: attach returned %d", i, r);
 		if (r == -EDEADLK) {
 			refused++;
+#if CORE_INT3
 			EXPECT(core_slot0((void *)work) == 0x0f,
 			       "refused, yet the site holds %#x", core_slot0((void *)work));
+#endif
 			continue;
 		}
 		EXPECT(ps_detach((void *)work) == 0, "round %d: detach", i);
 	}
+#if CORE_INT3
 	EXPECT(refused > 0, "no round refused while a thread blocks SIGTRAP");
 	EXPECT(hits == 0, "refused rounds, yet the ops was called %lu times", hits);
+#else
+	EXPECT(refused == 0, "%d rounds refused where no INT3 is used", refused);
+	hits = 0;
+#endif
 	stop = 1;
 	pthread_join(t, NULL);
 	EXPECT(ps_attach((void *)work, &ops) == 0, "attach once the worker is gone");

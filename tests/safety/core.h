@@ -26,9 +26,15 @@
 #include <unistd.h>
 
 #include "callops.h"
+#if defined(__x86_64__)
 #include "arch/x86_64-stats.h"
+#define CORE_INT3 1	/* rounds place INT3s (refusals possible); elsewhere literal swaps */
+#else
+#define CORE_INT3 0
+#endif
 
-#define NOTRACE __attribute__((no_instrument_function))
+/* not traced: neither -pg's __fentry__ call nor a patchable entry */
+#define NOTRACE __attribute__((no_instrument_function, patchable_function_entry(0, 0)))
 #define TRACED __attribute__((noinline, noclone))
 
 static const char *core_name = "core";
@@ -68,7 +74,7 @@ NOTRACE static inline double core_now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* The first byte of a function's call slot (after ENDBR64 if it has one). */
+/* x86_64: the first byte of a function's call slot (after ENDBR64 if it has one). */
 NOTRACE static inline unsigned char core_slot0(void *f)
 {
 	const unsigned char *p = f;
@@ -76,6 +82,12 @@ NOTRACE static inline unsigned char core_slot0(void *f)
 	if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
 		p += 4;
 	return *(volatile const unsigned char *)p;
+}
+
+/* Under qemu-user (every run that is not x86_64 here) loops are shorter. */
+NOTRACE static inline int core_scale(int n)
+{
+	return CORE_INT3 ? n : (n + 3) / 4;
 }
 
 NOTRACE static inline void core_ok(void)
