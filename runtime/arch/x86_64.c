@@ -348,15 +348,47 @@ static void x86_chain(int sig, siginfo_t *si, void *ctx)
 	syscall(SYS_rt_tgsigqueueinfo, getpid(), x86_gettid(), SIGTRAP, si);
 }
 
+/*
+ * The threads running x86_trap now: their SigBlk shows SIGTRAP blocked (the
+ * handler blocks every signal), yet they return to a mask that lets it in
+ * (they got one), so a round need not refuse for them.  A slot is the tid
+ * of a thread in the handler, or 0; a full table only means such a thread
+ * is judged by its mask.
+ */
+#define X86_INH	64
+static int32_t x86_inh[X86_INH];
+
+static int x86_inh_enter(int32_t tid)
+{
+	for (int i = 0; i < X86_INH; i++) {
+		int32_t none = 0;
+
+		if (__atomic_compare_exchange_n(&x86_inh[i], &none, tid, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED))
+			return i;
+	}
+	return -1;
+}
+
+static int x86_in_handler(int32_t tid)
+{
+	for (int i = 0; i < X86_INH; i++)
+		if (__atomic_load_n(&x86_inh[i], __ATOMIC_ACQUIRE) == tid)
+			return 1;
+	return 0;
+}
+
 static void x86_trap(int sig, siginfo_t *si, void *ctx)
 {
-	int saved = errno;
+	int saved = errno, slot = x86_inh_enter((int32_t)x86_gettid());
 
 	if (si->si_code == SI_QUEUE && si->si_pid == getpid() &&
 	    ((uint64_t)(uintptr_t)si->si_value.sival_ptr >> 32) == X86_MARKER)
 		x86_answer((uint32_t)(uintptr_t)si->si_value.sival_ptr, ctx);
 	else if (!(si->si_code == SI_KERNEL && x86_emulate(ctx)))
 		x86_chain(sig, si, ctx);
+	if (slot >= 0)
+		__atomic_store_n(&x86_inh[slot], 0, __ATOMIC_RELEASE);
 	errno = saved;
 }
 
@@ -457,7 +489,8 @@ static int x86_threads_scan(void)
 	while (!err && (de = readdir(d))) {
 		long tid = strtol(de->d_name, NULL, 10);
 
-		if (tid > 0 && tid != self && x86_task(tid) == X86_TASK_BLOCKS)
+		if (tid > 0 && tid != self && x86_task(tid) == X86_TASK_BLOCKS &&
+		    !x86_in_handler((int32_t)tid))
 			err = -EDEADLK;
 	}
 	closedir(d);
