@@ -7,7 +7,8 @@
  * runtime's handler let SIGUSR1 in (an empty sa_mask), the SIGUSR1 handler
  * would run with SIGTRAP blocked and die at the other function's INT3.
  *
- * Strategy: 400 rounds of ps_attach_list / ps_detach_list over both
+ * Strategy: each round's INT3 window widened to 2 ms (core_slow_rounds);
+ * 400 rounds of ps_attach_list / ps_detach_list over both
  * functions; every call returns 0 or -EDEADLK (a round that found the
  * worker inside the runtime's handler, all signals blocked there); the
  * process lives and the worker keeps running.  On arm64 and riscv64 (no
@@ -59,6 +60,7 @@ NOTRACE int main(void)
 
 	core_name = "core-nested-handler";
 	EXPECT(ps_count() > 0, "not embedded: %ld", ps_count());
+	core_slow_rounds();
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_usr1;
 	sa.sa_flags = SA_RESTART;

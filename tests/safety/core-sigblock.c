@@ -42,6 +42,7 @@ NOTRACE int main(void)
 
 	core_name = "core-sigblock";
 	EXPECT(ps_count() > 0, "not embedded: %ld", ps_count());
+	core_slow_rounds();
 	pthread_create(&t, NULL, worker, NULL);
 	while (!blocked)
 		usleep(1000);

@@ -74,6 +74,16 @@ NOTRACE static inline double core_now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+#if CORE_INT3
+NOTRACE static void core_slow_hook(int step)
+{
+	struct timespec t = { 0, 2000000 };
+
+	if (step == 1)
+		nanosleep(&t, NULL);
+}
+#endif
+
 /* x86_64: the first byte of a function's call slot (after ENDBR64 if it has one). */
 NOTRACE static inline unsigned char core_slot0(void *f)
 {
@@ -82,6 +92,18 @@ NOTRACE static inline unsigned char core_slot0(void *f)
 	if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
 		p += 4;
 	return *(volatile const unsigned char *)p;
+}
+
+/*
+ * x86_64: widen each round's INT3 window to 2 ms (the runtime's test hook
+ * runs after each sync), as a loaded machine would: a thread that can meet
+ * an INT3 then meets one.
+ */
+NOTRACE static inline void core_slow_rounds(void)
+{
+#if CORE_INT3
+	ps_arch_test_hook = core_slow_hook;
+#endif
 }
 
 /* Under qemu-user (every run that is not x86_64 here) loops are shorter. */
