@@ -31,9 +31,9 @@
  * nests in it, where an INT3 would be fatal).  Before the first INT3 of a
  * round every other thread's SigBlk is read from /proc: one that blocks
  * SIGTRAP would die at an INT3, so the round is refused (-EDEADLK,
- * nothing stored).  Every sync is checked: a failed first or second sync
- * (membarrier denied mid-round) puts the old bytes back and returns the
- * error.  runtime/README.md "Safety" states the guarantees and limits.
+ * nothing stored; looked at again for about 50 ms first).  Every sync is
+ * checked: a failed first or second sync (membarrier denied mid-round)
+ * puts the old bytes back and returns the error.  runtime/README.md "Safety" states the guarantees and limits.
  *
  * Freeing rule: a slot holds instructions only in its first 15 bytes and
  * ops->func returns into `common`, never into the slot, so a thread can be
@@ -497,14 +497,21 @@ static int x86_threads_scan(void)
 	return err;
 }
 
-/* A mask blocked for a moment (a thread being created or exiting) passes: look again for 5 ms. */
+/*
+ * A mask blocked for a moment passes: a thread being created or exiting,
+ * or one between the kernel's delivery of SIGTRAP and the first line of
+ * our handler (or its last line and sigreturn), preempted there on a
+ * loaded machine.  Look again for about 50 ms before refusing.
+ */
 static int x86_threads_ok(void)
 {
 	struct timespec nap = { 0, 250000 };
 	int err;
 
-	for (int i = 0; (err = x86_threads_scan()) == -EDEADLK && i < 20; i++)
+	for (int i = 0; (err = x86_threads_scan()) == -EDEADLK && i < 60; i++) {
+		nap.tv_nsec = i < 20 ? 250000 : 1000000;
 		nanosleep(&nap, NULL);
+	}
 	if (err == -EDEADLK)
 		X86_COUNT(refused_blocked, 1);
 	return err;

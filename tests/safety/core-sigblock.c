@@ -7,7 +7,7 @@
  * the default action), so the runtime must refuse those rounds (-EDEADLK),
  * every byte as it was, and patch again once the worker unblocks it.
  *
- * Strategy: 300 rounds while the worker blocks everything: each attach
+ * Strategy: 60 rounds while the worker blocks everything: each attach
  * returns 0 or -EDEADLK (a refused one leaves the site idle: the ops is
  * never called), the process lives; then the worker is stopped and an
  * attach must succeed with exact counts.  On arm64 and riscv64 (literal
@@ -46,7 +46,7 @@ NOTRACE int main(void)
 	pthread_create(&t, NULL, worker, NULL);
 	while (!blocked)
 		usleep(1000);
-	for (int i = 0; i < core_scale(300); i++) {
+	for (int i = 0; i < core_scale(60); i++) {
 		int r = ps_attach((void *)work, &ops);
 
 		EXPECT(r == 0 || r == -EDEADLK, "round %d: attach returned %d", i, r);
