@@ -33,7 +33,7 @@ DEPS      := $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d)
 
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all clean check unit e2e deps demo install fixtures bench bench-inplace bench-package bench-repad boot-check-arm64 san kernel-check runtime fuzz
+.PHONY: all clean check unit e2e deps demo install fixtures bench bench-inplace bench-package bench-repad boot-check-arm64 san kernel-check runtime fuzz safety-core
 all: patchsite
 
 patchsite: $(BUILD)/patchsite
@@ -121,6 +121,7 @@ e2e: san all fixtures
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/safety-tracer.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/runtime-x86.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/stress.sh
+	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/safety-core.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/realprog-x86.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/realprog-riscv64.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/bench-x86.sh
@@ -166,6 +167,10 @@ kernel-check: all
 	PATCHSITE=$(CURDIR)/patchsite bash tests/kernel/x86.sh
 	PATCHSITE=$(CURDIR)/patchsite bash tests/kernel/ppc64le.sh
 	PATCHSITE=$(CURDIR)/patchsite bash tests/kernel/ppc64le-table.sh
+
+# the runtime core's safety suite alone (issue 26: tests/safety/core-*.c)
+safety-core: san all
+	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/safety-core.sh
 
 check: deps
 	$(MAKE) unit

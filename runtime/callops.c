@@ -30,11 +30,18 @@
  * hold the bytes: a program may carry two copies of the runtime (linked and
  * preloaded), each with its own state, and the bytes are the truth.  The
  * page size comes from sysconf (4, 16 or 64 KiB on arm64).
+ *
+ * Safety (runtime/README.md): the first copy of the runtime to run claims
+ * the segment and a second one refuses (-EBUSY); the lock is held across
+ * fork (pthread_atfork) so a child never inherits a round in flight; a
+ * call runs with cancellation disabled and, under the lock, every signal
+ * blocked.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -49,6 +56,8 @@
 static struct ps_image ps_img;		/* hdr NULL until the segment is found */
 static pthread_once_t ps_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t ps_lock = PTHREAD_MUTEX_INITIALIZER;
+static int ps_claimed;			/* 0: this copy owns the segment; -EBUSY: another does */
+static int ps_hdr_prot;			/* the header segment's protection (from p_flags) */
 
 /*
  * The ops of one site, read without the lock by the list ops' func
@@ -98,10 +107,63 @@ static int ps_find_segment(struct dl_phdr_info *info, size_t size, void *data)
 			ps_img.bias = info->dlpi_addr;
 			ps_img.sites = (const struct ps_site *)(uintptr_t)(h->sites + ps_img.bias);
 			ps_img.hdr = h;
+			ps_hdr_prot = PROT_READ | (p->p_flags & PF_X ? PROT_EXEC : 0) |
+				      (p->p_flags & PF_W ? PROT_WRITE : 0);
 			break;
 		}
 	}
 	return 1;	/* the first object is the main program: stop there */
+}
+
+/*
+ * One runtime per process.  A program may carry two copies (it links the
+ * static runtime and a tracer linked with the shared one is preloaded):
+ * each would carve the same trampoline slots and keep its own idea of
+ * every site.  The first copy to start claims the segment: it stores its
+ * own address in the header's reserved word (the page writable only
+ * meanwhile; the file is untouched); a copy that finds another's there
+ * refuses every call with -EBUSY.  A fork child inherits the claim with
+ * the copy that made it.
+ */
+static int ps_claim(void)
+{
+	uint64_t *w = (uint64_t *)(uintptr_t)&ps_img.hdr->reserved;
+	uint64_t me = (uint64_t)(uintptr_t)&ps_img, none = 0;
+	uintptr_t pm = ps_img.pagesize - 1, a = (uintptr_t)w & ~pm;
+	uint64_t cur = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+
+	if (cur == me)
+		return 0;
+	if (cur)
+		return -EBUSY;
+	if (mprotect((void *)a, pm + 1, ps_hdr_prot | PROT_WRITE))
+		return -errno;
+	__atomic_compare_exchange_n(w, &none, me, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	if (!(ps_hdr_prot & PROT_WRITE))
+		mprotect((void *)a, pm + 1, ps_hdr_prot);
+	return __atomic_load_n(w, __ATOMIC_ACQUIRE) == me ? 0 : -EBUSY;
+}
+
+/*
+ * fork: the lock is taken before the fork, so no round is in flight in
+ * the parent when the child is made (no INT3 or half-written site, every
+ * page R+X again); the child gets the lock free and the patcher resets
+ * what belonged to the parent's other threads.
+ */
+static void ps_fork_prepare(void)
+{
+	pthread_mutex_lock(&ps_lock);
+}
+
+static void ps_fork_parent(void)
+{
+	pthread_mutex_unlock(&ps_lock);
+}
+
+static void ps_fork_child(void)
+{
+	pthread_mutex_unlock(&ps_lock);
+	ps_arch_fork_child();
 }
 
 static void ps_init(void)
@@ -110,12 +172,45 @@ static void ps_init(void)
 
 	ps_img.pagesize = pg > 0 ? (uint64_t)pg : 4096;
 	dl_iterate_phdr(ps_find_segment, NULL);
+	if (ps_img.hdr && !(ps_claimed = ps_claim()))
+		pthread_atfork(ps_fork_prepare, ps_fork_parent, ps_fork_child);
 }
 
 static int ps_ready(void)
 {
 	pthread_once(&ps_once, ps_init);
-	return ps_img.hdr ? 0 : -ENODEV;
+	if (!ps_img.hdr)
+		return -ENODEV;
+	return ps_claimed;
+}
+
+/*
+ * The lock, taken by every call that changes a site.  Cancellation is
+ * disabled for the whole call (a canceled caller would leave the lock
+ * held: the reclaim wait sleeps, a cancellation point), and every signal
+ * is blocked while the lock is held (no handler of the program runs on
+ * this thread mid-round or re-enters the runtime).  Both are restored.
+ */
+struct ps_guard {
+	int cancel;
+	sigset_t mask;
+};
+
+static void ps_lock_take(struct ps_guard *g)
+{
+	sigset_t all;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &g->cancel);
+	pthread_mutex_lock(&ps_lock);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &g->mask);
+}
+
+static void ps_lock_drop(struct ps_guard *g)
+{
+	pthread_sigmask(SIG_SETMASK, &g->mask, NULL);
+	pthread_mutex_unlock(&ps_lock);
+	pthread_setcancelstate(g->cancel, NULL);
 }
 
 static const struct ps_site *ps_find(void *function)
@@ -624,15 +719,16 @@ out:
 static int ps_one(void *function, struct ps_ops *ops, enum ps_mode mode)
 {
 	const struct ps_site *s;
+	struct ps_guard g;
 	int err;
 
 	if ((err = ps_ready()))
 		return err;
 	if (!(s = ps_find(function)))
 		return -ENOENT;
-	pthread_mutex_lock(&ps_lock);
+	ps_lock_take(&g);
 	err = ps_apply(&s, 1, 1, ops, mode, 1);
-	pthread_mutex_unlock(&ps_lock);
+	ps_lock_drop(&g);
 	return err;
 }
 
@@ -658,6 +754,7 @@ int ps_detach_ops(void *function, struct ps_ops *ops)
 static int ps_list(void *const *functions, size_t n, struct ps_ops *ops, enum ps_mode mode)
 {
 	const struct ps_site **v;
+	struct ps_guard g;
 	int err;
 
 	if ((mode == PS_ADD && (!ops || !ops->func)) || (mode == PS_REMOVE && !ops))
@@ -673,9 +770,9 @@ static int ps_list(void *const *functions, size_t n, struct ps_ops *ops, enum ps
 			free(v);
 			return -ENOENT;
 		}
-	pthread_mutex_lock(&ps_lock);
+	ps_lock_take(&g);
 	err = ps_apply(v, n, 0, ops, mode, 0);
-	pthread_mutex_unlock(&ps_lock);
+	ps_lock_drop(&g);
 	free(v);
 	return err;
 }
@@ -698,6 +795,7 @@ int ps_detach_ops_list(void *const *functions, size_t n, struct ps_ops *ops)
 static int ps_all(struct ps_ops *ops, enum ps_mode mode)
 {
 	const struct ps_site **v;
+	struct ps_guard g;
 	size_t n;
 	int err;
 
@@ -712,9 +810,9 @@ static int ps_all(struct ps_ops *ops, enum ps_mode mode)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		v[i] = &ps_img.sites[i];
-	pthread_mutex_lock(&ps_lock);
+	ps_lock_take(&g);
 	err = ps_apply(v, n, 1, ops, mode, 0);	/* the table is sorted */
-	pthread_mutex_unlock(&ps_lock);
+	ps_lock_drop(&g);
 	free(v);
 	return err;
 }

@@ -122,11 +122,21 @@ PS_HIDDEN int ps_arch_encode(const struct ps_image *img, const struct ps_site *s
  * the sites: `enable` (calls appear or change: ops->func may be called
  * from the moment a call is seen, so the literals go first) or not (calls
  * go: the literals follow).  runs[0..nruns) are the page runs the writes
- * lie in, already writable, for cache maintenance.  It may fail (negative
- * errno) only before its first store (a one-time set-up such as registering
- * for membarrier); once it has stored, it completes and returns 0.
+ * lie in, already writable, for cache maintenance.  It may refuse
+ * (negative errno) before its first store (a one-time set-up such as
+ * registering for membarrier; x86_64: a thread that blocks SIGTRAP,
+ * -EDEADLK), and fail after it only by putting every site's old bytes
+ * back (x86_64: a membarrier denied mid-round) and returning the error:
+ * on a negative return no site has changed.
  */
 PS_HIDDEN int ps_arch_publish(const struct ps_image *img, const struct ps_write *w, size_t n,
 			      int enable, const struct ps_run *runs, size_t nruns);
+
+/*
+ * In a fork child, before it returns from fork (the core holds its lock
+ * across the fork, so no round is in flight): forget what belonged to the
+ * parent's other threads.
+ */
+PS_HIDDEN void ps_arch_fork_child(void);
 
 #endif /* PATCHSITE_PATCHER_H */

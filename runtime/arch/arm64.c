@@ -138,3 +138,8 @@ int ps_arch_publish(const struct ps_image *img, const struct ps_write *w, size_t
 	}
 	return 0;
 }
+
+void ps_arch_fork_child(void)
+{
+	/* nothing per thread: a round leaves no state behind */
+}

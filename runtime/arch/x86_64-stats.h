@@ -24,6 +24,8 @@ struct ps_arch_stats {
 	uint64_t reclaims;	/* rounds asking every thread where it stands */
 	uint64_t reclaim_kept;	/* retired slots a thread was found in (kept retired) */
 	uint64_t reclaim_timeouts;	/* rounds a thread did not answer (nothing reused) */
+	uint64_t refused_blocked;	/* rounds refused (-EDEADLK): a thread blocked SIGTRAP */
+	uint64_t rounds_back;	/* rounds a failed sync put back (old bytes restored) */
 };
 
 __attribute__((visibility("hidden"))) void ps_arch_stats(struct ps_arch_stats *out);

@@ -27,7 +27,13 @@
  * handler and membarrier registration are set up before the first store
  * of the first round (failing, the round returns the error having stored
  * nothing), and the handler is put back before a round if the program
- * replaced it.
+ * replaced it.  The handler runs with every signal blocked (no handler
+ * nests in it, where an INT3 would be fatal).  Before the first INT3 of a
+ * round every other thread's SigBlk is read from /proc: one that blocks
+ * SIGTRAP would die at an INT3, so the round is refused (-EDEADLK,
+ * nothing stored; looked at again for about 50 ms first).  Every sync is
+ * checked: a failed first or second sync (membarrier denied mid-round)
+ * puts the old bytes back and returns the error.  runtime/README.md "Safety" states the guarantees and limits.
  *
  * Freeing rule: a slot holds instructions only in its first 15 bytes and
  * ops->func returns into `common`, never into the slot, so a thread can be
@@ -37,9 +43,11 @@
  * thread of the process has reported where it stands: each is sent SIGTRAP
  * (rt_tgsigqueueinfo, SI_QUEUE, a marker naming the round) and our handler
  * records the interrupted rip; a retired slot that holds some thread's rip
- * stays retired, the others become free.  A thread that does not answer
- * within five seconds (SIGTRAP blocked, stopped) means nothing is reused this
- * time.  A handler that emulates a CALL into a slot runs with SIGTRAP
+ * stays retired, the others become free.  A thread that runs nowhere (a
+ * zombie leader, a thread exiting: /proc state Z or X, or no entry) is
+ * not asked, nor waited for once it is gone.  A thread that does not
+ * answer within five seconds (SIGTRAP blocked, stopped) means nothing is
+ * reused this time.  A handler that emulates a CALL into a slot runs with SIGTRAP
  * blocked, so its thread answers only after landing in the slot.  Limit:
  * a thread interrupted inside a slot by another signal whose handler is
  * still running reports that handler's rip, not the slot's; it resumes in
@@ -53,8 +61,10 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/membarrier.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +86,7 @@
 #define X86_SLOT	16u
 #define X86_MARKER	UINT64_C(0x70735f78)	/* high word of a reclaim round's sival */
 #define X86_WAIT_NS	5000000000L		/* how long threads get to answer */
+#define X86_TRAP_BIT	(1ull << (SIGTRAP - 1))	/* SIGTRAP in /proc's SigBlk mask */
 
 static const uint8_t x86_nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 
@@ -181,7 +192,8 @@ static int x86_room_init(const struct ps_image *img)
 /* One site of the round being published: its runtime address and new bytes. */
 struct x86_ent {
 	uint64_t addr;
-	uint64_t bytes;		/* the 5 new bytes, little-endian */
+	uint64_t bytes;		/* the 5 new bytes, little-endian (the handler emulates them) */
+	uint64_t old;		/* the 5 bytes it held: put back if the round must go back */
 };
 
 struct x86_batch {
@@ -336,15 +348,47 @@ static void x86_chain(int sig, siginfo_t *si, void *ctx)
 	syscall(SYS_rt_tgsigqueueinfo, getpid(), x86_gettid(), SIGTRAP, si);
 }
 
+/*
+ * The threads running x86_trap now: their SigBlk shows SIGTRAP blocked (the
+ * handler blocks every signal), yet they return to a mask that lets it in
+ * (they got one), so a round need not refuse for them.  A slot is the tid
+ * of a thread in the handler, or 0; a full table only means such a thread
+ * is judged by its mask.
+ */
+#define X86_INH	64
+static int32_t x86_inh[X86_INH];
+
+static int x86_inh_enter(int32_t tid)
+{
+	for (int i = 0; i < X86_INH; i++) {
+		int32_t none = 0;
+
+		if (__atomic_compare_exchange_n(&x86_inh[i], &none, tid, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED))
+			return i;
+	}
+	return -1;
+}
+
+static int x86_in_handler(int32_t tid)
+{
+	for (int i = 0; i < X86_INH; i++)
+		if (__atomic_load_n(&x86_inh[i], __ATOMIC_ACQUIRE) == tid)
+			return 1;
+	return 0;
+}
+
 static void x86_trap(int sig, siginfo_t *si, void *ctx)
 {
-	int saved = errno;
+	int saved = errno, slot = x86_inh_enter((int32_t)x86_gettid());
 
 	if (si->si_code == SI_QUEUE && si->si_pid == getpid() &&
 	    ((uint64_t)(uintptr_t)si->si_value.sival_ptr >> 32) == X86_MARKER)
 		x86_answer((uint32_t)(uintptr_t)si->si_value.sival_ptr, ctx);
 	else if (!(si->si_code == SI_KERNEL && x86_emulate(ctx)))
 		x86_chain(sig, si, ctx);
+	if (slot >= 0)
+		__atomic_store_n(&x86_inh[slot], 0, __ATOMIC_RELEASE);
 	errno = saved;
 }
 
@@ -361,7 +405,9 @@ static int x86_handler(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = x86_trap;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-	sigemptyset(&sa.sa_mask);
+	/* every signal blocked while it runs: no other handler nests in it,
+	   where SIGTRAP is blocked and an INT3 would be fatal */
+	sigfillset(&sa.sa_mask);
 	if (sigaction(SIGTRAP, &sa, NULL))
 		return -errno;
 	return 0;
@@ -385,6 +431,90 @@ static int x86_setup(const struct ps_image *img)
 	x86_bias = img->bias;
 	__atomic_store_n(&x86_nsites, img->hdr->count, __ATOMIC_RELEASE);
 	return x86_handler();
+}
+
+/* --- What each thread can take ------------------------------------------------ */
+
+enum { X86_TASK_GONE = 1, X86_TASK_BLOCKS = 2 };
+
+/*
+ * What /proc says of thread tid: X86_TASK_GONE (no entry, or state Z or X:
+ * it runs nowhere and will not answer: a zombie leader after pthread_exit,
+ * a thread exiting), X86_TASK_BLOCKS (SIGTRAP in its blocked mask: an INT3
+ * would kill the process, a question would never be answered), or 0.
+ */
+static int x86_task(long tid)
+{
+	char path[64], buf[4096], *p;
+	ssize_t len;
+	int fd, r = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/status", tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return X86_TASK_GONE;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return X86_TASK_GONE;
+	buf[len] = 0;
+	if ((p = strstr(buf, "\nState:"))) {
+		p += 7;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == 'Z' || *p == 'X')
+			return X86_TASK_GONE;
+	}
+	if ((p = strstr(buf, "\nSigBlk:")) &&
+	    strtoull(p + 8, NULL, 16) & X86_TRAP_BIT)
+		r = X86_TASK_BLOCKS;
+	return r;
+}
+
+/*
+ * Before a round stores its first INT3: 0 if every other live thread can
+ * take SIGTRAP, -EDEADLK if one blocks it (a worker that leaves signals to
+ * a sigwait thread, a handler running with SIGTRAP in its mask), -errno if
+ * /proc cannot tell.  A mask changed after this look is the protocol's
+ * stated limit (runtime/README.md).
+ */
+static int x86_threads_scan(void)
+{
+	long self = x86_gettid();
+	struct dirent *de;
+	int err = 0;
+	DIR *d;
+
+	if (!(d = opendir("/proc/self/task")))
+		return -errno;
+	while (!err && (de = readdir(d))) {
+		long tid = strtol(de->d_name, NULL, 10);
+
+		if (tid > 0 && tid != self && x86_task(tid) == X86_TASK_BLOCKS &&
+		    !x86_in_handler((int32_t)tid))
+			err = -EDEADLK;
+	}
+	closedir(d);
+	return err;
+}
+
+/*
+ * A mask blocked for a moment passes: a thread being created or exiting,
+ * or one between the kernel's delivery of SIGTRAP and the first line of
+ * our handler (or its last line and sigreturn), preempted there on a
+ * loaded machine.  Look again for about 50 ms before refusing.
+ */
+static int x86_threads_ok(void)
+{
+	struct timespec nap = { 0, 250000 };
+	int err;
+
+	for (int i = 0; (err = x86_threads_scan()) == -EDEADLK && i < 60; i++) {
+		nap.tv_nsec = i < 20 ? 250000 : 1000000;
+		nanosleep(&nap, NULL);
+	}
+	if (err == -EDEADLK)
+		X86_COUNT(refused_blocked, 1);
+	return err;
 }
 
 /* --- Reclaiming retired slots ------------------------------------------------- */
@@ -426,6 +556,11 @@ static uint32_t x86_reclaim(void)
 		long tid = strtol(de->d_name, NULL, 10);
 
 		if (tid <= 0 || tid == self)
+			continue;
+		/* one that runs nowhere (a zombie leader, a thread exiting) is not
+		   asked; one that blocks SIGTRAP is, and answers once it unblocks
+		   it (a handler with SIGTRAP in its mask) or the wait ends */
+		if (x86_task(tid) == X86_TASK_GONE)
 			continue;
 		if (n == x86_rep_cap) {
 			uint32_t cap = x86_rep_cap ? 2 * x86_rep_cap : 64;
@@ -472,9 +607,16 @@ static uint32_t x86_reclaim(void)
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (uint32_t i = 0; ok && i < n; ) {
+	for (uint32_t i = 0, naps = 0; ok && i < n; ) {
 		if (__atomic_load_n(&x86_rep[i].done, __ATOMIC_ACQUIRE)) {
 			i++;
+			continue;
+		}
+		/* a thread that exited (or became a zombie) since it was asked never
+		   answers: every 10 naps, look whether it is still there */
+		if (++naps % 10 == 0 && x86_task(x86_rep[i].tid) == X86_TASK_GONE) {
+			x86_rep[i].rip = 0;
+			__atomic_store_n(&x86_rep[i].done, 1, __ATOMIC_RELEASE);
 			continue;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
@@ -604,13 +746,51 @@ int ps_arch_encode(const struct ps_image *img, const struct ps_site *s, uint64_t
 	return 0;
 }
 
-static void x86_sync(int step)
+/* One sync of the protocol: 0, or -errno (a seccomp filter may deny it after registration). */
+static int x86_sync(int step)
 {
-	/* registered (by this process) before the round's first store: it does not fail */
+	int err = 0;
+
 	if (!syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0))
 		X86_COUNT(syncs, 1);
+	else
+		err = errno ? -errno : -EIO;
 	if (ps_arch_test_hook)
 		ps_arch_test_hook(step);
+	return err;
+}
+
+/*
+ * A sync failed after INT3 went on the m sites of b (and their tails, if
+ * `tails`): the round goes back.  The handler's copy gets the old bytes
+ * first (a thread meeting an INT3 now emulates the old instruction), then
+ * the old tails go back under the INT3s, then the old first bytes.
+ */
+static void x86_back(struct x86_batch *b, size_t m, int tails)
+{
+	__atomic_store_n(&x86_gen, x86_gen + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	for (size_t i = 0; i < m; i++)
+		__atomic_store_n(&b->e[i].bytes, b->e[i].old, __ATOMIC_RELAXED);
+	__atomic_store_n(&x86_gen, x86_gen + 1, __ATOMIC_RELEASE);
+	for (size_t i = 0; tails && i < m; i++) {
+		uint8_t *p = (uint8_t *)(uintptr_t)b->e[i].addr;
+
+		for (int k = 1; k < 5; k++)
+			__atomic_store_n(p + k, (uint8_t)(b->e[i].old >> (8 * k)), __ATOMIC_RELAXED);
+	}
+	for (size_t i = 0; i < m; i++)
+		__atomic_store_n((uint8_t *)(uintptr_t)b->e[i].addr, (uint8_t)b->e[i].old,
+				 __ATOMIC_RELAXED);
+	X86_COUNT(rounds_back, 1);
+}
+
+void ps_arch_fork_child(void)
+{
+	/* the parent's reclaim round (none is open: the core held its lock) and
+	   its threads' answers are not the child's */
+	__atomic_store_n(&x86_round, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&x86_rep_n, 0, __ATOMIC_RELEASE);
 }
 
 int ps_arch_publish(const struct ps_image *img, const struct ps_write *w, size_t n,
@@ -638,21 +818,31 @@ int ps_arch_publish(const struct ps_image *img, const struct ps_write *w, size_t
 		uint8_t *p = (uint8_t *)(uintptr_t)(w[i].site->call + img->bias);
 		uint64_t bytes = 0;
 
+		uint64_t old = 0;
+
 		if (!memcmp(p, w[i].call, 5))
 			continue;
 		memcpy(&bytes, w[i].call, 5);
+		memcpy(&old, p, 5);
 		__atomic_store_n(&b->e[m].addr, (uint64_t)(uintptr_t)p, __ATOMIC_RELAXED);
 		__atomic_store_n(&b->e[m].bytes, bytes, __ATOMIC_RELAXED);
+		b->e[m].old = old;
 		m++;
 	}
 	__atomic_store_n(&b->n, m, __ATOMIC_RELAXED);
 	__atomic_store_n(&x86_gen, x86_gen + 1, __ATOMIC_RELEASE);
 	if (!m)
 		return 0;
+	/* every other thread must be able to take an INT3, or nothing is stored */
+	if ((err = x86_threads_ok()))
+		return err;
 	X86_COUNT(batches, 1);
 	for (size_t i = 0; i < m; i++)
 		__atomic_store_n((uint8_t *)(uintptr_t)b->e[i].addr, X86_INT3, __ATOMIC_RELAXED);
-	x86_sync(1);
+	if ((err = x86_sync(1))) {
+		x86_back(b, m, 0);
+		return err;
+	}
 	for (size_t i = 0; i < m; i++) {
 		uint8_t *p = (uint8_t *)(uintptr_t)b->e[i].addr;
 		uint64_t bytes = b->e[i].bytes;
@@ -660,10 +850,15 @@ int ps_arch_publish(const struct ps_image *img, const struct ps_write *w, size_t
 		for (int k = 1; k < 5; k++)
 			__atomic_store_n(p + k, (uint8_t)(bytes >> (8 * k)), __ATOMIC_RELAXED);
 	}
-	x86_sync(2);
+	if ((err = x86_sync(2))) {
+		x86_back(b, m, 1);
+		return err;
+	}
 	for (size_t i = 0; i < m; i++)
 		__atomic_store_n((uint8_t *)(uintptr_t)b->e[i].addr, (uint8_t)b->e[i].bytes,
 				 __ATOMIC_RELAXED);
+	/* the new instructions are whole: a failed last sync only leaves a core
+	   that may still meet an INT3, which the handler re-executes */
 	x86_sync(3);
 	return 0;
 }
