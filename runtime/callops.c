@@ -234,6 +234,23 @@ static const struct ps_site *ps_find(void *function)
 
 /* --- The ops registry ------------------------------------------------------ */
 
+/*
+ * The default of ps_arch_tramp_get/_put (patcher.h): every site calls the
+ * segment's one trampoline (arm64, riscv64), which reads the site's
+ * literal; nothing is allocated per ops.  Weak: a patcher that carves a
+ * trampoline per ops (x86_64) defines its own, which the link takes.
+ */
+__attribute__((weak)) int ps_arch_tramp_get(const struct ps_image *img, struct ps_reg *r)
+{
+	r->target = img->hdr->tramp + img->bias;
+	return 0;
+}
+
+__attribute__((weak)) void ps_arch_tramp_put(const struct ps_image *img, struct ps_reg *r)
+{
+	(void)img, (void)r;
+}
+
 static struct ps_reg **ps_reg_slot(struct ps_ops *ops)
 {
 	uintptr_t h = (uintptr_t)ops;

@@ -44,7 +44,11 @@ struct ps_ops {
 
 /*
  * All return 0 or a negative errno (-ENOENT: not a traced function, -ENODEV:
- * the program was not embedded, -EINVAL: no ops or no ops->func, -ENOMEM).
+ * the program was not embedded, -EINVAL: no ops or no ops->func, -ENOMEM;
+ * and where a change cannot be made safely, nothing changed: -EBUSY,
+ * another copy of the runtime owns this process's sites; x86_64:
+ * -EDEADLK, a thread blocks SIGTRAP; the errno of a membarrier call that
+ * failed, e.g. -EPERM under a seccomp filter.  runtime/README.md "Safety").
  *
  * A function may have several ops attached (seed 001): with one, its site
  * calls that ops' own trampoline (or ops->direct_call); with more, the list

@@ -95,7 +95,10 @@ PS_HIDDEN extern const unsigned int ps_arch_call_size;
  * Where the sites of r->ops call: set r->target (a runtime address) and, if
  * something is allocated for this ops, r->arch.  Called when r->ops gets its
  * first site, before any byte of that batch is written; a negative errno
- * cancels the batch (nothing written, the call returns it).
+ * cancels the batch (nothing written, the call returns it).  The core
+ * defines both weakly for a segment with one shared trampoline (target =
+ * hdr->tramp, nothing to free: arm64, riscv64); a patcher that carves one
+ * per ops (x86_64) defines its own.
  */
 PS_HIDDEN int ps_arch_tramp_get(const struct ps_image *img, struct ps_reg *r);
 

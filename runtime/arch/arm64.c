@@ -36,18 +36,7 @@
 
 const unsigned int ps_arch_call_size = 4;
 
-/* The trampoline is the segment's: no ops gets one of its own. */
-int ps_arch_tramp_get(const struct ps_image *img, struct ps_reg *r)
-{
-	r->target = img->hdr->tramp + img->bias;
-	return 0;
-}
-
-/* Nothing was allocated for r: the shared trampoline stays in the segment. */
-void ps_arch_tramp_put(const struct ps_image *img, struct ps_reg *r)
-{
-	(void)img; (void)r;
-}
+/* ps_arch_tramp_get/_put: the core's default (patcher.h), the segment's one trampoline. */
 
 int ps_arch_encode(const struct ps_image *img, const struct ps_site *s, uint64_t target,
 		   uint8_t *call)

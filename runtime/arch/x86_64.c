@@ -29,7 +29,7 @@
  * nothing), and the handler is put back before a round if the program
  * replaced it.  The handler runs with every signal blocked (no handler
  * nests in it, where an INT3 would be fatal).  Before the first INT3 of a
- * round every other thread's SigBlk is read from /proc: one that blocks
+ * round every other thread's blocked mask is read from /proc: one that blocks
  * SIGTRAP would die at an INT3, so the round is refused (-EDEADLK,
  * nothing stored; looked at again for about 50 ms first).  Every sync is
  * checked: a failed first or second sync (membarrier denied mid-round)
@@ -86,7 +86,7 @@
 #define X86_SLOT	16u
 #define X86_MARKER	UINT64_C(0x70735f78)	/* high word of a reclaim round's sival */
 #define X86_WAIT_NS	5000000000L		/* how long threads get to answer */
-#define X86_TRAP_BIT	(1ull << (SIGTRAP - 1))	/* SIGTRAP in /proc's SigBlk mask */
+#define X86_TRAP_BIT	(1ull << (SIGTRAP - 1))	/* SIGTRAP in /proc's blocked mask */
 
 static const uint8_t x86_nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 
@@ -442,14 +442,18 @@ enum { X86_TASK_GONE = 1, X86_TASK_BLOCKS = 2 };
  * it runs nowhere and will not answer: a zombie leader after pthread_exit,
  * a thread exiting), X86_TASK_BLOCKS (SIGTRAP in its blocked mask: an INT3
  * would kill the process, a question would never be answered), or 0.
+ * From /proc/self/task/TID/stat: field 3 the state, field 32 the blocked
+ * mask of the first 32 signals (SIGTRAP is one), cheaper to read than
+ * status (which also counts the memory).
  */
 static int x86_task(long tid)
 {
-	char path[64], buf[4096], *p;
+	char path[64], buf[1024], *p;
+	unsigned long long blocked;
 	ssize_t len;
-	int fd, r = 0;
+	int fd;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%ld/status", tid);
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/stat", tid);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return X86_TASK_GONE;
 	len = read(fd, buf, sizeof(buf) - 1);
@@ -457,17 +461,18 @@ static int x86_task(long tid)
 	if (len <= 0)
 		return X86_TASK_GONE;
 	buf[len] = 0;
-	if ((p = strstr(buf, "\nState:"))) {
-		p += 7;
-		while (*p == ' ' || *p == '\t')
+	if (!(p = strrchr(buf, ')')) || p[1] != ' ')
+		return X86_TASK_BLOCKS;		/* unreadable: assume the worst */
+	p += 2;
+	if (*p == 'Z' || *p == 'X')
+		return X86_TASK_GONE;
+	for (int f = 3; f < 32 && p; f++)	/* p at field f: on to field 32 */
+		if ((p = strchr(p, ' ')))
 			p++;
-		if (*p == 'Z' || *p == 'X')
-			return X86_TASK_GONE;
-	}
-	if ((p = strstr(buf, "\nSigBlk:")) &&
-	    strtoull(p + 8, NULL, 16) & X86_TRAP_BIT)
-		r = X86_TASK_BLOCKS;
-	return r;
+	if (!p)
+		return X86_TASK_BLOCKS;
+	blocked = strtoull(p, NULL, 10);
+	return blocked & X86_TRAP_BIT ? X86_TASK_BLOCKS : 0;
 }
 
 /*
@@ -508,8 +513,12 @@ static int x86_threads_ok(void)
 	struct timespec nap = { 0, 250000 };
 	int err;
 
-	for (int i = 0; (err = x86_threads_scan()) == -EDEADLK && i < 60; i++) {
-		nap.tv_nsec = i < 20 ? 250000 : 1000000;
+	for (int i = 0; (err = x86_threads_scan()) == -EDEADLK && i < 80; i++) {
+		if (i < 20) {
+			syscall(SYS_sched_yield);	/* most windows last microseconds */
+			continue;
+		}
+		nap.tv_nsec = i < 40 ? 250000 : 1000000;
 		nanosleep(&nap, NULL);
 	}
 	if (err == -EDEADLK)
