@@ -74,7 +74,7 @@ showlog() { sed 's/^/# /' "$1" | tail -n "${2:-30}"; }
 
 for t in "$PATCHSITE" "$CC_A64" "${CROSS}ar" "$OBJDUMP" "$QEMU" eu-elflint "$PY" \
 	apt-get dpkg-source gzip cmp make; do
-	command -v "$t" >/dev/null 2>&1 || notok "tool $t is installed"
+	command -v "$t" >/dev/null 2>&1 || not_ok "tool $t is installed"
 done
 
 work=$(mktemp -d)
@@ -91,7 +91,7 @@ if debsrc zlib "$ZLIB_CACHE" configure zlib.h test/minigzip.c; then
 	src=$debsrc_dir
 	ok "source: $debsrc_how"
 else
-	notok "source: apt-get source zlib"
+	not_ok "source: apt-get source zlib"
 	finish
 fi
 
@@ -103,7 +103,7 @@ if (cd "$work/orig" && CC=$CC_A64 AR=${CROSS}ar RANLIB=${CROSS}ranlib CFLAGS=$CF
 	"$work/src/configure" --static) >"$work/configure.log" 2>&1; then
 	ok "configure (CC=$CC_A64 CFLAGS=$CFLAGS_A64 --static)"
 else
-	showlog "$work/configure.log"; notok "configure"; finish
+	showlog "$work/configure.log"; not_ok "configure"; finish
 fi
 # Without the MAKEFLAGS of a calling make: its variable overrides (CFLAGS=...)
 # would otherwise replace zlib's own.
@@ -111,7 +111,7 @@ if env -u MAKEFLAGS -u MFLAGS -u MAKEOVERRIDES -u MAKELEVEL nice make -C "$work/
 	libz.a example minigzip >"$work/make.log" 2>&1; then
 	ok "build: make libz.a example minigzip"
 else
-	showlog "$work/make.log"; notok "build"; finish
+	showlog "$work/make.log"; not_ok "build"; finish
 fi
 
 # The objects zlib's Makefile built, in its own order.
@@ -188,7 +188,7 @@ for o in $objs; do
 	if ps_run -e "$work/repad.log" 0 "$work/repad.log" -- repad -v "$in" -o "$out"; then
 		ok "repad $o: $(sed -n 's/^.*: padded \([0-9]*\) functions, \([0-9]*\) bytes added.*/\1 functions, \2 bytes/p' "$work/repad.log")"
 	else
-		notok "repad $o" "$ps_msg"; continue
+		not_ok "repad $o" "$ps_msg"; continue
 	fi
 	# --in-place on a copy of the original gives the same bytes as -o, and
 	# a second run on the padded object pads nothing and changes nothing.
@@ -269,12 +269,12 @@ done
 
 # Link the padded objects the way zlib's Makefile links the originals.
 (cd "$work/pad" && rm -f libz.a && "${CROSS}ar" rc libz.a $libobjs && "${CROSS}ranlib" libz.a) >"$work/ar.log" 2>&1 ||
-	{ showlog "$work/ar.log"; notok "ar libz.a (padded)"; }
+	{ showlog "$work/ar.log"; not_ok "ar libz.a (padded)"; }
 for p in example minigzip; do
 	if (cd "$work/pad" && $CC_A64 $CFLAGS_A64 -o $p $p.o -static -L. libz.a) >"$work/ld.log" 2>&1; then
 		ok "link-padded $p"
 	else
-		showlog "$work/ld.log"; notok "link-padded $p"; continue
+		showlog "$work/ld.log"; not_ok "link-padded $p"; continue
 	fi
 	check "misaligned-padded $p: no misaligned literal" none_misaligned "$work/pad/$p"
 	check "audit-padded $p: exit 0, none misaligned as literals.py" audit_agrees "$work/pad/$p"
@@ -287,13 +287,14 @@ for p in example minigzip; do
 done
 
 # ---------------------------------------------------------------- run
-run() { "$QEMU" -L "$SYSROOT" "$@"; }
+# qrun PROGRAM ARG...: a program of the target under qemu-user
+qrun() { "$QEMU" -L "$SYSROOT" "$@"; }
 
 # zlib's example writes foo.gz into its working directory.
 mkdir "$work/ex1" "$work/ex2"
-(cd "$work/ex1" && run "$work/orig/example") >"$work/ex1.out" 2>&1
+(cd "$work/ex1" && qrun "$work/orig/example") >"$work/ex1.out" 2>&1
 rc1=$?
-(cd "$work/ex2" && run "$work/pad/example") >"$work/ex2.out" 2>&1
+(cd "$work/ex2" && qrun "$work/pad/example") >"$work/ex2.out" 2>&1
 rc2=$?
 check "example: padded prints what unpadded prints, both exit 0" \
 	sh -c "[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && grep -q 'large_inflate(): OK' '$work/ex2.out' && cmp -s '$work/ex1.out' '$work/ex2.out'"
@@ -335,10 +336,10 @@ PYEOF
 
 roundtrip() { # FILE OPT -> 0 when every check holds
 	rf=$1 opt=$2 t=$work/rt
-	run "$work/pad/minigzip" $opt <"$rf" >"$t.pad.gz" || { echo "# padded minigzip $opt failed"; return 1; }
-	run "$work/orig/minigzip" $opt <"$rf" >"$t.orig.gz" || { echo "# unpadded minigzip $opt failed"; return 1; }
+	qrun "$work/pad/minigzip" $opt <"$rf" >"$t.pad.gz" || { echo "# padded minigzip $opt failed"; return 1; }
+	qrun "$work/orig/minigzip" $opt <"$rf" >"$t.orig.gz" || { echo "# unpadded minigzip $opt failed"; return 1; }
 	cmp -s "$t.pad.gz" "$t.orig.gz" || { echo "# .gz differs from the unpadded minigzip's"; return 1; }
-	run "$work/pad/minigzip" -d <"$t.pad.gz" >"$t.out" && cmp -s "$rf" "$t.out" ||
+	qrun "$work/pad/minigzip" -d <"$t.pad.gz" >"$t.out" && cmp -s "$rf" "$t.out" ||
 		{ echo "# padded minigzip -d does not give the input back"; return 1; }
 	gzip -dc <"$t.pad.gz" >"$t.out" && cmp -s "$rf" "$t.out" ||
 		{ echo "# gzip -d does not give the input back"; return 1; }
