@@ -90,6 +90,7 @@ done
 work=$(mktemp -d) || exit 2
 trap 'rm -rf "$work"' EXIT
 ps_init "$work"
+. "$here/repadlib.sh"	# count_literals, audit_agrees, elflint, ps_ok
 
 make -s -C "$fix" >"$work/make.log" 2>&1 || { cat "$work/make.log"; not_ok "build fixtures"; }
 objs="alt jump extable bug sections switch"
@@ -569,53 +570,10 @@ PYEOF
 kcheck() { "$PY" "$work/kcheck.py" "$@"; }
 
 show() { [ ! -s "$1" ] || sed 's/^/# /' "$1"; }
-# ps_ok STATUS OUT -- ARG...: ps_run, and on a wrong status its message as
-# `# ` lines (the detail of the check that called it)
-ps_ok() { ps_run "$@" || { sed 's/^/# /' "$ps_msg"; return 1; }; }
 repad() { # IN OUT: `patchsite repad IN -o OUT` exits 0, its line kept in OUT.log
 	ps_ok 0 "$2.log" -- repad -v "$1" -o "$2"
 }
 
-# Misaligned CALL_OPS literals as literals.py (not patchsite) counts them.
-count_literals() { # IMAGE [--allow-none]
-	nmis='?' nlit='?'
-	_c=$("$PY" "$here/literals.py" counts ${2:-} "$1") || return 1
-	set -- $_c
-	[ $# -eq 2 ] || { echo "# literals.py printed '$_c'"; return 1; }
-	nmis=$1 nlit=$2
-}
-has_misaligned() { # IMAGE
-	count_literals "$1" && [ "$nmis" -gt 0 ] ||
-		{ echo "# $1: literals.py: $nmis of $nlit literals misaligned, want > 0"; return 1; }
-}
-none_misaligned() { # ORIG PADDED: as many literals, none misaligned
-	count_literals "$1" && _n=$nlit && count_literals "$2" && [ "$nlit" -gt 0 ] &&
-		[ "$nmis" -eq 0 ] && [ "$nlit" -eq "$_n" ] ||
-		{ echo "# $2: literals.py: $nmis of $nlit literals misaligned, want 0 of ${_n:-?}"; return 1; }
-}
-# patchsite audit IMAGE: exit 1 and as many `misaligned:` lines as
-# literals.py counts, or exit 0 and none
-audit_agrees() { # IMAGE
-	count_literals "$1" || return 1
-	_exp=0
-	[ "$nmis" -gt 0 ] && _exp=1
-	if ! ps_run -e "$work/audit.err" "$_exp" "$work/audit.out" -- audit "$1"; then
-		sed 's/^/# /' "$ps_msg"
-		echo "# literals.py: $nmis of $nlit misaligned"
-		return 1
-	fi
-	_rc=$ps_rc
-	_got=$(grep -c '^misaligned:' "$work/audit.out")
-	[ "$_got" -eq "$nmis" ] || {
-		echo "# patchsite audit $1: exit $_rc (want $_exp), $_got misaligned; literals.py: $nmis of $nlit"
-		sed -n '1,3s/^/# /p' "$work/audit.err"
-		return 1
-	}
-}
-elflint() { # OBJ: eu-elflint --gnu-ld, on a file that exists
-	[ -s "$1" ] || { echo "# $1: missing"; return 1; }
-	eu-elflint --gnu-ld --quiet "$1"
-}
 idempotent() { # OUT
 	ps_ok 0 "$1.again.log" -- repad -v "$1" -o "$1.again" &&
 		"$OBJDUMP" -dr "$1" | tail -n +3 >"$work/1" &&

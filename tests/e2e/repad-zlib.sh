@@ -80,9 +80,7 @@ done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 ps_init "$work"
-# ps_ok STATUS OUT -- ARG...: ps_run, and on a wrong status its message as
-# `# ` lines (the detail of the check that called it)
-ps_ok() { ps_run "$@" || { sed 's/^/# /' "$ps_msg"; return 1; }; }
+. "$here/repadlib.sh"	# count_literals, audit_agrees, elflint, ps_ok
 
 # ---------------------------------------------------------------- source
 # debsrc.sh: the cache, or apt-get source (adding a deb-src entry if needed)
@@ -123,46 +121,6 @@ n=0
 for o in $objs; do [ -f "$work/orig/$o" ] && n=$((n + 1)); done
 check "build: $n objects (zlib's OBJC, example.o, minigzip.o)" [ "$n" -ge 17 ]
 
-# Misaligned CALL_OPS literals of IMAGE as literals.py (not patchsite) counts
-# them: sets $nmis and $nlit (all literals); fails, with literals.py's
-# message, when it cannot count.
-count_literals() { # IMAGE
-	nmis='?' nlit='?'
-	_c=$("$PY" "$here/literals.py" counts "$1") || return 1
-	set -- $_c
-	[ $# -eq 2 ] || { echo "# literals.py printed '$_c'"; return 1; }
-	nmis=$1 nlit=$2
-}
-has_misaligned() { # IMAGE: some literal is misaligned
-	count_literals "$1" && [ "$nmis" -gt 0 ] ||
-		{ echo "# $1: literals.py: $nmis of $nlit literals misaligned, want > 0"; return 1; }
-}
-none_misaligned() { # IMAGE: there are literals, and none is misaligned
-	count_literals "$1" && [ "$nlit" -gt 0 ] && [ "$nmis" -eq 0 ] ||
-		{ echo "# $1: literals.py: $nmis of $nlit literals misaligned, want 0 of > 0"; return 1; }
-}
-# patchsite audit IMAGE agrees with literals.py: exit 1 and as many
-# `misaligned:` lines as literals.py counts, or exit 0 and none when it counts
-# none.  Any other status (2: audit could not read IMAGE) fails, and so does
-# exit 1 for findings of another kind.
-audit_agrees() { # IMAGE
-	count_literals "$1" || return 1
-	_exp=0
-	[ "$nmis" -gt 0 ] && _exp=1
-	if ! ps_run -e "$work/audit.err" "$_exp" "$work/audit.out" -- audit "$1"; then
-		sed 's/^/# /' "$ps_msg"
-		echo "# literals.py: $nmis of $nlit misaligned"
-		return 1
-	fi
-	_rc=$ps_rc
-	_got=$(grep -c '^misaligned:' "$work/audit.out")
-	[ "$_got" -eq "$nmis" ] || {
-		echo "# patchsite audit $1: exit $_rc (want $_exp), $_got misaligned; literals.py: $nmis of $nlit"
-		grep -v '^misaligned:' "$work/audit.out" | sed 's/^/# /' | tail -n 5
-		showlog "$work/audit.err" 3
-		return 1
-	}
-}
 sites() { # IMAGE: `patchsite record IMAGE` exits 0; its lines in $nsite
 	nsite='?'
 	ps_ok -e "$work/record.err" 0 "$work/record.out" -- record "$1" || return 1

@@ -112,53 +112,11 @@ done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 ps_init "$work"
+. "$here/repadlib.sh"	# count_literals, audit_agrees, elflint, ps_ok
 
 make -s -C "$fix" >"$work/make.log" 2>&1 || { cat "$work/make.log"; not_ok "build fixtures"; }
 objs="a b c"
 
-# Misaligned CALL_OPS literals of IMAGE as literals.py (not patchsite) counts
-# them: sets $nmis and $nlit (all literals); fails, with literals.py's
-# message, when it cannot count.
-count_literals() { # IMAGE
-	nmis='?' nlit='?'
-	_c=$("$PY" "$here/literals.py" counts "$1") || return 1
-	set -- $_c
-	[ $# -eq 2 ] || { echo "# literals.py printed '$_c'"; return 1; }
-	nmis=$1 nlit=$2
-}
-has_misaligned() { # IMAGE: some literal is misaligned
-	count_literals "$1" && [ "$nmis" -gt 0 ] ||
-		{ echo "# $1: literals.py: $nmis of $nlit literals misaligned, want > 0"; return 1; }
-}
-none_misaligned() { # IMAGE: there are literals, and none is misaligned
-	count_literals "$1" && [ "$nlit" -gt 0 ] && [ "$nmis" -eq 0 ] ||
-		{ echo "# $1: literals.py: $nmis of $nlit literals misaligned, want 0 of > 0"; return 1; }
-}
-# patchsite audit IMAGE agrees with literals.py: exit 1 and as many
-# `misaligned:` lines as literals.py counts, or exit 0 and none when it counts
-# none.  Any other status (2: audit could not read IMAGE) fails, and so does
-# exit 1 for findings of another kind: these objects and programs have none.
-audit_agrees() { # IMAGE
-	count_literals "$1" || return 1
-	_exp=0
-	[ "$nmis" -gt 0 ] && _exp=1
-	if ! ps_run -e "$work/audit.err" "$_exp" "$work/audit.out" -- audit "$1"; then
-		sed 's/^/# /' "$ps_msg"
-		echo "# literals.py: $nmis of $nlit misaligned"
-		return 1
-	fi
-	_rc=$ps_rc
-	_got=$(grep -c '^misaligned:' "$work/audit.out")
-	[ "$_got" -eq "$nmis" ] || {
-		echo "# patchsite audit $1: exit $_rc (want $_exp), $_got misaligned; literals.py: $nmis of $nlit"
-		sed -n '1,3s/^/# /p' "$work/audit.err"
-		return 1
-	}
-}
-elflint() { # OBJ: eu-elflint --gnu-ld, on a file that exists
-	[ -s "$1" ] || { echo "# $1: missing"; return 1; }
-	eu-elflint --gnu-ld --quiet "$1"
-}
 
 idempotent_a64() { # PADDED AGAIN: repad of PADDED exits 0 and changes no instruction
 	repad 0 "$1" "$2" /dev/null || return 1
