@@ -100,10 +100,11 @@ KERNEL_TIMEOUT ?= 5400
 E2E_JOBS      ?= 2
 
 .PHONY: unit-run
-unit: san
+unit:
+	@rm -f $(TEST_LOGS)/unit.result
 	-@$(MAKE) --no-print-directory unit-run
 	@$(TESTRUN) summary unit
-unit-run:
+unit-run: san
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 CK_FORK=yes \
 		$(TESTRUN) run unit ./build-san/check_main
 
@@ -191,11 +192,11 @@ kernel-check:
 	@rm -f $(KERNEL_TESTS:%=$(TEST_LOGS)/%.result)
 	@$(MAKE) --no-print-directory kernel-all; $(TESTRUN) summary $(KERNEL_TESTS)
 
-# deps, then every group past any failure; one total at the end
+# deps, then every group past any failure, the unit tests beside the e2e
+# scripts (one process too); one total at the end
 check: deps
 	@rm -rf $(TEST_LOGS)
-	-@$(MAKE) --no-print-directory san && $(MAKE) --no-print-directory unit-run
-	-@$(MAKE) --no-print-directory e2e-all
+	-@$(MAKE) --no-print-directory -k -j$(E2E_JOBS) -Otarget unit-run $(E2E_TESTS)
 	-@$(MAKE) --no-print-directory kernel-all
 	@$(TESTRUN) summary unit $(E2E_TESTS) $(KERNEL_TESTS)
 
