@@ -83,8 +83,30 @@ san:
 	$(MAKE) BUILD=build-san CFLAGS="$(SAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" \
 		build-san/patchsite build-san/check_main
 
-unit: san
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 CK_FORK=yes ./build-san/check_main
+# --- the tests -------------------------------------------------------------
+# Every test script is a target of its own (unit, e2e-NAME, kernel-NAME) run
+# through tests/testrun.sh, which keeps its output in $(TEST_LOGS)/NAME.log
+# and its checks in NAME.result; `make e2e`, `make kernel-check` and
+# `make check` run theirs past any failure and end with the total,
+# `N passed, M failed` (checks, summed over the scripts' own last lines),
+# then the scripts that failed; they exit 1 if any did.
+TEST_LOGS     ?= build/test-logs
+TESTRUN       := TEST_LOGS=$(TEST_LOGS) sh tests/testrun.sh
+# seconds before a hung script is stopped (a failure, with its log)
+E2E_TIMEOUT   ?= 1800
+KERNEL_TIMEOUT ?= 5400
+# scripts run side by side (each one mostly one process); make -O keeps
+# each one's output together
+E2E_JOBS      ?= 2
+
+.PHONY: unit-run
+unit:
+	@rm -f $(TEST_LOGS)/unit.result
+	-@$(MAKE) --no-print-directory unit-run
+	@$(TESTRUN) summary unit
+unit-run: san
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 CK_FORK=yes \
+		$(TESTRUN) run unit ./build-san/check_main
 
 fixtures: san
 	$(MAKE) -C fixtures
@@ -95,44 +117,45 @@ fixtures: san
 	$(MAKE) -C fixtures/repad-kernel
 	$(MAKE) -C fixtures/realprog-x86
 
-# The preloaded tracer never kills, hangs or corrupts the program it traces
-# (issue 26): signals, fork, closefrom, the FIFO's line limit, on x86_64,
-# arm64 and riscv64 (qemu-user); also part of e2e.
-.PHONY: safety-tracer
-safety-tracer: san all
-	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/safety-tracer.sh
-
-# lint-tests.py first: every patchsite run in tests/ goes through ps_run
+# The end-to-end scripts: `make e2e-NAME` runs tests/e2e/NAME.sh with
+# PATCHSITE (the ASan+UBSan build) and PATCHSITE_PLAIN (the plain one).  To
+# add a script, add its NAME to E2E_SCRIPTS; a second run of one script with
+# other settings is a VARIANT: its name in E2E_VARIANTS, its script in
+# E2E_SCRIPT_<variant>, its environment in E2E_ENV_<variant>.  The slowest
+# come first, so that `make e2e`'s two at a time end together.
+E2E_SCRIPTS := realprog-riscv64 tracer stress runtime-x86 realprog-x86 hostile safety-tracer safety-core \
+	repad-zlib embed embed-x86 repad inplace minikernel nearmiss run repad-kernel \
+	bench-x86 ppc64le allocfail package arches cli
+E2E_VARIANTS := embed-riscv64 embed-riscv64-noc
+E2E_SCRIPT_embed-riscv64 := embed
+E2E_ENV_embed-riscv64 := ARCH=riscv64
+E2E_SCRIPT_embed-riscv64-noc := embed
+E2E_ENV_embed-riscv64-noc := ARCH=riscv64 VARIANT=noc
+# lint-tests.py: every patchsite run in tests/ goes through ps_run
 # (tests/e2e/lib.sh), its exit status asserted before its output is read
-e2e: san all fixtures
-	python3 tests/e2e/lint-tests.py
-	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/run.sh
-	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/minikernel.sh
-	PATCHSITE=$(CURDIR)/build-san/patchsite PATCHSITE_PLAIN=$(CURDIR)/patchsite \
-		sh tests/e2e/inplace.sh
-	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/repad.sh
-	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/repad-kernel.sh
-	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/repad-zlib.sh
-	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/embed.sh
-	PATCHSITE=$(CURDIR)/build-san/patchsite ARCH=riscv64 sh tests/e2e/embed.sh
-	PATCHSITE=$(CURDIR)/build-san/patchsite ARCH=riscv64 VARIANT=noc sh tests/e2e/embed.sh
-	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/embed-x86.sh
-	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/tracer.sh
-	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/safety-tracer.sh
-	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/runtime-x86.sh
-	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/stress.sh
-	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/safety-core.sh
-	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/realprog-x86.sh
-	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/realprog-riscv64.sh
-	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/bench-x86.sh
-	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/nearmiss.sh
-	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/package.sh
-	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/cli.sh
-	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/arches.sh
-	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/ppc64le.sh
-	PATCHSITE=$(CURDIR)/build-san/patchsite PATCHSITE_PLAIN=$(CURDIR)/patchsite \
-		sh tests/e2e/hostile.sh
-	PATCHSITE_PLAIN=$(CURDIR)/patchsite sh tests/e2e/allocfail.sh
+E2E_TESTS := e2e-lint $(addprefix e2e-,$(E2E_VARIANTS) $(E2E_SCRIPTS))
+E2E_RUNS := $(addprefix e2e-,$(E2E_VARIANTS) $(E2E_SCRIPTS))
+.PHONY: e2e-build e2e-all $(E2E_TESTS)
+
+e2e-build: san all fixtures
+e2e-lint:
+	@$(TESTRUN) run e2e-lint python3 tests/e2e/lint-tests.py
+$(E2E_RUNS): e2e-%: e2e-build
+	@TEST_TIMEOUT=$(E2E_TIMEOUT) $(TESTRUN) run $@ env PATCHSITE=$(CURDIR)/build-san/patchsite \
+		PATCHSITE_PLAIN=$(CURDIR)/patchsite $(E2E_ENV_$*) sh tests/e2e/$(or $(E2E_SCRIPT_$*),$*).sh
+# the tests of a group, past any failure (make -k), E2E_JOBS at a time for e2e
+e2e-all:
+	-@$(MAKE) --no-print-directory -k -j$(E2E_JOBS) -Otarget $(E2E_TESTS)
+
+e2e:
+	@rm -f $(E2E_TESTS:%=$(TEST_LOGS)/%.result)
+	@$(MAKE) --no-print-directory e2e-all; $(TESTRUN) summary $(E2E_TESTS)
+
+# the runtime's and the tracer's safety suites alone (issue 26:
+# tests/safety/core-*.c, tests/safety/tracer-*.c)
+.PHONY: safety-core safety-tracer
+safety-core: e2e-safety-core
+safety-tracer: e2e-safety-tracer
 
 # libFuzzer harnesses for every reader (make check replays their corpora and
 # fuzzes each for 3 s with a fixed seed: tests/e2e/hostile.sh)
@@ -160,23 +183,28 @@ fuzz: san fixtures
 # against its own table, weak leftovers and all.  The
 # riscv64, arm64, x86_64 and ppc64le boots run an initramfs that turns the
 # function tracer on over every function and counts enabled_functions.
-kernel-check: all
-	PATCHSITE=$(CURDIR)/patchsite bash tests/kernel/riscv-relax.sh
-	PATCHSITE=$(CURDIR)/patchsite bash tests/kernel/tables.sh
-	PATCHSITE=$(CURDIR)/patchsite bash tests/kernel/call-ops-os.sh
-	PATCHSITE=$(CURDIR)/patchsite bash tests/kernel/x86.sh
-	PATCHSITE=$(CURDIR)/patchsite bash tests/kernel/ppc64le.sh
-	PATCHSITE=$(CURDIR)/patchsite bash tests/kernel/ppc64le-table.sh
+# One at a time, in this order (each build uses both cores; tables.sh reuses
+# riscv-relax.sh's stock kernel, call-ops-os.sh tables.sh's -O2 one,
+# ppc64le-table.sh ppc64le.sh's): `make kernel-NAME` runs one.
+KERNEL_SCRIPTS := riscv-relax tables call-ops-os x86 ppc64le ppc64le-table
+KERNEL_TESTS := $(addprefix kernel-,$(KERNEL_SCRIPTS))
+.PHONY: kernel-all $(KERNEL_TESTS)
+$(KERNEL_TESTS): kernel-%: all
+	@TEST_TIMEOUT=$(KERNEL_TIMEOUT) $(TESTRUN) run $@ env PATCHSITE=$(CURDIR)/patchsite \
+		bash tests/kernel/$*.sh
+kernel-all:
+	-@$(MAKE) --no-print-directory -k -j1 $(KERNEL_TESTS)
+kernel-check:
+	@rm -f $(KERNEL_TESTS:%=$(TEST_LOGS)/%.result)
+	@$(MAKE) --no-print-directory kernel-all; $(TESTRUN) summary $(KERNEL_TESTS)
 
-# the runtime core's safety suite alone (issue 26: tests/safety/core-*.c)
-safety-core: san all
-	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/safety-core.sh
-
+# deps, then every group past any failure, the unit tests beside the e2e
+# scripts (one process too); one total at the end
 check: deps
-	$(MAKE) unit
-	$(MAKE) e2e
-	$(MAKE) all
-	$(MAKE) kernel-check
+	@rm -rf $(TEST_LOGS)
+	-@$(MAKE) --no-print-directory -k -j$(E2E_JOBS) -Otarget unit-run $(E2E_TESTS)
+	-@$(MAKE) --no-print-directory kernel-all
+	@$(TESTRUN) summary unit $(E2E_TESTS) $(KERNEL_TESTS)
 
 # deps, then the build in a make of its own: nothing of the build is read
 # before the dependencies are there

@@ -18,6 +18,10 @@
 #     other version `apt-cache showsrc PKG` lists, newest first; all of them
 #     failing is a failure.
 # On failure it returns 1 and prints why as `# ` lines (apt's own messages).
+# The fetch holds a lock (flock) on CACHE's parent directory: scripts that
+# `make e2e` runs side by side (realprog-x86.sh and realprog-riscv64.sh share
+# the expat cache; repad-zlib.sh runs apt-get update too) fetch one at a time,
+# and the one that waited finds the tree the other fetched.
 # Needs root or sudo (scripts/install-deps.sh does the same), dpkg-dev.
 
 debsrc_sudo=""
@@ -97,6 +101,24 @@ debsrc() { # PKG CACHE FILE...
 	_ds_p=$1
 	_ds_c=$2
 	shift 2
+	if debsrc_dir=$(debsrc_find "$_ds_c" "$@"); then
+		debsrc_how="cached $(basename "$debsrc_dir") in $_ds_c"
+		return 0
+	fi
+	mkdir -p "$(dirname "$_ds_c")" || return 1
+	exec 9<"$(dirname "$_ds_c")" || return 1
+	flock 9 || { exec 9<&-; echo "# cannot lock $(dirname "$_ds_c")"; return 1; }
+	debsrc_fetch "$_ds_p" "$_ds_c" "$@"
+	_ds_rc=$?
+	exec 9<&-
+	return $_ds_rc
+}
+
+debsrc_fetch() { # PKG CACHE FILE...: debsrc's fetch, under its lock
+	_ds_p=$1
+	_ds_c=$2
+	shift 2
+	# fetched while this one waited for the lock
 	if debsrc_dir=$(debsrc_find "$_ds_c" "$@"); then
 		debsrc_how="cached $(basename "$debsrc_dir") in $_ds_c"
 		return 0

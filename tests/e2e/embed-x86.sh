@@ -57,7 +57,7 @@ PY=/usr/bin/python3
 . "$here/lib.sh"
 
 for t in gcc clang objdump readelf eu-elflint "$PY"; do
-	command -v "$t" >/dev/null 2>&1 || notok "tool $t is installed"
+	command -v "$t" >/dev/null 2>&1 || not_ok "tool $t is installed"
 done
 
 work=$(mktemp -d)
@@ -66,7 +66,7 @@ ps_init "$work"
 ps_need_patchsite
 fx=$work/fx
 
-make -s -C "$fix" O="$fx" >"$work/make.log" 2>&1 || { cat "$work/make.log"; notok "build fixtures"; finish; }
+make -s -C "$fix" O="$fx" >"$work/make.log" 2>&1 || { cat "$work/make.log"; not_ok "build fixtures"; finish; }
 progs=$(make -s --no-print-directory -C "$fix" O="$fx" print-PROGS)
 
 # sites ORIG FLAVOUR: the sites the link recorded, one `SITE LEN FUNC-ADDR NAME` a line (python)
@@ -333,14 +333,14 @@ for p in $progs; do
 	if ! ps_run -e "$work/$p.embed.err" 0 "$work/$p.embed.out" -- embed "$in" -o "$out"; then
 		# every check of the output below fails on its absence
 		rm -f "$out"
-		notok "$p: embed" "$ps_msg"
+		not_ok "$p: embed" "$ps_msg"
 	else
 		check "$p: embed" sh -c "[ -e '$out' ] && [ ! -s '$work/$p.embed.out' ] && [ ! -s '$work/$p.embed.err' ]"
 	fi
 	if sites "$in" "$fl" >"$work/$p.sites" 2>&1; then
 		ok "$p: sites"
 	else
-		notok "$p: sites" "$work/$p.sites"
+		not_ok "$p: sites" "$work/$p.sites"
 	fi
 	check "$p: nops" nops "$in" "$out" "$work/$p.sites"
 	check "$p: table" table "$out" "$work/$p.sites"
@@ -361,7 +361,7 @@ if ps_run 0 /dev/null -- embed "$fx/$p" -o "$work/again.emb" &&
 	check "deterministic (and in place)" sh -c "cmp '$work/$p.emb' '$work/again.emb' &&
 		cmp '$work/$p.emb' '$work/inplace'"
 else
-	notok "deterministic (and in place)" "$ps_msg"
+	not_ok "deterministic (and in place)" "$ps_msg"
 fi
 
 refused() {	# refused NAME IN PATTERN
@@ -370,7 +370,7 @@ refused() {	# refused NAME IN PATTERN
 		check "$1: refused with one line" sh -c "[ ! -e '$work/bad.out' ] &&
 			[ \$(wc -l <'$work/bad.stderr') -eq 1 ] && grep -q '^patchsite: $2: $3' '$work/bad.stderr'"
 	else
-		notok "$1: refused with one line" "$ps_msg"
+		not_ok "$1: refused with one line" "$ps_msg"
 	fi
 }
 refused "again: embedded image" "$work/gcc-fentry-cet-static.emb" "already embedded"

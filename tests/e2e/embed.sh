@@ -126,7 +126,7 @@ embed() {
 }
 
 for t in "$CC" powerpc64le-linux-gnu-gcc "$OBJDUMP" "$NM" "$STRIP" "$READELF" "$QEMU" eu-elflint "$PY" cc; do
-	command -v "$t" >/dev/null 2>&1 || notok "tool $t is installed"
+	command -v "$t" >/dev/null 2>&1 || not_ok "tool $t is installed"
 done
 
 work=$(mktemp -d)
@@ -135,9 +135,10 @@ ps_init "$work"
 fx=$work/fx
 
 make -s -C "$fix" O="$fx" ARCH="$ARCH" VARIANT="$VARIANT" >"$work/make.log" 2>&1 ||
-	{ cat "$work/make.log"; notok "build fixtures"; }
+	{ cat "$work/make.log"; not_ok "build fixtures"; }
 
-run() { $QEMU -L "$SYSROOT" "$@"; }
+# qrun PROGRAM ARG...: a program of the target under qemu-user
+qrun() { $QEMU -L "$SYSROOT" "$@"; }
 
 # segment ORIG EMB: readelf's view of the new PT_LOAD
 segment() {
@@ -308,7 +309,7 @@ for p in $PROGS plain plain-pie; do
 	if ! embed 0 "$in" "$out" "$work/$p.embed.out" "$work/$p.embed.err"; then
 		# every check of the output below fails on its absence
 		rm -f "$out"
-		notok "$p: embed" "$ps_msg"
+		not_ok "$p: embed" "$ps_msg"
 	else
 		case $p in
 		prog*)	check "$p: embed" sh -c "[ -e '$out' ] && [ ! -s '$work/$p.embed.err' ] &&
@@ -319,13 +320,13 @@ for p in $PROGS plain plain-pie; do
 	check "$p: segment" segment "$in" "$out"
 	lint "$p" "$in" "$out"
 	check "$p: layout" layout "$in" "$out"
-	run "$in" >"$work/$p.run.in" 2>&1
-	run "$out" >"$work/$p.run.out" 2>&1
+	qrun "$in" >"$work/$p.run.in" 2>&1
+	qrun "$out" >"$work/$p.run.out" 2>&1
 	check "$p: run (same output)" sh -c "[ -s '$work/$p.run.in' ] && cmp -s '$work/$p.run.in' '$work/$p.run.out'"
 	case $p in
 	prog*)
 		for t in count count-each two-ops many-ops parent passthrough threads threads-list misaligned direct list; do
-			check "$p: $t" run "$out" test "$t"
+			check "$p: $t" qrun "$out" test "$t"
 		done
 		for ps in $PAGES; do
 			check "$p: pages $ps (count, list, threads-list)" sh -c "
@@ -340,15 +341,15 @@ for p in $PROGS plain plain-pie; do
 				$QEMU '$SYSROOT/lib/$LDSO' --library-path '$SYSROOT/lib' '$out' test count &&
 				$QEMU '$SYSROOT/lib/$LDSO' --library-path '$SYSROOT/lib' '$out' test list"
 		fi
-		check "$p: not-embedded" run "$in" test not-embedded
+		check "$p: not-embedded" qrun "$in" test not-embedded
 		$STRIP -o "$work/$p.str" "$out"
-		run "$work/$p.str" >"$work/$p.run.str" 2>&1
+		qrun "$work/$p.str" >"$work/$p.run.str" 2>&1
 		check "$p: strip (same output, count, list)" sh -c "cmp -s '$work/$p.run.in' '$work/$p.run.str' &&
 			$QEMU -L '$SYSROOT' '$work/$p.str' test count &&
 			$QEMU -L '$SYSROOT' '$work/$p.str' test list"
 		;;
 	plain*)
-		run -E LD_PRELOAD="$fx/preload.so" "$out" >"$work/$p.pre.out" 2>"$work/$p.pre.err"
+		qrun -E LD_PRELOAD="$fx/preload.so" "$out" >"$work/$p.pre.out" 2>"$work/$p.pre.err"
 		prc=$?
 		$NM "$in" >"$work/$p.nm"
 		check "$p: preload (exact counts)" sh -c "[ $prc -eq 0 ] &&
@@ -374,7 +375,7 @@ if sorted((a - bias, c) for a, c in got.items()) != sorted((syms[n], c) for n, c
 if (bias == 0) != (sys.argv[3] == 'plain'):
     raise SystemExit('bias %x' % bias)
 PYEOF"
-		run -E LD_PRELOAD="$fx/preload.so" "$in" >/dev/null 2>"$work/$p.pre.err"
+		qrun -E LD_PRELOAD="$fx/preload.so" "$in" >/dev/null 2>"$work/$p.pre.err"
 		check "$p: preload-not-embedded" sh -c "[ $? -eq 3 ] && grep -q 'cannot attach (-19)' '$work/$p.pre.err'"
 		;;
 	esac
@@ -386,7 +387,7 @@ if embed 0 "$fx/prog-pie" "$work/again.emb" /dev/null /dev/null &&
 	check "deterministic (and in place)" sh -c "cmp -s '$work/prog-pie.emb' '$work/again.emb' &&
 		cmp -s '$work/prog-pie.emb' '$work/inplace'"
 else
-	notok "deterministic (and in place)" "$ps_msg"
+	not_ok "deterministic (and in place)" "$ps_msg"
 fi
 
 refused() {	# refused NAME IN [PATTERN]
@@ -435,7 +436,7 @@ PYEOF
 		check "repad: without it, embed reports them misaligned" sh -c "
 			[ \$(grep -c '^misaligned: ' '$work/norepad.out') -gt 1 ]"
 	else
-		notok "repad: without it, embed reports them misaligned" "$ps_msg"
+		not_ok "repad: without it, embed reports them misaligned" "$ps_msg"
 	fi
 	if ps_run 0 /dev/null -- repad "$fx/traced-os.o" -o "$work/traced-rp.o" && link repad "$work/traced-rp.o"; then
 		check "repad: every literal 8-aligned after the link (nm)" aligned "$work/repad" all
@@ -445,13 +446,13 @@ PYEOF
 				grep -q '^misaligned: mis_seven ' '$work/repad.out'"
 			check "repad: layout" layout "$work/repad" "$work/repad.emb"
 			for t in count list threads; do
-				check "repad: $t" run "$work/repad.emb" test $t
+				check "repad: $t" qrun "$work/repad.emb" test $t
 			done
 		else
-			notok "repad: embed" "$ps_msg"
+			not_ok "repad: embed" "$ps_msg"
 		fi
 	else
-		notok "repad: repad and link" "$ps_msg"
+		not_ok "repad: repad and link" "$ps_msg"
 	fi
 fi
 

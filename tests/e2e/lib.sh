@@ -9,12 +9,8 @@
 #   ok NAME                 a passed check
 #   not_ok NAME [FILE]      a failed check; FILE's first 25 lines as detail
 #                           (ps_detail=tail: its last 25, as tests/kernel sets)
-#   notok NAME [FILE]       the same
 #   check NAME CMD...       ok if CMD exits 0, else not_ok with its output
 #   ps_need_patchsite       ok if $PATCHSITE is an executable; else not_ok, finish
-#   run NAME STATUS ARG...  patchsite ARG... in ps_init's DIR (out, err there),
-#                           ok if it exits STATUS; then_check NAME CMD... reads
-#                           its output only if it did
 #   note TEXT...            a `# TEXT` line
 #   finish                  the summary line; exits 0 only if nothing failed
 #
@@ -38,7 +34,13 @@
 #   fi
 #
 # or in one call, `ps_check NAME STATUS OUT -- ARG...` (ok/not_ok on the
-# status alone, for runs whose output the next checks read only after it).
+# status alone; it returns ps_run's status, so the checks of the output
+# run only after a run that exited as it should):
+#
+#   if ps_check "record: exit 0" -e "$t/err" 0 "$t/out" -- record "$img"; then
+#           check "record: nothing on stderr" test ! -s "$t/err"
+#   fi
+#
 # Options:
 #   -P        run $PATCHSITE_PLAIN (the build without sanitizers)
 #   -C DIR    run in DIR
@@ -55,7 +57,6 @@ ps_msg=
 ps_rc=
 
 ps_init() { # ps_init DIR: scratch files of the harness go under DIR/.harness
-	ps_top=$1
 	ps_dir=$1/.harness
 	mkdir -p "$ps_dir" || exit 1
 	ps_err=$ps_dir/stderr
@@ -76,8 +77,6 @@ not_ok() { # not_ok NAME [FILE-WITH-DETAILS]
 		"$ps_detail" -n 25 "$2" | sed 's/^/#   /'
 	fi
 }
-
-notok() { not_ok "$@"; }
 
 note() { echo "# $*"; }
 
@@ -165,28 +164,6 @@ ps_check() { # ps_check NAME [OPTIONS] STATUS OUT -- ARG...: ok/not_ok on the st
 	fi
 	not_ok "$_pc_name" "$ps_msg"
 	return 1
-}
-
-# run NAME STATUS ARG...: patchsite ARG... in ps_init's DIR, stdout in
-# DIR/out, stderr in DIR/err; ok when it exits STATUS (ps_check), and
-# then_check may read its output
-ps_ran=0
-run() {
-	_rn_name=$1 _rn_want=$2
-	shift 2
-	ps_ran=0
-	ps_check "$_rn_name: exit $_rn_want" -C "$ps_top" -e "$ps_top/err" "$_rn_want" "$ps_top/out" -- "$@" &&
-		ps_ran=1
-}
-
-# then_check NAME COMMAND...: a check of the last run's output, failed
-# unread when that run did not exit as it should
-then_check() {
-	if [ "$ps_ran" = 1 ]; then
-		check "$@"
-	else
-		not_ok "$1 (not read: the run failed)" "$ps_msg"
-	fi
 }
 
 # ps_need_patchsite: the script cannot run without $PATCHSITE (a check, so a

@@ -5,6 +5,9 @@ by `make e2e`, it fails with one line per finding, `FILE:LINE: what`.
 
     lint-tests.py [FILE...]        (default: every test script of tests/)
 
+Its last line counts the files as checks: `N passed, M failed` (a file
+passes when it has no finding), as the test scripts end.
+
 Shell (tests/e2e/*.sh, tests/kernel/*.sh; heredoc bodies, which are other
 programs' text, and comments are not read):
   - patchsite is run only through ps_run/ps_check (tests/e2e/lib.sh):
@@ -14,7 +17,10 @@ programs' text, and comments are not read):
     && or ||, or read ($ps_rc, $?) by the next statement; `|| :` and
     `|| true` swallow it, a pipe hides it (`... | grep -q` has grep's
     status), a command substitution loses it;
-  - ps_run's STATUS is never `*`.
+  - ps_run's STATUS is never `*`;
+  - the helpers lib.sh no longer has are not called (`notok`: `not_ok`;
+    `run`, `then_check`: `ps_check`, then `check`), and no script defines
+    a `run` of its own (a program under qemu is `qrun`).
 Python (tests/e2e/*.py, tests/hostile/*.py, tests/compare_outputs.py,
 tests/kernel/*.py): a subprocess call whose command is not a literal
 program name (so may be patchsite) passes check=True, or its result's
@@ -38,6 +44,10 @@ RAW = re.compile(r"(?<!--patchsite )(?<!--patchsite \")(?<!--plain )(?<!--plain 
 LITERAL = re.compile(r"(?:^|[\s;&|(`'\"])(?:\.{0,2}/)?[\w./-]*/patchsite[\"']?\s+(?:record|audit|repad|pin|embed)\b")
 MENTION = re.compile(r"[\"']?" + VAR)
 RUNNER = re.compile(r"\bps_run\b")
+# what lib.sh had before one spelling and one way to run patchsite
+REMOVED = re.compile(r"(?:^|[;&|(!{]|\b(?:then|do|else|if|elif|while|until))\s*(notok|then_check|run)(?=\s|$)")
+RUN_DEF = re.compile(r"(?:^|[;&|{]|\s)(run|notok|then_check)\s*\(\)")
+REMOVED_USE = {"notok": "not_ok", "then_check": "check after ps_check", "run": "ps_check (a program under qemu: qrun)"}
 
 
 def command_position(before):
@@ -142,6 +152,11 @@ def lint_shell(path, rel):
             why = status_use(stmts, k, pos)
             found.append("%s:%d: runs patchsite without ps_run%s" %
                          (rel, n, "; " + why if why else ""))
+        bare = re.sub(r"\"(?:[^\"\\]|\\.)*\"|'[^']*'", lambda q: "_" * len(q.group(0)), text)
+        for m in REMOVED.finditer(bare):
+            found.append("%s:%d: %s is gone from lib.sh: use %s" % (rel, n, m.group(1), REMOVED_USE[m.group(1)]))
+        for m in RUN_DEF.finditer(bare):
+            found.append("%s:%d: defines %s(): a name lib.sh used to have (use another)" % (rel, n, m.group(1)))
         for m in LITERAL.finditer(text):
             found.append("%s:%d: runs a patchsite binary by path without ps_run" % (rel, n))
         for m in RUNNER.finditer(text):
@@ -221,15 +236,19 @@ def default_files():
 def main():
     files = sys.argv[1:] or default_files()
     found = []
+    bad = 0
     for f in files:
         rel = os.path.relpath(f, ROOT) if f.startswith(ROOT) else f
         if f.endswith(".py"):
-            found += lint_python(f, rel)
+            these = lint_python(f, rel)
         else:
-            found += lint_shell(f, rel)
+            these = lint_shell(f, rel)
+        bad += 1 if these else 0
+        found += these
     for line in found:
         print(line)
     print("lint-tests: %d files, %d findings" % (len(files), len(found)))
+    print("%d passed, %d failed" % (len(files) - bad, bad))
     return 1 if found else 0
 
 

@@ -31,8 +31,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/patchsite-package.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 . "$here/lib.sh"
 ps_init "$tmp"
-# then_check (tests/e2e/lib.sh) reads the output of the last run that set
-# ps_ran=1 by exiting as it should
+# the output of a run is checked only when it exited as it should
 die() { echo "package.sh: $*" >&2; echo "$pass passed, $((fail + 1)) failed"; exit 1; }
 
 for tool in gcc readelf python3 gzip xz zstd; do
@@ -76,80 +75,86 @@ readelf -rW "$kdir/drivers/a/one.ko" |
 check "oracle: the module has a __mcount_loc of 6 entries (readelf)" \
 	sh -c "[ \$(cat '$tmp/one.entries') -eq 6 ]"
 
-# audit_tree NAME WANT-STATUS ARGS...: stdout in $tmp/NAME.out, stderr .err
+# audit_tree NAME WANT-STATUS ARGS...: stdout in $tmp/NAME.out, stderr .err;
+# ps_check's status (the checks of the output run only when it is 0)
 audit_tree() {
 	_n=$1 _want=$2
 	shift 2
-	ps_ran=0
-	ps_check "$_n: exit $_want" -e "$tmp/$_n.err" "$_want" "$tmp/$_n.out" -- audit "$@" && ps_ran=1
+	ps_check "$_n: exit $_want" -e "$tmp/$_n.err" "$_want" "$tmp/$_n.out" -- audit "$@"
 }
 
 # --- a clean package ------------------------------------------------------------
-audit_tree clean 0 "$tree/boot/vmlinux-6.12.0-test" "$tree/lib/modules/6.12.0-test"
-then_check "clean: one line, the total, every image counted" sh -c "[ \$(wc -l <'$tmp/clean.out') -eq 1 ] &&
-	grep -qx 'total: $nimg images: $nimg clean, 0 with findings, 0 could not be read' '$tmp/clean.out'"
-then_check "clean: nothing on stderr" test ! -s "$tmp/clean.err"
+if audit_tree clean 0 "$tree/boot/vmlinux-6.12.0-test" "$tree/lib/modules/6.12.0-test"; then
+	check "clean: one line, the total, every image counted" sh -c "[ \$(wc -l <'$tmp/clean.out') -eq 1 ] &&
+		grep -qx 'total: $nimg images: $nimg clean, 0 with findings, 0 could not be read' '$tmp/clean.out'"
+	check "clean: nothing on stderr" test ! -s "$tmp/clean.err"
+fi
 audit_tree clean-j1 0 -j1 "$tree"
-ran_j1=$ps_ran
-audit_tree clean-j4 0 -j4 "$tree"
-[ "$ran_j1" = 1 ] || ps_ran=0
-then_check "clean: -j1 and -j4 print the same" cmp "$tmp/clean-j1.out" "$tmp/clean-j4.out"
-audit_tree verbose 0 -v -j3 "$tree"
-then_check "verbose: a line per image, in path order, each naming its image" sh -c "
-	[ \$(grep -c ': x86_64 ' '$tmp/verbose.out') -eq $nimg ] &&
-	grep ': x86_64 ' '$tmp/verbose.out' | cut -d: -f1 >'$tmp/order' && sort -c '$tmp/order' &&
-	grep -q 'drivers/b/three.ko.xz: x86_64 object: 6 sites' '$tmp/verbose.out' &&
-	grep -q 'fs/four.ko.zst: x86_64 object: 6 sites' '$tmp/verbose.out' &&
-	grep -q 'drivers/a/two.ko.gz: x86_64 object: 6 sites' '$tmp/verbose.out'"
+ran_j1=$?
+if audit_tree clean-j4 0 -j4 "$tree" && [ "$ran_j1" = 0 ]; then
+	check "clean: -j1 and -j4 print the same" cmp "$tmp/clean-j1.out" "$tmp/clean-j4.out"
+fi
+if audit_tree verbose 0 -v -j3 "$tree"; then
+	check "verbose: a line per image, in path order, each naming its image" sh -c "
+		[ \$(grep -c ': x86_64 ' '$tmp/verbose.out') -eq $nimg ] &&
+		grep ': x86_64 ' '$tmp/verbose.out' | cut -d: -f1 >'$tmp/order' && sort -c '$tmp/order' &&
+		grep -q 'drivers/b/three.ko.xz: x86_64 object: 6 sites' '$tmp/verbose.out' &&
+		grep -q 'fs/four.ko.zst: x86_64 object: 6 sites' '$tmp/verbose.out' &&
+		grep -q 'drivers/a/two.ko.gz: x86_64 object: 6 sites' '$tmp/verbose.out'"
+fi
 
 # --- one module damaged: its first entry moved by one byte -----------------------
 cp -r "$tree" "$tmp/bad"
 python3 "$here/mcountrel.py" shift "$tmp/bad/lib/modules/6.12.0-test/kernel/fs/five.ko" ||
 	not_ok "damage the table"
-audit_tree damaged 1 "$tmp/bad"
-then_check "damaged: the module is named, with a stale entry and its missing site" sh -c "
-	grep -q '^$tmp/bad/lib/modules/6.12.0-test/kernel/fs/five.ko: stale: ' '$tmp/damaged.out' &&
-	grep -q '^$tmp/bad/lib/modules/6.12.0-test/kernel/fs/five.ko: missing: ' '$tmp/damaged.out' &&
-	! grep -v '/fs/five.ko: \|^total: ' '$tmp/damaged.out'"
-then_check "damaged: the total counts every image and the one with findings" \
-	grep -qx "total: $nimg images: $((nimg - 1)) clean, 1 with findings (1 stale, 1 missing), 0 could not be read" \
-	"$tmp/damaged.out"
-audit_tree ignored 0 --ignore=stale,missing "$tmp/bad"
-then_check "--ignore=stale,missing: exit 0, and the total says what was ignored" \
-	grep -qx "total: $nimg images: $nimg clean, 0 with findings, 0 could not be read; ignored: 1 stale, 1 missing" \
-	"$tmp/ignored.out"
-audit_tree ignored-one 1 --ignore=missing "$tmp/bad"
-then_check "--ignore=missing: the stale entry still fails the run" grep -q "five.ko: stale: " "$tmp/ignored-one.out"
-ps_ran=0
-ps_run -e "$tmp/bogus.err" 2 "$tmp/bogus.out" -- audit --ignore=bogus "$tmp/bad" && ps_ran=1
-then_check "--ignore=bogus: a usage error, exit 2" grep -q 'ignore' "$tmp/bogus.err"
+if audit_tree damaged 1 "$tmp/bad"; then
+	check "damaged: the module is named, with a stale entry and its missing site" sh -c "
+		grep -q '^$tmp/bad/lib/modules/6.12.0-test/kernel/fs/five.ko: stale: ' '$tmp/damaged.out' &&
+		grep -q '^$tmp/bad/lib/modules/6.12.0-test/kernel/fs/five.ko: missing: ' '$tmp/damaged.out' &&
+		! grep -v '/fs/five.ko: \|^total: ' '$tmp/damaged.out'"
+	check "damaged: the total counts every image and the one with findings" \
+		grep -qx "total: $nimg images: $((nimg - 1)) clean, 1 with findings (1 stale, 1 missing), 0 could not be read" \
+		"$tmp/damaged.out"
+fi
+audit_tree ignored 0 --ignore=stale,missing "$tmp/bad" &&
+	check "--ignore=stale,missing: exit 0, and the total says what was ignored" \
+		grep -qx "total: $nimg images: $nimg clean, 0 with findings, 0 could not be read; ignored: 1 stale, 1 missing" \
+		"$tmp/ignored.out"
+audit_tree ignored-one 1 --ignore=missing "$tmp/bad" &&
+	check "--ignore=missing: the stale entry still fails the run" grep -q "five.ko: stale: " "$tmp/ignored-one.out"
+if ps_run -e "$tmp/bogus.err" 2 "$tmp/bogus.out" -- audit --ignore=bogus "$tmp/bad"; then
+	check "--ignore=bogus: a usage error, exit 2" grep -q 'ignore' "$tmp/bogus.err"
+else
+	not_ok "--ignore=bogus: a usage error, exit 2" "$ps_msg"
+fi
 
 # --- an unreadable image among them ----------------------------------------------
 cp -r "$tree" "$tmp/unr"
 head -c 1000 "$kdir/fs/five.ko" >"$tmp/unr/lib/modules/6.12.0-test/kernel/fs/five.ko"
 printf 'not ELF\n' | xz >"$tmp/unr/lib/modules/6.12.0-test/kernel/fs/six.ko.xz"
-audit_tree unreadable 2 "$tmp/unr"
-then_check "unreadable: each named on stderr in one line" sh -c "[ \$(wc -l <'$tmp/unreadable.err') -eq 2 ] &&
-	grep -q '^patchsite: $tmp/unr/lib/modules/6.12.0-test/kernel/fs/five.ko: ' '$tmp/unreadable.err' &&
-	grep -q '^patchsite: $tmp/unr/lib/modules/6.12.0-test/kernel/fs/six.ko.xz: ' '$tmp/unreadable.err'"
-then_check "unreadable: a file cut before its section headers says so, not 'no section headers'" \
-	grep -q 'five.ko: is truncated: the section header table at offset 0x[0-9a-f]* lies past the end of the file (1000 bytes)' \
-	"$tmp/unreadable.err"
-then_check "unreadable: the others still audited, and the total says so" \
-	grep -qx "total: $((nimg + 1)) images: $((nimg - 1)) clean, 0 with findings, 2 could not be read" \
-	"$tmp/unreadable.out"
+if audit_tree unreadable 2 "$tmp/unr"; then
+	check "unreadable: each named on stderr in one line" sh -c "[ \$(wc -l <'$tmp/unreadable.err') -eq 2 ] &&
+		grep -q '^patchsite: $tmp/unr/lib/modules/6.12.0-test/kernel/fs/five.ko: ' '$tmp/unreadable.err' &&
+		grep -q '^patchsite: $tmp/unr/lib/modules/6.12.0-test/kernel/fs/six.ko.xz: ' '$tmp/unreadable.err'"
+	check "unreadable: a file cut before its section headers says so, not 'no section headers'" \
+		grep -q 'five.ko: is truncated: the section header table at offset 0x[0-9a-f]* lies past the end of the file (1000 bytes)' \
+		"$tmp/unreadable.err"
+	check "unreadable: the others still audited, and the total says so" \
+		grep -qx "total: $((nimg + 1)) images: $((nimg - 1)) clean, 0 with findings, 2 could not be read" \
+		"$tmp/unreadable.out"
+fi
 
 # --- a module's table in descending order is sorted by the kernel at load ----------
 cp "$kdir/drivers/a/one.ko" "$tmp/rev.ko"
 python3 "$here/mcountrel.py" reverse "$tmp/rev.ko" || not_ok "reverse the table"
 readelf -rW "$tmp/rev.ko" | grep -A7 "'.rela__mcount_loc'" | awk '/R_X86_64_64/ { print $5 $6 $7 }' >"$tmp/rev.order"
 check "oracle: the module's table now descends (readelf)" sh -c "! sort -c '$tmp/rev.order' 2>/dev/null"
-audit_tree module-order 0 "$tmp/rev.ko"
-then_check "module-order: no 'unsorted' finding" sh -c "! grep -q unsorted: '$tmp/module-order.out'"
+audit_tree module-order 0 "$tmp/rev.ko" &&
+	check "module-order: no 'unsorted' finding" sh -c "! grep -q unsorted: '$tmp/module-order.out'"
 
 # --- JSON ---------------------------------------------------------------------------
-audit_tree json 1 --format=json "$tmp/bad"
-then_check "json: schema 1, an entry per image with path and status, the total" python3 - "$tmp/json.out" <<'EOF'
+audit_tree json 1 --format=json "$tmp/bad" &&
+	check "json: schema 1, an entry per image with path and status, the total" python3 - "$tmp/json.out" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["schema"] == 1, d.get("schema")
@@ -168,21 +173,23 @@ check "json: record, audit and a batch audit have exactly the fields doc/patchsi
 
 # --- a misaligned site that record --in-place left out is one finding ---------------
 cp "$root/fixtures/out/aarch64-callops-bti/exec" "$tmp/callops"
-ps_ran=0
-ps_run -e "$tmp/callops.err" 0 /dev/null -- record --in-place -v "$tmp/callops" && ps_ran=1
-then_check "misaligned: record --in-place -v exits 0 and says it left a misaligned site out" \
-	grep -q '1 misaligned sites left out' "$tmp/callops.err"
-audit_tree misaligned 1 "$tmp/callops"
-then_check "misaligned: one finding (misaligned), not also missing" \
-	grep -qx "summary: 1 misaligned, 0 stale, 0 missing, 0 duplicate, 0 short, 0 unsorted, 0 shifted" \
+if ps_run -e "$tmp/callops.err" 0 /dev/null -- record --in-place -v "$tmp/callops"; then
+	check "misaligned: record --in-place -v exits 0 and says it left a misaligned site out" \
+		grep -q '1 misaligned sites left out' "$tmp/callops.err"
+else
+	not_ok "misaligned: record --in-place -v exits 0 and says it left a misaligned site out" "$ps_msg"
+fi
+audit_tree misaligned 1 "$tmp/callops" &&
+	check "misaligned: one finding (misaligned), not also missing" \
+		grep -qx "summary: 1 misaligned, 0 stale, 0 missing, 0 duplicate, 0 short, 0 unsorted, 0 shifted" \
 	"$tmp/misaligned.out"
 
 # --- a module with sites and no table --------------------------------------------------
 gcc $KFLAGS -mno-record-mcount -c -o "$tmp/notable.ko" "$tmp/mod.c" || die "cannot compile notable.ko"
 check "oracle: no __mcount_loc in it (readelf)" sh -c "! readelf -SW '$tmp/notable.ko' | grep -q __mcount_loc"
-audit_tree notable 1 "$tmp/notable.ko"
-then_check "notable: says there is no table, that this is an error for a module" sh -c "
-	grep -q 'no table (.*): an error for a module' '$tmp/notable.out' &&
-	grep -q '^missing: .*the module has 6 sites and no __mcount_loc' '$tmp/notable.out'"
+audit_tree notable 1 "$tmp/notable.ko" &&
+	check "notable: says there is no table, that this is an error for a module" sh -c "
+		grep -q 'no table (.*): an error for a module' '$tmp/notable.out' &&
+		grep -q '^missing: .*the module has 6 sites and no __mcount_loc' '$tmp/notable.out'"
 
 finish

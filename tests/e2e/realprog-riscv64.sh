@@ -50,13 +50,13 @@ ps_need_patchsite
 cross=$(arch_var CROSS_riscv64)
 QEMU="$(arch_var RUN_riscv64)"
 for t in "${cross}gcc" "${cross}nm" make autoreconf libtoolize timeout cmp "$PY" apt-get dpkg-source; do
-	command -v "$t" >/dev/null 2>&1 || notok "tool $t is installed"
+	command -v "$t" >/dev/null 2>&1 || not_ok "tool $t is installed"
 done
 
 if debsrc expat "$EXPAT_CACHE" expat/lib/xmlparse.c expat/tests/runtests.c expat/buildconf.sh; then
 	ok "source ($debsrc_how)"
 else
-	notok "source: apt-get source expat"; finish
+	not_ok "source: apt-get source expat"; finish
 fi
 
 # build: a copy of the tree (buildconf writes into it), the runtime, the tracer
@@ -73,7 +73,7 @@ if (cd "$ex" && ./buildconf.sh && ./configure --host="${cross%-}" CC="${cross}gc
 		-Wl,-rpath,'$ORIGIN' >>"$work/build.log" 2>&1; then
 	ok "build: runtests for riscv64 (=8,4 with C), the runtime and the tracer"
 else
-	notok "build" "$work/build.log"; finish
+	not_ok "build" "$work/build.log"; finish
 fi
 bin=$ex/tests/runtests
 
@@ -104,7 +104,7 @@ pycheck() { # NAME ARG...: realprog-x86.py ARG...; its first line completes NAME
 	if $CHECK "$@" >"$work/py.out" 2>&1; then
 		ok "$_pc: $(head -n 1 "$work/py.out")"
 	else
-		notok "$_pc" "$work/py.out"
+		not_ok "$_pc" "$work/py.out"
 	fi
 }
 
@@ -112,14 +112,14 @@ runp orig "$bin"
 if [ "$rc" -eq 0 ] && passed "$work/orig.out" >"$work/passed.log"; then
 	ok "unembedded: exit 0, the suite passes ($(grep -c '^PASS: ' "$work/orig.out") tests)"
 else
-	notok "unembedded: exit 0, the suite passes" "$work/passed.log"; finish
+	not_ok "unembedded: exit 0, the suite passes" "$work/passed.log"; finish
 fi
 "${cross}nm" "$bin" >"$work/nm"
 
 if ps_run 0 "$work/embed.out" -- embed "$bin" -o "$work/runtests.emb"; then
 	ok "embed"
 else
-	notok "embed" "$ps_msg"; finish
+	not_ok "embed" "$ps_msg"; finish
 fi
 runp emb "$work/runtests.emb"
 check "embedded, no tracer: same output as unembedded, exit 0" same_run emb

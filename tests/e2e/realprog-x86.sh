@@ -108,13 +108,13 @@ CHECK="$PY $here/realprog-x86.py"
 showlog() { sed 's/^/# /' "$1" | tail -n "${2:-30}"; }
 
 ps_need_patchsite
-[ "$(uname -m)" = x86_64 ] || { notok "a native x86_64 machine (this is $(uname -m))"; finish; }
+[ "$(uname -m)" = x86_64 ] || { not_ok "a native x86_64 machine (this is $(uname -m))"; finish; }
 for t in gcc g++ make autoreconf libtoolize objdump nm gprof timeout cmp "$PY" \
 	apt-get dpkg-source dpkg-buildflags; do
-	command -v "$t" >/dev/null 2>&1 || notok "tool $t is installed"
+	command -v "$t" >/dev/null 2>&1 || not_ok "tool $t is installed"
 done
 for f in churn.so churn-stats.so fixsalt.so; do
-	[ -f "$FX/$f" ] || { notok "fixture $FX/$f (make fixtures)"; finish; }
+	[ -f "$FX/$f" ] || { not_ok "fixture $FX/$f (make fixtures)"; finish; }
 done
 
 work=$(mktemp -d)
@@ -128,7 +128,7 @@ if debsrc expat "$EXPAT_CACHE" expat/buildconf.sh expat/configure.ac expat/lib/x
 	src=$debsrc_dir
 	ok "source: $debsrc_how"
 else
-	notok "source: apt-get source expat"
+	not_ok "source: apt-get source expat"
 	finish
 fi
 
@@ -150,20 +150,20 @@ build() {
 	if (cd "$b" && ./buildconf.sh) >"$work/buildconf.log" 2>&1; then
 		ok "buildconf (autoreconf, as debian/rules runs it)"
 	else
-		showlog "$work/buildconf.log"; notok "buildconf"; return 1
+		showlog "$work/buildconf.log"; not_ok "buildconf"; return 1
 	fi
 	if (cd "$b" && ./configure --disable-shared --without-docbook --without-examples \
 		CFLAGS="$cflags" CXXFLAGS="$cflags" CPPFLAGS="$cppflags" LDFLAGS="$ldflags") \
 		>"$work/configure.log" 2>&1; then
 		ok "configure (CFLAGS=$cflags)"
 	else
-		showlog "$work/configure.log"; notok "configure"; return 1
+		showlog "$work/configure.log"; not_ok "configure"; return 1
 	fi
 	if mk -C "$b/lib" -j2 libexpatinternal.la >"$work/make.log" 2>&1 &&
 		mk -C "$b/tests" -j2 runtests runtestspp >>"$work/make.log" 2>&1; then
 		ok "build: make -C lib libexpatinternal.la; make -C tests runtests runtestspp"
 	else
-		showlog "$work/make.log"; notok "build"; return 1
+		showlog "$work/make.log"; not_ok "build"; return 1
 	fi
 	rm -rf "$progs"
 	mkdir -p "$progs" && cp "$b/tests/runtests" "$b/tests/runtestspp" "$progs/" &&
@@ -172,7 +172,7 @@ build() {
 if [ -f "$progs/.complete" ]; then
 	ok "build: cached in $progs"
 else
-	build || { notok "build: runtests and runtestspp in $progs"; finish; }
+	build || { not_ok "build: runtests and runtestspp in $progs"; finish; }
 fi
 
 # ---------------------------------------------------------------- runs
@@ -208,7 +208,7 @@ pycheck() {
 	if $CHECK "$@" >"$work/py.out" 2>&1; then
 		ok "$_pc: $(head -n 1 "$work/py.out")"
 	else
-		notok "$_pc" "$work/py.out"
+		not_ok "$_pc" "$work/py.out"
 	fi
 }
 
@@ -220,12 +220,12 @@ for p in runtests runtestspp; do
 	if [ "$rc" -eq 0 ] && passed "$work/$p.orig.out" >"$work/passed.log"; then
 		ok "$p unembedded: exit 0, the suite passes ($(grep -c '^PASS: ' "$work/$p.orig.out") tests)"
 	else
-		notok "$p unembedded: exit 0, the suite passes" "$work/passed.log"; continue
+		not_ok "$p unembedded: exit 0, the suite passes" "$work/passed.log"; continue
 	fi
 	if gprof -b -p -z --no-demangle "$bin" "$work/$p.orig/gmon.out" >"$work/$p.gprof" 2>"$work/gprof.err"; then
 		ok "$p gprof: flat profile of the unembedded run"
 	else
-		showlog "$work/gprof.err"; notok "$p gprof"
+		showlog "$work/gprof.err"; not_ok "$p gprof"
 	fi
 	nm "$bin" >"$work/$p.nm"
 	objdump -d --no-show-raw-insn "$bin" >"$work/$p.dis"
@@ -233,7 +233,7 @@ for p in runtests runtestspp; do
 	if ps_run 0 "$work/embed.out" -- embed "$bin" -o "$emb"; then
 		ok "$p embed"
 	else
-		notok "$p embed" "$ps_msg"; continue
+		not_ok "$p embed" "$ps_msg"; continue
 	fi
 
 	runp "$p.emb" "$emb"

@@ -78,24 +78,25 @@ export OBJDUMP READELF
 
 # llvm-dwarfdump: an install step, never a skip
 if ! command -v llvm-dwarfdump >/dev/null 2>&1 && [ ! -x /usr/lib/llvm-14/bin/llvm-dwarfdump ]; then
-	apt-get install -y -q llvm-14 >/dev/null 2>&1 || notok "apt-get install llvm-14 (llvm-dwarfdump)"
+	apt-get install -y -q llvm-14 >/dev/null 2>&1 || not_ok "apt-get install llvm-14 (llvm-dwarfdump)"
 fi
 DWARFDUMP=$(command -v llvm-dwarfdump || echo /usr/lib/llvm-14/bin/llvm-dwarfdump)
 export DWARFDUMP
 for t in "$CC_A64" "$OBJDUMP" "$READELF" aarch64-linux-gnu-objcopy aarch64-linux-gnu-nm \
 	aarch64-linux-gnu-addr2line "$QEMU" eu-elflint "$PY" "$DWARFDUMP"; do
-	command -v "$t" >/dev/null 2>&1 || notok "tool $t is installed"
+	command -v "$t" >/dev/null 2>&1 || not_ok "tool $t is installed"
 done
 
 work=$(mktemp -d) || exit 2
 trap 'rm -rf "$work"' EXIT
 ps_init "$work"
+. "$here/repadlib.sh"	# count_literals, audit_agrees, elflint, ps_ok
 
-make -s -C "$fix" >"$work/make.log" 2>&1 || { cat "$work/make.log"; notok "build fixtures"; }
+make -s -C "$fix" >"$work/make.log" 2>&1 || { cat "$work/make.log"; not_ok "build fixtures"; }
 objs="alt jump extable bug sections switch"
 
 # The checker: readelf and objdump only, nothing of patchsite's.
-cat >"$work/kcheck.py" <<'PYEOF' || notok "write kcheck.py"
+cat >"$work/kcheck.py" <<'PYEOF' || not_ok "write kcheck.py"
 """kcheck.py: tests/e2e/repad-kernel.sh's checker (code, refs, dwarf, mutate)."""
 import os, re, subprocess, sys
 
@@ -569,53 +570,10 @@ PYEOF
 kcheck() { "$PY" "$work/kcheck.py" "$@"; }
 
 show() { [ ! -s "$1" ] || sed 's/^/# /' "$1"; }
-# ps_ok STATUS OUT -- ARG...: ps_run, and on a wrong status its message as
-# `# ` lines (the detail of the check that called it)
-ps_ok() { ps_run "$@" || { sed 's/^/# /' "$ps_msg"; return 1; }; }
 repad() { # IN OUT: `patchsite repad IN -o OUT` exits 0, its line kept in OUT.log
 	ps_ok 0 "$2.log" -- repad -v "$1" -o "$2"
 }
 
-# Misaligned CALL_OPS literals as literals.py (not patchsite) counts them.
-count_literals() { # IMAGE [--allow-none]
-	nmis='?' nlit='?'
-	_c=$("$PY" "$here/literals.py" counts ${2:-} "$1") || return 1
-	set -- $_c
-	[ $# -eq 2 ] || { echo "# literals.py printed '$_c'"; return 1; }
-	nmis=$1 nlit=$2
-}
-has_misaligned() { # IMAGE
-	count_literals "$1" && [ "$nmis" -gt 0 ] ||
-		{ echo "# $1: literals.py: $nmis of $nlit literals misaligned, want > 0"; return 1; }
-}
-none_misaligned() { # ORIG PADDED: as many literals, none misaligned
-	count_literals "$1" && _n=$nlit && count_literals "$2" && [ "$nlit" -gt 0 ] &&
-		[ "$nmis" -eq 0 ] && [ "$nlit" -eq "$_n" ] ||
-		{ echo "# $2: literals.py: $nmis of $nlit literals misaligned, want 0 of ${_n:-?}"; return 1; }
-}
-# patchsite audit IMAGE: exit 1 and as many `misaligned:` lines as
-# literals.py counts, or exit 0 and none
-audit_agrees() { # IMAGE
-	count_literals "$1" || return 1
-	_exp=0
-	[ "$nmis" -gt 0 ] && _exp=1
-	if ! ps_run -e "$work/audit.err" "$_exp" "$work/audit.out" -- audit "$1"; then
-		sed 's/^/# /' "$ps_msg"
-		echo "# literals.py: $nmis of $nlit misaligned"
-		return 1
-	fi
-	_rc=$ps_rc
-	_got=$(grep -c '^misaligned:' "$work/audit.out")
-	[ "$_got" -eq "$nmis" ] || {
-		echo "# patchsite audit $1: exit $_rc (want $_exp), $_got misaligned; literals.py: $nmis of $nlit"
-		sed -n '1,3s/^/# /p' "$work/audit.err"
-		return 1
-	}
-}
-elflint() { # OBJ: eu-elflint --gnu-ld, on a file that exists
-	[ -s "$1" ] || { echo "# $1: missing"; return 1; }
-	eu-elflint --gnu-ld --quiet "$1"
-}
 idempotent() { # OUT
 	ps_ok 0 "$1.again.log" -- repad -v "$1" -o "$1.again" &&
 		"$OBJDUMP" -dr "$1" | tail -n +3 >"$work/1" &&
@@ -697,7 +655,7 @@ check "no-site entry.o: code unchanged" kcheck code "$e_in" "$e_out"
 check "no-site entry.o: tables unchanged" kcheck refs "$e_in" "$e_out" "$work/entry.refs"
 before=missing
 cp "$e_in" "$work/entry-inplace.o" && touch -d '2001-02-03 04:05:06' "$work/entry-inplace.o" &&
-	before=$(stat -c '%Y %i' "$work/entry-inplace.o") || notok "no-site entry.o: an old copy to repad in place"
+	before=$(stat -c '%Y %i' "$work/entry-inplace.o") || not_ok "no-site entry.o: an old copy to repad in place"
 ps_check "no-site entry.o: repad --in-place exits 0" 0 "$work/entry-inplace.log" -- \
 	repad -v --in-place "$work/entry-inplace.o"
 rc=$ps_rc
@@ -794,7 +752,7 @@ link_run() { link_ar "$1" "$2" && run_same "$1"; }
 extract_members() { (cd "$1" && $AR x "$2") && members_are_repad_o "$1"; }
 mkdir -p "$work/ar/x" "$work/thin"
 $AR rcs "$work/ar/k.a" $(for o in $objs entry; do echo "$fix/out/$o.o"; done) ||
-	notok "ar rcs k.a"
+	not_ok "ar rcs k.a"
 ps_check "archive: repad k.a -o k.pad.a exits 0" 0 "$work/ar/k.log" -- \
 	repad -v "$work/ar/k.a" -o "$work/ar/k.pad.a"
 show "$work/ar/k.log"
@@ -810,7 +768,7 @@ check "archive: linked, as many literals as unpadded, none misaligned" \
 	none_misaligned "$work/prog.orig" "$work/prog.ar"
 
 for o in $objs entry; do cp "$fix/out/$o.o" "$work/thin/$o.o"; done
-(cd "$work/thin" && $AR rcsT t.a $(for o in $objs entry; do echo "$o.o"; done)) || notok "ar rcsT t.a"
+(cd "$work/thin" && $AR rcsT t.a $(for o in $objs entry; do echo "$o.o"; done)) || not_ok "ar rcsT t.a"
 cp "$work/thin/t.a" "$work/thin/t.a.orig"
 ps_run -e "$work/thin/refuse.err" 2 "$work/thin/refuse.out" -- repad "$work/thin/t.a" -o "$work/thin/t2.a"
 rc=$ps_rc
@@ -830,7 +788,7 @@ check "thin archive: linked, as many literals as unpadded, none misaligned" \
 
 # An archive in which nothing changes is not written.
 $AR rcs "$work/ar/e.a" "$fix/out/entry.o" && touch -d '2001-02-03 04:05:06' "$work/ar/e.a" &&
-	cp -p "$work/ar/e.a" "$work/ar/e.a.orig" || notok "ar rcs e.a"
+	cp -p "$work/ar/e.a" "$work/ar/e.a.orig" || not_ok "ar rcs e.a"
 before=$(stat -c '%Y %i' "$work/ar/e.a")
 ps_check "archive with no site: repad --in-place exits 0" 0 /dev/null -- repad --in-place "$work/ar/e.a"
 check "archive with no site: not rewritten (bytes, mtime, inode)" sh -c \

@@ -74,15 +74,13 @@ showlog() { sed 's/^/# /' "$1" | tail -n "${2:-30}"; }
 
 for t in "$PATCHSITE" "$CC_A64" "${CROSS}ar" "$OBJDUMP" "$QEMU" eu-elflint "$PY" \
 	apt-get dpkg-source gzip cmp make; do
-	command -v "$t" >/dev/null 2>&1 || notok "tool $t is installed"
+	command -v "$t" >/dev/null 2>&1 || not_ok "tool $t is installed"
 done
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 ps_init "$work"
-# ps_ok STATUS OUT -- ARG...: ps_run, and on a wrong status its message as
-# `# ` lines (the detail of the check that called it)
-ps_ok() { ps_run "$@" || { sed 's/^/# /' "$ps_msg"; return 1; }; }
+. "$here/repadlib.sh"	# count_literals, audit_agrees, elflint, ps_ok
 
 # ---------------------------------------------------------------- source
 # debsrc.sh: the cache, or apt-get source (adding a deb-src entry if needed)
@@ -91,7 +89,7 @@ if debsrc zlib "$ZLIB_CACHE" configure zlib.h test/minigzip.c; then
 	src=$debsrc_dir
 	ok "source: $debsrc_how"
 else
-	notok "source: apt-get source zlib"
+	not_ok "source: apt-get source zlib"
 	finish
 fi
 
@@ -103,7 +101,7 @@ if (cd "$work/orig" && CC=$CC_A64 AR=${CROSS}ar RANLIB=${CROSS}ranlib CFLAGS=$CF
 	"$work/src/configure" --static) >"$work/configure.log" 2>&1; then
 	ok "configure (CC=$CC_A64 CFLAGS=$CFLAGS_A64 --static)"
 else
-	showlog "$work/configure.log"; notok "configure"; finish
+	showlog "$work/configure.log"; not_ok "configure"; finish
 fi
 # Without the MAKEFLAGS of a calling make: its variable overrides (CFLAGS=...)
 # would otherwise replace zlib's own.
@@ -111,7 +109,7 @@ if env -u MAKEFLAGS -u MFLAGS -u MAKEOVERRIDES -u MAKELEVEL nice make -C "$work/
 	libz.a example minigzip >"$work/make.log" 2>&1; then
 	ok "build: make libz.a example minigzip"
 else
-	showlog "$work/make.log"; notok "build"; finish
+	showlog "$work/make.log"; not_ok "build"; finish
 fi
 
 # The objects zlib's Makefile built, in its own order.
@@ -123,46 +121,6 @@ n=0
 for o in $objs; do [ -f "$work/orig/$o" ] && n=$((n + 1)); done
 check "build: $n objects (zlib's OBJC, example.o, minigzip.o)" [ "$n" -ge 17 ]
 
-# Misaligned CALL_OPS literals of IMAGE as literals.py (not patchsite) counts
-# them: sets $nmis and $nlit (all literals); fails, with literals.py's
-# message, when it cannot count.
-count_literals() { # IMAGE
-	nmis='?' nlit='?'
-	_c=$("$PY" "$here/literals.py" counts "$1") || return 1
-	set -- $_c
-	[ $# -eq 2 ] || { echo "# literals.py printed '$_c'"; return 1; }
-	nmis=$1 nlit=$2
-}
-has_misaligned() { # IMAGE: some literal is misaligned
-	count_literals "$1" && [ "$nmis" -gt 0 ] ||
-		{ echo "# $1: literals.py: $nmis of $nlit literals misaligned, want > 0"; return 1; }
-}
-none_misaligned() { # IMAGE: there are literals, and none is misaligned
-	count_literals "$1" && [ "$nlit" -gt 0 ] && [ "$nmis" -eq 0 ] ||
-		{ echo "# $1: literals.py: $nmis of $nlit literals misaligned, want 0 of > 0"; return 1; }
-}
-# patchsite audit IMAGE agrees with literals.py: exit 1 and as many
-# `misaligned:` lines as literals.py counts, or exit 0 and none when it counts
-# none.  Any other status (2: audit could not read IMAGE) fails, and so does
-# exit 1 for findings of another kind.
-audit_agrees() { # IMAGE
-	count_literals "$1" || return 1
-	_exp=0
-	[ "$nmis" -gt 0 ] && _exp=1
-	if ! ps_run -e "$work/audit.err" "$_exp" "$work/audit.out" -- audit "$1"; then
-		sed 's/^/# /' "$ps_msg"
-		echo "# literals.py: $nmis of $nlit misaligned"
-		return 1
-	fi
-	_rc=$ps_rc
-	_got=$(grep -c '^misaligned:' "$work/audit.out")
-	[ "$_got" -eq "$nmis" ] || {
-		echo "# patchsite audit $1: exit $_rc (want $_exp), $_got misaligned; literals.py: $nmis of $nlit"
-		grep -v '^misaligned:' "$work/audit.out" | sed 's/^/# /' | tail -n 5
-		showlog "$work/audit.err" 3
-		return 1
-	}
-}
 sites() { # IMAGE: `patchsite record IMAGE` exits 0; its lines in $nsite
 	nsite='?'
 	ps_ok -e "$work/record.err" 0 "$work/record.out" -- record "$1" || return 1
@@ -188,7 +146,7 @@ for o in $objs; do
 	if ps_run -e "$work/repad.log" 0 "$work/repad.log" -- repad -v "$in" -o "$out"; then
 		ok "repad $o: $(sed -n 's/^.*: padded \([0-9]*\) functions, \([0-9]*\) bytes added.*/\1 functions, \2 bytes/p' "$work/repad.log")"
 	else
-		notok "repad $o" "$ps_msg"; continue
+		not_ok "repad $o" "$ps_msg"; continue
 	fi
 	# --in-place on a copy of the original gives the same bytes as -o, and
 	# a second run on the padded object pads nothing and changes nothing.
@@ -269,12 +227,12 @@ done
 
 # Link the padded objects the way zlib's Makefile links the originals.
 (cd "$work/pad" && rm -f libz.a && "${CROSS}ar" rc libz.a $libobjs && "${CROSS}ranlib" libz.a) >"$work/ar.log" 2>&1 ||
-	{ showlog "$work/ar.log"; notok "ar libz.a (padded)"; }
+	{ showlog "$work/ar.log"; not_ok "ar libz.a (padded)"; }
 for p in example minigzip; do
 	if (cd "$work/pad" && $CC_A64 $CFLAGS_A64 -o $p $p.o -static -L. libz.a) >"$work/ld.log" 2>&1; then
 		ok "link-padded $p"
 	else
-		showlog "$work/ld.log"; notok "link-padded $p"; continue
+		showlog "$work/ld.log"; not_ok "link-padded $p"; continue
 	fi
 	check "misaligned-padded $p: no misaligned literal" none_misaligned "$work/pad/$p"
 	check "audit-padded $p: exit 0, none misaligned as literals.py" audit_agrees "$work/pad/$p"
@@ -287,13 +245,14 @@ for p in example minigzip; do
 done
 
 # ---------------------------------------------------------------- run
-run() { "$QEMU" -L "$SYSROOT" "$@"; }
+# qrun PROGRAM ARG...: a program of the target under qemu-user
+qrun() { "$QEMU" -L "$SYSROOT" "$@"; }
 
 # zlib's example writes foo.gz into its working directory.
 mkdir "$work/ex1" "$work/ex2"
-(cd "$work/ex1" && run "$work/orig/example") >"$work/ex1.out" 2>&1
+(cd "$work/ex1" && qrun "$work/orig/example") >"$work/ex1.out" 2>&1
 rc1=$?
-(cd "$work/ex2" && run "$work/pad/example") >"$work/ex2.out" 2>&1
+(cd "$work/ex2" && qrun "$work/pad/example") >"$work/ex2.out" 2>&1
 rc2=$?
 check "example: padded prints what unpadded prints, both exit 0" \
 	sh -c "[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && grep -q 'large_inflate(): OK' '$work/ex2.out' && cmp -s '$work/ex1.out' '$work/ex2.out'"
@@ -335,10 +294,10 @@ PYEOF
 
 roundtrip() { # FILE OPT -> 0 when every check holds
 	rf=$1 opt=$2 t=$work/rt
-	run "$work/pad/minigzip" $opt <"$rf" >"$t.pad.gz" || { echo "# padded minigzip $opt failed"; return 1; }
-	run "$work/orig/minigzip" $opt <"$rf" >"$t.orig.gz" || { echo "# unpadded minigzip $opt failed"; return 1; }
+	qrun "$work/pad/minigzip" $opt <"$rf" >"$t.pad.gz" || { echo "# padded minigzip $opt failed"; return 1; }
+	qrun "$work/orig/minigzip" $opt <"$rf" >"$t.orig.gz" || { echo "# unpadded minigzip $opt failed"; return 1; }
 	cmp -s "$t.pad.gz" "$t.orig.gz" || { echo "# .gz differs from the unpadded minigzip's"; return 1; }
-	run "$work/pad/minigzip" -d <"$t.pad.gz" >"$t.out" && cmp -s "$rf" "$t.out" ||
+	qrun "$work/pad/minigzip" -d <"$t.pad.gz" >"$t.out" && cmp -s "$rf" "$t.out" ||
 		{ echo "# padded minigzip -d does not give the input back"; return 1; }
 	gzip -dc <"$t.pad.gz" >"$t.out" && cmp -s "$rf" "$t.out" ||
 		{ echo "# gzip -d does not give the input back"; return 1; }

@@ -101,64 +101,22 @@ repad() {
 
 # llvm-dwarfdump for dwarfcheck.py: an install step, never a skip
 if ! command -v llvm-dwarfdump >/dev/null 2>&1 && [ ! -x /usr/lib/llvm-14/bin/llvm-dwarfdump ]; then
-	apt-get install -y -q llvm-14 >/dev/null 2>&1 || notok "apt-get install llvm-14 (llvm-dwarfdump)"
+	apt-get install -y -q llvm-14 >/dev/null 2>&1 || not_ok "apt-get install llvm-14 (llvm-dwarfdump)"
 fi
 DWARFDUMP=$(command -v llvm-dwarfdump || echo /usr/lib/llvm-14/bin/llvm-dwarfdump)
 for t in "$CC_A64" "$OBJDUMP" "$READELF_A64" aarch64-linux-gnu-ld "$QEMU" "$CC_RV" "$OBJDUMP_RV" "$READELF_RV" "$QEMU_RV" clang eu-elflint "$PY" cc \
 	aarch64-linux-gnu-nm aarch64-linux-gnu-addr2line riscv64-linux-gnu-nm riscv64-linux-gnu-addr2line; do
-	command -v "$t" >/dev/null 2>&1 || notok "tool $t is installed"
+	command -v "$t" >/dev/null 2>&1 || not_ok "tool $t is installed"
 done
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 ps_init "$work"
+. "$here/repadlib.sh"	# count_literals, audit_agrees, elflint, ps_ok
 
-make -s -C "$fix" >"$work/make.log" 2>&1 || { cat "$work/make.log"; notok "build fixtures"; }
+make -s -C "$fix" >"$work/make.log" 2>&1 || { cat "$work/make.log"; not_ok "build fixtures"; }
 objs="a b c"
 
-# Misaligned CALL_OPS literals of IMAGE as literals.py (not patchsite) counts
-# them: sets $nmis and $nlit (all literals); fails, with literals.py's
-# message, when it cannot count.
-count_literals() { # IMAGE
-	nmis='?' nlit='?'
-	_c=$("$PY" "$here/literals.py" counts "$1") || return 1
-	set -- $_c
-	[ $# -eq 2 ] || { echo "# literals.py printed '$_c'"; return 1; }
-	nmis=$1 nlit=$2
-}
-has_misaligned() { # IMAGE: some literal is misaligned
-	count_literals "$1" && [ "$nmis" -gt 0 ] ||
-		{ echo "# $1: literals.py: $nmis of $nlit literals misaligned, want > 0"; return 1; }
-}
-none_misaligned() { # IMAGE: there are literals, and none is misaligned
-	count_literals "$1" && [ "$nlit" -gt 0 ] && [ "$nmis" -eq 0 ] ||
-		{ echo "# $1: literals.py: $nmis of $nlit literals misaligned, want 0 of > 0"; return 1; }
-}
-# patchsite audit IMAGE agrees with literals.py: exit 1 and as many
-# `misaligned:` lines as literals.py counts, or exit 0 and none when it counts
-# none.  Any other status (2: audit could not read IMAGE) fails, and so does
-# exit 1 for findings of another kind: these objects and programs have none.
-audit_agrees() { # IMAGE
-	count_literals "$1" || return 1
-	_exp=0
-	[ "$nmis" -gt 0 ] && _exp=1
-	if ! ps_run -e "$work/audit.err" "$_exp" "$work/audit.out" -- audit "$1"; then
-		sed 's/^/# /' "$ps_msg"
-		echo "# literals.py: $nmis of $nlit misaligned"
-		return 1
-	fi
-	_rc=$ps_rc
-	_got=$(grep -c '^misaligned:' "$work/audit.out")
-	[ "$_got" -eq "$nmis" ] || {
-		echo "# patchsite audit $1: exit $_rc (want $_exp), $_got misaligned; literals.py: $nmis of $nlit"
-		sed -n '1,3s/^/# /p' "$work/audit.err"
-		return 1
-	}
-}
-elflint() { # OBJ: eu-elflint --gnu-ld, on a file that exists
-	[ -s "$1" ] || { echo "# $1: missing"; return 1; }
-	eu-elflint --gnu-ld --quiet "$1"
-}
 
 idempotent_a64() { # PADDED AGAIN: repad of PADDED exits 0 and changes no instruction
 	repad 0 "$1" "$2" /dev/null || return 1
@@ -220,9 +178,9 @@ PYEOF
 done
 
 "$CC_A64" -o "$work/prog.orig" $(for o in $objs; do echo "$fix/out/$o.o"; done) 2>"$work/ld1" ||
-	{ cat "$work/ld1"; notok "link unpadded"; }
+	{ cat "$work/ld1"; not_ok "link unpadded"; }
 "$CC_A64" -o "$work/prog.pad" $(for o in $objs; do echo "$work/$o.o"; done) 2>"$work/ld2" ||
-	{ cat "$work/ld2"; notok "link padded"; }
+	{ cat "$work/ld2"; not_ok "link padded"; }
 check "link-unpadded has misaligned literals" has_misaligned "$work/prog.orig"
 check "link-unpadded: audit exits 1, as many misaligned as literals.py" audit_agrees "$work/prog.orig"
 check "link-padded has no misaligned literal" none_misaligned "$work/prog.pad"
@@ -279,7 +237,7 @@ check "dwarf-grow: .debug_line grew, the set_address behind it moved as much" sh
 	 [ \$((0x$(lrel "$g_out") - 0x$(lrel "$g_in"))) -eq \$((0x$(lsize "$g_out") - 0x$(lsize "$g_in"))) ]"
 aarch64-linux-gnu-ld -e _start -o "$work/grow.orig" "$g_in" 2>"$work/ld.grow" &&
 	aarch64-linux-gnu-ld -e _start -o "$work/grow.pad" "$g_out" 2>>"$work/ld.grow" ||
-	{ cat "$work/ld.grow"; notok "link grow"; }
+	{ cat "$work/ld.grow"; not_ok "link grow"; }
 check "dwarf-grow: line rows as in the original" \
 	dwarf_same aarch64-linux-gnu-nm 'line-table row' "$work/grow.orig" "$work/grow.pad"
 check "dwarf-grow: llvm-dwarfdump reads the padded line table without complaint" sh -c \
@@ -367,7 +325,7 @@ rv_object_cases() { # VARIANT OBJ K: the per-object cases for out/rv-VARIANT/OBJ
 		check "idempotent $on" sh -c "cmp -s '$work/1' '$work/2' &&
 			grep -q 'padded 0 functions, 0 bytes added' '$out.again.log'"
 	else
-		notok "idempotent $on" "$ps_msg"
+		not_ok "idempotent $on" "$ps_msg"
 	fi
 }
 
@@ -381,9 +339,9 @@ for v in gc-relax gc-norelax g-relax g-norelax cl-gc cl-g; do
 		rv_object_cases "$v" "$o" "$k"
 	done
 	"$CC_RV" -o "$work/rv-$v/prog.orig" $(for o in a b c d; do echo "$fix/out/rv-$v/$o.o"; done) \
-		2>"$work/ld1" || { cat "$work/ld1"; notok "link unpadded rv-$v"; }
+		2>"$work/ld1" || { cat "$work/ld1"; not_ok "link unpadded rv-$v"; }
 	"$CC_RV" -o "$work/rv-$v/prog.pad" $(for o in a b c d; do echo "$work/rv-$v/$o.o"; done) \
-		2>"$work/ld2" || { cat "$work/ld2"; notok "link padded rv-$v"; }
+		2>"$work/ld2" || { cat "$work/ld2"; not_ok "link padded rv-$v"; }
 	check "link-unpadded rv-$v has misaligned literals" has_misaligned "$work/rv-$v/prog.orig"
 	check "link-unpadded rv-$v: audit exits 1, as many misaligned as literals.py" audit_agrees "$work/rv-$v/prog.orig"
 	check "link-padded rv-$v has no misaligned literal" none_misaligned "$work/rv-$v/prog.pad"
@@ -412,7 +370,7 @@ for v in gc-relax gc-norelax g-relax g-norelax cl-gc cl-g; do
 	case $v in *-relax)
 		"$CC_RV" -Wl,--no-relax -o "$work/rv-$v/prog.norelax" \
 			$(for o in a b c d; do echo "$work/rv-$v/$o.o"; done) 2>"$work/ld3" ||
-			{ cat "$work/ld3"; notok "link padded --no-relax rv-$v"; }
+			{ cat "$work/ld3"; not_ok "link padded --no-relax rv-$v"; }
 		rv_run "$work/rv-$v/prog.norelax" "$work/rv-$v/out.norelax"
 		rc3=$?
 		check "link-padded-norelax rv-$v: no misaligned literal" none_misaligned "$work/rv-$v/prog.norelax"

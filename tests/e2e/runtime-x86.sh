@@ -59,17 +59,17 @@ fx=$work/fx
 
 ps_need_patchsite
 for t in gcc clang "$PY" timeout; do
-	command -v "$t" >/dev/null 2>&1 || notok "tool $t is installed"
+	command -v "$t" >/dev/null 2>&1 || not_ok "tool $t is installed"
 done
 if [ "$(uname -m)" != x86_64 ]; then
-	notok "runs on x86_64 (this is $(uname -m))"
+	not_ok "runs on x86_64 (this is $(uname -m))"
 	finish
 fi
 
 if make -s -j2 -C "$fix" O="$fx" >"$work/make.log" 2>&1; then
 	ok "build fixtures"
 else
-	notok "build fixtures" "$work/make.log"
+	not_ok "build fixtures" "$work/make.log"
 	finish
 fi
 

@@ -89,7 +89,7 @@ ps_need_patchsite
 
 for t in aarch64-linux-gnu-gcc aarch64-linux-gnu-nm riscv64-linux-gnu-gcc riscv64-linux-gnu-nm \
 	"$QEMU" qemu-riscv64 "$PY" timeout gcc clang nm; do
-	command -v "$t" >/dev/null 2>&1 || notok "tool $t is installed"
+	command -v "$t" >/dev/null 2>&1 || not_ok "tool $t is installed"
 done
 
 # the judge: the tracer's tables against the program's own numbers
@@ -342,11 +342,11 @@ for arch in $TRACER_FLAVOURS; do
 		x86_64-fentry) tcc=gcc pfe='-pg -mfentry' ;;
 		x86_64-clang) tcc=clang pfe='-fpatchable-function-entry=5' ;;
 		x86_64-san) tcc=gcc pfe='-fpatchable-function-entry=5' ;;
-		*) notok "TRACER_FLAVOURS: no flavour $arch"; continue ;;
+		*) not_ok "TRACER_FLAVOURS: no flavour $arch"; continue ;;
 		esac
 		;;
 	*)
-		notok "TRACER_FLAVOURS: no flavour $arch"
+		not_ok "TRACER_FLAVOURS: no flavour $arch"
 		continue
 		;;
 	esac
@@ -363,7 +363,7 @@ for arch in $TRACER_FLAVOURS; do
 		make -s -C "$fix" O="$o" CROSS="$cross" >"$work/make.log" 2>&1
 	fi
 	if [ $? -ne 0 ]; then
-		notok "$arch: build fixtures/tracer" "$work/make.log"
+		not_ok "$arch: build fixtures/tracer" "$work/make.log"
 		continue
 	fi
 	so=$o/libpatchsite-trace.so
@@ -390,7 +390,7 @@ for arch in $TRACER_FLAVOURS; do
 		else
 			diff "$o/plain.calls" "$o/$prog.calls" >"$o/diff" 2>&1
 			cat "$o/$prog.err" >>"$o/diff"
-			notok "$t: run" "$o/diff"
+			not_ok "$t: run" "$o/diff"
 			continue
 		fi
 		if [ "$prog" = tracee ]; then
@@ -406,7 +406,7 @@ for arch in $TRACER_FLAVOURS; do
 			timeout 120 $tr "$p" calls >"$o/$prog.gcalls" 2>"$o/$prog.err"; then
 			check "$t: glob" judge glob "$o/$prog.glob" "$o/$prog.gcalls" "$o/nm.tfuncs" "$g"
 		else
-			notok "$t: glob (exit status)" "$o/$prog.err"
+			not_ok "$t: glob (exit status)" "$o/$prog.err"
 		fi
 	done
 
@@ -426,18 +426,18 @@ for arch in $TRACER_FLAVOURS; do
 				check "$t: fixtures/embed plain-pie" judge exact "$e/tsv" "$e/counts"
 			else
 				cat "$e/err" >>"$o/efx.log"
-				notok "$t: fixtures/embed plain-pie: run" "$o/efx.log"
+				not_ok "$t: fixtures/embed plain-pie: run" "$o/efx.log"
 			fi
 		else
 			cat "$ps_msg" >>"$o/efx.log"
-			notok "$t: fixtures/embed plain-pie: build and embed" "$o/efx.log"
+			not_ok "$t: fixtures/embed plain-pie: build and embed" "$o/efx.log"
 		fi
 	fi
 	if env PATCHSITE_TRACE='t_*' PATCHSITE_TRACE_OUT="$o/threads.tsv" PATCHSITE_TRACE_FORMAT=tsv \
 		timeout 120 $tr "$p" threads $rounds >"$o/threads.out" 2>"$o/threads.err"; then
 		check "$t: threads" judge threads "$o/threads.tsv" "$o/threads.out" "$o/nm.tfuncs"
 	else
-		notok "$t: threads: exit status" "$o/threads.err"
+		not_ok "$t: threads: exit status" "$o/threads.err"
 	fi
 	# stripped: names from .dynsym (-rdynamic); without them, nothing to match
 	if ps_run 0 "$o/dyn.embed.out" -- embed "$o/tracee-dyn" -o "$o/dyn.emb" &&
@@ -447,7 +447,7 @@ for arch in $TRACER_FLAVOURS; do
 			timeout 120 $tr "$o/dyn.strip" calls >"$o/dyn.out" 2>"$o/dyn.err"; then
 			check "$t: stripped, names from .dynsym" judge counts "$o/dyn.tsv" "$o/dyn.out" "$o/nm.tfuncs"
 		else
-			notok "$t: stripped, names from .dynsym: exit status" "$o/dyn.err"
+			not_ok "$t: stripped, names from .dynsym: exit status" "$o/dyn.err"
 		fi
 		env PATCHSITE_TRACE='t_*' timeout 120 $tr "$o/pie.strip" calls >"$o/pst.out" 2>"$o/pst.err"
 		rc=$?
@@ -456,17 +456,17 @@ for arch in $TRACER_FLAVOURS; do
 			ok "$t: stripped, no names"
 		else
 			echo "exit status $rc" >>"$o/pst.why"
-			notok "$t: stripped, no names" "$o/pst.why"
+			not_ok "$t: stripped, no names" "$o/pst.why"
 		fi
 	else
-		notok "$t: embed and strip tracee-dyn" "$ps_msg"
+		not_ok "$t: embed and strip tracee-dyn" "$ps_msg"
 	fi
 	for mode in rec sleep; do
 		if env PATCHSITE_TRACE='t_*' PATCHSITE_TRACE_OUT="$o/$mode.tsv" PATCHSITE_TRACE_FORMAT=tsv \
 			timeout 120 $tr "$p" $mode >"$o/$mode.out" 2>"$o/$mode.err"; then
 			check "$t: time ($mode)" judge $mode "$o/$mode.tsv" "$o/$mode.out"
 		else
-			notok "$t: time ($mode): exit status" "$o/$mode.err"
+			not_ok "$t: time ($mode): exit status" "$o/$mode.err"
 		fi
 	done
 	for fmt in json text; do
@@ -474,7 +474,7 @@ for arch in $TRACER_FLAVOURS; do
 			timeout 120 $tr "$p" calls >"$o/$fmt.out" 2>"$o/$fmt.err"; then
 			check "$t: $fmt" judge $fmt "$o/calls.$fmt" "$o/$fmt.out" "$o/nm.tfuncs"
 		else
-			notok "$t: $fmt: exit status" "$o/$fmt.err"
+			not_ok "$t: $fmt: exit status" "$o/$fmt.err"
 		fi
 	done
 	# the default output is stderr
@@ -482,13 +482,13 @@ for arch in $TRACER_FLAVOURS; do
 		grep -v '^fib_ns ' "$o/stderr.text" >"$o/stderr.table"
 		check "$t: text on stderr" judge text "$o/stderr.table" "$o/stderr.out" "$o/nm.tfuncs"
 	else
-		notok "$t: text on stderr: exit status" "$o/stderr.text"
+		not_ok "$t: text on stderr: exit status" "$o/stderr.text"
 	fi
 	if env PATCHSITE_TRACE='t_*' PATCHSITE_TRACE_TIME=off PATCHSITE_TRACE_OUT="$o/off.tsv" \
 		PATCHSITE_TRACE_FORMAT=tsv timeout 120 $tr "$p" calls >"$o/off.out" 2>"$o/off.err"; then
 		check "$t: time-off" judge timeoff "$o/off.tsv" "$o/off.out" "$o/nm.tfuncs"
 	else
-		notok "$t: time-off: exit status" "$o/off.err"
+		not_ok "$t: time-off: exit status" "$o/off.err"
 	fi
 
 	# signal: a dump while the program waits, and at exit
@@ -504,13 +504,13 @@ for arch in $TRACER_FLAVOURS; do
 		if wait "$bgpid"; then
 			check "$t: signal" judge signal "$d/tsv" "$d/out"
 		else
-			notok "$t: signal: exit status" "$d/err"
+			not_ok "$t: signal: exit status" "$d/err"
 		fi
 	else
 		kill "$bgpid" 2>/dev/null
 		wait "$bgpid"
 		cat "$d/err" >>"$d/why"
-		notok "$t: signal" "$d/why"
+		not_ok "$t: signal" "$d/why"
 	fi
 	bgpid=
 
@@ -533,13 +533,13 @@ for arch in $TRACER_FLAVOURS; do
 			check "$t: ctl" judge ctl "$d/tsv" "$d/out"
 			check "$t: ctl: one stderr line for each of the 4 commands that answer" test "$(wc -l <"$d/err")" -eq 4
 		else
-			notok "$t: ctl: exit status" "$d/err"
+			not_ok "$t: ctl: exit status" "$d/err"
 		fi
 	else
 		kill "$bgpid" 2>/dev/null
 		wait "$bgpid"
 		cat "$d/err" >>"$d/why"
-		notok "$t: ctl" "$d/why"
+		not_ok "$t: ctl" "$d/why"
 	fi
 	bgpid=
 
@@ -562,7 +562,7 @@ for arch in $TRACER_FLAVOURS; do
 			ok "$t: bad $var=$val"
 		else
 			echo "exit status $rc" >>"$o/bad.why"
-			notok "$t: bad $var=$val" "$o/bad.why"
+			not_ok "$t: bad $var=$val" "$o/bad.why"
 		fi
 	done
 	env PATCHSITE_TRACE='t_*' timeout 120 $tr "$o/tracee-pie" calls >"$o/ne.out" 2>"$o/ne.err"
@@ -571,7 +571,7 @@ for arch in $TRACER_FLAVOURS; do
 		ok "$t: not-embedded"
 	else
 		echo "exit status $rc" >>"$o/ne.why"
-		notok "$t: not-embedded" "$o/ne.why"
+		not_ok "$t: not-embedded" "$o/ne.why"
 	fi
 	timeout 120 $tr "$p" calls >"$o/un.out" 2>"$o/un.err"
 	rc=$?
@@ -579,7 +579,7 @@ for arch in $TRACER_FLAVOURS; do
 		ok "$t: unset"
 	else
 		echo "exit status $rc" >>"$o/un.why"
-		notok "$t: unset" "$o/un.why"
+		not_ok "$t: unset" "$o/un.why"
 	fi
 done
 
