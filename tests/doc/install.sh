@@ -127,7 +127,7 @@ C
 fi
 
 # RT_ARCHES naming an architecture without its compiler is an error
-other=${want%% *}; other=${other# }
+other=${want# }; other=${other%% *}
 if [ -n "$other" ]; then
 	if PATH=$hostpath make -C "$t/src" runtime RT_ARCHES="$other" > "$t/rt.log" 2>&1; then
 		not_ok "RT_ARCHES=$other without its compiler succeeded" "$t/rt.log"
