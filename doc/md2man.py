@@ -79,7 +79,7 @@ def main():
             out.append('.fi\n.RE')
             continue
         elif re.match(r'#{2} ', l):
-            out.append('.SH "%s"' % l[3:].upper().replace('"', ''))
+            out.append('.SH %s' % l[3:].upper().replace('"', ''))
             para = False
         elif re.match(r'#{3,} ', l):
             out.append('.SS "%s"' % re.sub(r'`', '', l.lstrip('#').strip()).replace('"', ''))
@@ -97,7 +97,10 @@ def main():
         elif re.match(r'\s*[-*] ', l) or re.match(r'\s*\d+\. ', l):
             item = re.sub(r'^\s*([-*]|\d+\.) ', '', l)
             mm = re.match(r'(`[^`]+`(?:, `[^`]+`)*):\s*(.*)', item)
-            if mm and not l.startswith(' '):
+            if mm and not l.startswith(' ') and re.fullmatch(r'`[^` ]+`', mm.group(1)):
+                out.append('.TP\n.B ' + literal(mm.group(1)[1:-1]))
+                out.append(inline(mm.group(2)))
+            elif mm and not l.startswith(' '):
                 out.append('.TP\n' + inline(mm.group(1)))
                 out.append(inline(mm.group(2)))
             else:
