@@ -15,7 +15,8 @@ top=$(cd "$here/../.." && pwd)
 . "$top/tests/e2e/lib.sh"
 t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
 ps_init "$t"
-ps_need_patchsite
+if [ -x "${PATCHSITE:-}" ]; then ok "patchsite: $PATCHSITE"
+else not_ok "PATCHSITE is not an executable: '${PATCHSITE:-}'"; finish; fi
 
 help_opts() { # FILE: the option column's words that begin with -
 	sed -n 's/^      \(-[^ ].*\)$/\1/p' "$1" | sed 's/  .*//' |
