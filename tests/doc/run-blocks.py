@@ -15,6 +15,7 @@ inside a line matches any text on that line.  A block whose commands are
 shown without output and must only succeed shows nothing after them.
 
 usage: run-blocks.py TOP [FILE.md...]   (default: README.md doc/*.md)
+Then every relative link [text](path) of the pages must name a file.
 Prints `ok - FILE:LINE` / `not ok - FILE:LINE` with the difference, then
 `N passed, M failed`; exits 1 when something failed.
 """
@@ -132,6 +133,19 @@ def main():
             else:
                 passed += 1
                 print('ok - %s' % where)
+    # every relative link of these pages names a file of the tree
+    for f in files:
+        text = re.sub(r'```.*?```', '', open(f).read(), flags=re.S)
+        bad = [l for l in re.findall(r'\]\(([^)#\s]+)', text)
+               if '://' not in l and not l.startswith('mailto:')
+               and not os.path.exists(os.path.join(os.path.dirname(f), l))]
+        where = os.path.relpath(f, top)
+        if bad:
+            failed += 1
+            print('not ok - %s: links to nothing: %s' % (where, ', '.join(bad)))
+        else:
+            passed += 1
+            print('ok - %s: its links resolve' % where)
     print('%d passed, %d failed' % (passed, failed))
     sys.exit(1 if failed or not passed else 0)
 
