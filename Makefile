@@ -4,7 +4,8 @@
 #   make check      install test dependencies (apt-get, when root), build with
 #                   ASan+UBSan, run the Check unit tests and the end-to-end tests
 #   make demo       install dependencies, build, record and audit a bundled image
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR= RT_ARCHES= (doc/install.md)
+#   make uninstall  the same variables
 
 VERSION   := 0.1.0
 PREFIX    ?= /usr/local
@@ -33,7 +34,7 @@ DEPS      := $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d)
 
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all clean check unit e2e deps demo install fixtures bench bench-inplace bench-package bench-repad boot-check-arm64 san kernel-check runtime fuzz safety-core
+.PHONY: all clean check unit e2e deps demo install uninstall man doc-check fixtures bench bench-inplace bench-package bench-repad boot-check-arm64 san kernel-check runtime fuzz safety-core
 all: patchsite
 
 patchsite: $(BUILD)/patchsite
@@ -202,9 +203,9 @@ kernel-check:
 # scripts (one process too); one total at the end
 check: deps
 	@rm -rf $(TEST_LOGS)
-	-@$(MAKE) --no-print-directory -k -j$(E2E_JOBS) -Otarget unit-run $(E2E_TESTS)
+	-@$(MAKE) --no-print-directory -k -j$(E2E_JOBS) -Otarget unit-run $(E2E_TESTS) $(DOC_TESTS)
 	-@$(MAKE) --no-print-directory kernel-all
-	@$(TESTRUN) summary unit $(E2E_TESTS) $(KERNEL_TESTS)
+	@$(TESTRUN) summary unit $(E2E_TESTS) $(DOC_TESTS) $(KERNEL_TESTS)
 
 # deps, then the build in a make of its own: nothing of the build is read
 # before the dependencies are there
@@ -241,34 +242,94 @@ boot-check-arm64: all
 
 # the runtime that `patchsite embed` fills in (its core and the target's
 # patcher, runtime/README.md) and the ready tracer, for each architecture
-# with a runtime: build/runtime/<arch>/ (compilers from fixtures/arches.mk;
-# x86_64's CROSS_ is empty: the host's gcc, so an x86_64 host)
-RT_ARCHES := aarch64 riscv64 x86_64
+# with a runtime: build/runtime/<arch>/.  The host's is built with the host's
+# gcc; another's with its cross gcc (aarch64-linux-gnu-gcc, ...).  Without
+# RT_ARCHES, every architecture whose compiler is found, and one line names
+# those skipped; RT_ARCHES="aarch64 x86_64" names them (a missing compiler
+# is then an error).  build/runtime/arches lists what was built, for install.
+RT_ALL    := aarch64 riscv64 x86_64
+RT_ARCHES ?=
+HOST_ARCH := $(shell uname -m)
+DOCDIR    ?= $(PREFIX)/share/doc/patchsite
+INCDIR    ?= $(PREFIX)/include/patchsite
+RTLIBDIR  ?= $(PREFIX)/lib/patchsite
 runtime:
-	@set -e; for a in $(RT_ARCHES); do \
-		case $$a in aarch64) c='$(CROSS_aarch64)' ;; riscv64) c='$(CROSS_riscv64)' ;; \
-			x86_64) c='$(CROSS_x86_64)' ;; esac; \
+	@set -e; mkdir -p build/runtime; built=; skipped=; \
+	for a in $(if $(RT_ARCHES),$(RT_ARCHES),$(RT_ALL)); do \
+		case $$a in aarch64|riscv64|x86_64) ;; \
+			*) echo "patchsite: RT_ARCHES: no runtime for '$$a' (aarch64, riscv64, x86_64)" >&2; exit 2 ;; esac; \
+		if [ $$a = $(HOST_ARCH) ]; then c=; else c=$$a-linux-gnu-; fi; \
+		if ! command -v $${c}gcc >/dev/null 2>&1; then \
+			if [ -n '$(RT_ARCHES)' ]; then echo "patchsite: RT_ARCHES names $$a, but $${c}gcc is not installed" >&2; exit 2; fi; \
+			skipped="$$skipped $$a"; continue; \
+		fi; \
 		mkdir -p build/runtime/$$a; \
 		$(MAKE) -C runtime O=$(CURDIR)/build/runtime/$$a CROSS=$$c; \
 		$(MAKE) -C runtime/tracer O=$(CURDIR)/build/runtime/$$a CROSS=$$c; \
+		built="$$built $$a"; \
+	done; \
+	echo $$built > build/runtime/arches; \
+	if [ -n "$$skipped" ]; then echo "patchsite: runtime not built for$$skipped (no cross compiler; RT_ARCHES names the architectures)"; fi
+
+# the man pages, made from doc/'s pages (doc/md2man.py; committed, so that
+# install needs no python): edit the page, then `make man`
+MAN_PAGES := $(sort $(wildcard doc/patchsite*.md))
+man:
+	@set -e; for f in $(MAN_PAGES); do \
+		b=$$(basename $$f .md); s=$$(sed -n '1s/.*(\([0-9]\)).*/\1/p' $$f); \
+		python3 doc/md2man.py $$f $(VERSION) > doc/man/$$b.$$s.tmp; \
+		mv doc/man/$$b.$$s.tmp doc/man/$$b.$$s; \
 	done
 
+# the documentation's examples run, --help against the pages, the man
+# pages current, install from a fresh clone, the Debian package (doc/docs.md)
+DOC_TESTS := doc-blocks doc-options doc-man doc-install doc-deb
+.PHONY: doc-build $(DOC_TESTS)
+doc-build: e2e-build runtime
+	$(MAKE) -C fixtures demo
+	$(MAKE) -C fixtures/minikernel
+doc-blocks: doc-build
+	@$(TESTRUN) run $@ python3 tests/doc/run-blocks.py $(CURDIR)
+doc-options: doc-build
+	@$(TESTRUN) run $@ env PATCHSITE=$(CURDIR)/patchsite sh tests/doc/options.sh
+doc-man:
+	@$(TESTRUN) run $@ sh tests/doc/man.sh
+doc-install:
+	@$(TESTRUN) run $@ sh tests/doc/install.sh
+doc-deb: doc-build
+	@$(TESTRUN) run $@ sh tests/doc/deb.sh
+doc-check:
+	@rm -f $(DOC_TESTS:%=$(TEST_LOGS)/%.result)
+	-@$(MAKE) --no-print-directory -k $(DOC_TESTS)
+	@$(TESTRUN) summary $(DOC_TESTS)
+
 install: all runtime
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
-		$(DESTDIR)$(PREFIX)/include/patchsite/arch
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
+		$(DESTDIR)$(INCDIR)/arch $(DESTDIR)$(DOCDIR)/doc
 	install -m 0755 patchsite $(DESTDIR)$(BINDIR)/patchsite
-	install -m 0644 doc/patchsite.1 $(DESTDIR)$(MANDIR)/man1/patchsite.1
-	install -m 0644 runtime/callops.h $(DESTDIR)$(PREFIX)/include/patchsite/callops.h
-	install -m 0644 runtime/segment.h $(DESTDIR)$(PREFIX)/include/patchsite/segment.h
-	install -m 0644 $(filter-out %-stats.h,$(wildcard runtime/arch/*.h)) \
-		$(DESTDIR)$(PREFIX)/include/patchsite/arch/
-	@set -e; for a in $(RT_ARCHES); do \
-		d=$(DESTDIR)$(PREFIX)/lib/patchsite/$$a; \
+	install -m 0644 $(wildcard doc/man/*.1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(wildcard doc/man/*.3) $(DESTDIR)$(MANDIR)/man3/
+	install -m 0644 runtime/callops.h runtime/segment.h $(DESTDIR)$(INCDIR)/
+	install -m 0644 $(filter-out %-stats.h,$(wildcard runtime/arch/*.h)) $(DESTDIR)$(INCDIR)/arch/
+	install -m 0644 README.md NEWS $(DESTDIR)$(DOCDIR)/
+	install -m 0644 $(wildcard doc/*.md) $(DESTDIR)$(DOCDIR)/doc/
+	@set -e; for a in $$(cat build/runtime/arches); do \
+		d=$(DESTDIR)$(RTLIBDIR)/$$a; \
 		install -d $$d; \
 		install -m 0644 build/runtime/$$a/libpatchsite-callops.a $$d/; \
-		install -m 0755 build/runtime/$$a/libpatchsite-callops.so $$d/; \
-		install -m 0755 build/runtime/$$a/libpatchsite-trace.so $$d/; \
+		install -m 0644 build/runtime/$$a/libpatchsite-callops.so $$d/; \
+		install -m 0644 build/runtime/$$a/libpatchsite-trace.so $$d/; \
+		echo "installed the runtime and tracer for $$a in $$d"; \
 	done
+
+# what install put there (the runtime of every architecture, whichever built)
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/patchsite
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(wildcard doc/man/*.1)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(wildcard doc/man/*.3)))
+	rm -rf $(DESTDIR)$(INCDIR) $(DESTDIR)$(DOCDIR)
+	rm -f $(foreach a,$(RT_ALL),$(addprefix $(DESTDIR)$(RTLIBDIR)/$(a)/,libpatchsite-callops.a libpatchsite-callops.so libpatchsite-trace.so))
+	-rmdir $(foreach a,$(RT_ALL),$(DESTDIR)$(RTLIBDIR)/$(a)) $(DESTDIR)$(RTLIBDIR) 2>/dev/null
 
 clean:
 	rm -rf build build-san patchsite build-kernel

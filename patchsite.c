@@ -90,6 +90,8 @@ static const char help_repad[] =
 	"                       relaxes); moves symbols, relocations and resolved\n"
 	"                       PC-relative branches behind each insertion.  An object\n"
 	"                       with nothing to pad (any x86_64 object) is left byte for byte\n"
+	"      -o, --output=OUT     write the padded object (or archive) to OUT\n"
+	"      --in-place           rewrite IN where it lies\n"
 	"      -v, --verbose        a report line: what was padded and moved\n"
 	"      -q, --quiet          say nothing on success (the default)\n";
 
@@ -105,6 +107,7 @@ static const char help_embed[] =
 	"                       -fpatchable-function-entry=5, ENDBR64 or not): every\n"
 	"                       site becomes one 5-byte NOP, and the PT_LOAD holds the\n"
 	"                       site table and a 128 KiB trampoline room (zeros)\n"
+	"      -o, --output=OUT     the embedded program (required)\n"
 	"      -v, --verbose        a report line: sites, trampoline, the new segment\n"
 	"      -q, --quiet          say nothing on success (the default)\n";
 

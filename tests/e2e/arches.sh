@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/e2e/arches.sh - the capability matrix: `patchsite arches` against
-# the README's "Architectures" table (either changing alone fails), the
+# doc/patchsite-arches.md's table (either changing alone fails), the
 # matrix against what the commands do on each architecture's fixtures (a
 # `no` is the one-line refusal with nothing written, a `yes` runs: repad's
 # x86_64 output compared byte for byte with cmp), and a machine no row names
@@ -39,13 +39,13 @@ awk '{print $2}' "$tmp/fixtures" | sort >"$tmp/our-arches"
 check "every architecture of fixtures/arches.mk has its line here" \
 	diff -u "$tmp/mk-arches" "$tmp/our-arches"
 
-# --- the table, and the README's copy of it -----------------------------------
-awk '/^## /{sec = ($0 == "## Architectures")} sec && /^```$/ {if (blk) exit; blk = 1; next}
-	blk {print}' "$root/README.md" >"$tmp/readme"
+# --- the table, and doc/patchsite-arches.md's copy of it -----------------------
+awk '/^```sh run$/ {blk = 1; next} blk && /^```$/ {exit} blk && !/^\$ / {print}' \
+	"$root/doc/patchsite-arches.md" >"$tmp/readme"
 : >"$tmp/matrix"
 if ps_check "arches: exit 0" -C "$tmp" -e "$tmp/err" 0 "$tmp/matrix" -- arches; then
 	check "arches: nothing on stderr" sh -c "[ ! -s '$tmp/err' ]"
-	check "README's Architectures table is what 'patchsite arches' prints" \
+	check "doc/patchsite-arches.md's table is what 'patchsite arches' prints" \
 		diff -u "$tmp/readme" "$tmp/matrix"
 fi
 check "arches: a header of the commands, then rows of yes/no, no trailing blanks" sh -c "

@@ -167,8 +167,8 @@ assert bad[0]["audit"]["summary"]["stale"] == 1 and bad[0]["audit"]["summary"]["
 assert d["total"] == {"images": 6, "clean": 5, "with_findings": 1, "unreadable": 0}, d["total"]
 EOF
 
-check "json: record, audit and a batch audit have exactly the fields doc/patchsite.1 documents" \
-	python3 "$here/json-schema.py" "$PATCHSITE" "$root/doc/patchsite.1" \
+check "json: record, audit and a batch audit have exactly the fields doc/patchsite.md documents (doc/man/patchsite.1)" \
+	python3 "$here/json-schema.py" "$PATCHSITE" "$root/doc/man/patchsite.1" \
 	"$root/fixtures/out/aarch64-callops-bti/exec" "$root/fixtures/out/x86_64-fentry-cet/lib.o"
 
 # --- a misaligned site that record --in-place left out is one finding ---------------
