@@ -47,6 +47,7 @@ struct elfio {
 	void *mem;		/* decompressed file image (ours), or NULL */
 	size_t memlen;
 	bool compressed;
+	bool boot;		/* made from a boot image (vmlinuz: bootimg.c) */
 	uint64_t file_size;
 	mode_t mode;		/* the input's permission bits */
 	GElf_Ehdr ehdr;
@@ -634,7 +635,7 @@ static int open_boot_image(struct elfio *e, uint8_t *magic, ssize_t *n)
 	elfio_free(e->mem);
 	e->mem = out;
 	e->memlen = e->file_size = outlen;
-	e->compressed = true;
+	e->compressed = e->boot = true;
 	*n = outlen < 8 ? (ssize_t)outlen : 8;
 	memcpy(magic, out, (size_t)*n);
 	return 0;
@@ -786,6 +787,7 @@ int elfio_fd(const struct elfio *e) { return e->fd; }
 const GElf_Ehdr *elfio_ehdr(const struct elfio *e) { return &e->ehdr; }
 bool elfio_is_rel(const struct elfio *e) { return e->ehdr.e_type == ET_REL; }
 bool elfio_was_compressed(const struct elfio *e) { return e->compressed; }
+bool elfio_is_boot_image(const struct elfio *e) { return e->boot; }
 uint64_t elfio_file_size(const struct elfio *e) { return e->file_size; }
 mode_t elfio_mode(const struct elfio *e) { return e->mode; }
 

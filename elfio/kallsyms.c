@@ -61,8 +61,8 @@ static bool check_index(const uint8_t *buf, size_t len, size_t p, size_t q, stru
 		size_t at = T + t->idx[i];
 		size_t end = i < 255 ? T + t->idx[i + 1] : q;
 		const uint8_t *z = memchr(buf + at, 0, end - at);
-		if (!z || z == buf + at)
-			return false;
+		if (!z)
+			return false;	/* an empty token is a slot no pair was worth */
 		t->len[i] = (size_t)(z - (buf + at));
 		if (i < 255 && at + t->len[i] + 1 != end)
 			return false;
