@@ -33,7 +33,7 @@ DEPS      := $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d)
 
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all clean check unit e2e deps demo install fixtures bench bench-inplace bench-package bench-repad boot-check-arm64 san kernel-check runtime fuzz
+.PHONY: all clean check unit e2e deps demo install fixtures vmlinuz vmlinuz-debian bench bench-inplace bench-package bench-repad boot-check-arm64 san kernel-check runtime fuzz
 all: patchsite
 
 patchsite: $(BUILD)/patchsite
@@ -78,6 +78,19 @@ $(BUILD)/tests/arch_cases.o: $(BUILD)/tests/arch_cases.c
 deps:
 	sh scripts/install-deps.sh
 
+# A kernel as it ships (doc/audit-vmlinuz.md): bzImages made from the
+# minikernel fixtures, read through their kallsyms tables or a System.map.
+vmlinuz: san all
+	$(MAKE) -C fixtures/minikernel
+	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/vmlinuz.sh
+
+# Not in `make check`: downloads Debian's 6.12 cloud-amd64 kernel package and
+# its -dbg package (about 350 MB, into VMLINUZ_CACHE) and compares what
+# patchsite reads from vmlinuz with the -dbg vmlinux, entry for entry.
+VMLINUZ_CACHE ?= $(HOME)/.cache/patchsite-vmlinuz
+vmlinuz-debian: all
+	CACHE=$(VMLINUZ_CACHE) PATCHSITE=$(CURDIR)/patchsite sh tests/vmlinuz-debian.sh
+
 # The sanitizer build lives in its own tree so that a plain `make` stays fast.
 san:
 	$(MAKE) BUILD=build-san CFLAGS="$(SAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" \
@@ -118,6 +131,7 @@ e2e: san all fixtures
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/bench-x86.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/nearmiss.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/package.sh
+	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/vmlinuz.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/cli.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/arches.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/ppc64le.sh

@@ -1,0 +1,97 @@
+#!/bin/sh
+# tests/vmlinuz-debian.sh - Debian's own kernel as it ships, against its -dbg
+# vmlinux (`make vmlinuz-debian`; not part of `make check`: it downloads the
+# linux-image-VERSION-unsigned and -dbg packages, about 350 MB, into $CACHE).
+#
+#   table   record from boot/vmlinuz (symbols from its kallsyms) = the -dbg
+#           vmlinux's __start_mcount_loc..__stop_mcount_loc entries read from
+#           its bytes in Python (not patchsite), entry for entry
+#   names   record --symbolize from vmlinuz = from the -dbg vmlinux
+#   audit   the same summary line from both
+#   stub    the package's System.map is Debian's stub: recognised and skipped
+#
+#   CACHE=DIR PATCHSITE=./patchsite [DEB_VERSION=6.12.117+deb12-cloud-amd64] sh tests/vmlinuz-debian.sh
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+PATCHSITE=${PATCHSITE:-$root/patchsite}
+CACHE=${CACHE:-$HOME/.cache/patchsite-vmlinuz}
+V=${DEB_VERSION:-$(apt-cache search '^linux-image-6\.12\.[0-9.]*[+]deb[0-9]*-cloud-amd64-unsigned$' |
+	sed 's/^linux-image-\(.*\)-unsigned .*/\1/' | sort -V | tail -1)}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/patchsite-vmlinuz-debian.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+. "$here/e2e/lib.sh"
+ps_init "$tmp"
+ps_need_patchsite
+if [ -z "$V" ]; then
+	echo "no linux-image-6.12.*-cloud-amd64-unsigned in apt's lists (apt-get update?)" >"$tmp/why"
+	not_ok "a Debian 6.12 cloud-amd64 kernel package" "$tmp/why"
+	finish
+fi
+note "package linux-image-$V"
+mkdir -p "$CACHE/$V" || exit 1
+if ! [ -f "$CACHE/$V/done" ]; then
+	(cd "$CACHE/$V" && apt-get download "linux-image-$V-unsigned" "linux-image-$V-dbg" &&
+		for d in *.deb; do dpkg-deb -x "$d" root || exit 1; done && rm -f ./*.deb &&
+		touch done) >"$tmp/dl" 2>&1
+fi
+check "downloaded and unpacked" test -f "$CACHE/$V/done"
+r=$CACHE/$V/root
+z=$r/boot/vmlinuz-$V
+d=$r/usr/lib/debug/boot/vmlinux-$V
+
+check "the package's System.map is Debian's stub" grep -q "The real System.map is in" "$r/boot/System.map-$V"
+
+python3 - "$d" >"$tmp/want" <<'EOF'
+import struct, subprocess, sys
+elf = sys.argv[1]
+sym = {}
+for line in subprocess.run(["nm", elf], capture_output=True, text=True, check=True).stdout.splitlines():
+    f = line.split()
+    if len(f) == 3 and f[2] in ("__start_mcount_loc", "__stop_mcount_loc"):
+        sym[f[2]] = int(f[0], 16)
+b = open(elf, "rb").read()
+shoff, = struct.unpack_from("<Q", b, 0x28)
+shnum, = struct.unpack_from("<H", b, 0x3c)
+lo, hi = sym["__start_mcount_loc"], sym["__stop_mcount_loc"]
+for i in range(shnum):
+    name, typ, flags, addr, off, size = struct.unpack_from("<IIQQQQ", b, shoff + 64 * i)
+    if addr <= lo < addr + size and typ != 8 and flags & 2:
+        v = [struct.unpack_from("<Q", b, off + lo - addr + 8 * k)[0] for k in range((hi - lo) // 8)]
+        for x in sorted(x for x in v if x):
+            print("0x%x" % x)
+        break
+EOF
+note "the -dbg vmlinux's table: $(wc -l <"$tmp/want") entries"
+
+start=$(date +%s.%N)
+if ps_run 0 "$tmp/got" -- record "$z" && cmp -s "$tmp/got" "$tmp/want"; then
+	ok "table from vmlinuz (kallsyms) = the -dbg vmlinux's bytes ($(wc -l <"$tmp/got") entries)"
+else
+	{ cat "$ps_msg"; diff "$tmp/got" "$tmp/want" | head; } >"$tmp/d" 2>&1
+	not_ok "table from vmlinuz (kallsyms) = the -dbg vmlinux's bytes" "$tmp/d"
+fi
+end=$(date +%s.%N)
+note "record from vmlinuz: $(echo "$end - $start" | bc) s"
+ps_check "record --symbolize of the -dbg vmlinux" 0 "$tmp/dsym" -- record --symbolize "$d"
+if ps_run 0 "$tmp/zsym" -- record --symbolize "$z" && cmp -s "$tmp/zsym" "$tmp/dsym"; then
+	ok "sites and names from vmlinuz = from the -dbg vmlinux"
+else
+	{ cat "$ps_msg"; diff "$tmp/zsym" "$tmp/dsym" | head; } >"$tmp/d" 2>&1
+	not_ok "sites and names from vmlinuz = from the -dbg vmlinux" "$tmp/d"
+fi
+if ps_run '[01]' "$tmp/da" -- audit "$d" && ps_run '[01]' "$tmp/za" -- audit "$z" &&
+	[ "$(grep '^summary' "$tmp/za")" = "$(grep '^summary' "$tmp/da")" ]; then
+	ok "audit: the same findings from vmlinuz as from the -dbg vmlinux: $(grep '^summary' "$tmp/za")"
+else
+	{ cat "$ps_msg"; cat "$tmp/za" "$tmp/da"; } >"$tmp/d" 2>&1
+	not_ok "audit: the same findings from vmlinuz as from the -dbg vmlinux" "$tmp/d"
+fi
+start=$(date +%s.%N)
+off=$(python3 -c "
+import sys; b=open(sys.argv[1],'rb').read(0x250)
+s=b[0x1f1] or 4; import struct; print((s+1)*512+struct.unpack_from('<I',b,0x248)[0], struct.unpack_from('<I',b,0x24c)[0])" "$z")
+tail -c +$((${off% *} + 1)) "$z" | head -c "${off#* }" | zstd -dc >/dev/null 2>&1
+end=$(date +%s.%N)
+note "zstd -dc of the payload alone: $(echo "$end - $start" | bc) s"
+finish
