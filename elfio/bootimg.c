@@ -77,16 +77,24 @@ const char *bootimg_z_name(enum bootimg_z z)
 
 #define STEP	(1u << 20)
 
-static int room(uint8_t **buf, size_t *cap, size_t len, uint64_t limit)
+/*
+ * Room for more output: *avail bytes after len, never more than one byte
+ * past the limit (a stream that fills that byte is refused, not cut).
+ */
+static int room(uint8_t **buf, size_t *cap, size_t len, uint64_t limit, size_t *avail)
 {
-	if (len < *cap)
-		return 0;
-	if (len >= limit)
+	if (len > limit)
 		return -EFBIG;
-	size_t want = *cap ? *cap * 2 : STEP;
-	if (want > limit)
-		want = (size_t)limit;
-	return elfio_grow(buf, cap, want, 1) ? -ENOMEM : 0;
+	if (len == *cap) {
+		size_t want = *cap ? *cap * 2 : STEP;
+		if (want > limit + 1)
+			want = (size_t)limit + 1;
+		if (elfio_grow(buf, cap, want, 1))
+			return -ENOMEM;
+	}
+	size_t end = *cap < limit + 1 ? *cap : (size_t)limit + 1;
+	*avail = end - len;
+	return 0;
 }
 
 static int z_gzip(const uint8_t *in, size_t inlen, uint64_t limit, uint8_t **buf, size_t *cap,
@@ -102,12 +110,12 @@ static int z_gzip(const uint8_t *in, size_t inlen, uint64_t limit, uint8_t **buf
 	zs.next_in = (Bytef *)in;
 	zs.avail_in = (uInt)inlen;
 	for (;;) {
-		int r = room(buf, cap, *len, limit);
+		size_t avail;
+		int r = room(buf, cap, *len, limit, &avail);
 		if (r) {
 			ret = r;
 			break;
 		}
-		size_t avail = *cap - *len;
 		zs.next_out = *buf + *len;
 		zs.avail_out = avail > UINT_MAX ? UINT_MAX : (uInt)avail;
 		uInt before = zs.avail_out;
@@ -138,13 +146,14 @@ static int z_lzma(bool alone, const uint8_t *in, size_t inlen, uint64_t limit, u
 	zs.next_in = in;
 	zs.avail_in = inlen;
 	for (;;) {
-		int r = room(buf, cap, *len, limit);
+		size_t avail;
+		int r = room(buf, cap, *len, limit, &avail);
 		if (r) {
 			ret = r;
 			break;
 		}
 		zs.next_out = *buf + *len;
-		zs.avail_out = *cap - *len;
+		zs.avail_out = avail;
 		size_t before = zs.avail_out;
 		/* LZMA_RUN: the kernel appends its size after the stream */
 		lzma_ret lr = lzma_code(&zs, LZMA_RUN);
@@ -173,12 +182,13 @@ static int z_zstd(const uint8_t *in, size_t inlen, uint64_t limit, uint8_t **buf
 		return -ENOMEM;
 	ZSTD_initDStream(zs);
 	for (;;) {
-		int r = room(buf, cap, *len, limit);
+		size_t avail;
+		int r = room(buf, cap, *len, limit, &avail);
 		if (r) {
 			ret = r;
 			break;
 		}
-		ZSTD_outBuffer ob = { *buf + *len, *cap - *len, 0 };
+		ZSTD_outBuffer ob = { *buf + *len, avail, 0 };
 		size_t zr = ZSTD_decompressStream(zs, &ob, &ib);
 		*len += ob.pos;
 		if (ZSTD_isError(zr))
@@ -215,6 +225,8 @@ int bootimg_inflate(enum bootimg_z z, const uint8_t *in, size_t inlen, uint64_t 
 	default:
 		return -ENOTSUP;
 	}
+	if (!ret && len > limit)
+		ret = -EFBIG;
 	if (ret) {
 		elfio_free(buf);
 		return ret;

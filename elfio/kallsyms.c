@@ -182,6 +182,22 @@ static int find_names(const uint8_t *buf, size_t T, struct kallsyms *k, const ch
 	return -EINVAL;
 }
 
+/* Is seqs (3-byte big-endian numbers, n of them) a permutation of 0..n-1? */
+static bool is_permutation(const uint8_t *seqs, size_t n)
+{
+	uint8_t *seen = calloc((n + 7) / 8, 1);
+	bool ok = seen != NULL;
+
+	for (size_t i = 0; i < n && ok; i++) {
+		uint32_t v = (uint32_t)seqs[3 * i] << 16 | (uint32_t)seqs[3 * i + 1] << 8 | seqs[3 * i + 2];
+		ok = v < n && !(seen[v / 8] & (1u << (v % 8)));
+		if (ok)
+			seen[v / 8] |= (uint8_t)(1u << (v % 8));
+	}
+	free(seen);
+	return ok;
+}
+
 int kallsyms_decode(const uint8_t *buf, size_t len, struct kallsyms *k, const char **why)
 {
 	struct tokens t;
@@ -199,25 +215,9 @@ int kallsyms_decode(const uint8_t *buf, size_t len, struct kallsyms *k, const ch
 		return ret;
 
 	size_t n = k->count;
-	if (k->seqs_at || k->num_syms_at < 8 + ALIGN8(4 * n)) {
-		/* 6.2..6.9 (seqs before the token table): offsets, base, then num_syms */
-		k->layout = 1;
-	} else {
-		/* 6.10+ writes the offsets after the token index; 6.1 before num_syms */
-		size_t O = ALIGN8(Q + 512);
-		size_t R = ALIGN8(O + 4 * n);
-		k->layout = 2;
-		if (R + 8 + 3 * n > len)
-			k->layout = 1;
-		else {
-			/* seqs_of_names is a permutation: its first entries are < n */
-			for (size_t i = 0; i < 16 && i < n; i++) {
-				const uint8_t *s = buf + R + 8 + 3 * i;
-				if (((uint32_t)s[0] << 16 | (uint32_t)s[1] << 8 | s[2]) >= n)
-					k->layout = 1;
-			}
-		}
-	}
+	/* 6.10+ writes offsets, base and seqs_of_names after the token index */
+	size_t O = ALIGN8(Q + 512), R = ALIGN8(O + 4 * n);
+	k->layout = !k->seqs_at && R + 8 + 3 * n <= len && is_permutation(buf + R + 8, n) ? 2 : 1;
 	if (k->layout == 2) {
 		k->offsets_at = ALIGN8(Q + 512);
 		k->relative_base_at = ALIGN8(k->offsets_at + 4 * n);
