@@ -442,6 +442,30 @@ static bool is_text_type(char t)
 }
 
 /*
+ * A function's extent from kallsyms runs to the next symbol; on arm64 that
+ * takes in the alignment padding and the NOPs of the next function's
+ * patchable area (-fpatchable-function-entry=N,M puts M before the symbol),
+ * which vmlinux's sized symbols leave out: trailing NOPs and zero words are
+ * not the function's, and a text symbol followed by nothing else (a label
+ * such as __irqentry_text_start) is no function.  (x86's padding is the next function's __pfx_ symbol.)
+ */
+static uint64_t trim_padding(const struct payload *p, size_t sec, uint64_t lo, uint64_t end)
+{
+	const Elf64_Shdr *s = &p->sh[sec];
+
+	if (p->eh->e_machine != EM_AARCH64 || s->sh_type == SHT_NOBITS)
+		return end;
+	const uint8_t *base = p->b + s->sh_offset - s->sh_addr;
+	while (end >= lo + 4 && !((end - lo) % 4)) {
+		uint32_t w = get_le32(base + end - 4);
+		if (w != 0xd503201fu && w != 0)
+			break;
+		end -= 4;
+	}
+	return end;
+}
+
+/*
  * The ELF image: the payload as it is, then .symtab, .strtab, the section
  * names with theirs added, and the section headers.
  */
@@ -495,7 +519,10 @@ static int synthesize(const struct payload *p, struct syms *s, uint8_t **out, si
 					j++;
 				if (j < s->n && s->v[j].addr < end)
 					end = s->v[j].addr;
+				end = trim_padding(p, sec, y->addr, end);
 				e.st_size = end - y->addr;
+				if (!e.st_size)
+					type = STT_NOTYPE;	/* a label: only padding follows */
 			} else if (sec && strchr("dDbBrRgGsS", y->type)) {
 				type = STT_OBJECT;
 			}
@@ -566,9 +593,12 @@ static int from_kallsyms(const struct payload *p, struct syms *s, const char **w
 	return 0;
 }
 
-/* Symbols for the ELF payload; then the ELF image. */
-static int elf_payload(const char *path, struct payload *p, bool quiet, uint8_t **out,
-		       size_t *outlen)
+/*
+ * Symbols for the ELF payload; then the ELF image.  pre: symbols already
+ * read (an arm64 Image's, which its ELF was made from), taken over.
+ */
+static int elf_payload(const char *path, struct payload *p, struct syms *pre, bool quiet,
+		       uint8_t **out, size_t *outlen)
 {
 	struct syms s = { 0 };
 	const char *why = NULL;
@@ -582,7 +612,18 @@ static int elf_payload(const char *path, struct payload *p, bool quiet, uint8_t 
 		goto out;
 	}
 	ret = 1;
-	if (opt_map || map) {
+	if (pre) {
+		s = *pre;
+		memset(pre, 0, sizeof(*pre));
+		ret = 0;
+		if (check_match(p, &s, &why)) {
+			if (!quiet)
+				elfio_error(path, "%s symbols that do not match the image: %s",
+					    s.from, why);
+			ret = -EINVAL;
+			goto out;
+		}
+	} else if (opt_map || map) {
 		const char *m = opt_map ? opt_map : map;
 		FILE *f = opt_map ? NULL : fopen(m, "r");
 		if (opt_map || f) {
@@ -704,8 +745,223 @@ static int bzimage(const char *path, const uint8_t *b, size_t len, bool quiet, u
 	if (ret)
 		return ret;
 	struct payload p = { .b = raw, .len = rawlen };
-	ret = elf_payload(path, &p, quiet, out, outlen);
+	ret = elf_payload(path, &p, NULL, quiet, out, outlen);
 	elfio_free(raw);
+	return ret;
+}
+
+/* --- arm64 Image ---------------------------------------------------------- */
+
+#define R_AARCH64_RELATIVE_	1027
+
+/*
+ * The dynamic relocations in an Image (--no-apply-dynamic-relocs keeps them
+ * in it, between symbols kallsyms does not list): the longest run of
+ * 8-aligned 24-byte Elf64_Rela entries of type R_AARCH64_RELATIVE, symbol 0.
+ */
+static void find_rela(const uint8_t *b, size_t len, size_t *start, size_t *end)
+{
+	size_t best = 0, bs = 0;
+
+	*start = *end = 0;
+	for (size_t at = 0; at + 24 <= len; at += 8) {
+		if (get_le64(b + at + 8) != R_AARCH64_RELATIVE_)
+			continue;
+		size_t e = at;
+		while (e + 24 <= len && get_le64(b + e + 8) == R_AARCH64_RELATIVE_)
+			e += 24;
+		if (e - at > best) {
+			best = e - at;
+			bs = at;
+		}
+		at = e - 8;
+	}
+	if (best >= 24 * 16) {
+		*start = bs;
+		*end = bs + best;
+	}
+}
+
+static const struct sym *need(const struct syms *s, const char *name, const char **why)
+{
+	const struct sym *y = sym_find(s, name);
+	static char msg[128];
+
+	if (!y) {
+		snprintf(msg, sizeof(msg), "no symbol %s", name);
+		*why = msg;
+	}
+	return y;
+}
+
+struct secdef {
+	const char *name;
+	uint32_t type;
+	uint64_t flags, lo, hi;
+};
+
+/*
+ * An arm64 Image: its bytes are the kernel from _text on.  Symbols from a
+ * map, or kallsyms (their base from the relocation that sets
+ * kallsyms_relative_base); then an ELF image with the kernel's sections at
+ * their addresses (text, rodata, init text, init data, .rela.dyn, data,
+ * bss) made for elf_payload.
+ */
+static int arm64_image(const char *path, const uint8_t *b, size_t len, bool quiet, uint8_t **out,
+		       size_t *outlen)
+{
+	struct syms s = { 0 };
+	const char *why = NULL;
+	char *map = opt_map ? NULL : beside(path, "System.map");
+	size_t rs, re;
+	int ret = 1;
+
+	find_rela(b, len, &rs, &re);
+	if (opt_map || map) {
+		const char *m = opt_map ? opt_map : map;
+		FILE *f = opt_map ? NULL : fopen(m, "r");
+		if (opt_map || f) {
+			if (f)
+				fclose(f);
+			ret = read_map(path, m, quiet, &s);
+			if (ret < 0)
+				goto out;
+		}
+	}
+	if (ret == 1) {
+		ret = kallsyms_decode(b, len, &s.k, &why);
+		if (ret) {
+			if (!quiet && ret == -ENOENT)
+				elfio_error(path, "a boot image with no symbols: no kallsyms tables in "
+					    "it and no System.map beside it (pass --system-map=FILE, "
+					    "or audit the -dbg package's vmlinux)");
+			else if (!quiet)
+				elfio_error(path, "corrupt kallsyms tables: %s", why);
+			goto out;
+		}
+		long t = kallsyms_lookup(&s.k, "_text");
+		uint64_t base = s.k.relative_base;
+		bool found = base != 0;
+		/* the base's slot is at _text + its offset in the Image */
+		for (size_t at = rs; t >= 0 && !found && at < re; at += 24) {
+			uint64_t off = get_le64(b + at), add = get_le64(b + at + 16);
+			if (off - add == (uint64_t)s.k.syms[t].raw + s.k.relative_base_at) {
+				base = add;
+				found = true;
+			}
+		}
+		if (t < 0 || !found) {
+			if (!quiet)
+				elfio_error(path, "corrupt kallsyms tables: %s", t < 0 ? "no _text" :
+					    "no relocation sets kallsyms_relative_base");
+			ret = -EINVAL;
+			goto out;
+		}
+		kallsyms_resolve(&s.k, base);
+		s.v = calloc(s.k.count ? s.k.count : 1, sizeof(*s.v));
+		if (!s.v) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < s.k.count; i++)
+			s.v[i] = (struct sym){ s.k.syms[i].name, s.k.syms[i].addr, s.k.syms[i].type };
+		s.n = s.k.count;
+		s.from = "kallsyms";
+	}
+
+	const struct sym *text, *etext, *sinit, *einit, *end;
+	ret = -EINVAL;
+	if (!(text = need(&s, "_text", &why)) || !(etext = need(&s, "_etext", &why)) ||
+	    !(sinit = need(&s, "_sinittext", &why)) || !(einit = need(&s, "_einittext", &why)) ||
+	    !(end = need(&s, "_end", &why))) {
+		if (!quiet)
+			elfio_error(path, "%s: %s", s.from ? s.from : "kallsyms", why);
+		goto out;
+	}
+	uint64_t T = text->addr, img_end = T + len;
+	uint64_t ra = rs ? T + rs : 0, rz = rs ? T + re : 0;
+	if (!(T < etext->addr && etext->addr <= sinit->addr && sinit->addr <= einit->addr &&
+	      einit->addr <= img_end && img_end <= end->addr) ||
+	    (rs && !(einit->addr <= ra))) {
+		if (!quiet)
+			elfio_error(path, "the %s symbols do not fit this Image (another build?): "
+				    "_text %#" PRIx64 ", _etext, _sinittext, _einittext, _end out of "
+				    "order or past its %zu bytes", s.from ? s.from : "kallsyms", T, len);
+		goto out;
+	}
+	struct secdef d[8];
+	size_t nd = 0;
+	d[nd++] = (struct secdef){ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, T, etext->addr };
+	d[nd++] = (struct secdef){ ".rodata", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, etext->addr,
+				   sinit->addr };
+	d[nd++] = (struct secdef){ ".init.text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR,
+				   sinit->addr, einit->addr };
+	if (rs) {
+		d[nd++] = (struct secdef){ ".init.data", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE,
+					   einit->addr, ra };
+		d[nd++] = (struct secdef){ ".rela.dyn", SHT_RELA, SHF_ALLOC, ra, rz };
+		d[nd++] = (struct secdef){ ".data", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, rz, img_end };
+	} else {
+		d[nd++] = (struct secdef){ ".data", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, einit->addr,
+					   img_end };
+	}
+	d[nd++] = (struct secdef){ ".bss", SHT_NOBITS, SHF_ALLOC | SHF_WRITE, img_end, end->addr };
+
+	/* ELF header, the Image at 64 KiB (its alignment), names, section headers */
+	const size_t H = 0x10000;
+	char names[128];
+	size_t nl = 1;
+	names[0] = 0;
+	uint32_t name_at[8];
+	for (size_t i = 0; i < nd; i++) {
+		name_at[i] = (uint32_t)nl;
+		nl += (size_t)sprintf(names + nl, "%s", d[i].name) + 1;
+	}
+	uint32_t shstr_name = (uint32_t)nl;
+	nl += (size_t)sprintf(names + nl, ".shstrtab") + 1;
+	size_t shstr_off = H + len, shoff = (shstr_off + nl + 7) & ~(size_t)7;
+	size_t nsh = nd + 2, total = shoff + nsh * sizeof(Elf64_Shdr);
+	uint8_t *e = elfio_calloc(total, 1);
+	if (!e) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	Elf64_Ehdr eh = { 0 };
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_DYN;
+	eh.e_machine = EM_AARCH64;
+	eh.e_version = EV_CURRENT;
+	eh.e_entry = T;
+	eh.e_shoff = shoff;
+	eh.e_ehsize = sizeof(Elf64_Ehdr);
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	eh.e_shnum = (Elf64_Half)nsh;
+	eh.e_shstrndx = (Elf64_Half)(nsh - 1);
+	memcpy(e, &eh, sizeof(eh));
+	memcpy(e + H, b, len);
+	memcpy(e + shstr_off, names, nl);
+	Elf64_Shdr *sh = (Elf64_Shdr *)(e + shoff);
+	for (size_t i = 0; i < nd; i++) {
+		sh[i + 1] = (Elf64_Shdr){ .sh_name = name_at[i], .sh_type = d[i].type,
+					  .sh_flags = d[i].flags, .sh_addr = d[i].lo,
+					  .sh_offset = H + (d[i].lo - T), .sh_size = d[i].hi - d[i].lo,
+					  .sh_addralign = 8 };
+		if (d[i].type == SHT_RELA)
+			sh[i + 1].sh_entsize = sizeof(Elf64_Rela);
+		if (d[i].type == SHT_NOBITS)
+			sh[i + 1].sh_offset = H + len;
+	}
+	sh[nsh - 1] = (Elf64_Shdr){ .sh_name = shstr_name, .sh_type = SHT_STRTAB,
+				    .sh_offset = shstr_off, .sh_size = nl, .sh_addralign = 1 };
+	struct payload p = { .b = e, .len = total };
+	ret = elf_payload(path, &p, &s, quiet, out, outlen);
+	elfio_free(e);
+out:
+	free(map);
+	syms_free(&s);
 	return ret;
 }
 
@@ -714,12 +970,8 @@ int bootimg_to_elf(const char *path, const uint8_t *b, size_t len, bool quiet, u
 {
 	if (len >= 0x206 && !memcmp(b + 0x202, "HdrS", 4))
 		return bzimage(path, b, len, quiet, out, outlen);
-	if (len >= 0x40 && !memcmp(b + 0x38, "ARM\x64", 4)) {
-		if (!quiet)
-			elfio_error(path, "an arm64 Image: not yet read by this build (audit the "
-				    "-dbg package's vmlinux)");
-		return -ENOTSUP;
-	}
+	if (len >= 0x40 && !memcmp(b + 0x38, "ARM\x64", 4))
+		return arm64_image(path, b, len, quiet, out, outlen);
 	if (len >= 0x40 && !memcmp(b + 0x38, "RSC\x05", 4)) {
 		if (!quiet)
 			elfio_error(path, "a riscv64 Image: not yet read by this build (audit the "
