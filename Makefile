@@ -84,12 +84,13 @@ vmlinuz: san all
 	$(MAKE) -C fixtures/minikernel
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/vmlinuz.sh
 
-# Not in `make check`: downloads Debian's 6.12 cloud-amd64 kernel package and
-# its -dbg package (about 350 MB, into VMLINUZ_CACHE) and compares what
+# Not in `make check`: downloads Debian's 6.12 cloud-amd64 and cloud-arm64 kernel
+# packages and their -dbg packages (about 700 MB, into VMLINUZ_CACHE) and compares what
 # patchsite reads from vmlinuz with the -dbg vmlinux, entry for entry.
 VMLINUZ_CACHE ?= $(HOME)/.cache/patchsite-vmlinuz
 vmlinuz-debian: all
-	CACHE=$(VMLINUZ_CACHE) PATCHSITE=$(CURDIR)/patchsite sh tests/vmlinuz-debian.sh
+	CACHE=$(VMLINUZ_CACHE) PATCHSITE=$(CURDIR)/patchsite DEB_ARCH=amd64 sh tests/vmlinuz-debian.sh
+	CACHE=$(VMLINUZ_CACHE) PATCHSITE=$(CURDIR)/patchsite DEB_ARCH=arm64 sh tests/vmlinuz-debian.sh
 
 # The sanitizer build lives in its own tree so that a plain `make` stays fast.
 san:

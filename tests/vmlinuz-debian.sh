@@ -10,13 +10,16 @@
 #   audit   the same summary line from both
 #   stub    the package's System.map is Debian's stub: recognised and skipped
 #
-#   CACHE=DIR PATCHSITE=./patchsite [DEB_VERSION=6.12.117+deb12-cloud-amd64] sh tests/vmlinuz-debian.sh
+#   CACHE=DIR PATCHSITE=./patchsite [DEB_ARCH=amd64|arm64] [DEB_VERSION=6.12.117+deb12-cloud-amd64]
+#       sh tests/vmlinuz-debian.sh
+# (arm64 packages need `dpkg --add-architecture arm64; apt-get update` once.)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 PATCHSITE=${PATCHSITE:-$root/patchsite}
 CACHE=${CACHE:-$HOME/.cache/patchsite-vmlinuz}
-V=${DEB_VERSION:-$(apt-cache search '^linux-image-6\.12\.[0-9.]*[+]deb[0-9]*-cloud-amd64-unsigned$' |
+A=${DEB_ARCH:-amd64}
+V=${DEB_VERSION:-$(apt-cache search "^linux-image-6\\.12\\.[0-9.]*[+]deb[0-9]*-cloud-$A-unsigned\$" |
 	sed 's/^linux-image-\(.*\)-unsigned .*/\1/' | sort -V | tail -1)}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/patchsite-vmlinuz-debian.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -24,14 +27,14 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 ps_init "$tmp"
 ps_need_patchsite
 if [ -z "$V" ]; then
-	echo "no linux-image-6.12.*-cloud-amd64-unsigned in apt's lists (apt-get update?)" >"$tmp/why"
-	not_ok "a Debian 6.12 cloud-amd64 kernel package" "$tmp/why"
+	echo "no linux-image-6.12.*-cloud-$A-unsigned in apt's lists (apt-get update?)" >"$tmp/why"
+	not_ok "a Debian 6.12 cloud-$A kernel package" "$tmp/why"
 	finish
 fi
 note "package linux-image-$V"
 mkdir -p "$CACHE/$V" || exit 1
 if ! [ -f "$CACHE/$V/done" ]; then
-	(cd "$CACHE/$V" && apt-get download "linux-image-$V-unsigned" "linux-image-$V-dbg" &&
+	(cd "$CACHE/$V" && apt-get download "linux-image-$V-unsigned:$A" "linux-image-$V-dbg:$A" &&
 		for d in *.deb; do dpkg-deb -x "$d" root || exit 1; done && rm -f ./*.deb &&
 		touch done) >"$tmp/dl" 2>&1
 fi
@@ -54,10 +57,20 @@ b = open(elf, "rb").read()
 shoff, = struct.unpack_from("<Q", b, 0x28)
 shnum, = struct.unpack_from("<H", b, 0x3c)
 lo, hi = sym["__start_mcount_loc"], sym["__stop_mcount_loc"]
-for i in range(shnum):
-    name, typ, flags, addr, off, size = struct.unpack_from("<IIQQQQ", b, shoff + 64 * i)
+# arm64 (--no-apply-dynamic-relocs): a slot's value is the addend of the
+# R_AARCH64_RELATIVE entry of .rela.dyn at it
+rel = {}
+secs = [struct.unpack_from("<IIQQQQ", b, shoff + 64 * i) for i in range(shnum)]
+for name, typ, flags, addr, off, size in secs:
+    if typ == 4 and flags & 2:
+        for k in range(size // 24):
+            o, info, add = struct.unpack_from("<QQq", b, off + 24 * k)
+            if lo <= o < hi and info & 0xffffffff == 1027:
+                rel[o] = add & (2**64 - 1)
+for name, typ, flags, addr, off, size in secs:
     if addr <= lo < addr + size and typ != 8 and flags & 2:
-        v = [struct.unpack_from("<Q", b, off + lo - addr + 8 * k)[0] for k in range((hi - lo) // 8)]
+        v = [struct.unpack_from("<Q", b, off + lo - addr + 8 * k)[0] or rel.get(lo + 8 * k, 0)
+             for k in range((hi - lo) // 8)]
         for x in sorted(x for x in v if x):
             print("0x%x" % x)
         break
@@ -74,11 +87,16 @@ fi
 end=$(date +%s.%N)
 note "record from vmlinuz: $(echo "$end - $start" | bc) s"
 ps_check "record --symbolize of the -dbg vmlinux" 0 "$tmp/dsym" -- record --symbolize "$d"
-if ps_run 0 "$tmp/zsym" -- record --symbolize "$z" && cmp -s "$tmp/zsym" "$tmp/dsym"; then
-	ok "sites and names from vmlinuz = from the -dbg vmlinux"
+# sites and flavours equal; names equal but where kallsyms and the symbol
+# table pick a different one of aliases at one address (counted)
+if ps_run 0 "$tmp/zsym" -- record --symbolize "$z" &&
+	cut -d' ' -f1,3 "$tmp/zsym" >"$tmp/z13" && cut -d' ' -f1,3 "$tmp/dsym" >"$tmp/d13" &&
+	cmp -s "$tmp/z13" "$tmp/d13"; then
+	ok "sites and flavours from vmlinuz = from the -dbg vmlinux ($(wc -l <"$tmp/zsym"))"
+	note "names that differ (another alias at the same address): $(diff "$tmp/zsym" "$tmp/dsym" | grep -c '^<')"
 else
-	{ cat "$ps_msg"; diff "$tmp/zsym" "$tmp/dsym" | head; } >"$tmp/d" 2>&1
-	not_ok "sites and names from vmlinuz = from the -dbg vmlinux" "$tmp/d"
+	{ cat "$ps_msg"; diff "$tmp/z13" "$tmp/d13" | head; } >"$tmp/d" 2>&1
+	not_ok "sites and flavours from vmlinuz = from the -dbg vmlinux" "$tmp/d"
 fi
 if ps_run '[01]' "$tmp/da" -- audit "$d" && ps_run '[01]' "$tmp/za" -- audit "$z" &&
 	[ "$(grep '^summary' "$tmp/za")" = "$(grep '^summary' "$tmp/da")" ]; then
@@ -87,6 +105,7 @@ else
 	{ cat "$ps_msg"; cat "$tmp/za" "$tmp/da"; } >"$tmp/d" 2>&1
 	not_ok "audit: the same findings from vmlinuz as from the -dbg vmlinux" "$tmp/d"
 fi
+if [ "$A" = amd64 ]; then
 start=$(date +%s.%N)
 off=$(python3 -c "
 import sys; b=open(sys.argv[1],'rb').read(0x250)
@@ -94,4 +113,5 @@ s=b[0x1f1] or 4; import struct; print((s+1)*512+struct.unpack_from('<I',b,0x248)
 tail -c +$((${off% *} + 1)) "$z" | head -c "${off#* }" | zstd -dc >/dev/null 2>&1
 end=$(date +%s.%N)
 note "zstd -dc of the payload alone: $(echo "$end - $start" | bc) s"
+fi
 finish
