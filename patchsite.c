@@ -60,7 +60,7 @@ static const char help_record[] =
 static const char help_audit[] =
 	"  audit IMAGE|DIR...   report misaligned CALL_OPS literals, table entries that are\n"
 	"                       not sites (stale), sites missing from the table, duplicates;\n"
-	"                       many images, or directories walked for vmlinux*, .ko,\n"
+	"                       many images, or directories walked for vmlinux*, vmlinuz*, .ko,\n"
 	"                       .ko.gz, .ko.xz, .ko.zst: a line per finding, a total\n"
 	"      --format=FMT         text (default) or json\n"
 	"      --system-map=FILE    a boot image's (vmlinuz) symbols from FILE, not from its\n"
