@@ -44,7 +44,6 @@ static const char *opt_map, *opt_config;
 
 void bootimg_set_system_map(const char *path) { opt_map = path; }
 void bootimg_set_config(const char *path) { opt_config = path; }
-const char *bootimg_config_path(void) { return opt_config; }
 
 /* --- Bounded decompression --------------------------------------------- */
 
@@ -998,4 +997,76 @@ int bootimg_to_elf(const char *path, const uint8_t *b, size_t len, bool quiet, u
 					"payload is not a kernel Image"), -EINVAL)) : ret;
 	}
 	return 1;
+}
+
+/* --- The build's config -------------------------------------------------- */
+
+/* 1: text says CONFIG_BUILDTIME_MCOUNT_SORT=y; 0: a config that does not. */
+static int config_sorts(const char *text, size_t len)
+{
+	static const char key[] = "CONFIG_BUILDTIME_MCOUNT_SORT=y";
+	const char *p = text;
+
+	while ((p = memmem(p, len - (size_t)(p - text), key, sizeof(key) - 1))) {
+		if (p == text || p[-1] == '\n')
+			return 1;
+		p++;
+	}
+	return 0;
+}
+
+static int config_file(const char *path, const char **from)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int ret = 0, seen = 0;
+
+	if (!f)
+		return -1;
+	while ((n = getline(&text, &cap, f)) > 0) {
+		seen |= !strncmp(text, "CONFIG_", 7) || !strncmp(text, "# CONFIG_", 9);
+		if (config_sorts(text, (size_t)n))
+			ret = 1;
+	}
+	free(text);
+	fclose(f);
+	*from = path;
+	return seen ? ret : -1;
+}
+
+int bootimg_config_sorted(const char *path, const uint8_t *img, size_t len, const char **from)
+{
+	static char beside_path[4096];
+	int ret;
+
+	*from = NULL;
+	if (opt_config)
+		return config_file(opt_config, from);
+	char *c = beside(path, "config");
+	if (c) {
+		snprintf(beside_path, sizeof(beside_path), "%s", c);
+		free(c);
+		ret = config_file(beside_path, from);
+		if (ret >= 0)
+			return ret;
+	}
+	/* IKCONFIG: "IKCFG_ST", a gzip stream of the config, "IKCFG_ED" */
+	const uint8_t *st = img ? memmem(img, len, "IKCFG_ST", 8) : NULL;
+	if (st) {
+		size_t at = (size_t)(st - img) + 8;
+		const uint8_t *ed = memmem(img + at, len - at, "IKCFG_ED", 8);
+		uint8_t *text = NULL;
+		size_t tl = 0;
+		if (ed && bootimg_sniff(img + at, (size_t)(ed - (img + at))) == BZ_GZIP &&
+		    !bootimg_inflate(BZ_GZIP, img + at, (size_t)(ed - (img + at)), 16u << 20, &text,
+				     &tl)) {
+			ret = config_sorts((const char *)text, tl);
+			elfio_free(text);
+			*from = "the image's own config (IKCONFIG)";
+			return ret;
+		}
+	}
+	return -1;
 }

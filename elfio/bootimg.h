@@ -57,7 +57,13 @@ void kallsyms_free(struct kallsyms *k);
 /* Options from the command line (patchsite.c): NULL for none. */
 void bootimg_set_system_map(const char *path);
 void bootimg_set_config(const char *path);
-const char *bootimg_config_path(void);
+/*
+ * Does the kernel's build sort its ftrace table (CONFIG_BUILDTIME_MCOUNT_SORT)?
+ * From --config=FILE, else config-VERSION beside IMAGE (vmlinuz-VERSION,
+ * vmlinux-VERSION), else the image's IKCONFIG: 1 yes, 0 no (the kernel
+ * sorts it at boot), -1 no config to be had.  *from: which one said.
+ */
+int bootimg_config_sorted(const char *path, const uint8_t *img, size_t len, const char **from);
 
 /*
  * buf (len bytes, the file `path` or its decompressed copy) is not ELF:

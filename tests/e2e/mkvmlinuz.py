@@ -147,6 +147,9 @@ def main():
     ap.add_argument("--truncate", type=int, default=0)
     ap.add_argument("--payload-garbage", action="store_true")
     ap.add_argument("--bomb", action="store_true")
+    ap.add_argument("--unsorted", action="store_true",
+                    help="swap the table's first two entries (a build that did not sort it)")
+    ap.add_argument("--ikconfig", help="a config to embed as IKCONFIG does")
     a = ap.parse_args()
 
     secs = sections(a.elf)
@@ -168,6 +171,10 @@ def main():
     syms.sort(key=lambda s: (s[0], s[2]))
     base = min(s[0] for s in syms)
     blob = banner + b"\0" * (64 - len(banner)) + b"\0" * 64
+    if a.ikconfig:
+        with open(a.ikconfig, "rb") as f:
+            blob += b"IKCFG_ST" + gzip.compress(f.read()) + b"IKCFG_ED"
+        blob += b"\0" * (-len(blob) % 8)
     if not a.no_kallsyms:
         t = bytearray(tables(syms, a.layout, base))
         if a.corrupt_kallsyms:
@@ -183,7 +190,22 @@ def main():
 
     with tempfile.TemporaryDirectory() as d:
         stripped, tab, out = (os.path.join(d, x) for x in ("s.elf", "t.bin", "o.elf"))
-        sh("objcopy", "-S", a.elf, stripped)
+        src = a.elf
+        if a.unsorted:
+            src = os.path.join(d, "u.elf")
+            b = bytearray(open(a.elf, "rb").read())
+            names = {n: ad for ad, t, n in syms}
+            lo = names["__start_mcount_loc"]
+            shoff, = struct.unpack_from("<Q", b, 0x28)
+            shnum, = struct.unpack_from("<H", b, 0x3C)
+            for i in range(shnum):
+                _, typ, _, addr, off, size = struct.unpack_from("<IIQQQQ", b, shoff + 64 * i)
+                if addr <= lo < addr + size and typ != 8:
+                    o = off + lo - addr
+                    b[o:o + 16] = b[o + 8:o + 16] + b[o:o + 8]
+            with open(src, "wb") as f:
+                f.write(b)
+        sh("objcopy", "-S", src, stripped)
         with open(tab, "wb") as f:
             f.write(blob)
         sh("objcopy", "--add-section", ".rodata.kallsyms=" + tab,

@@ -14,6 +14,10 @@
 #                       table was cleared: every site named missing, exit 1
 #   System.map          --system-map=FILE, and a real map beside the image;
 #                       Debian's stub beside it is skipped
+#   config              an unsorted table: a note without a config; a finding
+#                       when --config, config-VERSION beside it or IKCONFIG
+#                       says CONFIG_BUILDTIME_MCOUNT_SORT=y; none if it is off
+#   audit DIR           the boot image in a directory is found and audited
 #   bad input           truncated bzImage, a payload that is not a
 #                       compressed stream, a decompression bomb, a map of
 #                       another build, no symbols at all, corrupt kallsyms,
@@ -161,6 +165,57 @@ if ps_run 0 "$tmp/got" -- record "$tmp/boot/vmlinuz-6.12.0-mini" && cmp -s "$tmp
 	ok "Debian's stub System.map beside the image: skipped, kallsyms read"
 else
 	not_ok "Debian's stub System.map beside the image: skipped, kallsyms read" "$ps_msg"
+fi
+
+# the build's config decides whether an unsorted table is a finding
+printf 'CONFIG_FTRACE=y\nCONFIG_BUILDTIME_MCOUNT_SORT=y\n' >"$tmp/sorts.config"
+printf 'CONFIG_FTRACE=y\n# CONFIG_BUILDTIME_MCOUNT_SORT is not set\n' >"$tmp/nosort.config"
+$mk "$elf" "$tmp/uns" --unsorted
+$mk "$elf" "$tmp/unsik" --unsorted --ikconfig "$tmp/sorts.config"
+if ps_run 0 "$tmp/got" -- audit "$tmp/uns" && grep -q "0 unsorted" "$tmp/got" &&
+	one_line "$ps_err" && grep -q "note: table '__start_mcount_loc' is not sorted" "$ps_err"; then
+	ok "unsorted, no config: a note on stderr, not a finding (exit 0)"
+else
+	{ cat "$ps_msg"; cat "$tmp/got" "$ps_err"; } >"$tmp/d" 2>&1
+	not_ok "unsorted, no config: a note on stderr, not a finding (exit 0)" "$tmp/d"
+fi
+if ps_run 1 "$tmp/got" -- audit --config="$tmp/sorts.config" "$tmp/uns" &&
+	grep -q "^unsorted: .*not sorted (1 descents" "$tmp/got"; then
+	ok "unsorted, --config with CONFIG_BUILDTIME_MCOUNT_SORT=y: a finding (exit 1)"
+else
+	{ cat "$ps_msg"; cat "$tmp/got"; } >"$tmp/d" 2>&1
+	not_ok "unsorted, --config with CONFIG_BUILDTIME_MCOUNT_SORT=y: a finding (exit 1)" "$tmp/d"
+fi
+if ps_run 0 "$tmp/got" -- audit --config="$tmp/nosort.config" "$tmp/uns" &&
+	grep -q "0 unsorted" "$tmp/got" && ! [ -s "$ps_err" ]; then
+	ok "unsorted, a config without it: the kernel sorts at boot, no finding, no note"
+else
+	{ cat "$ps_msg"; cat "$tmp/got"; } >"$tmp/d" 2>&1
+	not_ok "unsorted, a config without it: the kernel sorts at boot, no finding, no note" "$tmp/d"
+fi
+if ps_run 1 "$tmp/got" -- audit "$tmp/unsik" && grep -q "1 unsorted" "$tmp/got"; then
+	ok "unsorted, the image's own IKCONFIG says the build sorts: a finding"
+else
+	{ cat "$ps_msg"; cat "$tmp/got"; } >"$tmp/d" 2>&1
+	not_ok "unsorted, the image's own IKCONFIG says the build sorts: a finding" "$tmp/d"
+fi
+mkdir -p "$tmp/boot2"
+cp "$tmp/uns" "$tmp/boot2/vmlinuz-6.12.0-mini"
+cp "$tmp/sorts.config" "$tmp/boot2/config-6.12.0-mini"
+if ps_run 1 "$tmp/got" -- audit "$tmp/boot2/vmlinuz-6.12.0-mini" && grep -q "1 unsorted" "$tmp/got"; then
+	ok "unsorted, config-VERSION beside the image says the build sorts: a finding"
+else
+	{ cat "$ps_msg"; cat "$tmp/got"; } >"$tmp/d" 2>&1
+	not_ok "unsorted, config-VERSION beside the image says the build sorts: a finding" "$tmp/d"
+fi
+
+# a package in one call: boot/vmlinuz-* found in the directory
+if ps_run 0 "$tmp/got" -- audit -v "$tmp/boot" && grep -q "vmlinuz-6.12.0-mini" "$tmp/got" &&
+	grep -q "^total: 1 images" "$tmp/got"; then
+	ok "audit DIR: the boot image in it is audited"
+else
+	{ cat "$ps_msg"; cat "$tmp/got"; } >"$tmp/d" 2>&1
+	not_ok "audit DIR: the boot image in it is audited" "$tmp/d"
 fi
 
 # bad input: exit 2, one line, nothing on stdout
