@@ -29,6 +29,7 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <lz4.h>
 #include <lzma.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,6 +204,51 @@ static int z_zstd(const uint8_t *in, size_t inlen, uint64_t limit, uint8_t **buf
 	return ret;
 }
 
+/*
+ * lz4's legacy format, as the kernel's build writes it (lz4 -l): the magic,
+ * then blocks of a 32-bit size and that many bytes, each at most 8 MiB
+ * decompressed; the kernel appends the total size (4 bytes) after them.
+ */
+#define LZ4_LEGACY_BLOCK	(8u << 20)
+
+static int z_lz4(const uint8_t *in, size_t inlen, uint64_t limit, uint8_t **buf, size_t *cap,
+		 size_t *len)
+{
+	size_t at = 4;
+
+	while (inlen - at >= 4) {
+		uint32_t n = get_le32(in + at);
+		if (n == 0x184c2102u) {		/* another stream's magic */
+			at += 4;
+			continue;
+		}
+		if (inlen - at == 4 && *len)
+			return 0;		/* the size the kernel's build appends */
+		at += 4;
+		if (!n || n > inlen - at || n > (uint32_t)LZ4_compressBound(LZ4_LEGACY_BLOCK))
+			return -EINVAL;
+		if (*len + LZ4_LEGACY_BLOCK > *cap) {
+			uint64_t want = *len + LZ4_LEGACY_BLOCK;
+			if (want > limit + 1)
+				want = limit + 1;
+			if (want > *cap && elfio_grow(buf, cap, (size_t)want, 1))
+				return -ENOMEM;
+		}
+		size_t room = *cap - *len;
+		if (room > limit + 1 - *len)
+			room = (size_t)(limit + 1 - *len);
+		int r = LZ4_decompress_safe((const char *)in + at, (char *)*buf + *len, (int)n,
+					    room > INT32_MAX ? INT32_MAX : (int)room);
+		if (r < 0)
+			return (size_t)room < LZ4_LEGACY_BLOCK && *len + room > limit ? -EFBIG : -EINVAL;
+		*len += (size_t)r;
+		if (*len > limit)
+			return -EFBIG;
+		at += n;
+	}
+	return *len && at == inlen ? 0 : -EINVAL;
+}
+
 int bootimg_inflate(enum bootimg_z z, const uint8_t *in, size_t inlen, uint64_t limit,
 		    uint8_t **out, size_t *outlen)
 {
@@ -220,6 +266,9 @@ int bootimg_inflate(enum bootimg_z z, const uint8_t *in, size_t inlen, uint64_t 
 		break;
 	case BZ_ZSTD:
 		ret = z_zstd(in, inlen, limit, &buf, &cap, &len);
+		break;
+	case BZ_LZ4:
+		ret = z_lz4(in, inlen, limit, &buf, &cap, &len);
 		break;
 	default:
 		return -ENOTSUP;
@@ -697,7 +746,7 @@ static int inflate_payload(const char *path, const char *what, const uint8_t *in
 	if (ret && !quiet) {
 		if (ret == -ENOTSUP)
 			elfio_error(path, "%s is %s-compressed, which this build cannot "
-				    "decompress (gzip, xz, lzma and zstd only)", what, bootimg_z_name(z));
+				    "decompress (gzip, xz, lzma, zstd and lz4 only)", what, bootimg_z_name(z));
 		else if (ret == -EFBIG)
 			elfio_error(path, "%s inflates past %" PRIu64 " bytes (%llu times its %zu "
 				    "bytes, at most %llu): refused as a decompression bomb", what,
@@ -838,26 +887,43 @@ static int arm64_image(const char *path, const uint8_t *b, size_t len, bool quie
 				elfio_error(path, "corrupt kallsyms tables: %s", why);
 			goto out;
 		}
+		/*
+		 * The base's slot lies at _text + its offset in the Image, and the
+		 * relocation there has the base as its addend.  6.1 lists no _text
+		 * (its base is _stext): then _text is where the candidate puts it,
+		 * 64 KiB aligned, with linux_banner's bytes at the right place.
+		 */
 		long t = kallsyms_lookup(&s.k, "_text");
-		uint64_t base = s.k.relative_base;
-		bool found = base != 0;
-		/* the base's slot is at _text + its offset in the Image */
-		for (size_t at = rs; t >= 0 && !found && at < re; at += 24) {
+		long lb = kallsyms_lookup(&s.k, "linux_banner");
+		uint64_t base = s.k.relative_base, text_at = 0;
+		bool found = false;
+		for (size_t at = rs; !found && at < re; at += 24) {
 			uint64_t off = get_le64(b + at), add = get_le64(b + at + 16);
-			if (off - add == (uint64_t)s.k.syms[t].raw + s.k.relative_base_at) {
+			uint64_t tx = off - s.k.relative_base_at;
+			if (t >= 0) {
+				found = tx == add + s.k.syms[t].raw;
+			} else if (!(tx & 0xffff) && add >= tx && lb >= 0 &&
+				   add - tx + s.k.syms[lb].raw + 14 <= len) {
+				found = !memcmp(b + (add - tx) + s.k.syms[lb].raw, "Linux version ", 14);
+			}
+			if (found) {
 				base = add;
-				found = true;
+				text_at = tx;
 			}
 		}
-		if (t < 0 || !found) {
-			if (!quiet)
-				elfio_error(path, "corrupt kallsyms tables: %s", t < 0 ? "no _text" :
-					    "no relocation sets kallsyms_relative_base");
+		if (!found && !s.k.relative_base) {
+			if (!quiet && t < 0 && lb < 0)
+				elfio_error(path, "kallsyms has no data symbols (a kernel built without "
+					    "CONFIG_KALLSYMS_ALL): no linux_banner, no __start_mcount_loc; "
+					    "pass --system-map=FILE (the -dbg package's)");
+			else if (!quiet)
+				elfio_error(path, "corrupt kallsyms tables: no relocation sets "
+					    "kallsyms_relative_base");
 			ret = -EINVAL;
 			goto out;
 		}
 		kallsyms_resolve(&s.k, base);
-		s.v = calloc(s.k.count ? s.k.count : 1, sizeof(*s.v));
+		s.v = calloc(s.k.count + 1, sizeof(*s.v));
 		if (!s.v) {
 			ret = -ENOMEM;
 			goto out;
@@ -865,6 +931,8 @@ static int arm64_image(const char *path, const uint8_t *b, size_t len, bool quie
 		for (size_t i = 0; i < s.k.count; i++)
 			s.v[i] = (struct sym){ s.k.syms[i].name, s.k.syms[i].addr, s.k.syms[i].type };
 		s.n = s.k.count;
+		if (t < 0 && found)
+			s.v[s.n++] = (struct sym){ "_text", text_at, 'T' };
 		s.from = "kallsyms";
 	}
 
