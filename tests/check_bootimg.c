@@ -9,11 +9,12 @@
  * the --absolute-percpu encoding), at an offset inside other bytes, and
  * decoded back: every name, type and address must come back.  Damaged
  * tables are refused.  The decompressors get streams made by the
- * libraries' own compressors, and must give the input back, refuse more
+ * libraries' own compressors (lz4 in the kernel's legacy format), and must give the input back, refuse more
  * than the limit, and refuse a truncated stream.
  */
 #include <check.h>
 #include <errno.h>
+#include <lz4.h>
 #include <lzma.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,6 +306,21 @@ static size_t compress_as(enum bootimg_z z, const uint8_t *in, size_t n, uint8_t
 		lzma_end(&s);
 		return pos;
 	}
+	case BZ_LZ4: {
+		/* the kernel's legacy format: magic, then (size, block) per 8 MiB, then the total */
+		put_le32(out, 0x184c2102u);
+		pos = 4;
+		for (size_t at = 0; at < n; at += 8u << 20) {
+			size_t chunk = n - at < (8u << 20) ? n - at : 8u << 20;
+			int r = LZ4_compress_default((const char *)in + at, (char *)out + pos + 4,
+						     (int)chunk, (int)(cap - pos - 4));
+			ck_assert_int_gt(r, 0);
+			put_le32(out + pos, (uint32_t)r);
+			pos += 4 + (size_t)r;
+		}
+		put_le32(out + pos, (uint32_t)n);
+		return pos + 4;
+	}
 	case BZ_ZSTD: {
 		size_t r = ZSTD_compress(out, cap, in, n, 19);
 		ck_assert(!ZSTD_isError(r));
@@ -343,6 +359,8 @@ START_TEST(inflate_lzma) { round_trip(BZ_LZMA); }
 END_TEST
 START_TEST(inflate_zstd) { round_trip(BZ_ZSTD); }
 END_TEST
+START_TEST(inflate_lz4) { round_trip(BZ_LZ4); }
+END_TEST
 
 START_TEST(inflate_bomb_and_unknown)
 {
@@ -379,6 +397,7 @@ Suite *bootimg_suite(void)
 	tcase_add_test(t, inflate_xz);
 	tcase_add_test(t, inflate_lzma);
 	tcase_add_test(t, inflate_zstd);
+	tcase_add_test(t, inflate_lz4);
 	tcase_add_test(t, inflate_bomb_and_unknown);
 	suite_add_tcase(s, t);
 	return s;
