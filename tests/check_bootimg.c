@@ -380,6 +380,48 @@ START_TEST(inflate_bomb_and_unknown)
 }
 END_TEST
 
+/* Boot image headers: what is and is not one, and the refusals, each with -errno. */
+START_TEST(boot_headers)
+{
+	uint8_t img[4096], *out = NULL, *c = malloc(1 << 16);
+	size_t outlen = 0;
+
+	/* not a boot image: 1, nothing said */
+	memset(img, 0x41, sizeof(img));
+	ck_assert_int_eq(bootimg_to_elf("x", img, sizeof(img), true, &out, &outlen), 1);
+
+	/* bzImage: protocol too old; payload past the end; payload not compressed */
+	memset(img, 0, sizeof(img));
+	memcpy(img + 0x202, "HdrS", 4);
+	img[0x1f1] = 4;
+	put_le16(img + 0x206, 0x0207);
+	ck_assert_int_eq(bootimg_to_elf("x", img, sizeof(img), true, &out, &outlen), -EINVAL);
+	put_le16(img + 0x206, 0x020f);
+	put_le32(img + 0x248, 0x10);
+	put_le32(img + 0x24c, 4096);
+	ck_assert_int_eq(bootimg_to_elf("x", img, sizeof(img), true, &out, &outlen), -EINVAL);
+	put_le32(img + 0x24c, 64);
+	ck_assert_int_eq(bootimg_to_elf("x", img, sizeof(img), true, &out, &outlen), -EINVAL);
+
+	/* EFI zboot: payload past the end; a gzip payload that is no Image */
+	memset(img, 0, sizeof(img));
+	img[0] = 'M';
+	img[1] = 'Z';
+	memcpy(img + 4, "zimg", 4);
+	put_le32(img + 8, 0x100);
+	put_le32(img + 12, 8192);
+	ck_assert_int_eq(bootimg_to_elf("x", img, sizeof(img), true, &out, &outlen), -EINVAL);
+	uint8_t *junk = sample(2048);
+	size_t clen = compress_as(BZ_GZIP, junk, 2048, c, 1 << 16);
+	ck_assert_uint_lt(0x100 + clen, sizeof(img));
+	memcpy(img + 0x100, c, clen);
+	put_le32(img + 12, (uint32_t)clen);
+	ck_assert_int_eq(bootimg_to_elf("x", img, sizeof(img), true, &out, &outlen), -EINVAL);
+	free(junk);
+	free(c);
+}
+END_TEST
+
 Suite *bootimg_suite(void)
 {
 	Suite *s = suite_create("bootimg");
@@ -399,6 +441,7 @@ Suite *bootimg_suite(void)
 	tcase_add_test(t, inflate_zstd);
 	tcase_add_test(t, inflate_lz4);
 	tcase_add_test(t, inflate_bomb_and_unknown);
+	tcase_add_test(t, boot_headers);
 	suite_add_tcase(s, t);
 	return s;
 }
