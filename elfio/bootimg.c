@@ -249,12 +249,20 @@ static int z_lz4(const uint8_t *in, size_t inlen, uint64_t limit, uint8_t **buf,
 	return *len && at == inlen ? 0 : -EINVAL;
 }
 
-int bootimg_inflate(enum bootimg_z z, const uint8_t *in, size_t inlen, uint64_t limit,
-		    uint8_t **out, size_t *outlen)
+/*
+ * hint: the size the stream says it inflates to (the kernel's build appends
+ * it), taken as the first allocation when it is within the bound, so that
+ * a 60 MB kernel is not grown by doubling and copying.
+ */
+static int inflate_hinted(enum bootimg_z z, const uint8_t *in, size_t inlen, uint64_t limit,
+			  uint64_t hint, uint8_t **out, size_t *outlen)
 {
 	uint8_t *buf = NULL;
 	size_t cap = 0, len = 0;
 	int ret;
+
+	if (hint && hint <= limit && elfio_grow(&buf, &cap, (size_t)hint + 1, 1))
+		return -ENOMEM;
 
 	switch (z) {
 	case BZ_GZIP:
@@ -282,6 +290,12 @@ int bootimg_inflate(enum bootimg_z z, const uint8_t *in, size_t inlen, uint64_t 
 	*out = buf;
 	*outlen = len;
 	return 0;
+}
+
+int bootimg_inflate(enum bootimg_z z, const uint8_t *in, size_t inlen, uint64_t limit,
+		    uint8_t **out, size_t *outlen)
+{
+	return inflate_hinted(z, in, inlen, limit, 0, out, outlen);
 }
 
 /* --- Symbols ------------------------------------------------------------ */
@@ -742,7 +756,8 @@ static int inflate_payload(const char *path, const char *what, const uint8_t *in
 				    "bzip2, lz4 or lzo magic)", what);
 		return -EINVAL;
 	}
-	ret = bootimg_inflate(z, in, inlen, limit, out, outlen);
+	ret = inflate_hinted(z, in, inlen, limit, inlen >= 4 ? get_le32(in + inlen - 4) : 0, out,
+			     outlen);
 	if (ret && !quiet) {
 		if (ret == -ENOTSUP)
 			elfio_error(path, "%s is %s-compressed, which this build cannot "

@@ -127,7 +127,8 @@ off=$(python3 -c "
 import sys; b=open(sys.argv[1],'rb').read(0x250)
 s=b[0x1f1] or 4; import struct; print((s+1)*512+struct.unpack_from('<I',b,0x248)[0], struct.unpack_from('<I',b,0x24c)[0])" "$z")
 # (zstd payloads only: Debian's 6.12; 6.1's are lz4)
-if tail -c +$((${off% *} + 1)) "$z" | head -c "${off#* }" | zstd -dc >/dev/null 2>&1; then
+# (the payload less the 4-byte size the kernel's build appends to it)
+if tail -c +$((${off% *} + 1)) "$z" | head -c "$((${off#* } - 4))" | zstd -dc >/dev/null 2>&1; then
 	end=$(date +%s.%N)
 	note "zstd -dc of the payload alone: $(echo "$end - $start" | bc) s"
 fi
