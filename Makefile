@@ -19,7 +19,7 @@ CPPFLAGS  += -D_GNU_SOURCE -DPATCHSITE_VERSION='"$(VERSION)"' -I. -Ibase -Iarch 
 # Nothing here may run a tool that `make deps` installs: make parses this file
 # before deps runs (a fresh machine has no pkg-config).  These are the
 # libraries patchsite calls directly; Debian's pkg-config files add nothing.
-LIBS      := -ldw -lelf -lz -llzma -lzstd
+LIBS      := -ldw -lelf -lz -llzma -lzstd -llz4
 CHECK_LIBS := -lcheck -lsubunit -lm -lrt -lpthread
 
 LIB_SRCS  := $(sort $(wildcard arch/*.c elfio/*.c recordsites/*.c rewriter/*.c))
@@ -34,7 +34,7 @@ DEPS      := $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d)
 
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all clean check unit e2e deps demo install uninstall man doc-check fixtures bench bench-inplace bench-package bench-repad boot-check-arm64 san kernel-check runtime fuzz safety-core
+.PHONY: all clean check unit e2e deps demo install uninstall man doc-check fixtures bench bench-inplace bench-package bench-repad boot-check-arm64 san kernel-check runtime fuzz safety-core vmlinuz vmlinuz-debian
 all: patchsite
 
 patchsite: $(BUILD)/patchsite
@@ -78,6 +78,18 @@ $(BUILD)/tests/arch_cases.o: $(BUILD)/tests/arch_cases.c
 
 deps:
 	sh scripts/install-deps.sh
+
+# A kernel as it ships (doc/audit-vmlinuz.md): bzImages made from the
+# minikernel fixtures, read through their kallsyms tables or a System.map.
+vmlinuz: e2e-vmlinuz
+
+# Not in `make check`: downloads Debian's 6.12 cloud-amd64 and cloud-arm64 kernel
+# packages and their -dbg packages (about 700 MB, into VMLINUZ_CACHE) and compares what
+# patchsite reads from vmlinuz with the -dbg vmlinux, entry for entry.
+VMLINUZ_CACHE ?= $(HOME)/.cache/patchsite-vmlinuz
+vmlinuz-debian: all
+	CACHE=$(VMLINUZ_CACHE) PATCHSITE=$(CURDIR)/patchsite DEB_ARCH=amd64 sh tests/vmlinuz-debian.sh
+	CACHE=$(VMLINUZ_CACHE) PATCHSITE=$(CURDIR)/patchsite DEB_ARCH=arm64 sh tests/vmlinuz-debian.sh
 
 # The sanitizer build lives in its own tree so that a plain `make` stays fast.
 san:
@@ -126,7 +138,7 @@ fixtures: san
 # come first, so that `make e2e`'s two at a time end together.
 E2E_SCRIPTS := realprog-riscv64 tracer stress runtime-x86 realprog-x86 hostile safety-tracer safety-core \
 	repad-zlib embed embed-x86 repad inplace minikernel nearmiss run repad-kernel \
-	bench-x86 ppc64le allocfail package arches cli
+	bench-x86 ppc64le allocfail package vmlinuz arches cli
 E2E_VARIANTS := embed-riscv64 embed-riscv64-noc
 E2E_SCRIPT_embed-riscv64 := embed
 E2E_ENV_embed-riscv64 := ARCH=riscv64

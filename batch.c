@@ -60,7 +60,9 @@ static bool image_name(const char *path)
 	size_t len;
 
 	base = base ? base + 1 : path;
-	if (!strncmp(base, "vmlinux", 7) && !strstr(base, ".sig") && !strstr(base, ".map"))
+	/* vmlinuz: a boot image (elfio/bootimg.c) */
+	if ((!strncmp(base, "vmlinux", 7) || !strncmp(base, "vmlinuz", 7)) && !strstr(base, ".sig") &&
+	    !strstr(base, ".map"))
 		return true;
 	len = strlen(base);
 	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {

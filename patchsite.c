@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "batch.h"
+#include "elfio/bootimg.h"
 #include "elfio.h"
 #include "recordsites.h"
 #include "rewriter.h"
@@ -59,9 +60,12 @@ static const char help_record[] =
 static const char help_audit[] =
 	"  audit IMAGE|DIR...   report misaligned CALL_OPS literals, table entries that are\n"
 	"                       not sites (stale), sites missing from the table, duplicates;\n"
-	"                       many images, or directories walked for vmlinux*, .ko,\n"
+	"                       many images, or directories walked for vmlinux*, vmlinuz*, .ko,\n"
 	"                       .ko.gz, .ko.xz, .ko.zst: a line per finding, a total\n"
 	"      --format=FMT         text (default) or json\n"
+	"      --system-map=FILE    a boot image's (vmlinuz) symbols from FILE, not from its\n"
+	"                           kallsyms tables (a System.map beside it is read unasked)\n"
+	"      --config=FILE        the kernel's build config (for a boot image)\n"
 	"      --ignore=KIND,...    findings of these kinds do not fail the run (misaligned,\n"
 	"                           stale, missing, duplicate, short, unsorted, shifted,\n"
 	"                           weak: stale entries outside every function)\n"
@@ -190,7 +194,7 @@ static int parse_nm(const char *s, int *n, int *m)
 }
 
 enum { OPT_FORMAT = 256, OPT_SYMBOLIZE, OPT_PATCHABLE, OPT_NOP_MCOUNT, OPT_CALLS, OPT_IGNORE,
-       OPT_IN_PLACE, OPT_KEEP_MISALIGNED, OPT_ALIGN, OPT_FSYNC };
+       OPT_IN_PLACE, OPT_KEEP_MISALIGNED, OPT_ALIGN, OPT_FSYNC, OPT_SYSTEM_MAP, OPT_CONFIG };
 
 /* Options that shape how sites are found, shared by record and audit. */
 static int site_option(int c, struct record_options *ro)
@@ -220,6 +224,12 @@ static int site_option(int c, struct record_options *ro)
 		ro->align = (unsigned int)a;
 		return 0;
 	}
+	case OPT_SYSTEM_MAP:	/* a boot image's symbols (elfio/bootimg.c) */
+		bootimg_set_system_map(optarg);
+		return 0;
+	case OPT_CONFIG:
+		bootimg_set_config(optarg);
+		return 0;
 	}
 	return -1;
 }
@@ -395,6 +405,8 @@ static int cmd_audit(int argc, char **argv)
 		{ "nop-mcount", no_argument, NULL, OPT_NOP_MCOUNT },
 		{ "calls", no_argument, NULL, OPT_CALLS },
 		{ "align", required_argument, NULL, OPT_ALIGN },
+		{ "system-map", required_argument, NULL, OPT_SYSTEM_MAP },
+		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "ignore", required_argument, NULL, OPT_IGNORE },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -475,6 +487,8 @@ static int cmd_record(int argc, char **argv)
 		{ "nop-mcount", no_argument, NULL, OPT_NOP_MCOUNT },
 		{ "calls", no_argument, NULL, OPT_CALLS },
 		{ "align", required_argument, NULL, OPT_ALIGN },
+		{ "system-map", required_argument, NULL, OPT_SYSTEM_MAP },
+		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "in-place", no_argument, NULL, OPT_IN_PLACE },
 		{ "keep-misaligned", no_argument, NULL, OPT_KEEP_MISALIGNED },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -510,6 +524,8 @@ static int cmd_record(int argc, char **argv)
 		case OPT_NOP_MCOUNT:
 		case OPT_CALLS:
 		case OPT_ALIGN:
+		case OPT_SYSTEM_MAP:
+		case OPT_CONFIG:
 			ret = site_option(c, &ro);
 			if (ret)
 				return ret;

@@ -37,6 +37,7 @@
 
 #include "elfio.h"
 #include "elfio_priv.h"
+#include "elfio/bootimg.h"
 
 struct elfio {
 	char *path;
@@ -46,6 +47,7 @@ struct elfio {
 	void *mem;		/* decompressed file image (ours), or NULL */
 	size_t memlen;
 	bool compressed;
+	bool boot;		/* made from a boot image (vmlinuz: bootimg.c) */
 	uint64_t file_size;
 	mode_t mode;		/* the input's permission bits */
 	GElf_Ehdr ehdr;
@@ -610,6 +612,35 @@ static int parse_image(struct elfio *e, const uint8_t *magic, size_t n)
 	return 0;
 }
 
+/* 0 with e->mem the ELF image made from a boot image, or not one (0, nothing done), or -errno. */
+static int open_boot_image(struct elfio *e, uint8_t *magic, ssize_t *n)
+{
+	const uint8_t *b = e->mem;
+	size_t len = e->memlen;
+	uint8_t *out = NULL;
+	size_t outlen = 0;
+	int ret;
+
+	if (!b) {
+		b = e->file_size ? mmap(NULL, e->file_size, PROT_READ, MAP_PRIVATE, e->fd, 0) : NULL;
+		if (b == MAP_FAILED)
+			return 0;	/* parse_image says what it is not */
+		len = e->file_size;
+	}
+	ret = bootimg_to_elf(e->path, b, len, e->flags & ELFIO_QUIET, &out, &outlen);
+	if (!e->mem && b)
+		munmap((void *)b, len);
+	if (ret)
+		return ret > 0 ? 0 : ret;
+	elfio_free(e->mem);
+	e->mem = out;
+	e->memlen = e->file_size = outlen;
+	e->compressed = e->boot = true;
+	*n = outlen < 8 ? (ssize_t)outlen : 8;
+	memcpy(magic, out, (size_t)*n);
+	return 0;
+}
+
 struct elfio *elfio_open(const char *path, unsigned int flags)
 {
 	struct elfio *e = NULL;
@@ -668,6 +699,13 @@ struct elfio *elfio_open(const char *path, unsigned int flags)
 		e->file_size = e->memlen;
 		n = e->memlen < sizeof(magic) ? (ssize_t)e->memlen : (ssize_t)sizeof(magic);
 		memcpy(magic, e->mem, (size_t)n);
+	}
+
+	/* a kernel's boot image (vmlinuz): the ELF image made from it (bootimg.c) */
+	if ((size_t)n < SELFMAG || memcmp(magic, ELFMAG, SELFMAG)) {
+		ret = open_boot_image(e, magic, &n);
+		if (ret)
+			goto err;
 	}
 
 	ret = parse_image(e, magic, (size_t)n);
@@ -749,6 +787,7 @@ int elfio_fd(const struct elfio *e) { return e->fd; }
 const GElf_Ehdr *elfio_ehdr(const struct elfio *e) { return &e->ehdr; }
 bool elfio_is_rel(const struct elfio *e) { return e->ehdr.e_type == ET_REL; }
 bool elfio_was_compressed(const struct elfio *e) { return e->compressed; }
+bool elfio_is_boot_image(const struct elfio *e) { return e->boot; }
 uint64_t elfio_file_size(const struct elfio *e) { return e->file_size; }
 mode_t elfio_mode(const struct elfio *e) { return e->mode; }
 

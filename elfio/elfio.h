@@ -106,6 +106,8 @@ const GElf_Ehdr *elfio_ehdr(const struct elfio *e);
 bool elfio_is_rel(const struct elfio *e);
 /* True if the image was decompressed from .gz/.xz/.zst (cannot be written in place). */
 bool elfio_was_compressed(const struct elfio *e);
+/* True if the image was made from a kernel's boot image (vmlinuz: elfio/bootimg.c). */
+bool elfio_is_boot_image(const struct elfio *e);
 uint64_t elfio_file_size(const struct elfio *e);
 /* The input's permission bits (what a rewrite of it keeps). */
 mode_t elfio_mode(const struct elfio *e);

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "recordsites.h"
+#include "elfio/bootimg.h"
 
 static const char *const kind_names[FIND_COUNT] = {
 	[FIND_MISALIGNED] = "misaligned",
@@ -242,6 +243,26 @@ static int cmp_u64(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
+/*
+ * Whether an unsorted kernel table is a finding: the build's config says
+ * (elfio/bootimg.c); without one, a boot image's is a note, said once.
+ */
+static bool build_sorts(struct record *r, const struct site_table *tb, size_t descents)
+{
+	size_t len = 0;
+	const uint8_t *raw = elfio_raw(r->e, &len);
+	const char *from = NULL;
+	int s = bootimg_config_sorted(elfio_path(r->e), raw, len, &from);
+
+	if (s < 0 && elfio_is_boot_image(r->e)) {
+		fprintf(stderr, "patchsite: %s: note: table '%s' is not sorted (%zu descents); no "
+			"build config says whether the build sorts it (CONFIG_BUILDTIME_MCOUNT_SORT): "
+			"not a finding (pass --config=FILE)\n", elfio_path(r->e), tb->name, descents);
+		return false;
+	}
+	return s != 0;
+}
+
 int audit_run(struct record *r, struct audit *a)
 {
 	struct elfio_dwarf *dw = NULL;
@@ -313,7 +334,8 @@ int audit_run(struct record *r, struct audit *a)
 		   across sections anyway */
 		/* ... and not where every kernel sorts it at boot (arch.h) */
 		if (descents && tb->kind != TABLE_PFE && !elfio_is_rel(r->e) &&
-		    !(r->arch->policy & ARCH_POLICY_SORTED_AT_BOOT)) {
+		    !(r->arch->policy & ARCH_POLICY_SORTED_AT_BOOT) &&
+		    build_sorts(r, tb, descents)) {
 			uint64_t fv = tb->entries[first].value;
 			fd = add(a, FIND_UNSORTED, fv,
 				 r->has_symbols ? elfio_function_at(r->e, fv, r->pre_bytes) : NULL);

@@ -225,6 +225,11 @@ int record_write_in_place(struct record *r, const struct inplace_options *o, con
 	int ret;
 
 	memset(rep, 0, sizeof(*rep));
+	if (elfio_is_boot_image(r->e)) {
+		elfio_err(r->e, "a boot image cannot be written in place: its kernel is compressed "
+			  "inside it (write the vmlinux the build made, before it is packed)");
+		return -ENOTSUP;
+	}
 	if (elfio_is_rel(r->e)) {
 		elfio_err(r->e, "a relocatable object has no final table to fill; use "
 			  "--format=elf and link the table object with it");

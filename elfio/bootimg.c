@@ -1,0 +1,1155 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * bootimg.c - a kernel as it ships (vmlinuz), read as the ELF it came from.
+ *
+ * Strategy: elfio_open hands over any file that is not ELF (after its own
+ * whole-file gunzip/unxz/unzstd, which is what makes Image.gz an Image).
+ * Here a boot image is recognised by its own header: x86's setup header
+ * ("HdrS" at 0x202, the payload's offset and length at 0x248), arm64's
+ * Image header ("ARM\x64" at 0x38), riscv64's ("RSC\x05" at 0x38), EFI
+ * zboot ("zimg" at 4, the payload's offset, size and compression name).
+ * The payload is decompressed with a bound (BOOTIMG_MAX_RATIO times the
+ * input and BOOTIMG_MAX_OUT), so that a bomb is refused, not followed.
+ *
+ * x86's payload is vmlinux stripped of its symbols (objcopy -S keeps the
+ * section headers): the ELF image made here is that payload byte for byte,
+ * followed by a .symtab and .strtab made from the symbols and a section
+ * header table that adds them.  Nothing else changes, so sections,
+ * addresses, the reserved __start/__stop_mcount_loc region and the code
+ * are the build's own; record and audit read it as they read vmlinux.
+ *
+ * The symbols come, in order, from --system-map=FILE, a real System.map
+ * beside the image (Debian's one-line stub is recognised and skipped), or
+ * the kallsyms tables inside the image (kallsyms.c).  Either is checked
+ * against the image: _text must be where the code starts and linux_banner
+ * must point at "Linux version ".  Kallsyms has no sizes: a function's
+ * extent is up to the next symbol's address (or its section's end).
+ */
+#include <errno.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <lz4.h>
+#include <lzma.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "base/base.h"
+#include "elfio/bootimg.h"
+#include "elfio/elfio.h"
+
+static const char *opt_map, *opt_config;
+
+void bootimg_set_system_map(const char *path) { opt_map = path; }
+void bootimg_set_config(const char *path) { opt_config = path; }
+
+/* --- Bounded decompression --------------------------------------------- */
+
+enum bootimg_z bootimg_sniff(const uint8_t *m, size_t n)
+{
+	if (n >= 2 && m[0] == 0x1f && (m[1] == 0x8b || m[1] == 0x9e))
+		return BZ_GZIP;
+	if (n >= 6 && !memcmp(m, "\xfd" "7zXZ\0", 6))
+		return BZ_XZ;
+	if (n >= 4 && !memcmp(m, "\x28\xb5\x2f\xfd", 4))
+		return BZ_ZSTD;
+	if (n >= 3 && !memcmp(m, "BZh", 3))
+		return BZ_BZIP2;
+	if (n >= 4 && !memcmp(m, "\x02\x21\x4c\x18", 4))
+		return BZ_LZ4;
+	if (n >= 4 && !memcmp(m, "\x89LZO", 4))
+		return BZ_LZO;
+	/* .lzma ("alone"): properties byte 0x5d, then a 32-bit dictionary size */
+	if (n >= 13 && m[0] == 0x5d && m[1] == 0 && m[2] == 0)
+		return BZ_LZMA;
+	return BZ_NONE;
+}
+
+const char *bootimg_z_name(enum bootimg_z z)
+{
+	static const char *const names[] = { "none", "gzip", "xz", "lzma", "zstd", "bzip2",
+					     "lz4", "lzo" };
+	return (unsigned)z < sizeof(names) / sizeof(names[0]) ? names[z] : "?";
+}
+
+#define STEP	(1u << 20)
+
+/*
+ * Room for more output: *avail bytes after len, never more than one byte
+ * past the limit (a stream that fills that byte is refused, not cut).
+ */
+static int room(uint8_t **buf, size_t *cap, size_t len, uint64_t limit, size_t *avail)
+{
+	if (len > limit)
+		return -EFBIG;
+	if (len == *cap) {
+		size_t want = *cap ? *cap * 2 : STEP;
+		if (want > limit + 1)
+			want = (size_t)limit + 1;
+		if (elfio_grow(buf, cap, want, 1))
+			return -ENOMEM;
+	}
+	size_t end = *cap < limit + 1 ? *cap : (size_t)limit + 1;
+	*avail = end - len;
+	return 0;
+}
+
+static int z_gzip(const uint8_t *in, size_t inlen, uint64_t limit, uint8_t **buf, size_t *cap,
+		  size_t *len)
+{
+	z_stream zs = { 0 };
+	int ret = -EINVAL;
+
+	if (inlen > UINT_MAX)
+		return -EFBIG;
+	if (inflateInit2(&zs, 15 + 32) != Z_OK)
+		return -ENOMEM;
+	zs.next_in = (Bytef *)in;
+	zs.avail_in = (uInt)inlen;
+	for (;;) {
+		size_t avail;
+		int r = room(buf, cap, *len, limit, &avail);
+		if (r) {
+			ret = r;
+			break;
+		}
+		zs.next_out = *buf + *len;
+		zs.avail_out = avail > UINT_MAX ? UINT_MAX : (uInt)avail;
+		uInt before = zs.avail_out;
+		int zr = inflate(&zs, Z_NO_FLUSH);
+		*len += before - zs.avail_out;
+		if (zr == Z_STREAM_END) {
+			ret = 0;
+			break;
+		}
+		if (zr != Z_OK && !(zr == Z_BUF_ERROR && zs.avail_in))
+			break;
+		if (zr == Z_BUF_ERROR && !zs.avail_in)
+			break;
+	}
+	inflateEnd(&zs);
+	return ret;
+}
+
+static int z_lzma(bool alone, const uint8_t *in, size_t inlen, uint64_t limit, uint8_t **buf,
+		  size_t *cap, size_t *len)
+{
+	lzma_stream zs = LZMA_STREAM_INIT;
+	int ret = -EINVAL;
+
+	if ((alone ? lzma_alone_decoder(&zs, UINT64_MAX)
+		   : lzma_stream_decoder(&zs, UINT64_MAX, 0)) != LZMA_OK)
+		return -ENOMEM;
+	zs.next_in = in;
+	zs.avail_in = inlen;
+	for (;;) {
+		size_t avail;
+		int r = room(buf, cap, *len, limit, &avail);
+		if (r) {
+			ret = r;
+			break;
+		}
+		zs.next_out = *buf + *len;
+		zs.avail_out = avail;
+		size_t before = zs.avail_out;
+		/* LZMA_RUN: the kernel appends its size after the stream */
+		lzma_ret lr = lzma_code(&zs, LZMA_RUN);
+		*len += before - zs.avail_out;
+		if (lr == LZMA_STREAM_END) {
+			ret = 0;
+			break;
+		}
+		if (lr != LZMA_OK)
+			break;
+		if (!zs.avail_in && zs.avail_out)
+			break;	/* truncated */
+	}
+	lzma_end(&zs);
+	return ret;
+}
+
+static int z_zstd(const uint8_t *in, size_t inlen, uint64_t limit, uint8_t **buf, size_t *cap,
+		  size_t *len)
+{
+	ZSTD_DStream *zs = ZSTD_createDStream();
+	ZSTD_inBuffer ib = { in, inlen, 0 };
+	int ret = -EINVAL;
+
+	if (!zs)
+		return -ENOMEM;
+	ZSTD_initDStream(zs);
+	for (;;) {
+		size_t avail;
+		int r = room(buf, cap, *len, limit, &avail);
+		if (r) {
+			ret = r;
+			break;
+		}
+		ZSTD_outBuffer ob = { *buf + *len, avail, 0 };
+		size_t zr = ZSTD_decompressStream(zs, &ob, &ib);
+		*len += ob.pos;
+		if (ZSTD_isError(zr))
+			break;
+		if (zr == 0) {
+			ret = 0;
+			break;
+		}
+		if (ib.pos == ib.size && ob.pos < ob.size)
+			break;	/* truncated */
+	}
+	ZSTD_freeDStream(zs);
+	return ret;
+}
+
+/*
+ * lz4's legacy format, as the kernel's build writes it (lz4 -l): the magic,
+ * then blocks of a 32-bit size and that many bytes, each at most 8 MiB
+ * decompressed; the kernel appends the total size (4 bytes) after them.
+ */
+#define LZ4_LEGACY_BLOCK	(8u << 20)
+
+static int z_lz4(const uint8_t *in, size_t inlen, uint64_t limit, uint8_t **buf, size_t *cap,
+		 size_t *len)
+{
+	size_t at = 4;
+
+	while (inlen - at >= 4) {
+		uint32_t n = get_le32(in + at);
+		if (n == 0x184c2102u) {		/* another stream's magic */
+			at += 4;
+			continue;
+		}
+		if (inlen - at == 4 && *len)
+			return 0;		/* the size the kernel's build appends */
+		at += 4;
+		if (!n || n > inlen - at || n > (uint32_t)LZ4_compressBound(LZ4_LEGACY_BLOCK))
+			return -EINVAL;
+		if (*len + LZ4_LEGACY_BLOCK > *cap) {
+			uint64_t want = *len + LZ4_LEGACY_BLOCK;
+			if (want > limit + 1)
+				want = limit + 1;
+			if (want > *cap && elfio_grow(buf, cap, (size_t)want, 1))
+				return -ENOMEM;
+		}
+		size_t room = *cap - *len;
+		if (room > limit + 1 - *len)
+			room = (size_t)(limit + 1 - *len);
+		int r = LZ4_decompress_safe((const char *)in + at, (char *)*buf + *len, (int)n,
+					    room > INT32_MAX ? INT32_MAX : (int)room);
+		if (r < 0)
+			return (size_t)room < LZ4_LEGACY_BLOCK && *len + room > limit ? -EFBIG : -EINVAL;
+		*len += (size_t)r;
+		if (*len > limit)
+			return -EFBIG;
+		at += n;
+	}
+	return *len && at == inlen ? 0 : -EINVAL;
+}
+
+/*
+ * hint: the size the stream says it inflates to (the kernel's build appends
+ * it), taken as the first allocation when it is within the bound, so that
+ * a 60 MB kernel is not grown by doubling and copying.
+ */
+static int inflate_hinted(enum bootimg_z z, const uint8_t *in, size_t inlen, uint64_t limit,
+			  uint64_t hint, uint8_t **out, size_t *outlen)
+{
+	uint8_t *buf = NULL;
+	size_t cap = 0, len = 0;
+	int ret;
+
+	if (hint && hint <= limit && elfio_grow(&buf, &cap, (size_t)hint + 1, 1))
+		return -ENOMEM;
+
+	switch (z) {
+	case BZ_GZIP:
+		ret = z_gzip(in, inlen, limit, &buf, &cap, &len);
+		break;
+	case BZ_XZ:
+	case BZ_LZMA:
+		ret = z_lzma(z == BZ_LZMA, in, inlen, limit, &buf, &cap, &len);
+		break;
+	case BZ_ZSTD:
+		ret = z_zstd(in, inlen, limit, &buf, &cap, &len);
+		break;
+	case BZ_LZ4:
+		ret = z_lz4(in, inlen, limit, &buf, &cap, &len);
+		break;
+	default:
+		return -ENOTSUP;
+	}
+	if (!ret && len > limit)
+		ret = -EFBIG;
+	if (ret) {
+		elfio_free(buf);
+		return ret;
+	}
+	*out = buf;
+	*outlen = len;
+	return 0;
+}
+
+int bootimg_inflate(enum bootimg_z z, const uint8_t *in, size_t inlen, uint64_t limit,
+		    uint8_t **out, size_t *outlen)
+{
+	return inflate_hinted(z, in, inlen, limit, 0, out, outlen);
+}
+
+/* --- Symbols ------------------------------------------------------------ */
+
+struct sym {
+	const char *name;
+	uint64_t addr;
+	char type;
+};
+
+struct syms {
+	struct sym *v;
+	size_t n;
+	char *pool;		/* System.map's text */
+	struct kallsyms k;	/* or the kallsyms tables' */
+	const char *from;	/* "kallsyms", or the map's path */
+};
+
+static void syms_free(struct syms *s)
+{
+	free(s->v);
+	free(s->pool);
+	kallsyms_free(&s->k);
+}
+
+static const struct sym *sym_find(const struct syms *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->v[i].name, name))
+			return &s->v[i];
+	return NULL;
+}
+
+/*
+ * A System.map: "ADDRESS TYPE NAME" lines.  1 for Debian's stub (one line,
+ * "The real System.map is in ..."), 0 read, -errno after a message.
+ */
+static int read_map(const char *image, const char *path, bool quiet, struct syms *s)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t len = 0, cap = 0;
+
+	if (!f) {
+		if (!quiet)
+			elfio_error(image, "System.map %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	for (;;) {
+		if (len + 65536 + 1 > cap) {
+			char *t = realloc(text, cap = (cap ? cap * 2 : 1 << 20));
+			if (!t) {
+				free(text);
+				fclose(f);
+				return -ENOMEM;
+			}
+			text = t;
+		}
+		size_t r = fread(text + len, 1, cap - len - 1, f);
+		len += r;
+		if (r == 0)
+			break;
+	}
+	fclose(f);
+	text[len] = 0;
+	if (strstr(text, "The real System.map is in") && !strchr(text, '\n')[1]) {
+		free(text);
+		return 1;
+	}
+	size_t lines = 0;
+	for (size_t i = 0; i < len; i++)
+		lines += text[i] == '\n';
+	s->v = calloc(lines + 1, sizeof(*s->v));
+	if (!s->v) {
+		free(text);
+		return -ENOMEM;
+	}
+	char *save = NULL;
+	size_t lineno = 0;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *end, *p;
+		lineno++;
+		uint64_t a = strtoull(line, &end, 16);
+		if (end == line || *end != ' ' || !end[1] || end[2] != ' ' || !end[3]) {
+			if (!quiet)
+				elfio_error(image, "System.map %s: line %zu is not \"ADDRESS TYPE NAME\"",
+					    path, lineno);
+			free(text);
+			return -EINVAL;
+		}
+		p = end + 3;
+		s->v[s->n++] = (struct sym){ p, a, end[1] };
+	}
+	s->pool = text;
+	s->from = path;
+	return 0;
+}
+
+/* --- ELF payload: sections -------------------------------------------- */
+
+struct payload {
+	const uint8_t *b;
+	size_t len;
+	const Elf64_Ehdr *eh;
+	Elf64_Shdr *sh;		/* a copy */
+	size_t nsh;
+	const char *shstr;
+	size_t shstrlen;
+};
+
+static int payload_parse(struct payload *p, const char **why)
+{
+	Elf64_Ehdr eh;
+
+	if (p->len < sizeof(eh) || memcmp(p->b, ELFMAG, SELFMAG)) {
+		*why = "is not an ELF image";
+		return -EINVAL;
+	}
+	memcpy(&eh, p->b, sizeof(eh));
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh.e_shentsize != sizeof(Elf64_Shdr) || !eh.e_shnum || eh.e_shnum >= SHN_LORESERVE ||
+	    eh.e_shoff > p->len || (p->len - eh.e_shoff) / sizeof(Elf64_Shdr) < eh.e_shnum ||
+	    eh.e_shstrndx >= eh.e_shnum) {
+		*why = "is an ELF image without a readable section header table";
+		return -EINVAL;
+	}
+	p->eh = (const Elf64_Ehdr *)p->b;
+	p->nsh = eh.e_shnum;
+	p->sh = malloc(p->nsh * sizeof(*p->sh));
+	if (!p->sh)
+		return -ENOMEM;
+	memcpy(p->sh, p->b + eh.e_shoff, p->nsh * sizeof(*p->sh));
+	for (size_t i = 0; i < p->nsh; i++)
+		if (p->sh[i].sh_type != SHT_NOBITS &&
+		    (p->sh[i].sh_offset > p->len || p->sh[i].sh_size > p->len - p->sh[i].sh_offset)) {
+			*why = "has a section that lies past its end";
+			return -EINVAL;
+		}
+	const Elf64_Shdr *ss = &p->sh[eh.e_shstrndx];
+	p->shstr = (const char *)p->b + ss->sh_offset;
+	p->shstrlen = ss->sh_size;
+	if (!p->shstrlen || p->shstr[p->shstrlen - 1]) {
+		*why = "has a section name table that is not NUL-terminated";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The allocated section (not NOBITS when bytes are wanted) that holds addr, or 0. */
+static size_t sec_of(const struct payload *p, uint64_t addr, bool bytes)
+{
+	for (size_t i = 1; i < p->nsh; i++) {
+		const Elf64_Shdr *s = &p->sh[i];
+		if (!(s->sh_flags & SHF_ALLOC) || (bytes && s->sh_type == SHT_NOBITS))
+			continue;
+		if (addr >= s->sh_addr && addr - s->sh_addr < s->sh_size)
+			return i;
+	}
+	return 0;
+}
+
+/* The image's bytes at addr (at least n), or NULL. */
+static const uint8_t *bytes_at(const struct payload *p, uint64_t addr, size_t n)
+{
+	size_t i = sec_of(p, addr, true);
+	if (!i)
+		return NULL;
+	const Elf64_Shdr *s = &p->sh[i];
+	if (s->sh_size - (addr - s->sh_addr) < n)
+		return NULL;
+	return p->b + s->sh_offset + (addr - s->sh_addr);
+}
+
+/* The symbols belong to this image: _text where the code starts, linux_banner its banner. */
+static int check_match(const struct payload *p, const struct syms *s, const char **why)
+{
+	const struct sym *text = sym_find(s, "_text");
+	const struct sym *banner = sym_find(s, "linux_banner");
+	uint64_t lo = UINT64_MAX;
+
+	for (size_t i = 1; i < p->nsh; i++)
+		if ((p->sh[i].sh_flags & SHF_EXECINSTR) && (p->sh[i].sh_flags & SHF_ALLOC) &&
+		    p->sh[i].sh_addr < lo)
+			lo = p->sh[i].sh_addr;
+	if (!text || text->addr != lo) {
+		*why = "_text is not where the image's code starts";
+		return -EINVAL;
+	}
+	const uint8_t *b = banner ? bytes_at(p, banner->addr, 14) : NULL;
+	if (!b || memcmp(b, "Linux version ", 14)) {
+		*why = "linux_banner does not point at the image's \"Linux version\" string";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int cmp_sym_addr(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static bool is_text_type(char t)
+{
+	return t == 't' || t == 'T' || t == 'w' || t == 'W';
+}
+
+/*
+ * A function's extent from kallsyms runs to the next symbol; on arm64 that
+ * takes in the alignment padding and the NOPs of the next function's
+ * patchable area (-fpatchable-function-entry=N,M puts M before the symbol),
+ * which vmlinux's sized symbols leave out: trailing NOPs and zero words are
+ * not the function's, and a text symbol followed by nothing else (a label
+ * such as __irqentry_text_start) is no function.  (x86's padding is the next function's __pfx_ symbol.)
+ */
+static uint64_t trim_padding(const struct payload *p, size_t sec, uint64_t lo, uint64_t end)
+{
+	const Elf64_Shdr *s = &p->sh[sec];
+
+	if (p->eh->e_machine != EM_AARCH64 || s->sh_type == SHT_NOBITS)
+		return end;
+	const uint8_t *base = p->b + s->sh_offset - s->sh_addr;
+	while (end >= lo + 4 && !((end - lo) % 4)) {
+		uint32_t w = get_le32(base + end - 4);
+		if (w != 0xd503201fu && w != 0)
+			break;
+		end -= 4;
+	}
+	return end;
+}
+
+/*
+ * The ELF image: the payload as it is, then .symtab, .strtab, the section
+ * names with theirs added, and the section headers.
+ */
+static int synthesize(const struct payload *p, struct syms *s, uint8_t **out, size_t *outlen)
+{
+	qsort(s->v, s->n, sizeof(*s->v), cmp_sym_addr);
+
+	size_t nsym = 1, strsz = 1;
+	for (size_t i = 0; i < s->n; i++) {
+		nsym++;
+		strsz += strlen(s->v[i].name) + 1;
+	}
+	static const char added[] = ".symtab\0.strtab";
+	size_t base = (p->len + 7) & ~(size_t)7;
+	size_t symoff = base;
+	size_t stroff = symoff + nsym * sizeof(Elf64_Sym);
+	size_t shstroff = stroff + strsz;
+	size_t shoff = (shstroff + p->shstrlen + sizeof(added) + 7) & ~(size_t)7;
+	size_t nsh = p->nsh + 2;
+	size_t total = shoff + nsh * sizeof(Elf64_Shdr);
+	uint8_t *o = elfio_calloc(total, 1);
+	if (!o)
+		return -ENOMEM;
+	memcpy(o, p->b, p->len);
+
+	/* locals first, then the rest (ELF's order): two passes */
+	Elf64_Sym *st = (Elf64_Sym *)(o + symoff);
+	char *str = (char *)o + stroff;
+	size_t at = 1, k = 1, first_global = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1)
+			first_global = k;
+		for (size_t i = 0; i < s->n; i++) {
+			const struct sym *y = &s->v[i];
+			bool local = y->type >= 'a' && y->type <= 'z' && y->type != 'w' &&
+				     y->type != 'v';
+			if (local != (pass == 0))
+				continue;
+			size_t sec = sec_of(p, y->addr, false);
+			Elf64_Sym e = { 0 };
+			e.st_name = (Elf64_Word)at;
+			e.st_value = y->addr;
+			e.st_shndx = sec ? (Elf64_Half)sec : SHN_ABS;
+			unsigned char type = STT_NOTYPE;
+			if (sec && is_text_type(y->type) && (p->sh[sec].sh_flags & SHF_EXECINSTR)) {
+				type = STT_FUNC;
+				/* to the next higher address, within the section */
+				uint64_t end = p->sh[sec].sh_addr + p->sh[sec].sh_size;
+				size_t j = i + 1;
+				while (j < s->n && s->v[j].addr == y->addr)
+					j++;
+				if (j < s->n && s->v[j].addr < end)
+					end = s->v[j].addr;
+				end = trim_padding(p, sec, y->addr, end);
+				e.st_size = end - y->addr;
+				if (!e.st_size)
+					type = STT_NOTYPE;	/* a label: only padding follows */
+			} else if (sec && strchr("dDbBrRgGsS", y->type)) {
+				type = STT_OBJECT;
+			}
+			unsigned char bind = local ? STB_LOCAL
+					      : (y->type == 'w' || y->type == 'W' || y->type == 'v' ||
+						 y->type == 'V') ? STB_WEAK : STB_GLOBAL;
+			e.st_info = ELF64_ST_INFO(bind, type);
+			st[k++] = e;
+			size_t l = strlen(y->name) + 1;
+			memcpy(str + at, y->name, l);
+			at += l;
+		}
+	}
+	memcpy(o + shstroff, p->shstr, p->shstrlen);
+	memcpy(o + shstroff + p->shstrlen, added, sizeof(added));
+
+	Elf64_Shdr *sh = (Elf64_Shdr *)(o + shoff);
+	memcpy(sh, p->sh, p->nsh * sizeof(*sh));
+	Elf64_Shdr *ss = &sh[p->eh->e_shstrndx];
+	ss->sh_offset = shstroff;
+	ss->sh_size = p->shstrlen + sizeof(added);
+	sh[p->nsh] = (Elf64_Shdr){ .sh_name = (Elf64_Word)p->shstrlen, .sh_type = SHT_SYMTAB,
+				   .sh_offset = symoff, .sh_size = nsym * sizeof(Elf64_Sym),
+				   .sh_link = (Elf64_Word)(p->nsh + 1),
+				   .sh_info = (Elf64_Word)first_global, .sh_addralign = 8,
+				   .sh_entsize = sizeof(Elf64_Sym) };
+	sh[p->nsh + 1] = (Elf64_Shdr){ .sh_name = (Elf64_Word)(p->shstrlen + 8),
+				       .sh_type = SHT_STRTAB, .sh_offset = stroff, .sh_size = strsz,
+				       .sh_addralign = 1 };
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)o;
+	eh->e_shoff = shoff;
+	eh->e_shnum = (Elf64_Half)nsh;
+	*out = o;
+	*outlen = total;
+	return 0;
+}
+
+/* --- Symbol sources ---------------------------------------------------- */
+
+/* "DIR/vmlinuz-VERSION" -> "DIR/System.map-VERSION", or NULL. */
+static char *beside(const char *path, const char *prefix)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	const char *dash = strchr(base, '-');
+	char *r = NULL;
+
+	if (!dash || strncmp(base, "vmlinu", 6))
+		return NULL;
+	if (asprintf(&r, "%.*s%s%s", (int)(base - path), path, prefix, dash) < 0)
+		return NULL;
+	return r;
+}
+
+static int from_kallsyms(const struct payload *p, struct syms *s, const char **why)
+{
+	int ret = kallsyms_decode(p->b, p->len, &s->k, why);
+	if (ret)
+		return ret;
+	kallsyms_resolve(&s->k, s->k.relative_base);
+	s->v = calloc(s->k.count ? s->k.count : 1, sizeof(*s->v));
+	if (!s->v)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->k.count; i++)
+		s->v[i] = (struct sym){ s->k.syms[i].name, s->k.syms[i].addr, s->k.syms[i].type };
+	s->n = s->k.count;
+	s->from = "kallsyms";
+	return 0;
+}
+
+/*
+ * Symbols for the ELF payload; then the ELF image.  pre: symbols already
+ * read (an arm64 Image's, which its ELF was made from), taken over.
+ */
+static int elf_payload(const char *path, struct payload *p, struct syms *pre, bool quiet,
+		       uint8_t **out, size_t *outlen)
+{
+	struct syms s = { 0 };
+	const char *why = NULL;
+	char *map = opt_map ? NULL : beside(path, "System.map");
+	int ret;
+
+	ret = payload_parse(p, &why);
+	if (ret) {
+		if (!quiet && why)
+			elfio_error(path, "the boot image's payload %s", why);
+		goto out;
+	}
+	ret = 1;
+	if (pre) {
+		s = *pre;
+		memset(pre, 0, sizeof(*pre));
+		ret = 0;
+		if (check_match(p, &s, &why)) {
+			if (!quiet)
+				elfio_error(path, "%s symbols that do not match the image: %s",
+					    s.from, why);
+			ret = -EINVAL;
+			goto out;
+		}
+	} else if (opt_map || map) {
+		const char *m = opt_map ? opt_map : map;
+		FILE *f = opt_map ? NULL : fopen(m, "r");
+		if (opt_map || f) {
+			if (f)
+				fclose(f);
+			ret = read_map(path, m, quiet, &s);
+			if (ret < 0)
+				goto out;
+			if (ret == 0 && check_match(p, &s, &why)) {
+				if (!quiet)
+					elfio_error(path, "System.map %s is not this image's (another "
+						    "build?): %s", m, why);
+				ret = -EINVAL;
+				goto out;
+			}
+		}
+	}
+	if (ret == 1) {
+		ret = from_kallsyms(p, &s, &why);
+		if (ret == -ENOENT) {
+			if (!quiet)
+				elfio_error(path, "a boot image with no symbols: no kallsyms tables in "
+					    "it and no System.map beside it (pass --system-map=FILE, "
+					    "or audit the -dbg package's vmlinux)");
+			goto out;
+		}
+		if (ret) {
+			if (!quiet)
+				elfio_error(path, "corrupt kallsyms tables: %s", why);
+			goto out;
+		}
+		if (check_match(p, &s, &why)) {
+			if (!quiet)
+				elfio_error(path, "kallsyms tables that do not match the image: %s",
+					    why);
+			ret = -EINVAL;
+			goto out;
+		}
+	}
+	ret = synthesize(p, &s, out, outlen);
+	if (ret == -ENOMEM && !quiet)
+		elfio_error(path, "out of memory for the image made from the boot image");
+out:
+	free(map);
+	free(p->sh);
+	syms_free(&s);
+	return ret;
+}
+
+/* --- Boot image formats ----------------------------------------------- */
+
+static uint64_t limit_for(size_t inlen)
+{
+	uint64_t l = (uint64_t)inlen * BOOTIMG_MAX_RATIO;
+	return l < BOOTIMG_MAX_OUT ? l : BOOTIMG_MAX_OUT;
+}
+
+static int inflate_payload(const char *path, const char *what, const uint8_t *in, size_t inlen,
+			   bool quiet, uint8_t **out, size_t *outlen)
+{
+	enum bootimg_z z = bootimg_sniff(in, inlen);
+	uint64_t limit = limit_for(inlen);
+	int ret;
+
+	if (z == BZ_NONE) {
+		if (!quiet)
+			elfio_error(path, "%s is not a compressed stream (no gzip, xz, lzma, zstd, "
+				    "bzip2, lz4 or lzo magic)", what);
+		return -EINVAL;
+	}
+	ret = inflate_hinted(z, in, inlen, limit, inlen >= 4 ? get_le32(in + inlen - 4) : 0, out,
+			     outlen);
+	if (ret && !quiet) {
+		if (ret == -ENOTSUP)
+			elfio_error(path, "%s is %s-compressed, which this build cannot "
+				    "decompress (gzip, xz, lzma, zstd and lz4 only)", what, bootimg_z_name(z));
+		else if (ret == -EFBIG)
+			elfio_error(path, "%s inflates past %" PRIu64 " bytes (%llu times its %zu "
+				    "bytes, at most %llu): refused as a decompression bomb", what,
+				    limit, BOOTIMG_MAX_RATIO, inlen, BOOTIMG_MAX_OUT);
+		else if (ret == -ENOMEM)
+			elfio_error(path, "out of memory decompressing %s", what);
+		else
+			elfio_error(path, "%s: corrupt or truncated %s stream", what,
+				    bootimg_z_name(z));
+	}
+	return ret;
+}
+
+static int bzimage(const char *path, const uint8_t *b, size_t len, bool quiet, uint8_t **out,
+		   size_t *outlen)
+{
+	if (len < 0x250) {
+		if (!quiet)
+			elfio_error(path, "a truncated bzImage: %zu bytes, less than its setup header",
+				    len);
+		return -EINVAL;
+	}
+	unsigned setup = b[0x1f1] ? b[0x1f1] : 4;
+	uint16_t version = get_le16(b + 0x206);
+	uint32_t poff = get_le32(b + 0x248), plen = get_le32(b + 0x24c);
+	uint64_t at = (uint64_t)(setup + 1) * 512 + poff;
+
+	if (version < 0x208) {
+		if (!quiet)
+			elfio_error(path, "a bzImage of boot protocol %u.%02u, older than 2.08 (no "
+				    "payload offset)", version >> 8, version & 0xff);
+		return -EINVAL;
+	}
+	if (!plen || at > len || plen > len - at) {
+		if (!quiet)
+			elfio_error(path, "a truncated bzImage: its payload (%u bytes at offset "
+				    "%#" PRIx64 ") lies past its end (%zu bytes)", plen, at, len);
+		return -EINVAL;
+	}
+	uint8_t *raw = NULL;
+	size_t rawlen = 0;
+	int ret = inflate_payload(path, "the bzImage's payload", b + at, plen, quiet, &raw,
+				  &rawlen);
+	if (ret)
+		return ret;
+	struct payload p = { .b = raw, .len = rawlen };
+	ret = elf_payload(path, &p, NULL, quiet, out, outlen);
+	elfio_free(raw);
+	return ret;
+}
+
+/* --- arm64 Image ---------------------------------------------------------- */
+
+#define R_AARCH64_RELATIVE_	1027
+
+/*
+ * The dynamic relocations in an Image (--no-apply-dynamic-relocs keeps them
+ * in it, between symbols kallsyms does not list): the longest run of
+ * 8-aligned 24-byte Elf64_Rela entries of type R_AARCH64_RELATIVE, symbol 0.
+ */
+static void find_rela(const uint8_t *b, size_t len, size_t *start, size_t *end)
+{
+	size_t best = 0, bs = 0;
+
+	*start = *end = 0;
+	for (size_t at = 0; at + 24 <= len; at += 8) {
+		if (get_le64(b + at + 8) != R_AARCH64_RELATIVE_)
+			continue;
+		size_t e = at;
+		while (e + 24 <= len && get_le64(b + e + 8) == R_AARCH64_RELATIVE_)
+			e += 24;
+		if (e - at > best) {
+			best = e - at;
+			bs = at;
+		}
+		at = e - 8;
+	}
+	if (best >= 24 * 16) {
+		*start = bs;
+		*end = bs + best;
+	}
+}
+
+static const struct sym *need(const struct syms *s, const char *name, const char **why)
+{
+	const struct sym *y = sym_find(s, name);
+	static char msg[128];
+
+	if (!y) {
+		snprintf(msg, sizeof(msg), "no symbol %s", name);
+		*why = msg;
+	}
+	return y;
+}
+
+struct secdef {
+	const char *name;
+	uint32_t type;
+	uint64_t flags, lo, hi;
+};
+
+/*
+ * An arm64 Image: its bytes are the kernel from _text on.  Symbols from a
+ * map, or kallsyms (their base from the relocation that sets
+ * kallsyms_relative_base); then an ELF image with the kernel's sections at
+ * their addresses (text, rodata, init text, init data, .rela.dyn, data,
+ * bss) made for elf_payload.
+ */
+static int arm64_image(const char *path, const uint8_t *b, size_t len, bool quiet, uint8_t **out,
+		       size_t *outlen)
+{
+	struct syms s = { 0 };
+	const char *why = NULL;
+	char *map = opt_map ? NULL : beside(path, "System.map");
+	size_t rs, re;
+	int ret = 1;
+
+	find_rela(b, len, &rs, &re);
+	if (opt_map || map) {
+		const char *m = opt_map ? opt_map : map;
+		FILE *f = opt_map ? NULL : fopen(m, "r");
+		if (opt_map || f) {
+			if (f)
+				fclose(f);
+			ret = read_map(path, m, quiet, &s);
+			if (ret < 0)
+				goto out;
+		}
+	}
+	if (ret == 1) {
+		ret = kallsyms_decode(b, len, &s.k, &why);
+		if (ret) {
+			if (!quiet && ret == -ENOENT)
+				elfio_error(path, "a boot image with no symbols: no kallsyms tables in "
+					    "it and no System.map beside it (pass --system-map=FILE, "
+					    "or audit the -dbg package's vmlinux)");
+			else if (!quiet)
+				elfio_error(path, "corrupt kallsyms tables: %s", why);
+			goto out;
+		}
+		/*
+		 * The base's slot lies at _text + its offset in the Image, and the
+		 * relocation there has the base as its addend.  6.1 lists no _text
+		 * (its base is _stext): then _text is where the candidate puts it,
+		 * 64 KiB aligned, with linux_banner's bytes at the right place.
+		 */
+		long t = kallsyms_lookup(&s.k, "_text");
+		long lb = kallsyms_lookup(&s.k, "linux_banner");
+		uint64_t base = s.k.relative_base, text_at = 0;
+		bool found = false;
+		for (size_t at = rs; !found && at < re; at += 24) {
+			uint64_t off = get_le64(b + at), add = get_le64(b + at + 16);
+			uint64_t tx = off - s.k.relative_base_at;
+			if (t >= 0) {
+				found = tx == add + s.k.syms[t].raw;
+			} else if (!(tx & 0xffff) && add >= tx && lb >= 0 &&
+				   add - tx + s.k.syms[lb].raw + 14 <= len) {
+				found = !memcmp(b + (add - tx) + s.k.syms[lb].raw, "Linux version ", 14);
+			}
+			if (found) {
+				base = add;
+				text_at = tx;
+			}
+		}
+		if (!found && !s.k.relative_base) {
+			if (!quiet && t < 0 && lb < 0)
+				elfio_error(path, "kallsyms has no data symbols (a kernel built without "
+					    "CONFIG_KALLSYMS_ALL): no linux_banner, no __start_mcount_loc; "
+					    "pass --system-map=FILE (the -dbg package's)");
+			else if (!quiet)
+				elfio_error(path, "corrupt kallsyms tables: no relocation sets "
+					    "kallsyms_relative_base");
+			ret = -EINVAL;
+			goto out;
+		}
+		kallsyms_resolve(&s.k, base);
+		s.v = calloc(s.k.count + 1, sizeof(*s.v));
+		if (!s.v) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < s.k.count; i++)
+			s.v[i] = (struct sym){ s.k.syms[i].name, s.k.syms[i].addr, s.k.syms[i].type };
+		s.n = s.k.count;
+		if (t < 0 && found)
+			s.v[s.n++] = (struct sym){ "_text", text_at, 'T' };
+		s.from = "kallsyms";
+	}
+
+	const struct sym *text, *etext, *sinit, *einit, *end;
+	ret = -EINVAL;
+	if (!(text = need(&s, "_text", &why)) || !(etext = need(&s, "_etext", &why)) ||
+	    !(sinit = need(&s, "_sinittext", &why)) || !(einit = need(&s, "_einittext", &why)) ||
+	    !(end = need(&s, "_end", &why))) {
+		if (!quiet)
+			elfio_error(path, "%s: %s", s.from ? s.from : "kallsyms", why);
+		goto out;
+	}
+	uint64_t T = text->addr, img_end = T + len;
+	uint64_t ra = rs ? T + rs : 0, rz = rs ? T + re : 0;
+	if (!(T < etext->addr && etext->addr <= sinit->addr && sinit->addr <= einit->addr &&
+	      einit->addr <= img_end && img_end <= end->addr) ||
+	    (rs && !(einit->addr <= ra))) {
+		if (!quiet)
+			elfio_error(path, "the %s symbols do not fit this Image (another build?): "
+				    "_text %#" PRIx64 ", _etext, _sinittext, _einittext, _end out of "
+				    "order or past its %zu bytes", s.from ? s.from : "kallsyms", T, len);
+		goto out;
+	}
+	struct secdef d[8];
+	size_t nd = 0;
+	d[nd++] = (struct secdef){ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, T, etext->addr };
+	d[nd++] = (struct secdef){ ".rodata", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, etext->addr,
+				   sinit->addr };
+	d[nd++] = (struct secdef){ ".init.text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR,
+				   sinit->addr, einit->addr };
+	if (rs) {
+		d[nd++] = (struct secdef){ ".init.data", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE,
+					   einit->addr, ra };
+		d[nd++] = (struct secdef){ ".rela.dyn", SHT_RELA, SHF_ALLOC, ra, rz };
+		d[nd++] = (struct secdef){ ".data", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, rz, img_end };
+	} else {
+		d[nd++] = (struct secdef){ ".data", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, einit->addr,
+					   img_end };
+	}
+	d[nd++] = (struct secdef){ ".bss", SHT_NOBITS, SHF_ALLOC | SHF_WRITE, img_end, end->addr };
+
+	/* ELF header, the Image at 64 KiB (its alignment), names, section headers */
+	const size_t H = 0x10000;
+	char names[128];
+	size_t nl = 1;
+	names[0] = 0;
+	uint32_t name_at[8];
+	for (size_t i = 0; i < nd; i++) {
+		name_at[i] = (uint32_t)nl;
+		nl += (size_t)sprintf(names + nl, "%s", d[i].name) + 1;
+	}
+	uint32_t shstr_name = (uint32_t)nl;
+	nl += (size_t)sprintf(names + nl, ".shstrtab") + 1;
+	size_t shstr_off = H + len, shoff = (shstr_off + nl + 7) & ~(size_t)7;
+	size_t nsh = nd + 2, total = shoff + nsh * sizeof(Elf64_Shdr);
+	uint8_t *e = elfio_calloc(total, 1);
+	if (!e) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	Elf64_Ehdr eh = { 0 };
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_DYN;
+	eh.e_machine = EM_AARCH64;
+	eh.e_version = EV_CURRENT;
+	eh.e_entry = T;
+	eh.e_shoff = shoff;
+	eh.e_ehsize = sizeof(Elf64_Ehdr);
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	eh.e_shnum = (Elf64_Half)nsh;
+	eh.e_shstrndx = (Elf64_Half)(nsh - 1);
+	memcpy(e, &eh, sizeof(eh));
+	memcpy(e + H, b, len);
+	memcpy(e + shstr_off, names, nl);
+	Elf64_Shdr *sh = (Elf64_Shdr *)(e + shoff);
+	for (size_t i = 0; i < nd; i++) {
+		sh[i + 1] = (Elf64_Shdr){ .sh_name = name_at[i], .sh_type = d[i].type,
+					  .sh_flags = d[i].flags, .sh_addr = d[i].lo,
+					  .sh_offset = H + (d[i].lo - T), .sh_size = d[i].hi - d[i].lo,
+					  .sh_addralign = 8 };
+		if (d[i].type == SHT_RELA)
+			sh[i + 1].sh_entsize = sizeof(Elf64_Rela);
+		if (d[i].type == SHT_NOBITS)
+			sh[i + 1].sh_offset = H + len;
+	}
+	sh[nsh - 1] = (Elf64_Shdr){ .sh_name = shstr_name, .sh_type = SHT_STRTAB,
+				    .sh_offset = shstr_off, .sh_size = nl, .sh_addralign = 1 };
+	struct payload p = { .b = e, .len = total };
+	ret = elf_payload(path, &p, &s, quiet, out, outlen);
+	elfio_free(e);
+out:
+	free(map);
+	syms_free(&s);
+	return ret;
+}
+
+int bootimg_to_elf(const char *path, const uint8_t *b, size_t len, bool quiet, uint8_t **out,
+		   size_t *outlen)
+{
+	if (len >= 0x206 && !memcmp(b + 0x202, "HdrS", 4))
+		return bzimage(path, b, len, quiet, out, outlen);
+	if (len >= 0x40 && !memcmp(b + 0x38, "ARM\x64", 4))
+		return arm64_image(path, b, len, quiet, out, outlen);
+	if (len >= 0x40 && !memcmp(b + 0x38, "RSC\x05", 4)) {
+		if (!quiet)
+			elfio_error(path, "a riscv64 Image: not yet read by this build (audit the "
+				    "vmlinux)");
+		return -ENOTSUP;
+	}
+	if (len >= 0x20 && b[0] == 'M' && b[1] == 'Z' && !memcmp(b + 4, "zimg", 4)) {
+		uint32_t off = get_le32(b + 8), size = get_le32(b + 12);
+		if (off > len || size > len - off) {
+			if (!quiet)
+				elfio_error(path, "a truncated EFI zboot image: its payload (%u bytes "
+					    "at %#x) lies past its end", size, off);
+			return -EINVAL;
+		}
+		uint8_t *raw = NULL;
+		size_t rawlen = 0;
+		int ret = inflate_payload(path, "the EFI zboot image's payload", b + off, size,
+					  quiet, &raw, &rawlen);
+		if (ret)
+			return ret;
+		ret = bootimg_to_elf(path, raw, rawlen, quiet, out, outlen);
+		elfio_free(raw);
+		return ret == 1 ? (quiet ? -EINVAL : (elfio_error(path, "the EFI zboot image's "
+					"payload is not a kernel Image"), -EINVAL)) : ret;
+	}
+	return 1;
+}
+
+/* --- The build's config -------------------------------------------------- */
+
+/* 1: text says CONFIG_BUILDTIME_MCOUNT_SORT=y; 0: a config that does not. */
+static int config_sorts(const char *text, size_t len)
+{
+	static const char key[] = "CONFIG_BUILDTIME_MCOUNT_SORT=y";
+	const char *p = text;
+
+	while ((p = memmem(p, len - (size_t)(p - text), key, sizeof(key) - 1))) {
+		if (p == text || p[-1] == '\n')
+			return 1;
+		p++;
+	}
+	return 0;
+}
+
+static int config_file(const char *path, const char **from)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int ret = 0, seen = 0;
+
+	if (!f)
+		return -1;
+	while ((n = getline(&text, &cap, f)) > 0) {
+		seen |= !strncmp(text, "CONFIG_", 7) || !strncmp(text, "# CONFIG_", 9);
+		if (config_sorts(text, (size_t)n))
+			ret = 1;
+	}
+	free(text);
+	fclose(f);
+	*from = path;
+	return seen ? ret : -1;
+}
+
+int bootimg_config_sorted(const char *path, const uint8_t *img, size_t len, const char **from)
+{
+	static char beside_path[4096];
+	int ret;
+
+	*from = NULL;
+	if (opt_config)
+		return config_file(opt_config, from);
+	char *c = beside(path, "config");
+	if (c) {
+		snprintf(beside_path, sizeof(beside_path), "%s", c);
+		free(c);
+		ret = config_file(beside_path, from);
+		if (ret >= 0)
+			return ret;
+	}
+	/* IKCONFIG: "IKCFG_ST", a gzip stream of the config, "IKCFG_ED" */
+	const uint8_t *st = img ? memmem(img, len, "IKCFG_ST", 8) : NULL;
+	if (st) {
+		size_t at = (size_t)(st - img) + 8;
+		const uint8_t *ed = memmem(img + at, len - at, "IKCFG_ED", 8);
+		uint8_t *text = NULL;
+		size_t tl = 0;
+		if (ed && bootimg_sniff(img + at, (size_t)(ed - (img + at))) == BZ_GZIP &&
+		    !bootimg_inflate(BZ_GZIP, img + at, (size_t)(ed - (img + at)), 16u << 20, &text,
+				     &tl)) {
+			ret = config_sorts((const char *)text, tl);
+			elfio_free(text);
+			*from = "the image's own config (IKCONFIG)";
+			return ret;
+		}
+	}
+	return -1;
+}

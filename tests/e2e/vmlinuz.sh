@@ -1,0 +1,253 @@
+#!/bin/sh
+# tests/e2e/vmlinuz.sh - audit a kernel as it ships: a bzImage whose payload
+# is the kernel stripped of its symbols, with the symbols only in its kallsyms
+# tables (or a System.map).  The images are made here from the minikernel
+# fixtures by tests/e2e/mkvmlinuz.py (kallsyms laid out as scripts/kallsyms.c
+# writes them, 6.12 and 6.1 layouts; payload stripped with objcopy -S;
+# gzip, xz, lzma and zstd payloads).  The oracle is the ELF the image was
+# made from: its __start_mcount_loc..__stop_mcount_loc bytes read here in
+# Python (not patchsite), and record/audit on the ELF itself.
+#
+#   from kallsyms       record from the bzImage = the ELF's table bytes,
+#                       and = record --symbolize of the ELF (names too)
+#   audit               the same summary as on the ELF; a payload whose
+#                       table was cleared: every site named missing, exit 1
+#   System.map          --system-map=FILE, and a real map beside the image;
+#                       Debian's stub beside it is skipped
+#   config              an unsorted table: a note without a config; a finding
+#                       when --config, config-VERSION beside it or IKCONFIG
+#                       says CONFIG_BUILDTIME_MCOUNT_SORT=y; none if it is off
+#   audit DIR           the boot image in a directory is found and audited
+#   bad input           truncated bzImage, a payload that is not a
+#                       compressed stream, a decompression bomb, a map of
+#                       another build, no symbols at all, corrupt kallsyms,
+#                       record --in-place: each exit 2 and one line
+#
+#   PATCHSITE=/path/to/patchsite sh tests/e2e/vmlinuz.sh
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+PATCHSITE=${PATCHSITE:-$root/patchsite}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/patchsite-vmlinuz.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+. "$here/lib.sh"
+ps_init "$tmp"
+ps_need_patchsite
+mk="python3 $here/mkvmlinuz.py"
+fx=$root/fixtures/minikernel/out
+
+# table ELF: the 8-byte entries between __start_mcount_loc and __stop_mcount_loc,
+# read from the file's bytes, one hex address a line (sorted, as record prints)
+table() {
+	python3 - "$1" <<'EOF'
+import struct, subprocess, sys
+elf = sys.argv[1]
+sym = {}
+for line in subprocess.run(["nm", elf], capture_output=True, text=True, check=True).stdout.splitlines():
+    f = line.split()
+    if len(f) == 3:
+        sym[f[2]] = int(f[0], 16)
+b = open(elf, "rb").read()
+shoff, = struct.unpack_from("<Q", b, 0x28)
+shnum, = struct.unpack_from("<H", b, 0x3c)
+lo, hi = sym["__start_mcount_loc"], sym["__stop_mcount_loc"]
+for i in range(shnum):
+    name, typ, flags, addr, off, size = struct.unpack_from("<IIQQQQ", b, shoff + 64 * i)
+    if addr <= lo < addr + size and typ != 8:
+        v = [struct.unpack_from("<Q", b, off + lo - addr + 8 * k)[0] for k in range((hi - lo) // 8)]
+        for x in sorted(x for x in v if x):
+            print("0x%x" % x)
+EOF
+}
+
+# one_line FILE: exactly one line, "patchsite: " first
+one_line() {
+	[ "$(wc -l <"$1")" -eq 1 ] && grep -q '^patchsite: ' "$1"
+}
+
+for k in x86_64-pad x86_64; do
+	elf=$fx/$k.elf
+	if ! [ -f "$elf" ]; then
+		not_ok "$k: fixture $elf (make -C fixtures/minikernel)"
+		continue
+	fi
+	table "$elf" >"$tmp/$k.want"
+	ps_check "$k: record ELF" 0 "$tmp/$k.elf.sym" -- record --symbolize "$elf" &&
+		ps_check "$k: audit ELF" 0 "$tmp/$k.elf.audit" -- audit "$elf"
+	check "$k: oracle table has entries" test -s "$tmp/$k.want"
+	for z in gzip xz lzma zstd; do
+		for l in 6.12 6.1; do
+			img=$tmp/$k-$z-$l
+			if ! $mk "$elf" "$img" --comp "$z" --layout "$l" 2>"$tmp/mk.err"; then
+				not_ok "$k $z $l: mkvmlinuz" "$tmp/mk.err"
+				continue
+			fi
+			if ps_run 0 "$tmp/got" -- record "$img" && cmp -s "$tmp/got" "$tmp/$k.want"; then
+				ok "$k $z $l: table from kallsyms = the ELF's bytes"
+			else
+				{ cat "$ps_msg"; diff "$tmp/got" "$tmp/$k.want"; } >"$tmp/d" 2>&1
+				not_ok "$k $z $l: table from kallsyms = the ELF's bytes" "$tmp/d"
+			fi
+		done
+	done
+	img=$tmp/$k-gzip-6.12
+	if ps_run 0 "$tmp/got" -- record --symbolize "$img" && cmp -s "$tmp/got" "$tmp/$k.elf.sym"; then
+		ok "$k: record --symbolize from kallsyms = from the ELF's symbols"
+	else
+		{ cat "$ps_msg"; diff "$tmp/got" "$tmp/$k.elf.sym"; } >"$tmp/d" 2>&1
+		not_ok "$k: record --symbolize from kallsyms = from the ELF's symbols" "$tmp/d"
+	fi
+	if ps_run 0 "$tmp/got" -- audit "$img" && cmp -s "$tmp/got" "$tmp/$k.elf.audit"; then
+		ok "$k: audit from the bzImage = on the ELF"
+	else
+		{ cat "$ps_msg"; diff "$tmp/got" "$tmp/$k.elf.audit"; } >"$tmp/d" 2>&1
+		not_ok "$k: audit from the bzImage = on the ELF" "$tmp/d"
+	fi
+done
+
+# the table cleared in the ELF (its bytes zeroed), then packed: every site missing
+k=x86_64-pad
+elf=$fx/$k.elf
+n=$(wc -l <"$tmp/$k.want")
+python3 - "$elf" "$tmp/cleared.elf" <<'EOF'
+import subprocess, struct, sys
+src, dst = sys.argv[1:]
+sym = {l.split()[2]: int(l.split()[0], 16) for l in subprocess.run(["nm", src], capture_output=True, text=True).stdout.splitlines() if len(l.split()) == 3}
+b = bytearray(open(src, "rb").read())
+shoff, = struct.unpack_from("<Q", b, 0x28)
+shnum, = struct.unpack_from("<H", b, 0x3c)
+lo, hi = sym["__start_mcount_loc"], sym["__stop_mcount_loc"]
+for i in range(shnum):
+    name, typ, flags, addr, off, size = struct.unpack_from("<IIQQQQ", b, shoff + 64 * i)
+    if addr <= lo < addr + size and typ != 8:
+        b[off + lo - addr: off + hi - addr] = bytes(hi - lo)
+open(dst, "wb").write(b)
+EOF
+$mk "$tmp/cleared.elf" "$tmp/cleared.bz" --comp zstd
+if ps_run 1 "$tmp/got" -- audit "$tmp/cleared.bz" &&
+	grep -q "summary: .* $n missing" "$tmp/got"; then
+	ok "cleared table: audit from the bzImage names all $n sites missing"
+else
+	{ cat "$ps_msg"; cat "$tmp/got"; } >"$tmp/d" 2>&1
+	not_ok "cleared table: audit from the bzImage names all $n sites missing" "$tmp/d"
+fi
+# (the ELF's lines end with the DWARF unit that made the site, " [src/...]":
+# the stripped payload has no DWARF, and that is all that differs)
+if ps_run 1 "$tmp/got2" -- audit "$tmp/cleared.elf" &&
+	sed 's/ \[src\/[^]]*\]$//' "$tmp/got2" >"$tmp/got3" && diff -q "$tmp/got" "$tmp/got3" >/dev/null; then
+	ok "cleared table: the same report as on the cleared ELF"
+else
+	{ cat "$ps_msg"; diff "$tmp/got" "$tmp/got3"; } >"$tmp/d" 2>&1
+	not_ok "cleared table: the same report as on the cleared ELF" "$tmp/d"
+fi
+
+# System.map: given, beside the image, and Debian's stub (skipped)
+$mk "$elf" "$tmp/nok" --no-kallsyms --map "$tmp/good.map"
+if ps_run 0 "$tmp/got" -- record --system-map="$tmp/good.map" "$tmp/nok" &&
+	cmp -s "$tmp/got" "$tmp/$k.want"; then
+	ok "--system-map: table = the ELF's bytes"
+else
+	not_ok "--system-map: table = the ELF's bytes" "$ps_msg"
+fi
+mkdir -p "$tmp/boot"
+cp "$tmp/nok" "$tmp/boot/vmlinuz-6.12.0-mini"
+cp "$tmp/good.map" "$tmp/boot/System.map-6.12.0-mini"
+if ps_run 0 "$tmp/got" -- record --symbolize "$tmp/boot/vmlinuz-6.12.0-mini" &&
+	cmp -s "$tmp/got" "$tmp/$k.elf.sym"; then
+	ok "System.map beside the image: read unasked, names = the ELF's"
+else
+	not_ok "System.map beside the image: read unasked, names = the ELF's" "$ps_msg"
+fi
+echo "ffffffffffffffff B The real System.map is in the linux-image-<version>-dbg package" \
+	>"$tmp/boot/System.map-6.12.0-mini"
+cp "$tmp/$k-zstd-6.12" "$tmp/boot/vmlinuz-6.12.0-mini"
+if ps_run 0 "$tmp/got" -- record "$tmp/boot/vmlinuz-6.12.0-mini" && cmp -s "$tmp/got" "$tmp/$k.want"; then
+	ok "Debian's stub System.map beside the image: skipped, kallsyms read"
+else
+	not_ok "Debian's stub System.map beside the image: skipped, kallsyms read" "$ps_msg"
+fi
+
+# the build's config decides whether an unsorted table is a finding
+printf 'CONFIG_FTRACE=y\nCONFIG_BUILDTIME_MCOUNT_SORT=y\n' >"$tmp/sorts.config"
+printf 'CONFIG_FTRACE=y\n# CONFIG_BUILDTIME_MCOUNT_SORT is not set\n' >"$tmp/nosort.config"
+$mk "$elf" "$tmp/uns" --unsorted
+$mk "$elf" "$tmp/unsik" --unsorted --ikconfig "$tmp/sorts.config"
+if ps_run 0 "$tmp/got" -- audit "$tmp/uns" && grep -q "0 unsorted" "$tmp/got" &&
+	one_line "$ps_err" && grep -q "note: table '__start_mcount_loc' is not sorted" "$ps_err"; then
+	ok "unsorted, no config: a note on stderr, not a finding (exit 0)"
+else
+	{ cat "$ps_msg"; cat "$tmp/got" "$ps_err"; } >"$tmp/d" 2>&1
+	not_ok "unsorted, no config: a note on stderr, not a finding (exit 0)" "$tmp/d"
+fi
+if ps_run 1 "$tmp/got" -- audit --config="$tmp/sorts.config" "$tmp/uns" &&
+	grep -q "^unsorted: .*not sorted (1 descents" "$tmp/got"; then
+	ok "unsorted, --config with CONFIG_BUILDTIME_MCOUNT_SORT=y: a finding (exit 1)"
+else
+	{ cat "$ps_msg"; cat "$tmp/got"; } >"$tmp/d" 2>&1
+	not_ok "unsorted, --config with CONFIG_BUILDTIME_MCOUNT_SORT=y: a finding (exit 1)" "$tmp/d"
+fi
+if ps_run 0 "$tmp/got" -- audit --config="$tmp/nosort.config" "$tmp/uns" &&
+	grep -q "0 unsorted" "$tmp/got" && ! [ -s "$ps_err" ]; then
+	ok "unsorted, a config without it: the kernel sorts at boot, no finding, no note"
+else
+	{ cat "$ps_msg"; cat "$tmp/got"; } >"$tmp/d" 2>&1
+	not_ok "unsorted, a config without it: the kernel sorts at boot, no finding, no note" "$tmp/d"
+fi
+if ps_run 1 "$tmp/got" -- audit "$tmp/unsik" && grep -q "1 unsorted" "$tmp/got"; then
+	ok "unsorted, the image's own IKCONFIG says the build sorts: a finding"
+else
+	{ cat "$ps_msg"; cat "$tmp/got"; } >"$tmp/d" 2>&1
+	not_ok "unsorted, the image's own IKCONFIG says the build sorts: a finding" "$tmp/d"
+fi
+mkdir -p "$tmp/boot2"
+cp "$tmp/uns" "$tmp/boot2/vmlinuz-6.12.0-mini"
+cp "$tmp/sorts.config" "$tmp/boot2/config-6.12.0-mini"
+if ps_run 1 "$tmp/got" -- audit "$tmp/boot2/vmlinuz-6.12.0-mini" && grep -q "1 unsorted" "$tmp/got"; then
+	ok "unsorted, config-VERSION beside the image says the build sorts: a finding"
+else
+	{ cat "$ps_msg"; cat "$tmp/got"; } >"$tmp/d" 2>&1
+	not_ok "unsorted, config-VERSION beside the image says the build sorts: a finding" "$tmp/d"
+fi
+
+# a package in one call: boot/vmlinuz-* found in the directory
+if ps_run 0 "$tmp/got" -- audit -v "$tmp/boot" && grep -q "vmlinuz-6.12.0-mini" "$tmp/got" &&
+	grep -q "^total: 1 images" "$tmp/got"; then
+	ok "audit DIR: the boot image in it is audited"
+else
+	{ cat "$ps_msg"; cat "$tmp/got"; } >"$tmp/d" 2>&1
+	not_ok "audit DIR: the boot image in it is audited" "$tmp/d"
+fi
+
+# bad input: exit 2, one line, nothing on stdout
+$mk "$elf" "$tmp/trunc" --truncate 3000
+$mk "$elf" "$tmp/garbage" --payload-garbage
+$mk "$elf" "$tmp/bomb" --bomb
+$mk "$elf" "$tmp/corrupt" --corrupt-kallsyms
+$mk "$elf" "$tmp/other" --no-kallsyms --map "$tmp/other.map" --map-shift 0x1000
+bad() { # bad NAME WORDS IMAGE [OPTION]
+	_n=$1 _w=$2 _i=$3
+	shift 3
+	if ps_run 2 "$tmp/got" -- audit "$@" "$_i" && one_line "$ps_err" && grep -q "$_w" "$ps_err" &&
+		! [ -s "$tmp/got" ]; then
+		ok "bad input: $_n (exit 2, one line)"
+	else
+		{ cat "$ps_msg"; cat "$ps_err"; } >"$tmp/d" 2>&1
+		not_ok "bad input: $_n (exit 2, one line)" "$tmp/d"
+	fi
+}
+bad "truncated bzImage" "truncated bzImage" "$tmp/trunc"
+bad "payload not a compressed stream" "not a compressed stream" "$tmp/garbage"
+bad "decompression bomb" "decompression bomb" "$tmp/bomb"
+bad "corrupt kallsyms" "corrupt kallsyms" "$tmp/corrupt"
+bad "no symbols" "no symbols" "$tmp/nok"
+bad "System.map of another build" "not this image's" "$tmp/other" --system-map="$tmp/other.map"
+cp "$tmp/$k-gzip-6.12" "$tmp/inplace"
+cp "$tmp/inplace" "$tmp/inplace.orig"
+if ps_run 2 /dev/null -- record --in-place "$tmp/inplace" && one_line "$ps_err" &&
+	grep -q "boot image cannot be written in place" "$ps_err" && cmp -s "$tmp/inplace" "$tmp/inplace.orig"; then
+	ok "record --in-place on a bzImage: refused in one line, file unchanged"
+else
+	{ cat "$ps_msg"; cat "$ps_err"; } >"$tmp/d" 2>&1
+	not_ok "record --in-place on a bzImage: refused in one line, file unchanged" "$tmp/d"
+fi
+finish
