@@ -1445,10 +1445,13 @@ __attribute__((constructor)) static void trace_start(void)
 				if (sigaction(dump_sig, &sa, NULL) < 0)
 					say("PATCHSITE_TRACE_SIGNAL: sigaction: %s", strerror(errno));
 			}
-			/* the thread must not take the program's signals */
+			/* the thread must not take the program's signals; SIGTRAP
+			   stays open: the runtime refuses a round (-EDEADLK) while
+			   any thread blocks it, and this thread meets no INT3 */
 			sigset_t all, old;
 
 			sigfillset(&all);
+			sigdelset(&all, SIGTRAP);
 			pthread_sigmask(SIG_SETMASK, &all, &old);
 			err = pthread_create(&th, NULL, ctl_thread, NULL);
 			pthread_sigmask(SIG_SETMASK, &old, NULL);
