@@ -135,10 +135,9 @@ fixtures: san
 # add a script, add its NAME to E2E_SCRIPTS; a second run of one script with
 # other settings is a VARIANT: its name in E2E_VARIANTS, its script in
 # E2E_SCRIPT_<variant>, its environment in E2E_ENV_<variant>.  The slowest
-# come first, so that `make e2e`'s two at a time end together.
-E2E_SCRIPTS := realprog-riscv64 tracer stress runtime-x86 realprog-x86 hostile safety-tracer safety-core \
-	repad-zlib embed embed-x86 repad inplace minikernel nearmiss run repad-kernel \
-	bench-x86 ppc64le allocfail package vmlinuz arches cli
+E2E_SCRIPTS := realprog-riscv64 stress run hostile runtime-x86 repad-zlib allocfail \
+	realprog-x86 tracer safety-core safety-tracer embed-x86 embed repad vmlinuz \
+	repad-kernel inplace bench-x86 minikernel nearmiss package arches cli ppc64le
 E2E_VARIANTS := embed-riscv64 embed-riscv64-noc
 E2E_SCRIPT_embed-riscv64 := embed
 E2E_ENV_embed-riscv64 := ARCH=riscv64

@@ -636,7 +636,7 @@ for a in $arches; do
 	# its minikernel (-pg -mprofile-kernel, local entry points) has a script
 	# of its own, beside the ELFv2-only cases: it must be one make e2e runs
 	powerpc64le)
-		if [ -f "$here/ppc64le.sh" ] && grep -q 'sh tests/e2e/ppc64le.sh' "$root/Makefile"; then
+		if [ -f "$here/ppc64le.sh" ] && sed -n '/^E2E_SCRIPTS *:=/,/[^\\]$/p' "$root/Makefile" | grep -qw ppc64le; then
 			ok "powerpc64le: its minikernel is checked by tests/e2e/ppc64le.sh, which make e2e runs"
 		else
 			not_ok "powerpc64le: its minikernel is checked by tests/e2e/ppc64le.sh, which make e2e runs"
