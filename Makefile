@@ -135,6 +135,9 @@ fixtures: san
 # add a script, add its NAME to E2E_SCRIPTS; a second run of one script with
 # other settings is a VARIANT: its name in E2E_VARIANTS, its script in
 # E2E_SCRIPT_<variant>, its environment in E2E_ENV_<variant>.  The slowest
+# come first (by one sequential run: realprog-riscv64 573 s, stress 370,
+# run 349, hostile 273, runtime-x86 271 ... cli 3, at load 6-18), so that
+# `make e2e`'s two at a time end together.
 E2E_SCRIPTS := realprog-riscv64 stress run hostile runtime-x86 repad-zlib allocfail \
 	realprog-x86 tracer safety-core safety-tracer embed-x86 embed repad vmlinuz \
 	repad-kernel inplace bench-x86 minikernel nearmiss package arches cli ppc64le
