@@ -33,7 +33,7 @@ DEPS      := $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d)
 
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all clean check unit e2e deps demo install fixtures bench bench-inplace bench-package bench-repad boot-check-arm64 san kernel-check runtime fuzz
+.PHONY: all clean check unit e2e deps demo install fixtures realserver bench bench-inplace bench-package bench-repad boot-check-arm64 san kernel-check runtime fuzz
 all: patchsite
 
 patchsite: $(BUILD)/patchsite
@@ -83,6 +83,11 @@ san:
 	$(MAKE) BUILD=build-san CFLAGS="$(SAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" \
 		build-san/patchsite build-san/check_main
 
+# issue 26's real-server test alone: Debian's nginx under load and churn
+realserver: san all
+	$(MAKE) -C fixtures/realserver
+	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/realserver.sh
+
 unit: san
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 CK_FORK=yes ./build-san/check_main
 
@@ -94,6 +99,7 @@ fixtures: san
 	$(MAKE) -C fixtures/nearmiss
 	$(MAKE) -C fixtures/repad-kernel
 	$(MAKE) -C fixtures/realprog-x86
+	$(MAKE) -C fixtures/realserver
 
 # lint-tests.py first: every patchsite run in tests/ goes through ps_run
 # (tests/e2e/lib.sh), its exit status asserted before its output is read
@@ -115,6 +121,7 @@ e2e: san all fixtures
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/stress.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/realprog-x86.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/realprog-riscv64.sh
+	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/realserver.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/bench-x86.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/nearmiss.sh
 	PATCHSITE=$(CURDIR)/build-san/patchsite sh tests/e2e/package.sh
@@ -239,5 +246,6 @@ clean:
 	$(MAKE) -C fixtures/nearmiss clean
 	$(MAKE) -C fixtures/repad-kernel clean
 	$(MAKE) -C fixtures/realprog-x86 clean
+	$(MAKE) -C fixtures/realserver clean
 	$(MAKE) -C bench/attach clean
 	$(MAKE) -C fuzz clean
