@@ -75,7 +75,14 @@ showlog() { sed 's/^/# /' "$1" | tail -n "${2:-30}"; }
 
 work=$(mktemp -d)
 chmod 755 "$work"
-trap 'rm -rf "$work"' EXIT
+# at exit: end what this test started and left (a worker whose master was
+# killed), found by this run's private directory in their command lines
+reap() {
+	for p in $(ps -eo pid=,args= | awk -v w="$work/" 'index($0, w) && $2 !~ /awk|ps/ { print $1 }'); do
+		[ "$p" != $$ ] && kill -9 "$p" 2>/dev/null
+	done
+}
+trap 'reap; rm -rf "$work"' EXIT
 ps_init "$work"
 ps_need_patchsite
 [ "$(uname -m)" = x86_64 ] || { echo "# this is $(uname -m)" >"$work/why"; not_ok "a native x86_64 machine" "$work/why"; finish; }
@@ -177,7 +184,7 @@ http {
 	}
 }
 EOF
-	(cd "$d" && exec timeout 300 env "$@" "$_b" -p "$d" -c "$d/nginx.conf") >"$d/out" 2>"$d/err" &
+	(cd "$d" && exec timeout -k 10 180 env "$@" "$_b" -p "$d" -c "$d/nginx.conf") >"$d/out" 2>"$d/err" &
 	_m=$!
 	# wait until it answers (each answered probe is one request)
 	probes=0
@@ -199,18 +206,19 @@ EOF
 		return 1
 	fi
 	ok "$_t: nginx answers"
+	deadline=$(($(date +%s) + 120))
 	# two clients, each ROUNDS curl invocations fetching every file once
 	for c in 1 2; do
 		(
 			r=0
-			while [ "$r" -lt "$ROUNDS" ]; do
+			while [ "$r" -lt "$ROUNDS" ] && [ "$(date +%s)" -lt "$deadline" ]; do
 				set --
 				k=0
 				while [ "$k" -lt "$nfiles" ]; do
 					set -- "$@" "http://127.0.0.1:$PORT/f$k" -o "$d/got/c$c.r$r.f$k"
 					k=$((k + 1))
 				done
-				timeout 120 curl -sS --max-time 100 -w '%{http_code}\n' "$@" >>"$d/codes.$c" 2>>"$d/curl.err"
+				timeout 120 curl -sS --max-time 60 -w '%{http_code}\n' "$@" >>"$d/codes.$c" 2>>"$d/curl.err"
 				echo "$?" >>"$d/rcs.$c"
 				r=$((r + 1))
 			done
@@ -225,6 +233,7 @@ EOF
 	kill -QUIT "$(cat "$d/logs/nginx.pid")" 2>/dev/null
 	wait "$_m"
 	rc=$?
+	[ "$(date +%s)" -lt "$deadline" ] || echo "# the clients stopped at their deadline (120 s)" >"$d/late"
 	served=$((probes + 2 * ROUNDS * nfiles))
 
 	if [ "$rc" -eq 0 ]; then
@@ -251,6 +260,7 @@ EOF
 		ok "$_t: every response 200 and the docroot file byte for byte ($n200)"
 	else
 		echo "# $bad bodies differ or are missing, $n200 of $((2 * ROUNDS * nfiles)) answered 200" >>"$d/cmp.out"
+		[ -f "$d/late" ] && cat "$d/late" >>"$d/cmp.out"
 		not_ok "$_t: every response 200 and the docroot file byte for byte" "$d/cmp.out"
 	fi
 	lines=$(wc -l <"$d/logs/access.log" 2>/dev/null || echo 0)
