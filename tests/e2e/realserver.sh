@@ -27,8 +27,15 @@
 # ops on every function in rounds until exit.  Each process writes its
 # summary at exit (the master CHURN_OUT, a worker CHURN_OUT.PID).
 #
+# The ready tracer (runtime/tracer, libpatchsite-trace.so, counts only) is
+# the other way in: preloaded with PATCHSITE_TRACE_CTL, a controller
+# writes `attach *` and `detach` to its FIFO in rounds while the load runs
+# and the master forks (the FIFO reaches the master: a worker has no
+# control thread).
+#
 # One run per program (the unembedded nginx, the embedded one with no
-# tracer, the embedded one under forkchurn.so), each:
+# tracer, the embedded one under the ready tracer and its FIFO, the
+# embedded one under forkchurn.so), each:
 #   start nginx (master_process on, daemon off, 2 workers, its files in a
 #   private prefix), wait until it answers; two curl clients in parallel,
 #   each ROUNDS invocations fetching every file of the docroot once (20
@@ -43,7 +50,10 @@
 #   - no crash: nginx's error log has no [alert], [crit] or [emerg] line
 #     (the master logs a worker that died on a signal as [alert]), no
 #     core file
-#   and, for the run under the tracer:
+#   for the run under the ready tracer:
+#   - it answered every command the controller wrote (`ctl: attached N
+#     functions`, `ctl: detached N functions` on stderr, one per round)
+#   and, for the run under forkchurn.so:
 #   - every process wrote its summary (a process killed by a signal writes
 #     none), no API call failed, each ran rounds (>= 1: the workers live
 #     only as long as the load)
@@ -225,21 +235,44 @@ EOF
 		) &
 		eval "_c$c=\$!"
 	done
+	# with $ctl (the ready tracer's control FIFO): a controller attaching
+	# every function and detaching them, in rounds, until the clients end
+	if [ -n "$ctl" ]; then
+		: >"$d/ctl.rounds"
+		(
+			while kill -0 "$_c1" 2>/dev/null || kill -0 "$_c2" 2>/dev/null; do
+				timeout 20 sh -c "echo 'attach *' >'$ctl'" || { echo "# attach write timed out"; break; }
+				sleep 0.3
+				timeout 20 sh -c "echo detach >'$ctl'" || { echo "# detach write timed out"; break; }
+				echo round >>"$d/ctl.rounds"
+				sleep 0.2
+			done
+		) >"$d/ctl.out" 2>&1 &
+		_k=$!
+	fi
 	sleep 2
 	kill -HUP "$(cat "$d/logs/nginx.pid")" 2>/dev/null
 	echo "HUP sent" >>"$d/signals"
 	wait "$_c1"
 	wait "$_c2"
-	kill -QUIT "$(cat "$d/logs/nginx.pid")" 2>/dev/null
+	[ -z "$ctl" ] || wait "$_k"
+	[ "$(date +%s)" -lt "$deadline" ] || echo "# the clients stopped at their deadline (120 s)" >"$d/late"
+	# the master and its workers now, to end what a killed master leaves
+	_mp=$(cat "$d/logs/nginx.pid")
+	ps -eo pid=,ppid= | awk -v m="$_mp" '$2 == m { print $1 }' >"$d/pids"
+	echo "$_mp" >>"$d/pids"
+	kill -QUIT "$_mp" 2>/dev/null
 	wait "$_m"
 	rc=$?
-	[ "$(date +%s)" -lt "$deadline" ] || echo "# the clients stopped at their deadline (120 s)" >"$d/late"
+	for p in $(cat "$d/pids"); do
+		grep -q '^nginx' "/proc/$p/cmdline" 2>/dev/null && kill -9 "$p" && echo "# pid $p was left, killed"
+	done >"$d/left"
 	served=$((probes + 2 * ROUNDS * nfiles))
 
 	if [ "$rc" -eq 0 ]; then
 		ok "$_t: master exits 0 on SIGQUIT (no hang, no crash)"
 	else
-		{ echo "# exit status $rc (124: timeout; 128+N: signal N)"; showlog "$d/err"; } >"$d/why"
+		{ echo "# exit status $rc (124: timeout; 128+N: signal N)"; cat "$d/left"; showlog "$d/err"; } >"$d/why"
 		not_ok "$_t: master exits 0 on SIGQUIT (no hang, no crash)" "$d/why"
 	fi
 	check "$_t: every curl exited 0" sh -c "! grep -v '^0\$' '$d/rcs.1' '$d/rcs.2' && cat '$d/curl.err' && [ ! -s '$d/curl.err' ]"
@@ -280,8 +313,24 @@ EOF
 	return 0
 }
 
+ctl=
 serve plain "$prog"
 serve embedded "$emb"
+ctl=$work/traced.fifo
+mkfifo "$ctl"
+serve traced "$emb" LD_PRELOAD="$FX/tracer/libpatchsite-trace.so" PATCHSITE_TRACE_CTL="$ctl" \
+	PATCHSITE_TRACE_TIME=off PATCHSITE_TRACE_OUT="$work/traced/table.%p"
+d=$work/traced
+nr=$(wc -l <"$d/ctl.rounds")
+na=$(grep -c 'ctl: attached [0-9]* functions' "$d/err")
+nd=$(grep -c 'ctl: detached [0-9]* functions' "$d/err")
+if [ "$nr" -ge 1 ] && [ "$na" -eq "$nr" ] && [ "$nd" -eq "$nr" ] && [ ! -s "$d/ctl.out" ]; then
+	ok "traced: the tracer answered every command ($nr rounds of attach * / detach)"
+else
+	{ echo "# $nr rounds written, $na attach and $nd detach answers"; cat "$d/ctl.out"; showlog "$d/err" 10; } >"$d/why"
+	not_ok "traced: the tracer answered every command" "$d/why"
+fi
+ctl=
 serve churned "$emb" LD_PRELOAD="$FX/forkchurn.so" CHURN_OUT="$work/churned/sum" \
 	CHURN_STEADY=1 CHURN_ROUNDS=1
 
