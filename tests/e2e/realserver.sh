@@ -52,7 +52,8 @@
 #     core file
 #   for the run under the ready tracer:
 #   - it answered every command the controller wrote (`ctl: attached N
-#     functions`, `ctl: detached N functions` on stderr, one per round)
+#     functions`, `ctl: detached N functions` on stderr, which nginx
+#     sends to its error log: one of each per round)
 #   and, for the run under forkchurn.so:
 #   - every process wrote its summary (a process killed by a signal writes
 #     none), no API call failed, each ran rounds (>= 1: the workers live
@@ -322,12 +323,13 @@ serve traced "$emb" LD_PRELOAD="$FX/tracer/libpatchsite-trace.so" PATCHSITE_TRAC
 	PATCHSITE_TRACE_TIME=off PATCHSITE_TRACE_OUT="$work/traced/table.%p"
 d=$work/traced
 nr=$(wc -l <"$d/ctl.rounds")
-na=$(grep -c 'ctl: attached [0-9]* functions' "$d/err")
-nd=$(grep -c 'ctl: detached [0-9]* functions' "$d/err")
+# nginx sends its stderr to its error log once that is open
+na=$(cat "$d/err" "$d/logs/error.log" | grep -c 'ctl: attached [0-9]* functions')
+nd=$(cat "$d/err" "$d/logs/error.log" | grep -c 'ctl: detached [0-9]* functions')
 if [ "$nr" -ge 1 ] && [ "$na" -eq "$nr" ] && [ "$nd" -eq "$nr" ] && [ ! -s "$d/ctl.out" ]; then
 	ok "traced: the tracer answered every command ($nr rounds of attach * / detach)"
 else
-	{ echo "# $nr rounds written, $na attach and $nd detach answers"; cat "$d/ctl.out"; showlog "$d/err" 10; } >"$d/why"
+	{ echo "# $nr rounds written, $na attach and $nd detach answers"; cat "$d/ctl.out"; showlog "$d/logs/error.log" 10; } >"$d/why"
 	not_ok "traced: the tracer answered every command" "$d/why"
 fi
 ctl=
