@@ -7,6 +7,7 @@
 # workers.
 #
 #   PATCHSITE=/path/to/patchsite sh tests/e2e/realserver.sh  (as root, or with sudo)
+#   (KEEP=1: the work directory is kept, its path printed)
 #
 # Strategy: nginx is the classic shape issue 26 is about.  Its master
 # blocks a set of signals (sigprocmask) and waits in sigsuspend; it forks
@@ -86,6 +87,7 @@ showlog() { sed 's/^/# /' "$1" | tail -n "${2:-30}"; }
 
 work=$(mktemp -d)
 chmod 755 "$work"
+[ -z "${KEEP:-}" ] || echo "# work directory $work"
 # at exit: end what this test started and left (a worker whose master was
 # killed), found by this run's private directory in their command lines
 reap() {
@@ -93,7 +95,7 @@ reap() {
 		[ "$p" != $$ ] && kill -9 "$p" 2>/dev/null
 	done
 }
-trap 'reap; rm -rf "$work"' EXIT
+trap 'reap; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 ps_init "$work"
 ps_need_patchsite
 [ "$(uname -m)" = x86_64 ] || { echo "# this is $(uname -m)" >"$work/why"; not_ok "a native x86_64 machine" "$work/why"; finish; }
