@@ -34,7 +34,7 @@ DEPS      := $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d)
 
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all clean check unit e2e deps demo install uninstall man doc-check fixtures bench bench-inplace bench-package bench-repad boot-check-arm64 san kernel-check runtime fuzz safety-core vmlinuz vmlinuz-debian
+.PHONY: all clean check unit e2e deps demo install uninstall man doc-check fixtures bench bench-inplace bench-package bench-repad boot-check-arm64 san kernel-check runtime fuzz safety-core vmlinuz vmlinuz-debian realserver
 all: patchsite
 
 patchsite: $(BUILD)/patchsite
@@ -129,6 +129,7 @@ fixtures: san
 	$(MAKE) -C fixtures/nearmiss
 	$(MAKE) -C fixtures/repad-kernel
 	$(MAKE) -C fixtures/realprog-x86
+	$(MAKE) -C fixtures/realserver
 
 # The end-to-end scripts: `make e2e-NAME` runs tests/e2e/NAME.sh with
 # PATCHSITE (the ASan+UBSan build) and PATCHSITE_PLAIN (the plain one).  To
@@ -138,7 +139,7 @@ fixtures: san
 # come first (by one sequential run: realprog-riscv64 573 s, stress 370,
 # run 349, hostile 273, runtime-x86 271 ... cli 3, at load 6-18), so that
 # `make e2e`'s two at a time end together.
-E2E_SCRIPTS := realprog-riscv64 stress run hostile runtime-x86 repad-zlib allocfail \
+E2E_SCRIPTS := realprog-riscv64 realserver stress run hostile runtime-x86 repad-zlib allocfail \
 	realprog-x86 tracer safety-core safety-tracer embed-x86 embed repad vmlinuz \
 	repad-kernel inplace bench-x86 minikernel nearmiss package arches cli ppc64le
 E2E_VARIANTS := embed-riscv64 embed-riscv64-noc
@@ -171,6 +172,9 @@ e2e:
 .PHONY: safety-core safety-tracer
 safety-core: e2e-safety-core
 safety-tracer: e2e-safety-tracer
+# issue 26's real-server test alone: Debian's nginx under load and churn
+.PHONY: realserver
+realserver: e2e-realserver
 
 # libFuzzer harnesses for every reader (make check replays their corpora and
 # fuzzes each for 3 s with a fixed seed: tests/e2e/hostile.sh)
@@ -355,5 +359,6 @@ clean:
 	$(MAKE) -C fixtures/nearmiss clean
 	$(MAKE) -C fixtures/repad-kernel clean
 	$(MAKE) -C fixtures/realprog-x86 clean
+	$(MAKE) -C fixtures/realserver clean
 	$(MAKE) -C bench/attach clean
 	$(MAKE) -C fuzz clean

@@ -5,7 +5,7 @@ set -e
 pkgs="make gcc pkg-config libelf-dev libdw-dev zlib1g-dev liblzma-dev libzstd-dev liblz4-dev check
       elfutils python3 gzip xz-utils zstd clang libclang-rt-14-dev time
       dpkg-dev llvm-14 autoconf automake libtool g++ uftrace strace
-      debhelper fakeroot lintian git man-db groff-base"
+      debhelper fakeroot lintian git man-db groff-base curl"
 # each architecture's cross compiler, binutils and runner: fixtures/arches.mk
 here=$(dirname "$0")
 pkgs="$pkgs $(sed -n 's/^PKGS_[A-Za-z0-9_]*[[:space:]]*:=[[:space:]]*//p' "$here/../fixtures/arches.mk")"
