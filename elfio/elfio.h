@@ -397,6 +397,23 @@ char *elfio_journal_path(const char *path);
  * .shstrtab and a new section header table, nothing loaded moving.  Every
  * function prints its error once and returns 0 or a negative errno.
  */
+/*
+ * Program headers and section headers as the file holds them (ELF64,
+ * little-endian), read from the open image's bytes, not through libelf: the
+ * segment writer and embed's planning check the headers libelf would refuse
+ * to describe.  elfio_phdr_read/elfio_shdr_read return -EINVAL when the
+ * entry lies outside the file; the caller checks the table's bounds first
+ * (elfio_header_tables) and says what is wrong in its own words.
+ */
+struct elfio_phdr {
+	uint32_t type, flags;
+	uint64_t offset, vaddr, paddr, filesz, memsz, align;
+};
+/* true when e_phoff..+phnum and e_shoff..+shnum entries lie inside the file */
+bool elfio_header_tables_inside(struct elfio *e);
+int elfio_phdr_read(struct elfio *e, size_t i, struct elfio_phdr *ph);
+int elfio_shdr_read(struct elfio *e, size_t i, GElf_Shdr *sh);
+
 struct elfio_rw;
 
 struct elfio_rw *elfio_rw_new(struct elfio *e);

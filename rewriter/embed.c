@@ -190,16 +190,6 @@ static bool entry_flavour(const struct arch_ops *ops, enum site_flavour f)
 	return f == FLAVOUR_FENTRY || f == FLAVOUR_FENTRY_NOP || f == FLAVOUR_PATCHABLE;
 }
 
-/* Offsets of Elf64_Phdr fields in the file. */
-#define PH_TYPE		0
-#define PH_FLAGS	4
-#define PH_OFFSET	8
-#define PH_VADDR	16
-#define PH_PADDR	24
-#define PH_FILESZ	32
-#define PH_MEMSZ	40
-#define PH_ALIGN	48
-
 int embed_image(const char *in, const char *out, struct embed_report *rep)
 {
 	struct embed_report dummy;
@@ -209,15 +199,14 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 	int nscans = 0;
 	struct esite *v = NULL;
 	struct elfio_rw *w = NULL;
-	const uint8_t *buf, *p;
+	const uint8_t *buf;
 	uint8_t *seg = NULL;
-	uint64_t len = 0, n = 0, total = 0, maxend = 0, phoff, shoff;
+	uint64_t len = 0, n = 0, total = 0, maxend = 0;
 	uint64_t seg_off, seg_addr, seg_size, tb_off, room_off = 0, tramp, dops;
-	uint64_t old_str_off, old_str_size;
 	const GElf_Ehdr *eh;
 	const struct arch_ops *ops;
 	const struct arch_callops *co;
-	size_t note = SIZE_MAX, nloads = 0, shnum, shstrndx, phnum, rawlen;
+	size_t note = SIZE_MAX, nloads = 0, phnum, rawlen;
 	int err = -EINVAL;
 
 	if (!rep)
@@ -257,25 +246,21 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 		elfio_err(e, "the image's bytes are not available");
 		goto out;
 	}
-	phoff = eh->e_phoff;
 	phnum = eh->e_phnum;
-	shoff = eh->e_shoff;
-	shnum = eh->e_shnum;
-	shstrndx = eh->e_shstrndx;
-	if (phoff > len || (len - phoff) / sizeof(Elf64_Phdr) < phnum ||
-	    shoff > len || (len - shoff) / sizeof(Elf64_Shdr) < shnum) {
+	if (!elfio_header_tables_inside(e)) {
 		elfio_err(e, "program or section header table is past the end of the file");
 		goto out;
 	}
 
 	/* Program headers: the end of the address space, a PT_NOTE to reuse. */
 	for (size_t i = 0; i < phnum; i++) {
-		p = buf + phoff + i * sizeof(Elf64_Phdr);
-		uint32_t type = (uint32_t)get_le(p + PH_TYPE, 4);
+		struct elfio_phdr ph;
 
-		if (type == PT_LOAD) {
-			uint64_t va = get_le(p + PH_VADDR, 8), msz = get_le(p + PH_MEMSZ, 8);
-			uint64_t fo = get_le(p + PH_OFFSET, 8), fsz = get_le(p + PH_FILESZ, 8);
+		if ((err = elfio_phdr_read(e, i, &ph)))
+			goto out;	/* not reached: the table is inside the file */
+		err = -EINVAL;
+		if (ph.type == PT_LOAD) {
+			uint64_t va = ph.vaddr, msz = ph.memsz, fo = ph.offset, fsz = ph.filesz;
 
 			if (va + msz < va || va + msz > UINT64_MAX - 2 * ops->max_page_size) {
 				elfio_err(e, "PT_LOAD %zu wraps around the address space", i);
@@ -289,7 +274,7 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 			if (va + msz > maxend)
 				maxend = va + msz;
 			nloads++;
-		} else if (type == PT_NOTE && note == SIZE_MAX) {
+		} else if (ph.type == PT_NOTE && note == SIZE_MAX) {
 			note = i;
 		}
 	}
@@ -307,10 +292,12 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 		elfio_err(e, "no PT_NOTE program header to turn into the new segment's PT_LOAD");
 		goto out;
 	}
-	p = buf + shoff + shstrndx * sizeof(Elf64_Shdr);
-	old_str_off = get_le(p + 24, 8);
-	old_str_size = get_le(p + 32, 8);
-	if (get_le(p + 4, 4) != SHT_STRTAB || old_str_off > len || old_str_size > len - old_str_off) {
+	GElf_Shdr names;
+	if ((err = elfio_shdr_read(e, eh->e_shstrndx, &names)))
+		goto out;	/* not reached: the table is inside the file */
+	err = -EINVAL;
+	if (names.sh_type != SHT_STRTAB || names.sh_offset > len ||
+	    names.sh_size > len - names.sh_offset) {
 		elfio_err(e, "the section name table is not a string table inside the file");
 		goto out;
 	}
