@@ -29,7 +29,7 @@
 #ifndef PATCHSITE_ELFIO_H
 #define PATCHSITE_ELFIO_H
 
-#include <gelf.h>
+#include <elf.h>
 #include <inttypes.h>
 #include <sys/types.h>
 #include <stdbool.h>
@@ -42,9 +42,9 @@
 struct elfio_section {
 	size_t index;
 	const char *name;
-	GElf_Shdr shdr;
+	Elf64_Shdr shdr;
 	uint64_t addr;		/* sh_addr, or synthetic base in ET_REL (0 if !ALLOC) */
-	Elf_Scn *scn;
+	struct Elf_Scn *scn;
 	/* Section bytes, decompressed.  Owned by libelf (d_buf of the section's
 	   Elf_Data); valid until elfio_close().  NULL until elfio_section_data(). */
 	const uint8_t *data;
@@ -102,7 +102,7 @@ void elfio_close(struct elfio *e);
 bool elfio_same_file(const char *a, const char *b);
 
 const char *elfio_path(const struct elfio *e);
-const GElf_Ehdr *elfio_ehdr(const struct elfio *e);
+const Elf64_Ehdr *elfio_ehdr(const struct elfio *e);
 bool elfio_is_rel(const struct elfio *e);
 /* True if the image was decompressed from .gz/.xz/.zst (cannot be written in place). */
 bool elfio_was_compressed(const struct elfio *e);
@@ -412,7 +412,7 @@ struct elfio_phdr {
 /* true when e_phoff..+phnum and e_shoff..+shnum entries lie inside the file */
 bool elfio_header_tables_inside(struct elfio *e);
 int elfio_phdr_read(struct elfio *e, size_t i, struct elfio_phdr *ph);
-int elfio_shdr_read(struct elfio *e, size_t i, GElf_Shdr *sh);
+int elfio_shdr_read(struct elfio *e, size_t i, Elf64_Shdr *sh);
 
 struct elfio_rw;
 
@@ -421,8 +421,8 @@ void elfio_rw_free(struct elfio_rw *w);
 int elfio_rw_patch(struct elfio_rw *w, uint64_t file_off, const void *bytes, size_t len);
 int elfio_rw_patch_addr(struct elfio_rw *w, uint64_t addr, const void *bytes, size_t len);
 /* ET_REL: a section's header as it will be written, and a new one */
-const GElf_Shdr *elfio_rw_shdr(struct elfio_rw *w, size_t idx);
-int elfio_rw_set_shdr(struct elfio_rw *w, size_t idx, const GElf_Shdr *sh);
+const Elf64_Shdr *elfio_rw_shdr(struct elfio_rw *w, size_t idx);
+int elfio_rw_set_shdr(struct elfio_rw *w, size_t idx, const Elf64_Shdr *sh);
 /* ET_REL: new contents for a section; data stays the caller's until commit */
 int elfio_rw_set_data(struct elfio_rw *w, size_t idx, const void *data, size_t size);
 /*
@@ -435,7 +435,7 @@ int elfio_rw_set_data(struct elfio_rw *w, size_t idx, const void *data, size_t s
 int elfio_rw_place_segment(struct elfio_rw *w, uint64_t size, uint64_t align, uint64_t min_addr,
 			   uint64_t *off, uint64_t *addr);
 int elfio_rw_add_segment(struct elfio_rw *w, uint32_t flags, const void *data);
-int elfio_rw_add_section(struct elfio_rw *w, const char *name, const GElf_Shdr *sh);
+int elfio_rw_add_section(struct elfio_rw *w, const char *name, const Elf64_Shdr *sh);
 /* Anything to write? */
 bool elfio_rw_changes(const struct elfio_rw *w);
 int elfio_rw_commit(struct elfio_rw *w, const char *out_path,

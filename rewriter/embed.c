@@ -219,7 +219,7 @@ struct embed {
 static int embed_plan(struct embed *m)
 {
 	struct elfio *e = m->e;
-	const GElf_Ehdr *eh = elfio_ehdr(e);
+	const Elf64_Ehdr *eh = elfio_ehdr(e);
 	const struct arch_ops *ops;
 	const uint8_t *buf;
 	uint64_t len = 0, maxend = 0;
@@ -302,7 +302,7 @@ static int embed_plan(struct embed *m)
 		elfio_err(e, "no PT_NOTE program header to turn into the new segment's PT_LOAD");
 		goto out;
 	}
-	GElf_Shdr names;
+	Elf64_Shdr names;
 	if ((err = elfio_shdr_read(e, eh->e_shstrndx, &names)))
 		goto out;	/* not reached: the table is inside the file */
 	err = -EINVAL;
@@ -569,9 +569,9 @@ static int embed_segment(struct embed *m)
 	 */
 	uint64_t code_off = co->tramp_size ? tb_off : room_off;
 	uint64_t code_size = co->tramp_size ? co->tramp_size : co->room_size;
-	GElf_Shdr sites_sh = { .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC, .sh_addr = seg_addr,
+	Elf64_Shdr sites_sh = { .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC, .sh_addr = seg_addr,
 			       .sh_offset = 0, .sh_size = code_off, .sh_addralign = 8 };
-	GElf_Shdr tramp_sh = { .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+	Elf64_Shdr tramp_sh = { .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
 			       .sh_addr = seg_addr + code_off, .sh_offset = code_off,
 			       .sh_size = code_size,
 			       .sh_addralign = co->tramp_size ? 16 : ops->max_page_size };
