@@ -6,6 +6,7 @@
 Suite *arch_suite(void);		/* every architecture: tests/arch/ */
 Suite *arch_caps_suite(void);
 Suite *elfio_suite(void);
+Suite *embed_suite(void);
 Suite *recordsites_suite(void);
 
 #endif
