@@ -261,22 +261,7 @@ int elfio_addr_to_offset(struct elfio *e, uint64_t addr, uint64_t *off);
 /* Formatting of an address for humans: "0x401136" or ".text+0x1a4". */
 void elfio_format_addr(struct elfio *e, uint64_t addr, char *buf, size_t len);
 
-/* --- Memory --------------------------------------------------------------- */
-
-/*
- * The big arrays' allocator (mem.c): zeroed, blocks of 1 MiB and more on
- * transparent huge pages.  Everything from these is freed with elfio_free,
- * nothing else is.  NULL with errno set on failure (overflow included).
- */
-void *elfio_calloc(size_t n, size_t size);
-void elfio_free(void *p);
-/*
- * The growth helper, the one way an array of patchsite grows: make *(T **)v
- * (NULL, or from elfio_calloc/elfio_grow) hold at least `need` elements of
- * `size` bytes (capacity in *cap, doubled as needed).  0, or -ENOMEM with
- * *v and *cap unchanged.
- */
-int elfio_grow(void *v, size_t *cap, size_t need, size_t size);
+/* --- Memory: elfio_calloc, elfio_free, elfio_grow are base/'s (base/base.h) --- */
 
 /* --- Errors -------------------------------------------------------------- */
 
