@@ -22,7 +22,7 @@ CPPFLAGS  += -D_GNU_SOURCE -DPATCHSITE_VERSION='"$(VERSION)"' -I. -Ibase -Iarch 
 LIBS      := -ldw -lelf -lz -llzma -lzstd -llz4
 CHECK_LIBS := -lcheck -lsubunit -lm -lrt -lpthread
 
-LIB_SRCS  := $(sort $(wildcard arch/*.c elfio/*.c recordsites/*.c rewriter/*.c))
+LIB_SRCS  := $(sort $(wildcard base/*.c arch/*.c elfio/*.c recordsites/*.c rewriter/*.c))
 CLI_SRCS  := patchsite.c batch.c
 TEST_SRCS := $(sort $(wildcard tests/check_*.c tests/arch/*.c)) tests/elfgen.c
 

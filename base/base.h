@@ -129,4 +129,23 @@ static inline size_t bound(const void *v, size_t n, size_t size, size_t key_off,
 #define BOUND(v, n, field, key, upper)							\
 	bound((v), (n), sizeof(*(v)), offsetof(__typeof__(*(v)), field), (key), (upper))
 
+/* --- Memory --------------------------------------------------------------- */
+
+/* The names keep their elfio_ prefix: the layers above call them by it. */
+
+/*
+ * The big arrays' allocator (base/mem.c): zeroed, blocks of 1 MiB and more on
+ * transparent huge pages.  Everything from these is freed with elfio_free,
+ * nothing else is.  NULL with errno set on failure (overflow included).
+ */
+void *elfio_calloc(size_t n, size_t size);
+void elfio_free(void *p);
+/*
+ * The growth helper, the one way an array of patchsite grows: make *(T **)v
+ * (NULL, or from elfio_calloc/elfio_grow) hold at least `need` elements of
+ * `size` bytes (capacity in *cap, doubled as needed).  0, or -ENOMEM with
+ * *v and *cap unchanged.
+ */
+int elfio_grow(void *v, size_t *cap, size_t need, size_t size);
+
 #endif

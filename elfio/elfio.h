@@ -29,7 +29,7 @@
 #ifndef PATCHSITE_ELFIO_H
 #define PATCHSITE_ELFIO_H
 
-#include <gelf.h>
+#include <elf.h>
 #include <inttypes.h>
 #include <sys/types.h>
 #include <stdbool.h>
@@ -42,9 +42,9 @@
 struct elfio_section {
 	size_t index;
 	const char *name;
-	GElf_Shdr shdr;
+	Elf64_Shdr shdr;
 	uint64_t addr;		/* sh_addr, or synthetic base in ET_REL (0 if !ALLOC) */
-	Elf_Scn *scn;
+	struct Elf_Scn *scn;
 	/* Section bytes, decompressed.  Owned by libelf (d_buf of the section's
 	   Elf_Data); valid until elfio_close().  NULL until elfio_section_data(). */
 	const uint8_t *data;
@@ -102,7 +102,7 @@ void elfio_close(struct elfio *e);
 bool elfio_same_file(const char *a, const char *b);
 
 const char *elfio_path(const struct elfio *e);
-const GElf_Ehdr *elfio_ehdr(const struct elfio *e);
+const Elf64_Ehdr *elfio_ehdr(const struct elfio *e);
 bool elfio_is_rel(const struct elfio *e);
 /* True if the image was decompressed from .gz/.xz/.zst (cannot be written in place). */
 bool elfio_was_compressed(const struct elfio *e);
@@ -263,22 +263,7 @@ int elfio_addr_to_offset(struct elfio *e, uint64_t addr, uint64_t *off);
 /* Formatting of an address for humans: "0x401136" or ".text+0x1a4". */
 void elfio_format_addr(struct elfio *e, uint64_t addr, char *buf, size_t len);
 
-/* --- Memory --------------------------------------------------------------- */
-
-/*
- * The big arrays' allocator (mem.c): zeroed, blocks of 1 MiB and more on
- * transparent huge pages.  Everything from these is freed with elfio_free,
- * nothing else is.  NULL with errno set on failure (overflow included).
- */
-void *elfio_calloc(size_t n, size_t size);
-void elfio_free(void *p);
-/*
- * The growth helper, the one way an array of patchsite grows: make *(T **)v
- * (NULL, or from elfio_calloc/elfio_grow) hold at least `need` elements of
- * `size` bytes (capacity in *cap, doubled as needed).  0, or -ENOMEM with
- * *v and *cap unchanged.
- */
-int elfio_grow(void *v, size_t *cap, size_t need, size_t size);
+/* --- Memory: elfio_calloc, elfio_free, elfio_grow are base/'s (base/base.h) --- */
 
 /* --- Errors -------------------------------------------------------------- */
 
@@ -399,6 +384,23 @@ char *elfio_journal_path(const char *path);
  * .shstrtab and a new section header table, nothing loaded moving.  Every
  * function prints its error once and returns 0 or a negative errno.
  */
+/*
+ * Program headers and section headers as the file holds them (ELF64,
+ * little-endian), read from the open image's bytes, not through libelf: the
+ * segment writer and embed's planning check the headers libelf would refuse
+ * to describe.  elfio_phdr_read/elfio_shdr_read return -EINVAL when the
+ * entry lies outside the file; the caller checks the table's bounds first
+ * (elfio_header_tables) and says what is wrong in its own words.
+ */
+struct elfio_phdr {
+	uint32_t type, flags;
+	uint64_t offset, vaddr, paddr, filesz, memsz, align;
+};
+/* true when e_phoff..+phnum and e_shoff..+shnum entries lie inside the file */
+bool elfio_header_tables_inside(struct elfio *e);
+int elfio_phdr_read(struct elfio *e, size_t i, struct elfio_phdr *ph);
+int elfio_shdr_read(struct elfio *e, size_t i, Elf64_Shdr *sh);
+
 struct elfio_rw;
 
 struct elfio_rw *elfio_rw_new(struct elfio *e);
@@ -406,8 +408,8 @@ void elfio_rw_free(struct elfio_rw *w);
 int elfio_rw_patch(struct elfio_rw *w, uint64_t file_off, const void *bytes, size_t len);
 int elfio_rw_patch_addr(struct elfio_rw *w, uint64_t addr, const void *bytes, size_t len);
 /* ET_REL: a section's header as it will be written, and a new one */
-const GElf_Shdr *elfio_rw_shdr(struct elfio_rw *w, size_t idx);
-int elfio_rw_set_shdr(struct elfio_rw *w, size_t idx, const GElf_Shdr *sh);
+const Elf64_Shdr *elfio_rw_shdr(struct elfio_rw *w, size_t idx);
+int elfio_rw_set_shdr(struct elfio_rw *w, size_t idx, const Elf64_Shdr *sh);
 /* ET_REL: new contents for a section; data stays the caller's until commit */
 int elfio_rw_set_data(struct elfio_rw *w, size_t idx, const void *data, size_t size);
 /*
@@ -420,7 +422,7 @@ int elfio_rw_set_data(struct elfio_rw *w, size_t idx, const void *data, size_t s
 int elfio_rw_place_segment(struct elfio_rw *w, uint64_t size, uint64_t align, uint64_t min_addr,
 			   uint64_t *off, uint64_t *addr);
 int elfio_rw_add_segment(struct elfio_rw *w, uint32_t flags, const void *data);
-int elfio_rw_add_section(struct elfio_rw *w, const char *name, const GElf_Shdr *sh);
+int elfio_rw_add_section(struct elfio_rw *w, const char *name, const Elf64_Shdr *sh);
 /* Anything to write? */
 bool elfio_rw_changes(const struct elfio_rw *w);
 int elfio_rw_commit(struct elfio_rw *w, const char *out_path,

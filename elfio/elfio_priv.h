@@ -3,6 +3,8 @@
 #ifndef PATCHSITE_ELFIO_PRIV_H
 #define PATCHSITE_ELFIO_PRIV_H
 
+#include <gelf.h>
+
 #include "elfio.h"
 
 Elf *elfio_elf(struct elfio *e);

@@ -381,6 +381,73 @@ out:
 	return ret;
 }
 
+/* --- Program and section headers from the file's bytes ------------------------ */
+
+/* Offsets of the Elf64_Phdr and Elf64_Shdr fields this file reads and writes. */
+#define PH_TYPE		0
+#define PH_FLAGS	4
+#define PH_OFFSET	8
+#define PH_VADDR	16
+#define PH_PADDR	24
+#define PH_FILESZ	32
+#define PH_MEMSZ	40
+#define PH_ALIGN	48
+#define SH_TYPE		4
+#define SH_OFFSET	24
+#define SH_SIZE		32
+
+bool elfio_header_tables_inside(struct elfio *e)
+{
+	const GElf_Ehdr *eh = elfio_ehdr(e);
+	uint64_t len = elfio_file_size(e);
+
+	return !(eh->e_phoff > len || (len - eh->e_phoff) / sizeof(Elf64_Phdr) < eh->e_phnum ||
+		 eh->e_shoff > len || (len - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum);
+}
+
+int elfio_phdr_read(struct elfio *e, size_t i, struct elfio_phdr *ph)
+{
+	const GElf_Ehdr *eh = elfio_ehdr(e);
+	size_t len = 0;
+	const uint8_t *buf = elfio_raw(e, &len), *p;
+
+	if (!buf || eh->e_phoff > len || (len - eh->e_phoff) / sizeof(Elf64_Phdr) <= i)
+		return -EINVAL;
+	p = buf + eh->e_phoff + i * sizeof(Elf64_Phdr);
+	ph->type = (uint32_t)get_le(p + PH_TYPE, 4);
+	ph->flags = (uint32_t)get_le(p + PH_FLAGS, 4);
+	ph->offset = get_le(p + PH_OFFSET, 8);
+	ph->vaddr = get_le(p + PH_VADDR, 8);
+	ph->paddr = get_le(p + PH_PADDR, 8);
+	ph->filesz = get_le(p + PH_FILESZ, 8);
+	ph->memsz = get_le(p + PH_MEMSZ, 8);
+	ph->align = get_le(p + PH_ALIGN, 8);
+	return 0;
+}
+
+int elfio_shdr_read(struct elfio *e, size_t i, GElf_Shdr *sh)
+{
+	const GElf_Ehdr *eh = elfio_ehdr(e);
+	size_t len = 0;
+	const uint8_t *buf = elfio_raw(e, &len), *p;
+
+	if (!buf || eh->e_shoff > len || (len - eh->e_shoff) / sizeof(Elf64_Shdr) <= i)
+		return -EINVAL;
+	p = buf + eh->e_shoff + i * sizeof(Elf64_Shdr);
+	memset(sh, 0, sizeof(*sh));
+	sh->sh_name = (uint32_t)get_le(p + 0, 4);
+	sh->sh_type = (uint32_t)get_le(p + SH_TYPE, 4);
+	sh->sh_flags = get_le(p + 8, 8);
+	sh->sh_addr = get_le(p + 16, 8);
+	sh->sh_offset = get_le(p + SH_OFFSET, 8);
+	sh->sh_size = get_le(p + SH_SIZE, 8);
+	sh->sh_link = (uint32_t)get_le(p + 40, 4);
+	sh->sh_info = (uint32_t)get_le(p + 44, 4);
+	sh->sh_addralign = get_le(p + 48, 8);
+	sh->sh_entsize = get_le(p + 56, 8);
+	return 0;
+}
+
 /* --- Linked images: a segment appended --------------------------------------- */
 
 static int commit_segment(struct elfio_rw *w, const char *out_path,
@@ -409,19 +476,24 @@ static int commit_segment(struct elfio_rw *w, const char *out_path,
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < phnum; i++) {
-		uint32_t type = (uint32_t)get_le(in + phoff + i * sizeof(Elf64_Phdr), 4);
-		if (type == PT_LOAD)
+		struct elfio_phdr ph;
+
+		if (elfio_phdr_read(e, i, &ph))
+			return -EINVAL;	/* not reached: the table's bounds are checked above */
+		if (ph.type == PT_LOAD)
 			last_load = i;
-		else if (type == PT_NOTE && note == SIZE_MAX)
+		else if (ph.type == PT_NOTE && note == SIZE_MAX)
 			note = i;
 	}
 	if (note == SIZE_MAX) {
 		elfio_err(e, "no PT_NOTE program header to turn into the new segment's PT_LOAD");
 		return -EINVAL;
 	}
-	const uint8_t *ss = in + shoff + shstrndx * sizeof(Elf64_Shdr);
-	uint64_t old_str_off = get_le(ss + 24, 8), old_str_size = get_le(ss + 32, 8);
-	if (get_le(ss + 4, 4) != SHT_STRTAB || old_str_off > len ||
+	GElf_Shdr ss;
+	if (elfio_shdr_read(e, shstrndx, &ss))
+		return -EINVAL;	/* not reached: the table's bounds are checked above */
+	uint64_t old_str_off = ss.sh_offset, old_str_size = ss.sh_size;
+	if (ss.sh_type != SHT_STRTAB || old_str_off > len ||
 	    old_str_size > len - old_str_off) {
 		elfio_err(e, "the section name table is not a string table inside the file");
 		return -EINVAL;

@@ -190,43 +190,41 @@ static bool entry_flavour(const struct arch_ops *ops, enum site_flavour f)
 	return f == FLAVOUR_FENTRY || f == FLAVOUR_FENTRY_NOP || f == FLAVOUR_PATCHABLE;
 }
 
-/* Offsets of Elf64_Phdr fields in the file. */
-#define PH_TYPE		0
-#define PH_FLAGS	4
-#define PH_OFFSET	8
-#define PH_VADDR	16
-#define PH_PADDR	24
-#define PH_FILESZ	32
-#define PH_MEMSZ	40
-#define PH_ALIGN	48
-
-int embed_image(const char *in, const char *out, struct embed_report *rep)
-{
-	struct embed_report dummy;
-	struct record_options so[EMBED_SCANS];
-	struct record *r[EMBED_SCANS] = { NULL };
-	struct elfio *e, *q = NULL;	/* q: the quiet copy the probes scan */
-	int nscans = 0;
-	struct esite *v = NULL;
-	struct elfio_rw *w = NULL;
-	const uint8_t *buf, *p;
-	uint8_t *seg = NULL;
-	uint64_t len = 0, n = 0, total = 0, maxend = 0, phoff, shoff;
-	uint64_t seg_off, seg_addr, seg_size, tb_off, room_off = 0, tramp, dops;
-	uint64_t old_str_off, old_str_size;
-	const GElf_Ehdr *eh;
+/*
+ * What embed holds between its steps.  Every resource starts released;
+ * embed_free releases what a step left.
+ */
+struct embed {
+	struct elfio *e, *q;		/* q: the quiet copy the probes scan */
 	const struct arch_ops *ops;
 	const struct arch_callops *co;
-	size_t note = SIZE_MAX, nloads = 0, shnum, shstrndx, phnum, rawlen;
-	int err = -EINVAL;
+	struct embed_report *rep;
+	const uint8_t *buf;		/* the image's bytes, elfio's */
+	uint64_t len, maxend;		/* file size; the end of the highest PT_LOAD */
+	struct record_options so[EMBED_SCANS];
+	struct record *r[EMBED_SCANS];
+	int nscans;
+	struct esite *v;		/* the sites, sorted by function */
+	size_t n;
+	struct elfio_rw *w;
+	uint8_t *seg;			/* the new segment's bytes */
+	uint64_t seg_off, seg_addr, seg_size, tramp, code_size;
+};
 
-	if (!rep)
-		rep = &dummy;
-	memset(rep, 0, sizeof(*rep));
-	e = elfio_open(in, 0);
-	if (!e)
-		return errno ? -errno : -EINVAL;
-	eh = elfio_ehdr(e);
+/*
+ * Plan: the image is a linked program of an architecture embed knows, its
+ * headers whole, no patchsite segment yet, a PT_NOTE to turn into the new
+ * PT_LOAD; the end of the address space the new segment goes above.
+ */
+static int embed_plan(struct embed *m)
+{
+	struct elfio *e = m->e;
+	const Elf64_Ehdr *eh = elfio_ehdr(e);
+	const struct arch_ops *ops;
+	const uint8_t *buf;
+	uint64_t len = 0, maxend = 0;
+	size_t note = SIZE_MAX, nloads = 0, phnum, rawlen;
+	int err = -EINVAL;
 
 	char why[256];
 	ops = arch_for(eh->e_machine, ARCH_CAP_EMBED, why, sizeof(why));
@@ -234,7 +232,8 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 		elfio_err(e, "%s", why);
 		goto out;
 	}
-	co = ops->callops;
+	m->ops = ops;
+	m->co = ops->callops;
 	if (eh->e_type != ET_EXEC && eh->e_type != ET_DYN) {
 		elfio_err(e, "embed needs a linked program (ET_EXEC or PIE)");
 		goto out;
@@ -257,25 +256,21 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 		elfio_err(e, "the image's bytes are not available");
 		goto out;
 	}
-	phoff = eh->e_phoff;
 	phnum = eh->e_phnum;
-	shoff = eh->e_shoff;
-	shnum = eh->e_shnum;
-	shstrndx = eh->e_shstrndx;
-	if (phoff > len || (len - phoff) / sizeof(Elf64_Phdr) < phnum ||
-	    shoff > len || (len - shoff) / sizeof(Elf64_Shdr) < shnum) {
+	if (!elfio_header_tables_inside(e)) {
 		elfio_err(e, "program or section header table is past the end of the file");
 		goto out;
 	}
 
 	/* Program headers: the end of the address space, a PT_NOTE to reuse. */
 	for (size_t i = 0; i < phnum; i++) {
-		p = buf + phoff + i * sizeof(Elf64_Phdr);
-		uint32_t type = (uint32_t)get_le(p + PH_TYPE, 4);
+		struct elfio_phdr ph;
 
-		if (type == PT_LOAD) {
-			uint64_t va = get_le(p + PH_VADDR, 8), msz = get_le(p + PH_MEMSZ, 8);
-			uint64_t fo = get_le(p + PH_OFFSET, 8), fsz = get_le(p + PH_FILESZ, 8);
+		if ((err = elfio_phdr_read(e, i, &ph)))
+			goto out;	/* not reached: the table is inside the file */
+		err = -EINVAL;
+		if (ph.type == PT_LOAD) {
+			uint64_t va = ph.vaddr, msz = ph.memsz, fo = ph.offset, fsz = ph.filesz;
 
 			if (va + msz < va || va + msz > UINT64_MAX - 2 * ops->max_page_size) {
 				elfio_err(e, "PT_LOAD %zu wraps around the address space", i);
@@ -289,7 +284,7 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 			if (va + msz > maxend)
 				maxend = va + msz;
 			nloads++;
-		} else if (type == PT_NOTE && note == SIZE_MAX) {
+		} else if (ph.type == PT_NOTE && note == SIZE_MAX) {
 			note = i;
 		}
 	}
@@ -307,13 +302,36 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 		elfio_err(e, "no PT_NOTE program header to turn into the new segment's PT_LOAD");
 		goto out;
 	}
-	p = buf + shoff + shstrndx * sizeof(Elf64_Shdr);
-	old_str_off = get_le(p + 24, 8);
-	old_str_size = get_le(p + 32, 8);
-	if (get_le(p + 4, 4) != SHT_STRTAB || old_str_off > len || old_str_size > len - old_str_off) {
+	Elf64_Shdr names;
+	if ((err = elfio_shdr_read(e, eh->e_shstrndx, &names)))
+		goto out;	/* not reached: the table is inside the file */
+	err = -EINVAL;
+	if (names.sh_type != SHT_STRTAB || names.sh_offset > len ||
+	    names.sh_size > len - names.sh_offset) {
 		elfio_err(e, "the section name table is not a string table inside the file");
 		goto out;
 	}
+
+	m->buf = buf;
+	m->len = len;
+	m->maxend = maxend;
+	return 0;
+out:
+	return err;
+}
+
+/* Sites: record's scans, each site decoded, one table sorted by function. */
+static int embed_sites(struct embed *m, const char *in)
+{
+	struct elfio *e = m->e;
+	const struct arch_ops *ops = m->ops;
+	const struct arch_callops *co = m->co;
+	struct embed_report *rep = m->rep;
+	struct record_options *so = m->so;
+	struct record **r = m->r;
+	struct esite *v;
+	size_t n = 0, total = 0;
+	int err = -EINVAL;
 
 	/*
 	 * The sites.  embed's contract is the layouts the architecture states
@@ -324,16 +342,17 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 	 * the program does not use is no error).  Each site is still verified
 	 * by decoding.
 	 */
-	nscans = embed_scans(co, so);
-	if (nscans > 1 && !(q = elfio_open_memory(in, buf, (size_t)len, ELFIO_QUIET))) {
+	m->nscans = embed_scans(co, so);
+	if (m->nscans > 1 &&
+	    !(m->q = elfio_open_memory(in, m->buf, (size_t)m->len, ELFIO_QUIET))) {
 		err = -ENOMEM;
 		elfio_err(e, "out of memory for a copy of the image to scan");
 		goto out;
 	}
-	for (int k = 0; k < nscans; k++) {
-		if ((err = record_scan(q ? q : e, &so[k], &r[k]))) {
-			if (!q || err == -ENOMEM) {
-				if (q)
+	for (int k = 0; k < m->nscans; k++) {
+		if ((err = record_scan(m->q ? m->q : e, &so[k], &r[k]))) {
+			if (!m->q || err == -ENOMEM) {
+				if (m->q)
 					elfio_err(e, "out of memory for the scan of its sites");
 				goto out;
 			}
@@ -348,12 +367,12 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 		elfio_err(e, "%s", co->no_sites);
 		goto out;
 	}
-	if (!(v = calloc(total, sizeof(*v)))) {
+	if (!(v = m->v = calloc(total, sizeof(*v)))) {
 		err = -ENOMEM;
 		elfio_err(e, "out of memory for %zu entry sites", total);
 		goto out;
 	}
-	for (int k = 0; k < nscans; k++) {
+	for (int k = 0; k < m->nscans; k++) {
 		for (size_t i = 0; r[k] && i < r[k]->nsites; i++) {
 			const struct site *s = &r[k]->sites[i];
 			uint64_t at = s->addr - co->site_back, func;
@@ -415,6 +434,29 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 				  v[i].func);
 			goto out;
 		}
+	m->n = n;
+	return 0;
+out:
+	return err;
+}
+
+/*
+ * Segment: placed after the file's last byte, above every PT_LOAD; each
+ * site's call reaches the trampoline; the sites get their idle form and
+ * default ops through the rewrite; the segment's bytes and its two sections.
+ */
+static int embed_segment(struct embed *m)
+{
+	struct elfio *e = m->e;
+	const struct arch_ops *ops = m->ops;
+	const struct arch_callops *co = m->co;
+	const struct esite *v = m->v;
+	uint64_t len = m->len, maxend = m->maxend;
+	size_t n = m->n;
+	uint64_t seg_off, seg_addr, seg_size, tb_off, room_off = 0, tramp, dops;
+	struct elfio_rw *w;
+	uint8_t *seg;
+	int err = -EINVAL;
 
 	/*
 	 * The output, through elfio's rewrite: the input | pad | the segment |
@@ -424,7 +466,7 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 	 * address congruent to its file offset, the file's end rounded up to
 	 * 16).
 	 */
-	w = elfio_rw_new(e);
+	w = m->w = elfio_rw_new(e);
 	if (!w) {
 		err = -ENOMEM;
 		goto out;
@@ -471,7 +513,7 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 		}
 	}
 
-	if (!(seg = calloc(1, seg_size))) {
+	if (!(seg = m->seg = calloc(1, seg_size))) {
 		err = -ENOMEM;
 		elfio_err(e, "out of memory for the new segment (%zu bytes)", (size_t)seg_size);
 		goto out;
@@ -527,9 +569,9 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 	 */
 	uint64_t code_off = co->tramp_size ? tb_off : room_off;
 	uint64_t code_size = co->tramp_size ? co->tramp_size : co->room_size;
-	GElf_Shdr sites_sh = { .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC, .sh_addr = seg_addr,
+	Elf64_Shdr sites_sh = { .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC, .sh_addr = seg_addr,
 			       .sh_offset = 0, .sh_size = code_off, .sh_addralign = 8 };
-	GElf_Shdr tramp_sh = { .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+	Elf64_Shdr tramp_sh = { .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
 			       .sh_addr = seg_addr + code_off, .sh_offset = code_off,
 			       .sh_size = code_size,
 			       .sh_addralign = co->tramp_size ? 16 : ops->max_page_size };
@@ -538,22 +580,48 @@ int embed_image(const char *in, const char *out, struct embed_report *rep)
 	    (err = elfio_rw_add_section(w, ".patchsite.tramp", &tramp_sh)))
 		goto out;
 
-	if ((err = elfio_rw_commit(w, out, NULL)))
-		goto out;
-	rep->sites = n;
-	rep->tramp = tramp;
-	rep->tramp_bytes = code_size;
-	rep->seg_addr = seg_addr;
-	rep->seg_offset = seg_off;
-	rep->seg_size = seg_size;
-	err = 0;
+	m->seg_off = seg_off;
+	m->seg_addr = seg_addr;
+	m->seg_size = seg_size;
+	m->tramp = tramp;
+	m->code_size = code_size;
+	return 0;
 out:
-	elfio_rw_free(w);
-	free(seg);
-	free(v);
-	for (int k = 0; k < nscans; k++)
-		record_free(r[k]);
-	elfio_close(q);
-	elfio_close(e);
+	return err;
+}
+
+static void embed_free(struct embed *m)
+{
+	elfio_rw_free(m->w);
+	free(m->seg);
+	free(m->v);
+	for (int k = 0; k < m->nscans; k++)
+		record_free(m->r[k]);
+	elfio_close(m->q);
+	elfio_close(m->e);
+}
+
+/* plan, sites, segment, commit */
+int embed_image(const char *in, const char *out, struct embed_report *rep)
+{
+	struct embed_report dummy;
+	struct embed m = { .rep = rep ? rep : &dummy };
+	int err;
+
+	memset(m.rep, 0, sizeof(*m.rep));
+	m.e = elfio_open(in, 0);
+	if (!m.e)
+		return errno ? -errno : -EINVAL;
+	if ((err = embed_plan(&m)) || (err = embed_sites(&m, in)) || (err = embed_segment(&m)) ||
+	    (err = elfio_rw_commit(m.w, out, NULL)))
+		goto out;
+	m.rep->sites = m.n;
+	m.rep->tramp = m.tramp;
+	m.rep->tramp_bytes = m.code_size;
+	m.rep->seg_addr = m.seg_addr;
+	m.rep->seg_offset = m.seg_off;
+	m.rep->seg_size = m.seg_size;
+out:
+	embed_free(&m);
 	return err;
 }

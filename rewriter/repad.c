@@ -184,7 +184,7 @@ struct repad {
 	 * section in elfio's handle, whose header then says so.  What repad
 	 * reads a section as, and refuses, follows the file.
 	 */
-	GElf_Shdr *shdr;
+	Elf64_Shdr *shdr;
 	struct grow *g;		/* one per section index */
 	const struct elfio_symtab *symtab;	/* elfio's main symbol table, checked */
 	size_t symtab_index;
@@ -353,7 +353,7 @@ static int scan_relax(struct repad *rp)
 	for (size_t i = 0; i < rp->nsec; i++)
 		rp->g[i].first_relax = UINT64_MAX;
 	for (size_t k = 1; k < rp->nsec; k++) {
-		const GElf_Shdr *sh = &rp->shdr[k];
+		const Elf64_Shdr *sh = &rp->shdr[k];
 		struct elfio_relocs rl;
 		struct grow *g;
 
@@ -483,7 +483,7 @@ static bool is_relocated(const struct grow *g, uint64_t off)
 static int load_relocated(struct repad *rp)
 {
 	for (size_t k = 1; k < rp->nsec; k++) {
-		const GElf_Shdr *sh = &rp->shdr[k];
+		const Elf64_Shdr *sh = &rp->shdr[k];
 		struct elfio_relocs rl;
 		struct grow *g;
 
@@ -576,7 +576,7 @@ static int dw_rels(struct repad *rp, size_t idx, struct repad_dw_rel **out, size
 	size_t n = 0, cap = 0;
 
 	for (size_t k = 1; k < rp->nsec; k++) {
-		const GElf_Shdr *sh = &rp->shdr[k];
+		const Elf64_Shdr *sh = &rp->shdr[k];
 		struct elfio_relocs rl;
 
 		if (sh->sh_type != SHT_RELA || sh->sh_info != idx ||
@@ -929,7 +929,7 @@ static int add_align_relocs(struct repad *rp, const struct elfio_section *rsec,
  * with elfio's reader (which checked the entry size and every symbol
  * index), the changed ones written back in the file's layout.
  */
-static int fix_relas(struct repad *rp, size_t idx, const GElf_Shdr *sh)
+static int fix_relas(struct repad *rp, size_t idx, const Elf64_Shdr *sh)
 {
 	const struct elfio_section *rsec = elfio_section(rp->e, idx);
 	struct elfio_relocs rl;
@@ -1039,8 +1039,8 @@ static int fix_symtab(struct repad *rp, const uint8_t *id, size_t size)
  */
 static int keep_as_in_file(struct repad *rp, struct elfio_rw *w, size_t i)
 {
-	const GElf_Shdr *live = elfio_rw_shdr(w, i);
-	const GElf_Shdr *sh = &rp->shdr[i];
+	const Elf64_Shdr *live = elfio_rw_shdr(w, i);
+	const Elf64_Shdr *sh = &rp->shdr[i];
 	size_t len;
 	const uint8_t *raw = elfio_raw(rp->e, &len);
 	int ret;
@@ -1063,7 +1063,7 @@ static int keep_as_in_file(struct repad *rp, struct elfio_rw *w, size_t i)
  */
 static int rewrite_section(struct repad *rp, struct elfio_rw *w, size_t i)
 {
-	const GElf_Shdr *sh = &rp->shdr[i];
+	const Elf64_Shdr *sh = &rp->shdr[i];
 	struct grow *g = &rp->g[i];
 	const uint8_t *id;
 	size_t isize;
@@ -1076,7 +1076,7 @@ static int rewrite_section(struct repad *rp, struct elfio_rw *w, size_t i)
 		return -ENOTSUP;
 	}
 	if (g->realign) {
-		GElf_Shdr nsh = *sh;
+		Elf64_Shdr nsh = *sh;
 
 		nsh.sh_addralign = REPAD_ALIGN;
 		ret = elfio_rw_set_shdr(w, i, &nsh);
@@ -1151,7 +1151,7 @@ static int copy_input(struct repad *rp, const char *out)
 
 static int check_input(struct repad *rp)
 {
-	const GElf_Ehdr *eh = elfio_ehdr(rp->e);
+	const Elf64_Ehdr *eh = elfio_ehdr(rp->e);
 
 	char why[256];
 
