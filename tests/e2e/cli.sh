@@ -25,7 +25,7 @@ for c in record audit pin repad embed; do
 	if ps_check "$c --help: exit 0" -C "$tmp" -e "$tmp/err" 0 "$tmp/out" -- "$c" --help; then
 		check "$c --help: that command's help, not the others'" sh -c "
 			grep -q '^  $c ' '$tmp/out' && [ \$(grep -c '^  [a-z]* [A-Z]' '$tmp/out') -eq 1 ] &&
-			[ \$(wc -l <'$tmp/out') -lt 25 ]"
+			[ \$(wc -l <'$tmp/out') -lt 40 ]"
 	fi
 done
 if ps_check "--help: exit 0" -C "$tmp" -e "$tmp/err" 0 "$tmp/out" -- --help; then
