@@ -12,6 +12,7 @@
 #   check NAME CMD...       ok if CMD exits 0, else not_ok with its output
 #   ps_need_patchsite       ok if $PATCHSITE is an executable; else not_ok, finish
 #   note TEXT...            a `# TEXT` line
+#   waitline FILE PATTERN [TENTHS], waitfile FILE [TENTHS]: wait for a line or a file
 #   finish                  the summary line; exits 0 only if nothing failed
 #
 # Running patchsite: every run goes through ps_run, which asserts the exit
@@ -79,6 +80,31 @@ not_ok() { # not_ok NAME [FILE-WITH-DETAILS]
 }
 
 note() { echo "# $*"; }
+
+# waitline FILE PATTERN [TENTHS]: until a line of FILE matches PATTERN
+# (grep -E), TENTHS tenths of a second at most (default 1200); says how long
+# it waited when it gives up, and returns 1
+waitline() {
+	_wl=0
+	while [ $_wl -lt "${3:-1200}" ]; do
+		grep -Eq "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+		_wl=$((_wl + 1))
+	done
+	echo "waited $((${3:-1200} / 10)) s for /$2/ in $1"
+	return 1
+}
+# waitfile FILE [TENTHS]: until FILE exists, as waitline
+waitfile() {
+	_wf=0
+	while [ $_wf -lt "${2:-1200}" ]; do
+		[ -e "$1" ] && return 0
+		sleep 0.1
+		_wf=$((_wf + 1))
+	done
+	echo "waited $((${2:-1200} / 10)) s for $1"
+	return 1
+}
 
 check() { # check NAME COMMAND...: ok if COMMAND succeeds; its output is the detail
 	_ck_name=$1

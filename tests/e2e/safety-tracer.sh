@@ -189,28 +189,6 @@ if bad:
 PYEOF
 judge() { $PY "$work/judge.py" "$@"; }
 
-# waitline FILE PATTERN [TENTHS]: until a line of FILE matches PATTERN
-# (grep -E), TENTHS tenths of a second at most (default 600)
-waitline() {
-	_wl=0
-	while [ $_wl -lt "${3:-600}" ]; do
-		grep -Eq "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-		_wl=$((_wl + 1))
-	done
-	echo "waited $((${3:-600} / 10)) s for /$2/ in $1"
-	return 1
-}
-waitfile() {
-	_wf=0
-	while [ $_wf -lt 600 ]; do
-		[ -e "$1" ] && return 0
-		sleep 0.1
-		_wf=$((_wf + 1))
-	done
-	echo "waited 60 s for $1"
-	return 1
-}
 # ctl FIFO LINE: one command to the tracer (5 s at most to open the FIFO)
 ctl() { timeout 5 sh -c 'printf "%s\n" "$1" >"$2"' ctl "$2" "$1"; }
 # status NAME RC: a run's exit status, said plainly (124: the timeout hit)

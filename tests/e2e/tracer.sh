@@ -283,28 +283,6 @@ if bad:
 PYEOF
 judge() { $PY "$work/judge.py" "$@"; }
 
-# waitline FILE PATTERN: until a line of FILE matches PATTERN (grep -E), 120 s at most
-waitline() {
-	_wl=0
-	while [ $_wl -lt 1200 ]; do
-		grep -Eq "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-		_wl=$((_wl + 1))
-	done
-	echo "waited 120 s for /$2/ in $1"
-	return 1
-}
-# waitfile FILE: until it exists, 120 s at most
-waitfile() {
-	_wf=0
-	while [ $_wf -lt 1200 ]; do
-		[ -e "$1" ] && return 0
-		sleep 0.1
-		_wf=$((_wf + 1))
-	done
-	echo "waited 120 s for $1"
-	return 1
-}
 # ctl FIFO LINE: one command to the tracer (its FIFO is open: this does not block)
 ctl() { timeout 10 sh -c 'printf "%s\n" "$1" >"$2"' ctl "$2" "$1"; }
 
