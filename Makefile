@@ -15,7 +15,7 @@ CC        ?= cc
 CFLAGS    ?= -O2 -g
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
              -Wno-missing-field-initializers
-CPPFLAGS  += -D_GNU_SOURCE -DPATCHSITE_VERSION='"$(VERSION)"' -I. -Ibase -Iarch -Ielfio -Irecordsites -Irewriter -Iruntime -Itests
+CPPFLAGS  += -D_GNU_SOURCE -DPATCHSITE_VERSION='"$(VERSION)"' -I.
 # Nothing here may run a tool that `make deps` installs: make parses this file
 # before deps runs (a fresh machine has no pkg-config).  These are the
 # libraries patchsite calls directly; Debian's pkg-config files add nothing.
@@ -323,12 +323,12 @@ doc-check:
 
 install: all runtime
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
-		$(DESTDIR)$(INCDIR)/arch $(DESTDIR)$(DOCDIR)/doc
+		$(DESTDIR)$(INCDIR)/patcher $(DESTDIR)$(DOCDIR)/doc
 	install -m 0755 patchsite $(DESTDIR)$(BINDIR)/patchsite
 	install -m 0644 $(wildcard doc/man/*.1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 $(wildcard doc/man/*.3) $(DESTDIR)$(MANDIR)/man3/
 	install -m 0644 runtime/callops.h runtime/segment.h $(DESTDIR)$(INCDIR)/
-	install -m 0644 $(filter-out %-stats.h,$(wildcard runtime/arch/*.h)) $(DESTDIR)$(INCDIR)/arch/
+	install -m 0644 $(filter-out %-stats.h,$(wildcard runtime/patcher/*.h)) $(DESTDIR)$(INCDIR)/patcher/
 	install -m 0644 README.md NEWS $(DESTDIR)$(DOCDIR)/
 	install -m 0644 $(wildcard doc/*.md) $(DESTDIR)$(DOCDIR)/doc/
 	@set -e; for a in $$(cat build/runtime/arches); do \

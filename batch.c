@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "batch.h"
-#include "elfio.h"
+#include "elfio/elfio.h"
 
 /* --- Collecting the images -------------------------------------------------- */
 

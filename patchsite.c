@@ -16,9 +16,9 @@
 
 #include "batch.h"
 #include "elfio/bootimg.h"
-#include "elfio.h"
-#include "recordsites.h"
-#include "rewriter.h"
+#include "elfio/elfio.h"
+#include "recordsites/recordsites.h"
+#include "rewriter/rewriter.h"
 
 #define EXIT_FINDINGS	1
 #define EXIT_ERROR	2

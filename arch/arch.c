@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "arch.h"
+#include "arch/arch.h"
 
 /* Every architecture: registering one is its line here. */
 static const struct arch_ops *const arches[] = {

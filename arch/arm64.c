@@ -27,8 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arch.h"
-#include "base.h"
+#include "arch/arch.h"
+#include "base/base.h"
 
 #define A64_INSN_SIZE	4
 #define A64_LITERAL_SIZE	8	/* the CALL_OPS ops literal before a function */

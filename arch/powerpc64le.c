@@ -87,7 +87,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arch.h"
+#include "arch/arch.h"
 
 #ifndef R_PPC64_REL24_NOTOC
 #define R_PPC64_REL24_NOTOC	116

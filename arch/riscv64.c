@@ -39,8 +39,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "arch.h"
-#include "base.h"
+#include "arch/arch.h"
+#include "base/base.h"
 
 #define RV_NOP		0x00000013u	/* addi x0, x0, 0 */
 #define RV_C_NOP	0x0001u
@@ -684,7 +684,7 @@ static int rv_callops_disabled(uint8_t *buf, size_t len, uint64_t at, uint64_t t
  * bias) is at t0 - 16; the bias is (auipc's anchor) - [anchor], the anchor
  * holding its own link-time address.  The default ops are told by address
  * and return at once.  An ops with direct_call set is entered by `jr t4`
- * with every register as the site left it (runtime/arch/riscv64.h).
+ * with every register as the site left it (runtime/patcher/riscv64.h).
  * Otherwise it saves a0-a7, ra, fp (s0), the resume address, t2 and
  * fa0-fa7 (struct ps_regs), links a frame record (s0 = its CFA, the resume
  * address and the caller's s0 below it), calls ops->func(func, ra, ops,

@@ -19,8 +19,8 @@
 #include <elf.h>
 #include <string.h>
 
-#include "arch.h"
-#include "base.h"
+#include "arch/arch.h"
+#include "base/base.h"
 
 #define X86_MAX_INSN	15
 

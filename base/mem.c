@@ -24,7 +24,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "base.h"
+#include "base/base.h"
 
 #define BIG		(1u << 20)
 #define HUGE_PAGE	(2u << 20)

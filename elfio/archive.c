@@ -20,7 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "elfio_priv.h"
+#include "elfio/elfio_priv.h"
 
 #define AR_HDR 60
 

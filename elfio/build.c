@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elfio_priv.h"
+#include "elfio/elfio_priv.h"
 
 struct strtab {
 	char *buf;

@@ -56,8 +56,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elfio.h"
-#include "elfio_priv.h"
+#include "elfio/elfio.h"
+#include "elfio/elfio_priv.h"
 
 enum dsec_id {
 	S_INFO, S_ABBREV, S_STR, S_LINE_STR, S_STR_OFFSETS, S_ADDR, S_RANGES, S_RNGLISTS,

@@ -35,8 +35,8 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
-#include "elfio.h"
-#include "elfio_priv.h"
+#include "elfio/elfio.h"
+#include "elfio/elfio_priv.h"
 #include "elfio/bootimg.h"
 
 struct elfio {

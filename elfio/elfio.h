@@ -37,7 +37,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "base.h"
+#include "base/base.h"
 
 struct elfio_section {
 	size_t index;

@@ -5,7 +5,7 @@
 
 #include <gelf.h>
 
-#include "elfio.h"
+#include "elfio/elfio.h"
 
 Elf *elfio_elf(struct elfio *e);
 /* The descriptor elfio keeps open on the input (-1 for a decompressed copy). */

@@ -49,8 +49,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "elfio.h"
-#include "elfio_priv.h"
+#include "elfio/elfio.h"
+#include "elfio/elfio_priv.h"
 
 #define JOURNAL_MAGIC	"PSJRNL01"
 #define JOURNAL_SUFFIX	".patchsite-journal"

@@ -40,8 +40,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "elfio.h"
-#include "elfio_priv.h"
+#include "elfio/elfio.h"
+#include "elfio/elfio_priv.h"
 
 struct rw_sec {
 	GElf_Shdr shdr;		/* as it will be written, once set */

@@ -29,8 +29,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "elfio.h"
-#include "elfio_priv.h"
+#include "elfio/elfio.h"
+#include "elfio/elfio_priv.h"
 
 void elfio_edits_init(struct elfio_edits *ed)
 {

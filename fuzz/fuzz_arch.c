@@ -46,9 +46,9 @@
  */
 #include <stdbool.h>
 
-#include "arch.h"
-#include "base.h"
-#include "fuzz_common.h"
+#include "arch/arch.h"
+#include "base/base.h"
+#include "fuzz/fuzz_common.h"
 
 /* The most bytes one decoded instruction takes on any architecture (x86) */
 #define MAX_INSN	15

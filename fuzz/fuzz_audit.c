@@ -8,9 +8,9 @@
  * Checks: the per-kind counts add up to the findings, findings are in
  * address order, and every cu/producer string is readable to its end.
  */
-#include "elfio.h"
-#include "recordsites.h"
-#include "fuzz_common.h"
+#include "elfio/elfio.h"
+#include "recordsites/recordsites.h"
+#include "fuzz/fuzz_common.h"
 
 static FILE *devnull;
 static volatile size_t sink;

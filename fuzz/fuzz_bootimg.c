@@ -14,7 +14,7 @@
  */
 #include "elfio/bootimg.h"
 #include "elfio/elfio.h"
-#include "fuzz_common.h"
+#include "fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

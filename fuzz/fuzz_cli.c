@@ -32,7 +32,7 @@
  */
 #include <sanitizer/common_interface_defs.h>
 
-#include "fuzz_common.h"
+#include "fuzz/fuzz_common.h"
 
 int patchsite_main(int argc, char **argv);
 

@@ -13,8 +13,8 @@
  */
 #include <gelf.h>
 
-#include "elfio.h"
-#include "fuzz_common.h"
+#include "elfio/elfio.h"
+#include "fuzz/fuzz_common.h"
 
 static volatile uint8_t sink;
 

@@ -15,9 +15,9 @@
  */
 #include <gelf.h>
 
-#include "elfio.h"
-#include "recordsites.h"
-#include "fuzz_common.h"
+#include "elfio/elfio.h"
+#include "recordsites/recordsites.h"
+#include "fuzz/fuzz_common.h"
 
 static bool idempotent;
 

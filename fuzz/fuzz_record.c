@@ -14,9 +14,9 @@
  */
 #include <gelf.h>
 
-#include "elfio.h"
-#include "recordsites.h"
-#include "fuzz_common.h"
+#include "elfio/elfio.h"
+#include "recordsites/recordsites.h"
+#include "fuzz/fuzz_common.h"
 
 static void options_for(size_t size, struct record_options *o)
 {

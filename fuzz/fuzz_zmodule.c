@@ -17,9 +17,9 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include "elfio.h"
-#include "recordsites.h"
-#include "fuzz_common.h"
+#include "elfio/elfio.h"
+#include "recordsites/recordsites.h"
+#include "fuzz/fuzz_common.h"
 
 static size_t gz(const uint8_t *in, size_t n, uint8_t **out)
 {

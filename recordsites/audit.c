@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recordsites.h"
+#include "recordsites/recordsites.h"
 #include "elfio/bootimg.h"
 
 static const char *const kind_names[FIND_COUNT] = {

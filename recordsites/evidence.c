@@ -49,7 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record_priv.h"
+#include "recordsites/record_priv.h"
 
 /* A vote needs this many functions that carry the shape. */
 #define MIN_VOTE	8

@@ -45,7 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recordsites.h"
+#include "recordsites/recordsites.h"
 
 struct covered {
 	bool has;

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "recordsites.h"
+#include "recordsites/recordsites.h"
 
 /*
  * Names for the line-oriented outputs (list --symbolize, audit's text): the

@@ -8,7 +8,7 @@
 #ifndef PATCHSITE_RECORD_PRIV_H
 #define PATCHSITE_RECORD_PRIV_H
 
-#include "recordsites.h"
+#include "recordsites/recordsites.h"
 
 struct target {
 	uint64_t addr;

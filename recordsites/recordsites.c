@@ -37,7 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record_priv.h"
+#include "recordsites/record_priv.h"
 
 
 static const char *const flavour_names[FLAVOUR_COUNT] = {

@@ -16,8 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "arch.h"
-#include "elfio.h"
+#include "arch/arch.h"
+#include "elfio/elfio.h"
 
 enum site_flavour {
 	FLAVOUR_FENTRY,		/* call __fentry__ at entry (x86 -mfentry) */

@@ -70,11 +70,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "arch.h"
-#include "elfio.h"
-#include "recordsites.h"
-#include "rewriter.h"
-#include "segment.h"
+#include "arch/arch.h"
+#include "elfio/elfio.h"
+#include "recordsites/recordsites.h"
+#include "rewriter/rewriter.h"
+#include "runtime/segment.h"
 
 /* The segment's layout: the one definition the runtime reads too. */
 #define SEG_HDR		sizeof(struct ps_seg_header)

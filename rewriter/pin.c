@@ -23,9 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch.h"
-#include "elfio.h"
-#include "rewriter.h"
+#include "arch/arch.h"
+#include "elfio/elfio.h"
+#include "rewriter/rewriter.h"
 
 struct point {
 	const char *name;

@@ -87,11 +87,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch.h"
-#include "elfio.h"
-#include "recordsites.h"
-#include "repad_dwarf.h"
-#include "rewriter.h"
+#include "arch/arch.h"
+#include "elfio/elfio.h"
+#include "recordsites/recordsites.h"
+#include "rewriter/repad_dwarf.h"
+#include "rewriter/rewriter.h"
 
 #define REPAD_MAX_ALIGN	0x1000000	/* 16 MiB: larger section alignments are refused */
 #define REPAD_ALIGN	8	/* natural alignment of the 8-byte ops literal */

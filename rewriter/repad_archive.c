@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elfio.h"
-#include "rewriter.h"
+#include "elfio/elfio.h"
+#include "rewriter/rewriter.h"
 
 static void add_report(struct repad_report *to, const struct repad_report *r)
 {

@@ -58,8 +58,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elfio.h"
-#include "repad_dwarf.h"
+#include "elfio/elfio.h"
+#include "rewriter/repad_dwarf.h"
 
 #define DW_LNS_copy		1
 #define DW_LNS_advance_pc	2

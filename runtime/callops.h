@@ -86,13 +86,13 @@ void *ps_function(long i);
 /* --- The architecture's part: struct ps_regs, the site and direct_call ---- */
 
 #if defined(__aarch64__) && defined(__AARCH64EL__)
-#include "arch/arm64.h"
+#include "patcher/arm64.h"
 #elif defined(__x86_64__) && !defined(__ILP32__)
-#include "arch/x86_64.h"
+#include "patcher/x86_64.h"
 #elif defined(__riscv) && __riscv_xlen == 64
-#include "arch/riscv64.h"
+#include "patcher/riscv64.h"
 #else
-#error "patchsite runtime: no patcher for this target architecture (runtime/arch/ has arm64, riscv64 and x86_64)"
+#error "patchsite runtime: no patcher for this target architecture (runtime/patcher/ has arm64, riscv64 and x86_64)"
 #endif
 
 /* --- The segment that `patchsite embed` adds (layout shared with it) ------- */

@@ -6,7 +6,7 @@
  *
  * The segment starts with struct ps_seg_header, then count struct ps_site
  * entries sorted by func, then the trampoline blob (its layout is the
- * architecture's: arch/<arch>.c of the tool writes it, runtime/arch/<arch>.c
+ * architecture's: arch/<arch>.c of the tool writes it, runtime/patcher/<arch>.c
  * calls it).  Every field is a little-endian 64-bit word, so the tool can
  * write it on any host.
  */

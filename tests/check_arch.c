@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch/harness.h"
-#include "check_suites.h"
+#include "tests/arch/harness.h"
+#include "tests/check_suites.h"
 
 uint8_t *arch_dup_exact(const void *bytes, size_t len)
 {

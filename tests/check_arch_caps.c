@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "arch.h"
-#include "check_suites.h"
+#include "arch/arch.h"
+#include "tests/check_suites.h"
 
 /* Every table entry: its capabilities are complete. */
 START_TEST(test_declared_complete)

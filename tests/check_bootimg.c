@@ -23,7 +23,7 @@
 #include <zstd.h>
 
 #include "base/base.h"
-#include "check_suites.h"
+#include "tests/check_suites.h"
 #include "elfio/bootimg.h"
 #include "elfio/elfio.h"
 

@@ -16,9 +16,9 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include "check_suites.h"
-#include "elfgen.h"
-#include "elfio.h"
+#include "tests/check_suites.h"
+#include "tests/elfgen.h"
+#include "elfio/elfio.h"
 
 static const uint8_t text_bytes[32] = { 0xc3, 0x90, 0x90, 0x90, 0xc3 };
 

@@ -19,10 +19,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check_suites.h"
-#include "elfgen.h"
-#include "elfio.h"
-#include "rewriter.h"
+#include "tests/check_suites.h"
+#include "tests/elfgen.h"
+#include "elfio/elfio.h"
+#include "rewriter/rewriter.h"
 
 static const uint8_t ret_bytes[16] = { 0xc3 };
 

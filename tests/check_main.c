@@ -8,7 +8,7 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "check_suites.h"
+#include "tests/check_suites.h"
 
 int main(void)
 {

@@ -14,10 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check_suites.h"
-#include "elfgen.h"
-#include "elfio.h"
-#include "recordsites.h"
+#include "tests/check_suites.h"
+#include "tests/elfgen.h"
+#include "elfio/elfio.h"
+#include "recordsites/recordsites.h"
 
 struct img {
 	uint8_t text[256];

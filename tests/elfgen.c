@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elfgen.h"
+#include "tests/elfgen.h"
 
 struct buf {
 	uint8_t *p;

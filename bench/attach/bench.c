@@ -139,7 +139,7 @@ static long minflt(void)
 
 #if defined(__x86_64__)
 /* the x86_64 patcher's count of membarrier SYNC_CORE calls (linked statically) */
-#include "arch/x86_64-stats.h"
+#include "patcher/x86_64-stats.h"
 
 static long syncs_now(void)
 {

@@ -2,7 +2,7 @@
 /*
  * direct_count: an ops->direct_call target that counts its calls and
  * returns into the traced function's body, by each architecture's
- * direct-call convention (runtime/arch/<arch>.h).  Single-threaded use
+ * direct-call convention (runtime/patcher/<arch>.h).  Single-threaded use
  * (the benchmark's loop): a plain increment.
  */
 #if defined(__x86_64__)

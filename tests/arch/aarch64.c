@@ -125,7 +125,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch/harness.h"
+#include "tests/arch/harness.h"
 
 void arch_tests_aarch64(Suite *s);
 

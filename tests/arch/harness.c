@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch/harness.h"
+#include "tests/arch/harness.h"
 
 /* One arch_add_X call: its rows are the loop indices [first, first + count). */
 struct rows {

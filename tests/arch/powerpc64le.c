@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "arch/harness.h"
+#include "tests/arch/harness.h"
 
 void arch_tests_powerpc64le(Suite *s);
 

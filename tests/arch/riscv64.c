@@ -52,8 +52,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch/harness.h"
-#include "base.h"
+#include "tests/arch/harness.h"
+#include "base/base.h"
 
 void arch_tests_riscv64(Suite *s);
 

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch/harness.h"
+#include "tests/arch/harness.h"
 
 void arch_tests_x86_64(Suite *s);
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# End-to-end test of the x86_64 runtime (runtime/arch/x86_64.c and .S), run
+# End-to-end test of the x86_64 runtime (runtime/patcher/x86_64.c and .S), run
 # natively: the programs of fixtures/runtime-x86, in four site flavours
 # (clang -fpatchable-function-entry=5; gcc -fpatchable-function-entry=5
 # -fcf-protection, ENDBR64 first; gcc -pg -mfentry -mnop-mcount; gcc -pg

@@ -27,7 +27,7 @@
 
 #include "callops.h"
 #if defined(__x86_64__)
-#include "arch/x86_64-stats.h"
+#include "patcher/x86_64-stats.h"
 #define CORE_INT3 1	/* rounds place INT3s (refusals possible); elsewhere literal swaps */
 #else
 #define CORE_INT3 0

@@ -78,7 +78,7 @@
 #include "x86_64-stats.h"
 
 #if !defined(__x86_64__) || defined(__ILP32__)
-#error "runtime/arch/x86_64.c is the patcher for x86_64 (runtime/Makefile picks it)"
+#error "runtime/patcher/x86_64.c is the patcher for x86_64 (runtime/Makefile picks it)"
 #endif
 
 #define X86_CALL	0xe8

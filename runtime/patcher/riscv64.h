@@ -12,7 +12,7 @@
  * nop`, and the 8 bytes before it, its ops literal, hold the segment's
  * default ops.  ps_attach() points the literal at your ops and turns the
  * NOP into `jalr t0, lo12(t0)`, one aligned 4-byte store
- * (runtime/arch/riscv64.c); the trampoline (arch/riscv64.c of the tool)
+ * (runtime/patcher/riscv64.c); the trampoline (arch/riscv64.c of the tool)
  * calls ops->func, or jumps to ops->direct_call when that is set.
  *
  * ops->direct_call, when not NULL, is entered by `jr t4` instead of the

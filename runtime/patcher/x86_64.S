@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * arch/x86_64.S - the template of the x86_64 trampolines' shared
- * save-and-call code.  runtime/arch/x86_64.c copies the bytes between
+ * save-and-call code.  runtime/patcher/x86_64.c copies the bytes between
  * ps_x86_common and ps_x86_common_end into the start of the segment's
  * trampoline room at first use (so it is within rel32 reach of every site
  * and of every slot); it is never run here.  Position independent: no

@@ -41,7 +41,7 @@
 #include "../patcher.h"
 
 #if !defined(__riscv) || __riscv_xlen != 64
-#error "runtime/arch/riscv64.c is the patcher for riscv64 (runtime/Makefile picks it)"
+#error "runtime/patcher/riscv64.c is the patcher for riscv64 (runtime/Makefile picks it)"
 #endif
 
 #ifndef __NR_riscv_flush_icache

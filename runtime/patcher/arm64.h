@@ -8,7 +8,7 @@
  * (PIE or not) and run `patchsite embed PROG -o PROG`: every traced function
  * then starts with `[BTI C] MOV X9, X30; NOP` and has an 8-byte ops literal
  * just before its entry.  ps_attach() points the literal at your ops and
- * turns the NOP into `BL trampoline` (runtime/arch/arm64.c); the trampoline
+ * turns the NOP into `BL trampoline` (runtime/patcher/arm64.c); the trampoline
  * (arch/arm64.c of the tool) calls ops->func, or branches to
  * ops->direct_call when that is set.
  *

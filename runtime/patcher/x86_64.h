@@ -14,7 +14,7 @@
  * zero-filled trampoline room within rel32 reach of every site.
  *
  * ps_attach() turns the NOP into `CALL rel32` to the ops' own trampoline, a
- * 16-byte slot carved from the room (runtime/arch/x86_64.c), which loads
+ * 16-byte slot carved from the room (runtime/patcher/x86_64.c), which loads
  * the ops and jumps to the shared save-and-call code; a function with
  * several ops calls the list ops' slot, whose func walks that function's
  * ops.  Sites change while other threads run them by the kernel's

@@ -27,7 +27,7 @@
 #include "../patcher.h"
 
 #if !defined(__aarch64__) || !defined(__AARCH64EL__)
-#error "runtime/arch/arm64.c is the patcher for little-endian arm64 (runtime/Makefile picks it)"
+#error "runtime/patcher/arm64.c is the patcher for little-endian arm64 (runtime/Makefile picks it)"
 #endif
 
 #define A64_NOP		0xd503201fu
