@@ -52,6 +52,7 @@
  */
 #include <dwarf.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -359,6 +360,18 @@ static bool get_leb(const uint8_t **p, const uint8_t *end, bool is_signed, uint6
 	return false;
 }
 
+/*
+ * The same, but a LEB128 longer than max bytes (0: no bound) is malformed
+ * too; *p is then after the max bytes read.
+ */
+static bool get_leb_max(const uint8_t **p, const uint8_t *end, bool is_signed, size_t max,
+			uint64_t *v)
+{
+	if (max && (size_t)(end - *p) > max)
+		end = *p + max;
+	return get_leb(p, end, is_signed, v);
+}
+
 static bool get_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
 	return get_leb(p, end, false, v);
@@ -472,55 +485,67 @@ static int read_header(struct elfio_dwarf *d, uint64_t off, struct unit *u)
 	return 1;
 }
 
-/* Bytes a form's value takes, at p; -1 if unknown or running past end. */
-static bool skip_form(const struct unit *u, unsigned int form, const uint8_t **p,
-		      const uint8_t *end)
-{
-	uint64_t n;
-	size_t fixed;
+/* --- Forms: one table of their sizes -------------------------------------------- */
 
+int elfio_dw_form_size(const struct elfio_dw_sizes *s, unsigned int form)
+{
 	switch (form) {
 	case DW_FORM_flag_present:
 	case DW_FORM_implicit_const:
-		return true;
+		return 0;
 	case DW_FORM_addr:
-		fixed = u->addr_size;
-		break;
+		return (int)s->addr_size;
 	case DW_FORM_ref_addr:
-		fixed = u->version == 2 ? u->addr_size : u->offset_size;
-		break;
+		/* DWARF 2 (7.5.4): the size of an address; 3 and later: an offset */
+		return (int)(s->version == 2 ? s->addr_size : s->offset_size);
 	case DW_FORM_strp:
 	case DW_FORM_line_strp:
 	case DW_FORM_sec_offset:
 	case DW_FORM_strp_sup:
 	case DW_FORM_GNU_ref_alt:
 	case DW_FORM_GNU_strp_alt:
-		fixed = u->offset_size;
-		break;
+		return (int)s->offset_size;
 	case DW_FORM_data1: case DW_FORM_ref1: case DW_FORM_flag: case DW_FORM_strx1:
 	case DW_FORM_addrx1:
-		fixed = 1;
-		break;
+		return 1;
 	case DW_FORM_data2: case DW_FORM_ref2: case DW_FORM_strx2: case DW_FORM_addrx2:
-		fixed = 2;
-		break;
+		return 2;
 	case DW_FORM_strx3: case DW_FORM_addrx3:
-		fixed = 3;
-		break;
+		return 3;
 	case DW_FORM_data4: case DW_FORM_ref4: case DW_FORM_ref_sup4: case DW_FORM_strx4:
 	case DW_FORM_addrx4:
-		fixed = 4;
-		break;
+		return 4;
 	case DW_FORM_data8: case DW_FORM_ref8: case DW_FORM_ref_sig8: case DW_FORM_ref_sup8:
-		fixed = 8;
-		break;
+		return 8;
 	case DW_FORM_data16:
-		fixed = 16;
-		break;
+		return 16;
+	default:
+		return -1;
+	}
+}
+
+/*
+ * Step *p over a value of form in [*p, end); false if the form is unknown
+ * or the value runs past end.  A LEB128 longer than max_leb bytes (0: any
+ * length, as libdw reads them) is malformed.
+ */
+static bool form_skip(const struct elfio_dw_sizes *s, unsigned int form, const uint8_t **p,
+		      const uint8_t *end, size_t max_leb)
+{
+	int fixed = elfio_dw_form_size(s, form);
+	uint64_t n;
+
+	if (fixed >= 0) {
+		if ((size_t)fixed > (size_t)(end - *p))
+			return false;
+		*p += fixed;
+		return true;
+	}
+	switch (form) {
 	case DW_FORM_sdata: case DW_FORM_udata: case DW_FORM_ref_udata: case DW_FORM_strx:
 	case DW_FORM_addrx: case DW_FORM_loclistx: case DW_FORM_rnglistx:
 	case DW_FORM_GNU_addr_index: case DW_FORM_GNU_str_index:
-		return get_uleb(p, end, &n);
+		return get_leb_max(p, end, false, max_leb, &n);
 	case DW_FORM_string: {
 		const uint8_t *z = memchr(*p, 0, (size_t)(end - *p));
 		if (!z)
@@ -548,7 +573,7 @@ static bool skip_form(const struct unit *u, unsigned int form, const uint8_t **p
 		goto block;
 	case DW_FORM_block:
 	case DW_FORM_exprloc:
-		if (!get_uleb(p, end, &n))
+		if (!get_leb_max(p, end, false, max_leb, &n))
 			return false;
 block:
 		if (n > (uint64_t)(end - *p))
@@ -558,10 +583,14 @@ block:
 	default:
 		return false;
 	}
-	if (fixed > (size_t)(end - *p))
-		return false;
-	*p += fixed;
-	return true;
+}
+
+static bool skip_form(const struct unit *u, unsigned int form, const uint8_t **p,
+		      const uint8_t *end)
+{
+	const struct elfio_dw_sizes s = { u->version, u->addr_size, u->offset_size };
+
+	return form_skip(&s, form, p, end, 0);
 }
 
 /* The value of a form at p as the integer the questions use (see struct attrval). */
@@ -978,6 +1007,144 @@ static int keep_string(struct elfio_dwarf *d, const char *s, char **buf, size_t 
 	}
 	memcpy(*buf, s, n);
 	return 0;
+}
+
+/* --- DWARF bytes in memory: the cursor (elfio.h) ------------------------------- */
+
+/* A 64-bit value takes at most 10 bytes of LEB128; the cursor allows no more. */
+#define CUR_MAX_LEB	10
+
+uint64_t elfio_dw_fixed(struct elfio_dw_cur *c, unsigned int n)
+{
+	uint64_t v;
+
+	if (c->bad || (size_t)(c->end - c->p) < n) {
+		c->bad = true;
+		return 0;
+	}
+	v = get_le(c->p, n);
+	c->p += n;
+	return v;
+}
+
+static uint64_t cur_leb(struct elfio_dw_cur *c, bool is_signed)
+{
+	uint64_t v;
+
+	if (c->bad)
+		return 0;
+	if (!get_leb_max(&c->p, c->end, is_signed, CUR_MAX_LEB, &v)) {
+		c->bad = true;
+		return 0;
+	}
+	return v;
+}
+
+uint64_t elfio_dw_uleb(struct elfio_dw_cur *c)
+{
+	return cur_leb(c, false);
+}
+
+int64_t elfio_dw_sleb(struct elfio_dw_cur *c)
+{
+	return (int64_t)cur_leb(c, true);
+}
+
+void elfio_dw_skip(struct elfio_dw_cur *c, uint64_t n)
+{
+	if (c->bad || (uint64_t)(c->end - c->p) < n)
+		c->bad = true;
+	else
+		c->p += n;
+}
+
+uint64_t elfio_dw_initial_length(struct elfio_dw_cur *c, unsigned int *offsz)
+{
+	uint64_t len = elfio_dw_fixed(c, 4);
+
+	*offsz = 4;
+	if (len == 0xffffffff) {
+		len = elfio_dw_fixed(c, 8);
+		*offsz = 8;
+	}
+	return len;
+}
+
+size_t elfio_dw_uleb_encode(uint8_t *buf, uint64_t v, size_t min)
+{
+	size_t n = 0;
+
+	if (min > 16)
+		min = 16;
+	do {
+		buf[n] = v & 0x7f;
+		v >>= 7;
+		if (v || n + 1 < min)
+			buf[n] |= 0x80;
+		n++;
+	} while (v || n < min);
+	return n;
+}
+
+bool elfio_dw_skip_form(const struct elfio_dw_sizes *s, unsigned int form, struct elfio_dw_cur *c)
+{
+	if (c->bad || !form_skip(s, form, &c->p, c->end, CUR_MAX_LEB))
+		c->bad = true;
+	return !c->bad;
+}
+
+bool elfio_dw_abbrev_find(const uint8_t *abbrev, size_t size, uint64_t table, uint64_t code,
+			  struct elfio_dw_cur *attrs, uint64_t *tag)
+{
+	struct elfio_dw_cur c = { abbrev, abbrev + size, false };
+
+	if (table >= size)
+		return false;
+	c.p += table;
+	while (!c.bad && c.p < c.end) {
+		uint64_t k = elfio_dw_uleb(&c), t;
+
+		if (!k || c.bad)
+			return false;
+		t = elfio_dw_uleb(&c);
+		elfio_dw_skip(&c, 1);		/* DW_CHILDREN_* */
+		if (k == code) {
+			if (tag)
+				*tag = t;
+			*attrs = c;
+			return !c.bad;
+		}
+		for (;;) {
+			uint64_t name = elfio_dw_uleb(&c), form = elfio_dw_uleb(&c);
+
+			if (c.bad || (!name && !form))
+				break;
+			if (form == DW_FORM_implicit_const)
+				elfio_dw_sleb(&c);
+		}
+	}
+	return false;
+}
+
+int elfio_dw_die_attr(const struct elfio_dw_sizes *s, struct elfio_dw_cur *attrs,
+		      struct elfio_dw_cur *c, struct elfio_dw_attr *a)
+{
+	a->name = elfio_dw_uleb(attrs);
+	a->form = elfio_dw_uleb(attrs);
+	a->implicit = 0;
+	a->val = c->p;
+	if (attrs->bad)
+		return -1;
+	if (!a->name && !a->form)
+		return 0;
+	if (a->form == DW_FORM_implicit_const) {
+		a->implicit = elfio_dw_sleb(attrs);
+		if (attrs->bad)
+			return -1;
+	}
+	if (a->form > UINT_MAX || !elfio_dw_skip_form(s, (unsigned int)a->form, c))
+		return -1;
+	return 1;
 }
 
 /* --- The public walk ---------------------------------------------------------- */

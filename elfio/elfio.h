@@ -482,6 +482,84 @@ int elfio_dwarf_unit_ranges(struct elfio_dwarf *d, int (*fn)(void *ctx, uint64_t
 int elfio_dwarf_cu(struct elfio_dwarf *d, struct elfio *e, uint64_t addr, const char **name,
 		   const char **producer);
 
+/*
+ * DWARF bytes already in memory (a section of an object, ours to read),
+ * read by the rules of the reader above: one LEB128 decoder, one table of
+ * form sizes, one abbreviation walk.  repad (rewriter/repad_dwarf.c) reads
+ * and corrects an object's DWARF with these.
+ *
+ * A cursor over [p, end): every read past end sets bad, which sticks (later
+ * reads return 0 and do not move).  A read of n fixed bytes that does not
+ * fit leaves p where it was; a LEB128 that runs off end, or is longer than
+ * the 10 bytes a 64-bit value needs, leaves p after the bytes it read.
+ */
+struct elfio_dw_cur {
+	const uint8_t *p, *end;
+	bool bad;
+};
+
+/* n (1..8) bytes, little-endian */
+uint64_t elfio_dw_fixed(struct elfio_dw_cur *c, unsigned int n);
+uint64_t elfio_dw_uleb(struct elfio_dw_cur *c);
+int64_t elfio_dw_sleb(struct elfio_dw_cur *c);
+void elfio_dw_skip(struct elfio_dw_cur *c, uint64_t n);
+/*
+ * A unit's initial length: 32-bit, or 0xffffffff and 64-bit (*offsz 4 or
+ * 8).  Values 0xfffffff0-0xfffffffe are returned as they are: the caller
+ * says what a reserved length means to it.
+ */
+uint64_t elfio_dw_initial_length(struct elfio_dw_cur *c, unsigned int *offsz);
+/*
+ * A ULEB128 of v in buf (16 bytes), at least min bytes long (redundant
+ * continuation bytes: a value rewritten in place keeps its size); its length.
+ */
+size_t elfio_dw_uleb_encode(uint8_t *buf, uint64_t v, size_t min);
+
+/* What sizes a form's value: its unit's version, address and offset sizes. */
+struct elfio_dw_sizes {
+	unsigned int version, addr_size, offset_size;
+};
+
+/*
+ * Bytes the value of form takes when they do not depend on the value (0 for
+ * DW_FORM_flag_present and DW_FORM_implicit_const, whose value is in the
+ * abbreviation), or -1 (a LEB128, a string, a block, or a form not known).
+ * DW_FORM_ref_addr is address-sized in DWARF 2, offset-sized after.
+ */
+int elfio_dw_form_size(const struct elfio_dw_sizes *s, unsigned int form);
+/*
+ * Step c over one value of form; false (c->bad set) for a form not known
+ * (DW_FORM_indirect among them) or a value that runs past c->end.
+ */
+bool elfio_dw_skip_form(const struct elfio_dw_sizes *s, unsigned int form, struct elfio_dw_cur *c);
+
+/*
+ * The abbreviation with code in the table at offset table of the
+ * .debug_abbrev bytes [abbrev, abbrev + size), walked entry by entry:
+ * true and *attrs at its (attribute, form) list (*tag its DW_TAG_*, may be
+ * NULL), false if the table ends (code 0) or runs out first.
+ */
+bool elfio_dw_abbrev_find(const uint8_t *abbrev, size_t size, uint64_t table, uint64_t code,
+			  struct elfio_dw_cur *attrs, uint64_t *tag);
+
+/* One attribute of a DIE as elfio_dw_die_attr() gives it. */
+struct elfio_dw_attr {
+	uint64_t name;		/* DW_AT_* */
+	uint64_t form;		/* DW_FORM_* */
+	int64_t implicit;	/* DW_FORM_implicit_const: its value */
+	const uint8_t *val;	/* where the value starts in the DIE */
+};
+
+/*
+ * The next attribute of a DIE, c at its value, attrs the rest of its
+ * abbreviation's list (from elfio_dw_abbrev_find()): 1 and *a with c past
+ * the value; 0 at the end of the list (c after the DIE's last value); -1
+ * when the list or the value cannot be read (the form is unknown, or runs
+ * past the end).
+ */
+int elfio_dw_die_attr(const struct elfio_dw_sizes *s, struct elfio_dw_cur *attrs,
+		      struct elfio_dw_cur *c, struct elfio_dw_attr *a);
+
 /* --- Archives (archive.c) ------------------------------------------------------ */
 
 /* What the file at path is: an archive of either kind, or not one (unreadable included). */

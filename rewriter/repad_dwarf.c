@@ -53,6 +53,7 @@
  * addresses), .debug_addr forms (LLVM's DW_RLE_startx_length, split
  * DWARF: that contribution is left as it is), objects with several units.
  */
+#include <dwarf.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -60,63 +61,6 @@
 
 #include "elfio/elfio.h"
 #include "rewriter/repad_dwarf.h"
-
-#define DW_LNS_copy		1
-#define DW_LNS_advance_pc	2
-#define DW_LNS_const_add_pc	8
-#define DW_LNS_fixed_advance_pc	9
-#define DW_LNE_end_sequence	1
-#define DW_LNE_set_address	2
-#define DW_AT_low_pc		0x11
-#define DW_AT_high_pc		0x12
-
-/* A bounded little-endian reader; `bad` sticks once a read runs past end. */
-struct cur {
-	const uint8_t *p, *end;
-	bool bad;
-};
-
-static uint64_t rd(struct cur *c, unsigned int n)
-{
-	uint64_t v = 0;
-
-	if (c->bad || (size_t)(c->end - c->p) < n) {
-		c->bad = true;
-		return 0;
-	}
-	v = get_le(c->p, n);
-	c->p += n;
-	return v;
-}
-
-static uint64_t uleb(struct cur *c)
-{
-	uint64_t v = 0;
-	unsigned int s = 0;
-
-	while (!c->bad) {
-		uint8_t b;
-
-		if (c->p >= c->end || s > 63) {
-			c->bad = true;
-			return 0;
-		}
-		b = *c->p++;
-		v |= (uint64_t)(b & 0x7f) << s;
-		s += 7;
-		if (!(b & 0x80))
-			return v;
-	}
-	return 0;
-}
-
-static void skip(struct cur *c, uint64_t n)
-{
-	if (c->bad || (uint64_t)(c->end - c->p) < n)
-		c->bad = true;
-	else
-		c->p += n;
-}
 
 static const struct repad_dw_rel *find_rel(const struct repad_dw *dw, uint64_t off)
 {
@@ -152,19 +96,12 @@ static int put(struct bytes *b, const void *p, size_t n)
 	return 0;
 }
 
-static int put_uleb(struct bytes *b, uint64_t v)
+/* A ULEB128 of v, in at least min bytes (see elfio_dw_uleb_encode()). */
+static int put_uleb(struct bytes *b, uint64_t v, size_t min)
 {
-	uint8_t t[10];
-	size_t n = 0;
+	uint8_t t[16];
 
-	do {
-		t[n] = v & 0x7f;
-		v >>= 7;
-		if (v)
-			t[n] |= 0x80;
-		n++;
-	} while (v);
-	return put(b, t, n);
+	return put(b, t, elfio_dw_uleb_encode(t, v, min));
 }
 
 static int push_point(struct repad_dw_out *o, uint64_t off, uint64_t pad)
@@ -240,28 +177,28 @@ static const uint8_t std_len_std[12] = { 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1 };
 static int line_header(struct repad_dw *dw, const uint8_t *d, uint64_t start, uint64_t body,
 		       uint64_t end, unsigned int offsz, struct lnhdr *h)
 {
-	struct cur c = { d + body, d + end, false };
+	struct elfio_dw_cur c = { d + body, d + end, false };
 	uint64_t hlen;
 
-	h->version = (unsigned int)rd(&c, 2);
+	h->version = (unsigned int)elfio_dw_fixed(&c, 2);
 	if (c.bad)
 		goto bad;
 	if (h->version < 2 || h->version > 5)
 		return 0;
 	if (h->version >= 5)
-		skip(&c, 2);	/* address_size, segment_selector_size */
-	hlen = rd(&c, offsz);
+		elfio_dw_skip(&c, 2);	/* address_size, segment_selector_size */
+	hlen = elfio_dw_fixed(&c, offsz);
 	if (c.bad || hlen > (uint64_t)(c.end - c.p))
 		goto bad;
 	h->prog = (uint64_t)(c.p - d) + hlen;
-	h->min_inst = (unsigned int)rd(&c, 1);
-	h->max_ops = h->version >= 4 ? (unsigned int)rd(&c, 1) : 1;
-	skip(&c, 2);		/* default_is_stmt, line_base */
-	h->line_range = (unsigned int)rd(&c, 1);
-	h->opcode_base = (unsigned int)rd(&c, 1);
+	h->min_inst = (unsigned int)elfio_dw_fixed(&c, 1);
+	h->max_ops = h->version >= 4 ? (unsigned int)elfio_dw_fixed(&c, 1) : 1;
+	elfio_dw_skip(&c, 2);		/* default_is_stmt, line_base */
+	h->line_range = (unsigned int)elfio_dw_fixed(&c, 1);
+	h->opcode_base = (unsigned int)elfio_dw_fixed(&c, 1);
 	h->std_len = c.p;
 	if (h->opcode_base)
-		skip(&c, h->opcode_base - 1);
+		elfio_dw_skip(&c, h->opcode_base - 1);
 	if (c.bad || (uint64_t)(c.p - d) > h->prog)
 		goto bad;
 	if (!h->min_inst || h->max_ops != 1 || !h->line_range || !h->opcode_base)
@@ -284,7 +221,7 @@ bad:
 static int line_program(struct repad_dw *dw, const uint8_t *d, const struct lnhdr *h,
 			uint64_t end, struct bytes *o, struct repad_dw_out *pts, size_t *rows)
 {
-	struct cur c = { d + h->prog, d + end, false };
+	struct elfio_dw_cur c = { d + h->prog, d + end, false };
 	size_t sec = 0, set_rels = 0;
 	uint64_t old = 0, cur = 0;	/* old address; new address the copy has reached */
 	int ret;
@@ -292,7 +229,7 @@ static int line_program(struct repad_dw *dw, const uint8_t *d, const struct lnhd
 	while (c.p < c.end) {
 		const uint8_t *op = c.p;
 		uint64_t at = (uint64_t)(op - d);
-		unsigned int code = (unsigned int)rd(&c, 1);
+		unsigned int code = (unsigned int)elfio_dw_fixed(&c, 1);
 		uint64_t adv = 0, target, extra;
 		bool row = false, end_seq = false;
 		uint8_t special = 0;
@@ -304,10 +241,10 @@ static int line_program(struct repad_dw *dw, const uint8_t *d, const struct lnhd
 			row = true;
 			special = (uint8_t)code;
 		} else if (code == 0) {
-			uint64_t len = uleb(&c);
+			uint64_t len = elfio_dw_uleb(&c);
 			const uint8_t *sub = c.p;
 
-			skip(&c, len);
+			elfio_dw_skip(&c, len);
 			if (c.bad || !len)
 				goto bad;
 			if (*sub == DW_LNE_end_sequence) {
@@ -331,14 +268,14 @@ static int line_program(struct repad_dw *dw, const uint8_t *d, const struct lnhd
 		} else if (code == DW_LNS_copy) {
 			row = true;
 		} else if (code == DW_LNS_advance_pc) {
-			adv = uleb(&c) * h->min_inst;
+			adv = elfio_dw_uleb(&c) * h->min_inst;
 		} else if (code == DW_LNS_const_add_pc) {
 			adv = (uint64_t)((255 - h->opcode_base) / h->line_range) * h->min_inst;
 		} else if (code == DW_LNS_fixed_advance_pc) {
-			adv = rd(&c, 2);
+			adv = elfio_dw_fixed(&c, 2);
 		} else {
 			for (unsigned int k = 0; k < h->std_len[code - 1]; k++)
-				uleb(&c);
+				elfio_dw_uleb(&c);
 		}
 		if (c.bad)
 			goto bad;
@@ -390,7 +327,7 @@ static int line_program(struct repad_dw *dw, const uint8_t *d, const struct lnhd
 
 			ret = put(o, &b, 1);
 			if (!ret)
-				ret = put_uleb(o, units);
+				ret = put_uleb(o, units, 1);
 			if (!ret)
 				ret = push_point(pts, at, o->n - before);
 			if (ret)
@@ -424,17 +361,14 @@ int repad_dwarf_line(struct repad_dw *dw, const uint8_t *d, size_t size,
 	int ret = 0;
 
 	while (off < size) {
-		struct cur c = { d + off, d + size, false };
-		uint64_t len = rd(&c, 4), body, end;
-		unsigned int offsz = 4;
+		struct elfio_dw_cur c = { d + off, d + size, false };
+		unsigned int offsz;
+		uint64_t len = elfio_dw_initial_length(&c, &offsz), body, end;
 		size_t base = o.n, rows = 0;
 		struct lnhdr h;
 		int st, understood;
 
-		if (len == 0xffffffff) {
-			len = rd(&c, 8);
-			offsz = 8;
-		} else if (len >= 0xfffffff0) {
+		if (offsz == 4 && len >= 0xfffffff0) {
 			elfio_error(dw->path, "%s: unit at %#" PRIx64 " has reserved length %#" PRIx64,
 				    dw->name, off, len);
 			ret = -EINVAL;
@@ -523,14 +457,10 @@ int repad_dwarf_aranges(struct repad_dw *dw, uint8_t *d, size_t size)
 	uint64_t off = 0;
 
 	while (off < size) {
-		struct cur c = { d + off, d + size, false };
-		uint64_t len = rd(&c, 4), end;
-		unsigned int offsz = 4, asz, version;
+		struct elfio_dw_cur c = { d + off, d + size, false };
+		unsigned int offsz, asz, version;
+		uint64_t len = elfio_dw_initial_length(&c, &offsz), end;
 
-		if (len == 0xffffffff) {
-			len = rd(&c, 8);
-			offsz = 8;
-		}
 		if (c.bad || len > (uint64_t)(c.end - c.p)) {
 			elfio_error(dw->path, "%s: set at %#" PRIx64 " runs past the end of the section",
 				    dw->name, off);
@@ -538,20 +468,20 @@ int repad_dwarf_aranges(struct repad_dw *dw, uint8_t *d, size_t size)
 		}
 		end = (uint64_t)(c.p - d) + len;
 		c.end = d + end;
-		version = (unsigned int)rd(&c, 2);
-		skip(&c, offsz);
-		asz = (unsigned int)rd(&c, 1);
-		if (version != 2 || (asz != 4 && asz != 8) || rd(&c, 1)) {
+		version = (unsigned int)elfio_dw_fixed(&c, 2);
+		elfio_dw_skip(&c, offsz);
+		asz = (unsigned int)elfio_dw_fixed(&c, 1);
+		if (version != 2 || (asz != 4 && asz != 8) || elfio_dw_fixed(&c, 1)) {
 			dw->untouched++;
 			off = end;
 			continue;
 		}
 		/* tuples start at a multiple of twice the address size from the set */
-		skip(&c, (2 * asz - (uint64_t)(c.p - (d + off)) % (2 * asz)) % (2 * asz));
+		elfio_dw_skip(&c, (2 * asz - (uint64_t)(c.p - (d + off)) % (2 * asz)) % (2 * asz));
 		while (!c.bad && (size_t)(c.end - c.p) >= 2 * asz) {
 			uint64_t at = (uint64_t)(c.p - d);
 			const struct repad_dw_rel *r = find_rel(dw, at);
-			uint64_t addr = rd(&c, asz), l = rd(&c, asz), nl;
+			uint64_t addr = elfio_dw_fixed(&c, asz), l = elfio_dw_fixed(&c, asz), nl;
 
 			if (!r && !addr && !l)
 				break;
@@ -572,92 +502,6 @@ int repad_dwarf_aranges(struct repad_dw *dw, uint8_t *d, size_t size)
 	return 0;
 }
 
-/* DW_FORM_* codes this walk knows how to step over. */
-enum {
-	F_addr = 0x01, F_block2 = 0x03, F_block4, F_data2, F_data4, F_data8, F_string, F_block,
-	F_block1, F_data1, F_flag, F_sdata, F_strp, F_udata, F_ref_addr, F_ref1, F_ref2, F_ref4,
-	F_ref8, F_ref_udata, F_indirect, F_sec_offset, F_exprloc, F_flag_present, F_strx,
-	F_addrx, F_ref_sup4, F_strp_sup, F_data16, F_line_strp, F_ref_sig8, F_implicit_const,
-	F_loclistx, F_rnglistx, F_ref_sup8, F_strx1, F_strx2, F_strx3, F_strx4, F_addrx1,
-	F_addrx2, F_addrx3, F_addrx4,
-};
-
-/* Step over one attribute value; false for a form we do not know. */
-static bool skip_form(struct cur *c, uint64_t form, unsigned int asz, unsigned int offsz)
-{
-	switch (form) {
-	case F_flag_present: case F_implicit_const:
-		return true;
-	case F_data1: case F_ref1: case F_flag: case F_strx1: case F_addrx1:
-		skip(c, 1); return true;
-	case F_data2: case F_ref2: case F_strx2: case F_addrx2:
-		skip(c, 2); return true;
-	case F_strx3: case F_addrx3:
-		skip(c, 3); return true;
-	case F_data4: case F_ref4: case F_ref_sup4: case F_strx4: case F_addrx4:
-		skip(c, 4); return true;
-	case F_data8: case F_ref8: case F_ref_sig8: case F_ref_sup8:
-		skip(c, 8); return true;
-	case F_data16:
-		skip(c, 16); return true;
-	case F_addr:
-		skip(c, asz); return true;
-	case F_strp: case F_line_strp: case F_sec_offset: case F_ref_addr: case F_strp_sup:
-		skip(c, offsz); return true;
-	case F_sdata: case F_udata: case F_ref_udata: case F_strx: case F_addrx:
-	case F_loclistx: case F_rnglistx:
-		uleb(c); return true;
-	case F_string:
-		while (!c->bad && rd(c, 1))
-			;
-		return true;
-	case F_block1:
-		skip(c, rd(c, 1)); return true;
-	case F_block2:
-		skip(c, rd(c, 2)); return true;
-	case F_block4:
-		skip(c, rd(c, 4)); return true;
-	case F_block: case F_exprloc:
-		skip(c, uleb(c)); return true;
-	default:
-		return false;
-	}
-}
-
-/* Find abbreviation `code` in the table at offset `at`; its attribute list in *a. */
-static bool find_abbrev(const uint8_t *abbrev, size_t size, uint64_t at, uint64_t code,
-			struct cur *a)
-{
-	struct cur c = { abbrev, abbrev + size, false };
-
-	if (at >= size)
-		return false;
-	c.p += at;
-	while (!c.bad && c.p < c.end) {
-		uint64_t k = uleb(&c);
-
-		if (!k || c.bad)
-			return false;
-		uleb(&c);		/* tag */
-		skip(&c, 1);		/* children */
-		if (k == code) {
-			*a = c;
-			return !c.bad;
-		}
-		for (;;) {
-			uint64_t name = uleb(&c), form = uleb(&c);
-
-			if (c.bad || (!name && !form))
-				break;
-			if (form == F_implicit_const)
-				uleb(&c);
-		}
-	}
-	return false;
-}
-
-#define DW_AT_GNU_locviews	0x2137
-
 static int push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
 {
 	if (elfio_grow(v, cap, *n + 1, sizeof(**v)))
@@ -672,45 +516,77 @@ static int push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
  * points into .debug_loclists names a location list.  Anything not
  * understood sets dw->loc_bad: the lists are then left alone.
  */
-static int walk_dies(struct repad_dw *dw, struct cur *c, const uint8_t *d, const uint8_t *abbrev,
-		     size_t abbrev_size, uint64_t aoff, unsigned int asz, unsigned int offsz)
+static int walk_dies(struct repad_dw *dw, struct elfio_dw_cur *c, const uint8_t *d,
+		     const uint8_t *abbrev, size_t abbrev_size, uint64_t aoff,
+		     const struct elfio_dw_sizes *sz)
 {
 	while (c->p < c->end) {
-		uint64_t code = uleb(c);
-		struct cur a;
+		uint64_t code = elfio_dw_uleb(c);
+		struct elfio_dw_cur a;
+		struct elfio_dw_attr at;
+		int st;
 
 		if (c->bad)
 			goto bad;
 		if (!code)
 			continue;
-		if (!find_abbrev(abbrev, abbrev_size, aoff, code, &a))
+		if (!elfio_dw_abbrev_find(abbrev, abbrev_size, aoff, code, &a, NULL))
 			goto bad;
-		for (;;) {
-			uint64_t name = uleb(&a), form = uleb(&a), at = (uint64_t)(c->p - d);
+		while ((st = elfio_dw_die_attr(sz, &a, c, &at)) > 0) {
 			const struct repad_dw_rel *r;
 
-			if (a.bad)
+			if (at.form == DW_FORM_loclistx)
 				goto bad;
-			if (!name && !form)
-				break;
-			if (form == F_implicit_const)
-				uleb(&a);
-			if (form == F_loclistx || form == F_indirect ||
-			    !skip_form(c, form, asz, offsz) || c->bad)
-				goto bad;
-			if (form != F_sec_offset || name == DW_AT_GNU_locviews)
+			if (at.form != DW_FORM_sec_offset || at.name == DW_AT_GNU_locviews)
 				continue;
-			r = find_rel(dw, at);
+			r = find_rel(dw, (uint64_t)(at.val - d));
 			if (r && r->sec == dw->loc_sec && r->old >= 0 &&
 			    push_u64(&dw->loc_starts, &dw->nloc_starts, &dw->caploc_starts,
 				     (uint64_t)r->old))
 				return -ENOMEM;
 		}
+		if (st < 0)
+			goto bad;
 	}
 	return 0;
 bad:
 	dw->loc_bad = true;
 	return 0;
+}
+
+/* What a unit's first DIE says about its address range. */
+struct unit_die {
+	bool ok;				/* all its attributes were read */
+	const struct repad_dw_rel *low;		/* DW_AT_low_pc's relocation (DW_FORM_addr) */
+	uint64_t hi_at;				/* DW_AT_high_pc: its offset, */
+	uint64_t hi_len;			/* its value (a length), */
+	unsigned int hi_size;			/* and its size (DW_FORM_data*; 0: another form) */
+};
+
+/*
+ * Read the first DIE of a unit at c (its attribute list in a), up to the
+ * first attribute that cannot be read; c is left after it.
+ */
+static void unit_die(struct repad_dw *dw, const uint8_t *d, const struct elfio_dw_sizes *sz,
+		     struct elfio_dw_cur *a, struct elfio_dw_cur *c, struct unit_die *u)
+{
+	struct elfio_dw_attr at;
+	int st;
+
+	while ((st = elfio_dw_die_attr(sz, a, c, &at)) > 0) {
+		uint64_t off = (uint64_t)(at.val - d);
+
+		if (at.name == DW_AT_low_pc && at.form == DW_FORM_addr)
+			u->low = find_rel(dw, off);
+		if (at.name == DW_AT_high_pc) {
+			u->hi_size = at.form == DW_FORM_data1 ? 1 : at.form == DW_FORM_data2 ? 2 :
+				     at.form == DW_FORM_data4 ? 4 : at.form == DW_FORM_data8 ? 8 : 0;
+			u->hi_at = off;
+			if (u->hi_size)
+				u->hi_len = get_le(at.val, u->hi_size);
+		}
+	}
+	u->ok = st == 0;
 }
 
 int repad_dwarf_info(struct repad_dw *dw, uint8_t *d, size_t size, const uint8_t *abbrev,
@@ -721,11 +597,10 @@ int repad_dwarf_info(struct repad_dw *dw, uint8_t *d, size_t size, const uint8_t
 
 	/* location lists are only followed in an object with one unit */
 	for (uint64_t o = 0; o < size && nunits < 2; nunits++) {
-		struct cur c = { d + o, d + size, false };
-		uint64_t len = rd(&c, 4);
+		struct elfio_dw_cur c = { d + o, d + size, false };
+		unsigned int offsz;
+		uint64_t len = elfio_dw_initial_length(&c, &offsz);
 
-		if (len == 0xffffffff)
-			len = rd(&c, 8);
 		if (c.bad || len > (uint64_t)(c.end - c.p))
 			break;
 		o = (uint64_t)(c.p - d) + len;
@@ -733,17 +608,13 @@ int repad_dwarf_info(struct repad_dw *dw, uint8_t *d, size_t size, const uint8_t
 	if (nunits != 1)
 		dw->loc_bad = true;
 	while (off < size) {
-		struct cur c = { d + off, d + size, false }, a;
-		uint64_t len = rd(&c, 4), end, aoff, code, at_abbrev;
-		bool die_ok = false;
-		unsigned int offsz = 4, asz, version;
-		const struct repad_dw_rel *low = NULL, *r;
-		uint64_t hi_at = 0, hi_len = 0, hi_size = 0;
+		struct elfio_dw_cur c = { d + off, d + size, false }, a;
+		unsigned int offsz, asz, version;
+		uint64_t len = elfio_dw_initial_length(&c, &offsz), end, aoff, code, at_abbrev;
+		struct unit_die u = { 0 };
+		struct elfio_dw_sizes sz;
+		const struct repad_dw_rel *r;
 
-		if (len == 0xffffffff) {
-			len = rd(&c, 8);
-			offsz = 8;
-		}
 		if (c.bad || len > (uint64_t)(c.end - c.p)) {
 			elfio_error(dw->path, "%s: unit at %#" PRIx64 " runs past the end of the section",
 				    dw->name, off);
@@ -753,22 +624,22 @@ int repad_dwarf_info(struct repad_dw *dw, uint8_t *d, size_t size, const uint8_t
 		c.end = d + end;
 		dw->units++;
 		dw->cu_low = (struct repad_dw_rel){ 0 };
-		version = (unsigned int)rd(&c, 2);
+		version = (unsigned int)elfio_dw_fixed(&c, 2);
 		if (version == 5) {
-			unsigned int type = (unsigned int)rd(&c, 1);
+			unsigned int type = (unsigned int)elfio_dw_fixed(&c, 1);
 
-			asz = (unsigned int)rd(&c, 1);
+			asz = (unsigned int)elfio_dw_fixed(&c, 1);
 			at_abbrev = (uint64_t)(c.p - d);
-			aoff = rd(&c, offsz);
-			if (type != 1 /* DW_UT_compile */ && type != 3 /* DW_UT_partial */) {
+			aoff = elfio_dw_fixed(&c, offsz);
+			if (type != DW_UT_compile && type != DW_UT_partial) {
 				dw->loc_bad = true;
 				off = end;
 				continue;
 			}
 		} else if (version >= 2 && version <= 4) {
 			at_abbrev = (uint64_t)(c.p - d);
-			aoff = rd(&c, offsz);
-			asz = (unsigned int)rd(&c, 1);
+			aoff = elfio_dw_fixed(&c, offsz);
+			asz = (unsigned int)elfio_dw_fixed(&c, 1);
 		} else {
 			dw->untouched++;
 			dw->loc_bad = true;
@@ -785,62 +656,40 @@ int repad_dwarf_info(struct repad_dw *dw, uint8_t *d, size_t size, const uint8_t
 			}
 			aoff = (uint64_t)r->old;
 		}
-		code = uleb(&c);
+		code = elfio_dw_uleb(&c);
 		if (c.bad || !code || (asz != 4 && asz != 8) ||
-		    !find_abbrev(abbrev, abbrev_size, aoff, code, &a)) {
+		    !elfio_dw_abbrev_find(abbrev, abbrev_size, aoff, code, &a, NULL)) {
 			dw->untouched++;
 			dw->loc_bad = true;
 			off = end;
 			continue;
 		}
-		for (;;) {
-			uint64_t name = uleb(&a), form = uleb(&a), at = (uint64_t)(c.p - d);
-
-			if (a.bad)
-				break;
-			if (!name && !form) {
-				die_ok = true;
-				break;
-			}
-			if (form == F_implicit_const)
-				uleb(&a);
-			if (form == F_indirect || !skip_form(&c, form, asz, offsz) || c.bad)
-				break;
-			if (name == DW_AT_low_pc && form == F_addr)
-				low = find_rel(dw, at);
-			if (name == DW_AT_high_pc) {
-				hi_size = form == F_data1 ? 1 : form == F_data2 ? 2 :
-					  form == F_data4 ? 4 : form == F_data8 ? 8 : 0;
-				hi_at = at;
-				if (hi_size)
-					hi_len = rd(&(struct cur){ d + at, d + end, false },
-						    (unsigned int)hi_size);
-			}
-		}
+		sz = (struct elfio_dw_sizes){ version, asz, offsz };
+		unit_die(dw, d, &sz, &a, &c, &u);
 		/* riscv64 relaxation: a length made of R_RISCV_ADD/SUB is the linker's */
-		dw->cu_low = low ? *low : (struct repad_dw_rel){ 0 };
-		if (low && hi_size && low->sec && dw->grows(dw->ctx, low->sec) &&
-		    !find_rel(dw, hi_at)) {
+		dw->cu_low = u.low ? *u.low : (struct repad_dw_rel){ 0 };
+		if (u.low && u.hi_size && u.low->sec && dw->grows(dw->ctx, u.low->sec) &&
+		    !find_rel(dw, u.hi_at)) {
 			uint64_t nl;
 
-			if (!new_length(dw, low->sec, low->old, low->new, hi_len,
-					(unsigned int)hi_size, &nl)) {
+			if (!new_length(dw, u.low->sec, u.low->old, u.low->new, u.hi_len, u.hi_size,
+					&nl)) {
 				elfio_error(dw->path, "%s+%#" PRIx64 ": DW_AT_high_pc %#" PRIx64
-					    " does not fit its form once padded", dw->name, hi_at,
-					    hi_len);
+					    " does not fit its form once padded", dw->name, u.hi_at,
+					    u.hi_len);
 				return -EINVAL;
 			}
-			if (nl != hi_len) {
-				poke(d + hi_at, (unsigned int)hi_size, nl);
+			if (nl != u.hi_len) {
+				poke(d + u.hi_at, u.hi_size, nl);
 				dw->fixed++;
 			}
 		}
 		if (dw->loc_sec && !dw->loc_bad) {
 			int ret;
 
-			if (!die_ok)
+			if (!u.ok)
 				dw->loc_bad = true;
-			else if ((ret = walk_dies(dw, &c, d, abbrev, abbrev_size, aoff, asz, offsz)))
+			else if ((ret = walk_dies(dw, &c, d, abbrev, abbrev_size, aoff, &sz)))
 				return ret;
 		}
 		off = end;
@@ -853,22 +702,6 @@ static int cmp_u64_dw(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-/* A ULEB of v, padded with redundant continuation bytes to at least min bytes. */
-static int put_uleb_min(struct bytes *b, uint64_t v, size_t min)
-{
-	uint8_t t[16];
-	size_t n = 0;
-
-	do {
-		t[n] = v & 0x7f;
-		v >>= 7;
-		if (v || n + 1 < min)
-			t[n] |= 0x80;
-		n++;
-	} while (v || n < min);
-	return put(b, t, n);
 }
 
 /*
@@ -884,7 +717,7 @@ static int redo_uleb(struct bytes *o, const uint8_t *d, const uint8_t **copied, 
 	if (ret)
 		return ret;
 	before = o->n;
-	ret = put_uleb_min(o, v, (size_t)(q - p));
+	ret = put_uleb(o, v, (size_t)(q - p));
 	if (ret)
 		return ret;
 	*copied = q;
@@ -901,8 +734,12 @@ struct list_kinds {
 	unsigned int offset_pair, base_address, start_end, start_length;
 };
 
-static const struct list_kinds rle_kinds = { 4, 5, 6, 7 };	/* DW_RLE_* */
-static const struct list_kinds lle_kinds = { 4, 6, 7, 8 };	/* DW_LLE_* */
+static const struct list_kinds rle_kinds = {
+	DW_RLE_offset_pair, DW_RLE_base_address, DW_RLE_start_end, DW_RLE_start_length
+};
+static const struct list_kinds lle_kinds = {
+	DW_LLE_offset_pair, DW_LLE_base_address, DW_LLE_start_end, DW_LLE_start_length
+};
 
 enum list_entry_result {
 	ENTRY_DONE,		/* read (and fixed where needed) */
@@ -920,7 +757,7 @@ enum list_entry_result {
  * mapped values (new insertion points in pts).
  */
 static enum list_entry_result list_entry(struct repad_dw *dw, const struct list_kinds *k,
-					 unsigned int kind, struct cur *c, const uint8_t *d,
+					 unsigned int kind, struct elfio_dw_cur *c, const uint8_t *d,
 					 unsigned int asz, struct repad_dw_rel *base,
 					 struct bytes *o, const uint8_t **copied,
 					 struct repad_dw_out *pts, size_t *fixed, int *err)
@@ -931,10 +768,10 @@ static enum list_entry_result list_entry(struct repad_dw *dw, const struct list_
 
 	if (kind == k->offset_pair) {
 		pa = c->p;
-		a = uleb(c);
+		a = elfio_dw_uleb(c);
 		qa = c->p;
 		pb = c->p;
-		b = uleb(c);
+		b = elfio_dw_uleb(c);
 		qb = c->p;
 		if (c->bad)
 			return ENTRY_BAD;
@@ -961,21 +798,21 @@ static enum list_entry_result list_entry(struct repad_dw *dw, const struct list_
 	}
 	if (kind == k->base_address) {
 		r = find_rel(dw, (uint64_t)(c->p - d));
-		skip(c, asz);
+		elfio_dw_skip(c, asz);
 		*base = r ? *r : (struct repad_dw_rel){ 0 };
 		return c->bad ? ENTRY_BAD : ENTRY_BASE;
 	}
 	if (kind == k->start_end) {
-		skip(c, 2 * asz);
+		elfio_dw_skip(c, 2 * asz);
 		return c->bad ? ENTRY_BAD : ENTRY_DONE;
 	}
 	if (kind == k->start_length) {
 		uint64_t nl;
 
 		r = find_rel(dw, (uint64_t)(c->p - d));
-		skip(c, asz);
+		elfio_dw_skip(c, asz);
 		pa = c->p;
-		a = uleb(c);
+		a = elfio_dw_uleb(c);
 		qa = c->p;
 		if (c->bad)
 			return ENTRY_BAD;
@@ -1004,20 +841,16 @@ int repad_dwarf_rnglists(struct repad_dw *dw, const uint8_t *d, size_t size,
 	int ret = 0;
 
 	while (off < size) {
-		struct cur c = { d + off, d + size, false };
-		uint64_t len = rd(&c, 4), end;
-		unsigned int offsz = 4, version, asz, seg, count;
+		struct elfio_dw_cur c = { d + off, d + size, false };
+		unsigned int offsz, version, asz, seg, count;
+		uint64_t len = elfio_dw_initial_length(&c, &offsz), end;
 		size_t base_n = o.n, fixed = 0;
 		const uint8_t *copied = d + off;
 		struct repad_dw_rel base = dw->cu_low;
 		bool skip_unit = false;
 
-		if (len == 0xffffffff) {
-			len = rd(&c, 8);
-			offsz = 8;
-		} else if (len >= 0xfffffff0) {
+		if (offsz == 4 && len >= 0xfffffff0)
 			c.bad = true;
-		}
 		if (c.bad || len > (uint64_t)(c.end - c.p)) {
 			elfio_error(dw->path, "%s: unit at %#" PRIx64 " runs past the end of the section",
 				    dw->name, off);
@@ -1026,18 +859,18 @@ int repad_dwarf_rnglists(struct repad_dw *dw, const uint8_t *d, size_t size,
 		}
 		end = (uint64_t)(c.p - d) + len;
 		c.end = d + end;
-		version = (unsigned int)rd(&c, 2);
-		asz = (unsigned int)rd(&c, 1);
-		seg = (unsigned int)rd(&c, 1);
-		count = (unsigned int)rd(&c, 4);
+		version = (unsigned int)elfio_dw_fixed(&c, 2);
+		asz = (unsigned int)elfio_dw_fixed(&c, 1);
+		seg = (unsigned int)elfio_dw_fixed(&c, 1);
+		count = (unsigned int)elfio_dw_fixed(&c, 4);
 		/* one unit in the object: its DW_AT_low_pc is the lists' base */
 		skip_unit = c.bad || version != 5 || (asz != 4 && asz != 8) || seg || count ||
 			    dw->units != 1;
 		while (!skip_unit && c.p < c.end) {
-			unsigned int kind = (unsigned int)rd(&c, 1);
+			unsigned int kind = (unsigned int)elfio_dw_fixed(&c, 1);
 			enum list_entry_result e;
 
-			if (kind == 0) {		/* DW_RLE_end_of_list */
+			if (kind == DW_RLE_end_of_list) {
 				base = dw->cu_low;
 				continue;
 			}
@@ -1094,9 +927,9 @@ int repad_dwarf_loclists(struct repad_dw *dw, const uint8_t *d, size_t size,
 			 struct repad_dw_out *out)
 {
 	struct bytes o = { 0 };
-	struct cur c = { d, d + size, false };
+	struct elfio_dw_cur c = { d, d + size, false };
 	uint64_t len, end, done;
-	unsigned int offsz = 4, version, asz, seg, count;
+	unsigned int offsz, version, asz, seg, count;
 	const uint8_t *copied = d;
 	size_t fixed = 0;
 	int ret = 0;
@@ -1106,23 +939,19 @@ int repad_dwarf_loclists(struct repad_dw *dw, const uint8_t *d, size_t size,
 			dw->untouched++;
 		return 0;
 	}
-	len = rd(&c, 4);
-	if (len == 0xffffffff) {
-		len = rd(&c, 8);
-		offsz = 8;
-	} else if (len >= 0xfffffff0) {
+	len = elfio_dw_initial_length(&c, &offsz);
+	if (offsz == 4 && len >= 0xfffffff0)
 		c.bad = true;
-	}
 	if (c.bad || len > (uint64_t)(c.end - c.p)) {
 		elfio_error(dw->path, "%s: unit at 0 runs past the end of the section", dw->name);
 		return -EINVAL;
 	}
 	end = (uint64_t)(c.p - d) + len;
 	c.end = d + end;
-	version = (unsigned int)rd(&c, 2);
-	asz = (unsigned int)rd(&c, 1);
-	seg = (unsigned int)rd(&c, 1);
-	count = (unsigned int)rd(&c, 4);
+	version = (unsigned int)elfio_dw_fixed(&c, 2);
+	asz = (unsigned int)elfio_dw_fixed(&c, 1);
+	seg = (unsigned int)elfio_dw_fixed(&c, 1);
+	count = (unsigned int)elfio_dw_fixed(&c, 4);
 	/* one contribution, no offset table */
 	if (c.bad || version != 5 || (asz != 4 && asz != 8) || seg || count || end != size) {
 		dw->untouched++;
@@ -1140,12 +969,12 @@ int repad_dwarf_loclists(struct repad_dw *dw, const uint8_t *d, size_t size,
 			goto skip;	/* overlapping lists, or not in the contribution */
 		c.p = d + start;
 		for (;;) {
-			unsigned int kind = (unsigned int)rd(&c, 1);
+			unsigned int kind = (unsigned int)elfio_dw_fixed(&c, 1);
 			enum list_entry_result e;
 
 			if (c.bad)
 				goto bad;
-			if (kind == 0)		/* DW_LLE_end_of_list */
+			if (kind == DW_LLE_end_of_list)
 				break;
 			e = list_entry(dw, &lle_kinds, kind, &c, d, asz, &base, &o, &copied, &out[0],
 				       &fixed, &ret);
@@ -1157,10 +986,10 @@ int repad_dwarf_loclists(struct repad_dw *dw, const uint8_t *d, size_t size,
 				goto skip;
 			if (e == ENTRY_BASE)
 				continue;
-			/* not DW_LLE_default_location (5): the .debug_addr forms */
-			if (e == ENTRY_OTHER && kind != 5)
+			/* not DW_LLE_default_location: the .debug_addr forms */
+			if (e == ENTRY_OTHER && kind != DW_LLE_default_location)
 				goto skip;
-			skip(&c, uleb(&c));	/* the counted location description */
+			elfio_dw_skip(&c, elfio_dw_uleb(&c));	/* the counted location description */
 			if (c.bad)
 				goto bad;
 		}
