@@ -9,5 +9,6 @@ Suite *elfio_suite(void);
 Suite *bootimg_suite(void);	/* elfio/bootimg.c, elfio/kallsyms.c */
 Suite *embed_suite(void);
 Suite *recordsites_suite(void);
+Suite *repad_suite(void);		/* the one DWARF reader as repad uses it; repad's plan */
 
 #endif

@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * check_repad.c - the one DWARF reader (elfio/dwarf.c) as repad reads
+ * with it, and repad's plan.
+ *
+ * Strategy: every DWARF byte is written here, from <dwarf.h>'s codes and
+ * the DWARF standards' tables (not from patchsite), so each expected size,
+ * offset and value is the standard's.  The cases are where repad's old
+ * reader and elfio's disagreed (DW_FORM_ref_addr in DWARF 2, the GNU
+ * alternate forms, DW_FORM_implicit_const, the DWARF 5 forms strx1-4,
+ * addrx1-4, data16 and line_strp): each is read by the form table and the
+ * DIE walk, and then by repad_dwarf_info() on a unit whose DW_AT_low_pc
+ * and DW_AT_high_pc sit behind such a form, so that a misread size shows
+ * as a length not corrected.  The plan cases write small arm64 objects with
+ * tests/elfgen.c and read repad's output back with libelf (gelf), not with
+ * patchsite: where the NOPs went, by how much each symbol moved, what was
+ * refused.
+ */
+#include <check.h>
+#include <dwarf.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/check_suites.h"
+#include "tests/elfgen.h"
+#include "elfio/elfio.h"
+#include "rewriter/repad_dwarf.h"
+#include "rewriter/rewriter.h"
+
+/* --- Bytes ------------------------------------------------------------------ */
+
+struct buf {
+	uint8_t b[512];
+	size_t n;
+};
+
+static void u8(struct buf *b, uint64_t v) { b->b[b->n++] = (uint8_t)v; }
+
+static void le(struct buf *b, uint64_t v, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		u8(b, v >> 8 * i);
+}
+
+/* ULEB128 / SLEB128 as DWARF 5, 7.6 gives them, written out here */
+static void uleb(struct buf *b, uint64_t v)
+{
+	do {
+		uint8_t x = v & 0x7f;
+
+		v >>= 7;
+		u8(b, x | (v ? 0x80 : 0));
+	} while (v);
+}
+
+static void sleb(struct buf *b, int64_t v)
+{
+	for (;;) {
+		uint8_t x = v & 0x7f;
+
+		v >>= 7;	/* arithmetic on gcc and clang */
+		if ((v == 0 && !(x & 0x40)) || (v == -1 && (x & 0x40))) {
+			u8(b, x);
+			return;
+		}
+		u8(b, x | 0x80);
+	}
+}
+
+/* --- The form table ------------------------------------------------------- */
+
+START_TEST(form_ref_addr_dwarf2_is_address_sized)
+{
+	/* DWARF 2, 7.5.4: "the size of an address on the target machine" */
+	struct elfio_dw_sizes v2 = { 2, 8, 4 }, v2_32 = { 2, 4, 4 };
+	/* DWARF 3 and later: offset-sized */
+	struct elfio_dw_sizes v3 = { 3, 8, 4 }, v4_64 = { 4, 8, 8 }, v5 = { 5, 4, 4 };
+
+	ck_assert_int_eq(elfio_dw_form_size(&v2, DW_FORM_ref_addr), 8);
+	ck_assert_int_eq(elfio_dw_form_size(&v2_32, DW_FORM_ref_addr), 4);
+	ck_assert_int_eq(elfio_dw_form_size(&v3, DW_FORM_ref_addr), 4);
+	ck_assert_int_eq(elfio_dw_form_size(&v4_64, DW_FORM_ref_addr), 8);
+	ck_assert_int_eq(elfio_dw_form_size(&v5, DW_FORM_ref_addr), 4);
+}
+END_TEST
+
+START_TEST(form_gnu_alternates_are_offset_sized)
+{
+	/* the dwz forms (DWARF 5 proposal "supplementary object files") */
+	struct elfio_dw_sizes s32 = { 4, 8, 4 }, s64 = { 4, 8, 8 };
+
+	ck_assert_int_eq(elfio_dw_form_size(&s32, DW_FORM_GNU_ref_alt), 4);
+	ck_assert_int_eq(elfio_dw_form_size(&s32, DW_FORM_GNU_strp_alt), 4);
+	ck_assert_int_eq(elfio_dw_form_size(&s64, DW_FORM_GNU_ref_alt), 8);
+	ck_assert_int_eq(elfio_dw_form_size(&s64, DW_FORM_GNU_strp_alt), 8);
+	ck_assert_int_eq(elfio_dw_form_size(&s32, DW_FORM_GNU_addr_index), -1);	/* a ULEB */
+}
+END_TEST
+
+START_TEST(form_dwarf5_sizes)
+{
+	struct elfio_dw_sizes s = { 5, 8, 4 }, s64 = { 5, 8, 8 };
+	static const struct { unsigned int form; int size; } t[] = {
+		{ DW_FORM_strx1, 1 }, { DW_FORM_strx2, 2 }, { DW_FORM_strx3, 3 },
+		{ DW_FORM_strx4, 4 }, { DW_FORM_addrx1, 1 }, { DW_FORM_addrx2, 2 },
+		{ DW_FORM_addrx3, 3 }, { DW_FORM_addrx4, 4 }, { DW_FORM_data16, 16 },
+		{ DW_FORM_line_strp, 4 }, { DW_FORM_implicit_const, 0 },
+		{ DW_FORM_flag_present, 0 }, { DW_FORM_ref_sig8, 8 }, { DW_FORM_ref_sup4, 4 },
+		{ DW_FORM_ref_sup8, 8 }, { DW_FORM_strp_sup, 4 }, { DW_FORM_addr, 8 },
+		{ DW_FORM_strx, -1 }, { DW_FORM_addrx, -1 }, { DW_FORM_loclistx, -1 },
+		{ DW_FORM_rnglistx, -1 }, { DW_FORM_indirect, -1 }, { 0x7f, -1 },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		ck_assert_msg(elfio_dw_form_size(&s, t[i].form) == t[i].size,
+			      "form %#x: %d bytes, want %d", t[i].form,
+			      elfio_dw_form_size(&s, t[i].form), t[i].size);
+	ck_assert_int_eq(elfio_dw_form_size(&s64, DW_FORM_line_strp), 8);
+}
+END_TEST
+
+/* Each variable-length form stepped over exactly. */
+START_TEST(form_skip_variable)
+{
+	struct elfio_dw_sizes s = { 5, 8, 4 };
+	struct buf b = { 0 };
+	struct elfio_dw_cur c;
+	size_t at[6];
+
+	uleb(&b, 300);				/* DW_FORM_strx */
+	at[0] = b.n;
+	u8(&b, 'a'); u8(&b, 'b'); u8(&b, 0);	/* DW_FORM_string */
+	at[1] = b.n;
+	uleb(&b, 3); u8(&b, 1); u8(&b, 2); u8(&b, 3);	/* DW_FORM_exprloc */
+	at[2] = b.n;
+	le(&b, 2, 2); u8(&b, 9); u8(&b, 9);	/* DW_FORM_block2 */
+	at[3] = b.n;
+	sleb(&b, -200);				/* DW_FORM_sdata */
+	at[4] = b.n;
+	u8(&b, 5);				/* DW_FORM_block1, runs past the end */
+	at[5] = b.n;
+	c = (struct elfio_dw_cur){ b.b, b.b + b.n, false };
+	ck_assert(elfio_dw_skip_form(&s, DW_FORM_strx, &c));
+	ck_assert_uint_eq((size_t)(c.p - b.b), at[0]);
+	ck_assert(elfio_dw_skip_form(&s, DW_FORM_string, &c));
+	ck_assert_uint_eq((size_t)(c.p - b.b), at[1]);
+	ck_assert(elfio_dw_skip_form(&s, DW_FORM_exprloc, &c));
+	ck_assert_uint_eq((size_t)(c.p - b.b), at[2]);
+	ck_assert(elfio_dw_skip_form(&s, DW_FORM_block2, &c));
+	ck_assert_uint_eq((size_t)(c.p - b.b), at[3]);
+	ck_assert(elfio_dw_skip_form(&s, DW_FORM_sdata, &c));
+	ck_assert_uint_eq((size_t)(c.p - b.b), at[4]);
+	ck_assert(!elfio_dw_skip_form(&s, DW_FORM_block1, &c));
+	ck_assert(c.bad);
+	(void)at[5];
+}
+END_TEST
+
+/* --- LEB128 ------------------------------------------------------------------- */
+
+START_TEST(leb_bounds)
+{
+	uint8_t ten[10], eleven[11], t[16];
+	struct elfio_dw_cur c;
+
+	/* UINT64_MAX: nine bytes of 0xff and a last 0x01 */
+	memset(ten, 0xff, 9);
+	ten[9] = 0x01;
+	c = (struct elfio_dw_cur){ ten, ten + 10, false };
+	ck_assert_uint_eq(elfio_dw_uleb(&c), UINT64_MAX);
+	ck_assert(!c.bad && c.p == ten + 10);
+	/* an 11th byte: more than a 64-bit value needs, malformed, p after 10 */
+	memset(eleven, 0x80, 10);
+	eleven[10] = 0;
+	c = (struct elfio_dw_cur){ eleven, eleven + 11, false };
+	ck_assert_uint_eq(elfio_dw_uleb(&c), 0);
+	ck_assert(c.bad && c.p == eleven + 10);
+	/* running off the end: p at the end */
+	c = (struct elfio_dw_cur){ ten, ten + 4, false };
+	elfio_dw_uleb(&c);
+	ck_assert(c.bad && c.p == ten + 4);
+	/* SLEB128 -2 is 0x7e (DWARF 5, table 7.8) */
+	t[0] = 0x7e;
+	c = (struct elfio_dw_cur){ t, t + 1, false };
+	ck_assert_int_eq(elfio_dw_sleb(&c), -2);
+	/* 127 in 3 bytes: ff 80 00 (redundant continuation bytes) */
+	ck_assert_uint_eq(elfio_dw_uleb_encode(t, 127, 3), 3);
+	ck_assert_uint_eq(t[0], 0xff);
+	ck_assert_uint_eq(t[1], 0x80);
+	ck_assert_uint_eq(t[2], 0x00);
+	c = (struct elfio_dw_cur){ t, t + 3, false };
+	ck_assert_uint_eq(elfio_dw_uleb(&c), 127);
+	/* 624485 is e5 8e 26 (DWARF 5, 7.6's example) */
+	ck_assert_uint_eq(elfio_dw_uleb_encode(t, 624485, 1), 3);
+	ck_assert(t[0] == 0xe5 && t[1] == 0x8e && t[2] == 0x26);
+}
+END_TEST
+
+/* --- The abbreviation walk and the DIE iterator --------------------------------- */
+
+START_TEST(abbrev_implicit_const_is_signed)
+{
+	struct buf ab = { 0 }, die = { 0 };
+	struct elfio_dw_sizes s = { 5, 8, 4 };
+	struct elfio_dw_cur a, c;
+	struct elfio_dw_attr at;
+	uint64_t tag = 0;
+
+	/* code 1 before the entry we want: its implicit constant is 3 bytes */
+	uleb(&ab, 1); uleb(&ab, DW_TAG_base_type); u8(&ab, DW_CHILDREN_no);
+	uleb(&ab, DW_AT_byte_size); uleb(&ab, DW_FORM_implicit_const); sleb(&ab, -100000);
+	uleb(&ab, 0); uleb(&ab, 0);
+	uleb(&ab, 2); uleb(&ab, DW_TAG_variable); u8(&ab, DW_CHILDREN_no);
+	uleb(&ab, DW_AT_decl_line); uleb(&ab, DW_FORM_implicit_const); sleb(&ab, -5);
+	uleb(&ab, DW_AT_name); uleb(&ab, DW_FORM_strx1);
+	uleb(&ab, 0); uleb(&ab, 0);
+	u8(&ab, 0);
+	u8(&die, 0x42);		/* the strx1 */
+
+	ck_assert(elfio_dw_abbrev_find(ab.b, ab.n, 0, 2, &a, &tag));
+	ck_assert_uint_eq(tag, DW_TAG_variable);
+	c = (struct elfio_dw_cur){ die.b, die.b + die.n, false };
+	ck_assert_int_eq(elfio_dw_die_attr(&s, &a, &c, &at), 1);
+	ck_assert_uint_eq(at.name, DW_AT_decl_line);
+	ck_assert_uint_eq(at.form, DW_FORM_implicit_const);
+	ck_assert_int_eq(at.implicit, -5);
+	ck_assert(at.val == die.b && c.p == die.b);	/* no bytes in the DIE */
+	ck_assert_int_eq(elfio_dw_die_attr(&s, &a, &c, &at), 1);
+	ck_assert_uint_eq(at.name, DW_AT_name);
+	ck_assert(at.val == die.b && c.p == die.b + 1);
+	ck_assert_int_eq(elfio_dw_die_attr(&s, &a, &c, &at), 0);
+	/* the first entry, and no entry 3 */
+	ck_assert(elfio_dw_abbrev_find(ab.b, ab.n, 0, 1, &a, &tag));
+	ck_assert_uint_eq(tag, DW_TAG_base_type);
+	ck_assert_int_eq(elfio_dw_die_attr(&s, &a, &c, &at), 1);
+	ck_assert_int_eq(at.implicit, -100000);
+	ck_assert(!elfio_dw_abbrev_find(ab.b, ab.n, 0, 3, &a, NULL));
+	ck_assert(!elfio_dw_abbrev_find(ab.b, ab.n, ab.n, 1, &a, NULL));
+}
+END_TEST
+
+/* --- repad_dwarf_info() behind each form ----------------------------------------- */
+
+/*
+ * repad's view of one object: .text (section 1) grows by 4 bytes at
+ * offset 0x20; .debug_info's DW_AT_low_pc is relocated to .text + 0x10.
+ */
+#define PT_AT	0x20
+#define FORM_UNKNOWN	0x7f	/* no DW_FORM_* (DWARF 5, table 7.6, ends at 0x2c) */
+#define PT_PAD	4
+
+static int64_t map_fn(const void *ctx, size_t sec, int64_t x, bool end)
+{
+	(void)ctx;
+	if (sec != 1 || x < PT_AT || (x == PT_AT && end))
+		return x;
+	return x + PT_PAD;
+}
+
+static bool grows_fn(const void *ctx, size_t sec)
+{
+	(void)ctx;
+	return sec == 1;
+}
+
+/*
+ * A .debug_info unit (version, 32-bit, address size 8) whose first DIE is
+ * `lead` (attribute, form, value bytes) then DW_AT_low_pc (DW_FORM_addr 0,
+ * relocated to .text + 0x10) and DW_AT_high_pc (DW_FORM_data4 0x30, a
+ * length): after repad_dwarf_info, the length (0x10 + 0x30 = 0x40 lies
+ * behind the 4-byte point at 0x20) must read 0x34.
+ */
+struct lead {
+	unsigned int name, form;
+	int64_t implicit;
+	uint8_t val[16];
+	size_t nval;
+};
+
+static uint32_t high_pc_after(unsigned int version, const struct lead *l, size_t nl,
+			      size_t *fixed)
+{
+	struct buf info = { 0 }, ab = { 0 };
+	struct repad_dw_rel rel;
+	struct repad_dw dw = { .path = "test.o", .name = ".debug_info", .map = map_fn,
+			       .grows = grows_fn };
+	size_t hi_at;
+	int ret;
+
+	uleb(&ab, 1); uleb(&ab, DW_TAG_compile_unit); u8(&ab, DW_CHILDREN_no);
+	for (size_t i = 0; i < nl; i++) {
+		uleb(&ab, l[i].name);
+		uleb(&ab, l[i].form);
+		if (l[i].form == DW_FORM_implicit_const)
+			sleb(&ab, l[i].implicit);
+	}
+	uleb(&ab, DW_AT_low_pc); uleb(&ab, DW_FORM_addr);
+	uleb(&ab, DW_AT_high_pc); uleb(&ab, DW_FORM_data4);
+	uleb(&ab, 0); uleb(&ab, 0);
+	u8(&ab, 0);
+
+	le(&info, 0, 4);		/* unit_length, below */
+	le(&info, version, 2);
+	if (version >= 5) {
+		u8(&info, DW_UT_compile);
+		u8(&info, 8);
+		le(&info, 0, 4);	/* debug_abbrev_offset */
+	} else {
+		le(&info, 0, 4);
+		u8(&info, 8);
+	}
+	uleb(&info, 1);
+	for (size_t i = 0; i < nl; i++)
+		for (size_t k = 0; k < l[i].nval; k++)
+			u8(&info, l[i].val[k]);
+	rel = (struct repad_dw_rel){ .offset = info.n, .sec = 1, .old = 0x10, .new = 0x10 };
+	le(&info, 0, 8);
+	hi_at = info.n;
+	le(&info, 0x30, 4);
+	u8(&info, 0);			/* a null entry: the end of the unit's DIEs */
+	for (unsigned int i = 0; i < 4; i++)
+		info.b[i] = (uint8_t)((info.n - 4) >> 8 * i);
+	dw.rel = &rel;
+	dw.nrel = 1;
+	ret = repad_dwarf_info(&dw, info.b, info.n, ab.b, ab.n, 2);
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(dw.units, 1);
+	/* DW_AT_low_pc's relocation found, unless a form before it is not known */
+	ck_assert_uint_eq(dw.cu_low.offset, (l[0].form == FORM_UNKNOWN ? 0 : rel.offset));
+	*fixed = dw.fixed;
+	return (uint32_t)get_le(info.b + hi_at, 4);
+}
+
+START_TEST(info_behind_ref_addr_dwarf2)
+{
+	/* DWARF 2: DW_FORM_ref_addr takes the address's 8 bytes, not 4 */
+	struct lead l = { DW_AT_sibling, DW_FORM_ref_addr, 0, { 0x11, 0, 0, 0, 0, 0, 0, 0 }, 8 };
+	size_t fixed;
+
+	ck_assert_uint_eq(high_pc_after(2, &l, 1, &fixed), 0x34);
+	ck_assert_uint_eq(fixed, 1);
+	/* DWARF 3: 4 bytes */
+	l.nval = 4;
+	ck_assert_uint_eq(high_pc_after(3, &l, 1, &fixed), 0x34);
+	ck_assert_uint_eq(fixed, 1);
+}
+END_TEST
+
+START_TEST(info_behind_gnu_alternates)
+{
+	struct lead l[] = {
+		{ DW_AT_name, DW_FORM_GNU_strp_alt, 0, { 1, 2, 3, 4 }, 4 },
+		{ DW_AT_type, DW_FORM_GNU_ref_alt, 0, { 5, 6, 7, 8 }, 4 },
+	};
+	size_t fixed;
+
+	ck_assert_uint_eq(high_pc_after(4, l, 2, &fixed), 0x34);
+	ck_assert_uint_eq(fixed, 1);
+}
+END_TEST
+
+START_TEST(info_behind_implicit_const)
+{
+	struct lead l[] = {
+		{ DW_AT_language, DW_FORM_implicit_const, -100000, { 0 }, 0 },
+		{ DW_AT_decl_line, DW_FORM_data1, 0, { 7 }, 1 },
+	};
+	size_t fixed;
+
+	ck_assert_uint_eq(high_pc_after(5, l, 2, &fixed), 0x34);
+	ck_assert_uint_eq(fixed, 1);
+}
+END_TEST
+
+START_TEST(info_behind_dwarf5_forms)
+{
+	struct lead l[] = {
+		{ DW_AT_name, DW_FORM_strx1, 0, { 1 }, 1 },
+		{ DW_AT_producer, DW_FORM_strx3, 0, { 1, 2, 3 }, 3 },
+		{ DW_AT_comp_dir, DW_FORM_line_strp, 0, { 1, 2, 3, 4 }, 4 },
+		{ DW_AT_entry_pc, DW_FORM_addrx4, 0, { 1, 2, 3, 4 }, 4 },
+		{ DW_AT_const_value, DW_FORM_data16, 0,
+		  { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 }, 16 },
+		{ DW_AT_str_offsets_base, DW_FORM_strx2, 0, { 1, 2 }, 2 },
+		{ DW_AT_addr_base, DW_FORM_addrx1, 0, { 1 }, 1 },
+		{ DW_AT_decl_file, DW_FORM_strx, 0, { 0x80, 0x01 }, 2 },
+	};
+	size_t fixed;
+
+	ck_assert_uint_eq(high_pc_after(5, l, sizeof(l) / sizeof(l[0]), &fixed), 0x34);
+	ck_assert_uint_eq(fixed, 1);
+}
+END_TEST
+
+/* A form nobody knows before DW_AT_low_pc: the unit is left as it is. */
+START_TEST(info_unknown_form_left_alone)
+{
+	struct lead l = { DW_AT_name, FORM_UNKNOWN, 0, { 0 }, 0 };
+	size_t fixed;
+
+	ck_assert_uint_eq(high_pc_after(5, &l, 1, &fixed), 0x30);
+	ck_assert_uint_eq(fixed, 0);
+}
+END_TEST
+
+/* --- The suite ----------------------------------------------------------------- */
+
+Suite *repad_suite(void)
+{
+	Suite *s = suite_create("repad");
+	TCase *tc = tcase_create("dwarf reader");
+
+	tcase_add_test(tc, form_ref_addr_dwarf2_is_address_sized);
+	tcase_add_test(tc, form_gnu_alternates_are_offset_sized);
+	tcase_add_test(tc, form_dwarf5_sizes);
+	tcase_add_test(tc, form_skip_variable);
+	tcase_add_test(tc, leb_bounds);
+	tcase_add_test(tc, abbrev_implicit_const_is_signed);
+	tcase_add_test(tc, info_behind_ref_addr_dwarf2);
+	tcase_add_test(tc, info_behind_gnu_alternates);
+	tcase_add_test(tc, info_behind_implicit_const);
+	tcase_add_test(tc, info_behind_dwarf5_forms);
+	tcase_add_test(tc, info_unknown_form_left_alone);
+	suite_add_tcase(s, tc);
+	return s;
+}
