@@ -409,6 +409,265 @@ START_TEST(info_unknown_form_left_alone)
 }
 END_TEST
 
+/* --- repad's plan, on arm64 objects written here -------------------------------- */
+
+#define A64_NOP	0xd503201fu
+#define A64_RET	0xd65f03c0u
+#define A64_B	0x14000000u	/* B imm26: (target - pc) / 4 */
+
+/*
+ * .text (4-aligned):  0x00 h: B f2
+ *                     0x04 the literal of f1 (2 NOPs)   0x0c f1: NOP NOP RET
+ *                     0x18 the literal of f2 (2 NOPs)   0x20 f2: NOP NOP RET
+ * and __patchable_function_entries naming .text + 0x04 and .text + 0x18, as
+ * GCC's -fpatchable-function-entry=4,2 writes it.  aligned: one RET more
+ * in h and in f1, so that both literals (0x08, 0x20) are 8-aligned.
+ */
+struct a64obj {
+	uint32_t text[16];
+	size_t nwords;
+	uint64_t lit[2], fn[2], end;
+};
+
+static void a64_layout(struct a64obj *o, bool aligned)
+{
+	size_t w = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->text[w++] = 0;		/* h's B, below */
+	if (aligned)
+		o->text[w++] = A64_RET;	/* a second word in h: the literal at 0x08 */
+	for (int k = 0; k < 2; k++) {
+		o->lit[k] = 4 * w;
+		o->text[w++] = A64_NOP;
+		o->text[w++] = A64_NOP;
+		o->fn[k] = 4 * w;
+		o->text[w++] = A64_NOP;
+		o->text[w++] = A64_NOP;
+		o->text[w++] = A64_RET;
+		if (aligned && k == 0)
+			o->text[w++] = A64_RET;	/* keeps the next literal 8-aligned */
+	}
+	o->nwords = w;
+	o->end = 4 * w;
+	o->text[0] = A64_B | (uint32_t)(o->fn[1] / 4);
+}
+
+static char *a64_write(const struct a64obj *o, uint16_t type, uint64_t text_align)
+{
+	char *p = eg_tmpname("repad");
+	uint8_t pfe[16] = { 0 };
+	Elf64_Rela r[2];
+	struct eg_sec secs[] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0, text_align, o->text,
+		  o->end },
+		{ "__patchable_function_entries", SHT_PROGBITS,
+		  SHF_WRITE | SHF_ALLOC | SHF_LINK_ORDER, 0, 8, pfe, sizeof(pfe), 1 },
+		{ ".rela__patchable_function_entries", SHT_RELA, SHF_INFO_LINK, 0, 8, r,
+		  sizeof(r), EG_SYMTAB, 2, sizeof(Elf64_Rela) },
+	};
+	struct eg_sym syms[] = {
+		{ "", 0, 0, 1, STT_SECTION, STB_LOCAL },	/* symbol 1: .text */
+		{ "h", 0, o->lit[0], 1, STT_FUNC, STB_GLOBAL },
+		{ "f1", o->fn[0], 12, 1, STT_FUNC, STB_GLOBAL },
+		{ "f2", o->fn[1], 12, 1, STT_FUNC, STB_GLOBAL },
+	};
+
+	for (int k = 0; k < 2; k++)
+		r[k] = (Elf64_Rela){ 8 * (uint64_t)k, ELF64_R_INFO(1, R_AARCH64_ABS64),
+				     (int64_t)o->lit[k] };
+	ck_assert_int_eq(eg_write(p, type, EM_AARCH64, secs, 3, syms, 4), 0);
+	return p;
+}
+
+/* What libelf (not patchsite) reads back from an object. */
+struct readback {
+	uint8_t text[128];
+	uint64_t text_size, text_align;
+	uint64_t sym[4];		/* h, f1, f2 by name order of a64_write */
+	int64_t addend[2];
+};
+
+static void read_back(const char *path, struct readback *rb)
+{
+	int fd = open(path, O_RDONLY);
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	size_t shstr;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_ne(elf_version(EV_CURRENT), EV_NONE);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(elf_getshdrstrndx(e, &shstr), 0);
+	memset(rb, 0, sizeof(*rb));
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		const char *name;
+
+		ck_assert_ptr_nonnull(gelf_getshdr(scn, &sh));
+		name = elf_strptr(e, shstr, sh.sh_name);
+		d = elf_getdata(scn, NULL);
+		if (!strcmp(name, ".text")) {
+			rb->text_size = sh.sh_size;
+			rb->text_align = sh.sh_addralign;
+			ck_assert_uint_le(d->d_size, sizeof(rb->text));
+			memcpy(rb->text, d->d_buf, d->d_size);
+		} else if (!strcmp(name, ".rela__patchable_function_entries")) {
+			for (int k = 0; k < 2; k++) {
+				GElf_Rela ra;
+
+				ck_assert_ptr_nonnull(gelf_getrela(d, k, &ra));
+				rb->addend[k] = ra.r_addend;
+			}
+		} else if (sh.sh_type == SHT_SYMTAB) {
+			for (size_t k = 1; k * sizeof(Elf64_Sym) < d->d_size; k++) {
+				GElf_Sym y;
+				const char *n;
+
+				ck_assert_ptr_nonnull(gelf_getsym(d, (int)k, &y));
+				n = elf_strptr(e, sh.sh_link, y.st_name);
+				if (!strcmp(n, "h"))
+					rb->sym[1] = y.st_value;
+				else if (!strcmp(n, "f1"))
+					rb->sym[2] = y.st_value;
+				else if (!strcmp(n, "f2"))
+					rb->sym[3] = y.st_value;
+			}
+		}
+	}
+	elf_end(e);
+	close(fd);
+}
+
+static uint32_t word(const struct readback *rb, uint64_t off)
+{
+	return (uint32_t)get_le(rb->text + off, 4);
+}
+
+/*
+ * The literals at 0x04 and 0x18: 4 mod 8, and 0 mod 8 until the first NOP
+ * in front of the first one moves it to 4 mod 8: one NOP (4 bytes) in
+ * front of each, 8 bytes in all.
+ */
+START_TEST(plan_pads_each_misaligned_literal)
+{
+	struct a64obj o;
+	struct repad_report rep;
+	struct readback rb;
+	char *in, *out = eg_tmpname("repad-out");
+
+	a64_layout(&o, false);
+	ck_assert_uint_eq(o.lit[0], 0x04);
+	ck_assert_uint_eq(o.lit[1], 0x18);
+	in = a64_write(&o, ET_REL, 4);
+	ck_assert_int_eq(repad_object(in, out, &rep), 0);
+	read_back(out, &rb);
+	ck_assert_uint_eq(rb.text_size, 0x2c + 8);
+	ck_assert_uint_eq(rb.text_align, 8);
+	/* the literals, at 0x08 and 0x20: 8-aligned, named so by the table */
+	ck_assert_int_eq(rb.addend[0], 0x08);
+	ck_assert_int_eq(rb.addend[1], 0x20);
+	/* functions behind a point moved by the padding before them */
+	ck_assert_uint_eq(rb.sym[1], 0);
+	ck_assert_uint_eq(rb.sym[2], 0x0c + 4);
+	ck_assert_uint_eq(rb.sym[3], 0x20 + 8);
+	/* h's resolved B to f2 re-encoded: 0x28 / 4 */
+	ck_assert_uint_eq(word(&rb, 0), A64_B | 0x28 / 4);
+	/* every word after it a NOP but the two RETs, at f1 + 8 and f2 + 8 */
+	for (uint64_t off = 4; off < rb.text_size; off += 4)
+		ck_assert_uint_eq(word(&rb, off),
+				  off == 0x10 + 8 || off == 0x28 + 8 ? A64_RET : A64_NOP);
+	ck_assert_uint_eq(rep.sections, 1);
+	ck_assert_uint_eq(rep.functions, 2);
+	ck_assert_uint_eq(rep.bytes, 8);
+	ck_assert_uint_eq(rep.branches, 1);
+	unlink(in);
+	unlink(out);
+	free(in);
+	free(out);
+}
+END_TEST
+
+/* Literals already 8-aligned in an 8-aligned section: -o writes the input's bytes. */
+START_TEST(plan_aligned_changes_nothing)
+{
+	struct a64obj o;
+	struct repad_report rep;
+	char *in, *out = eg_tmpname("repad-out");
+	uint8_t *a, *b;
+	long na, nb;
+
+	a64_layout(&o, true);
+	ck_assert_uint_eq(o.lit[0] % 8, 0);
+	ck_assert_uint_eq(o.lit[1] % 8, 0);
+	in = a64_write(&o, ET_REL, 8);
+	ck_assert_int_eq(repad_object(in, out, &rep), 0);
+	na = eg_slurp(in, &a);
+	nb = eg_slurp(out, &b);
+	ck_assert_int_gt(na, 0);
+	ck_assert_int_eq(na, nb);
+	ck_assert_int_eq(memcmp(a, b, (size_t)na), 0);
+	ck_assert_uint_eq(rep.functions + rep.bytes + rep.sections + rep.branches, 0);
+	free(a);
+	free(b);
+	unlink(in);
+	unlink(out);
+	free(in);
+	free(out);
+}
+END_TEST
+
+/* Aligned literals in a 4-aligned section: only sh_addralign changes, to 8. */
+START_TEST(plan_realigns_section_only)
+{
+	struct a64obj o;
+	struct repad_report rep;
+	struct readback rb, orig;
+	char *in, *out = eg_tmpname("repad-out");
+
+	a64_layout(&o, true);
+	in = a64_write(&o, ET_REL, 4);
+	read_back(in, &orig);
+	ck_assert_int_eq(repad_object(in, out, &rep), 0);
+	read_back(out, &rb);
+	ck_assert_uint_eq(rb.text_align, 8);
+	ck_assert_uint_eq(rb.text_size, o.end);
+	ck_assert_int_eq(memcmp(rb.text, orig.text, o.end), 0);
+	ck_assert_uint_eq(rep.sections, 1);
+	ck_assert_uint_eq(rep.bytes, 0);
+	unlink(in);
+	unlink(out);
+	free(in);
+	free(out);
+}
+END_TEST
+
+/* What repad refuses, before writing anything. */
+START_TEST(plan_refuses)
+{
+	struct a64obj o;
+	struct repad_report rep;
+	char *in, *out = eg_tmpname("repad-out");
+
+	a64_layout(&o, false);
+	/* a linked program: repad runs before the final link */
+	in = a64_write(&o, ET_EXEC, 4);
+	ck_assert_int_eq(repad_object(in, out, &rep), -EINVAL);
+	ck_assert_int_ne(access(out, F_OK), 0);
+	unlink(in);
+	free(in);
+	/* a section alignment that is no power of two */
+	in = a64_write(&o, ET_REL, 12);
+	ck_assert_int_eq(repad_object(in, out, &rep), -EINVAL);
+	ck_assert_int_ne(access(out, F_OK), 0);
+	unlink(in);
+	free(in);
+	free(out);
+}
+END_TEST
+
 /* --- The suite ----------------------------------------------------------------- */
 
 Suite *repad_suite(void)
@@ -427,6 +686,12 @@ Suite *repad_suite(void)
 	tcase_add_test(tc, info_behind_implicit_const);
 	tcase_add_test(tc, info_behind_dwarf5_forms);
 	tcase_add_test(tc, info_unknown_form_left_alone);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("plan");
+	tcase_add_test(tc, plan_pads_each_misaligned_literal);
+	tcase_add_test(tc, plan_aligned_changes_nothing);
+	tcase_add_test(tc, plan_realigns_section_only);
+	tcase_add_test(tc, plan_refuses);
 	suite_add_tcase(s, tc);
 	return s;
 }
