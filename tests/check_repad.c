@@ -11,10 +11,13 @@
  * addrx1-4, data16 and line_strp): each is read by the form table and the
  * DIE walk, and then by repad_dwarf_info() on a unit whose DW_AT_low_pc
  * and DW_AT_high_pc sit behind such a form, so that a misread size shows
- * as a length not corrected.  The plan cases write small arm64 objects with
- * tests/elfgen.c and read repad's output back with libelf (gelf), not with
- * patchsite: where the NOPs went, by how much each symbol moved, what was
- * refused.
+ * as a length not corrected.  repad_dwarf_line() gets a line program
+ * written here whose one row moves behind a point: the new advance in the
+ * special opcode, or a DW_LNS_advance_pc inserted (and that insertion
+ * point reported) when the opcode cannot hold it.  The plan cases write
+ * small arm64 objects with tests/elfgen.c and read repad's output back
+ * with libelf (gelf), not with patchsite: where the NOPs went, by how much
+ * each symbol moved, what was refused.
  */
 #include <check.h>
 #include <dwarf.h>
@@ -409,6 +412,128 @@ START_TEST(info_unknown_form_left_alone)
 }
 END_TEST
 
+/* --- repad_dwarf_line(): where a line program grows ---------------------------- */
+
+/*
+ * A DWARF 4 line program (DWARF 4, 6.2.4; min_inst 4, line_base -5,
+ * line_range 14, opcode_base 13) for .text: DW_LNE_set_address .text + 0
+ * (relocated), DW_LNS_copy (a row at 0), the special opcode for an advance
+ * of `units` instructions and no line change, DW_LNE_end_sequence.  *row:
+ * the special opcode's offset.
+ */
+static size_t line_unit(struct buf *b, unsigned int units, struct repad_dw_rel *rel, size_t *row)
+{
+	static const uint8_t std_len[12] = { 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1 };
+	size_t hl_at, hl_end;
+
+	memset(b, 0, sizeof(*b));
+	le(b, 0, 4);			/* unit_length, below */
+	le(b, 4, 2);
+	hl_at = b->n;
+	le(b, 0, 4);			/* header_length, below */
+	u8(b, 4);			/* minimum_instruction_length */
+	u8(b, 1);			/* maximum_operations_per_instruction */
+	u8(b, 1);			/* default_is_stmt */
+	u8(b, (uint8_t)-5);		/* line_base */
+	u8(b, 14);			/* line_range */
+	u8(b, 13);			/* opcode_base */
+	for (int i = 0; i < 12; i++)
+		u8(b, std_len[i]);
+	u8(b, 0);			/* no include_directories */
+	u8(b, 'a'); u8(b, '.'); u8(b, 'c'); u8(b, 0); uleb(b, 0); uleb(b, 0); uleb(b, 0);
+	u8(b, 0);			/* end of file_names */
+	hl_end = b->n;
+	for (unsigned int i = 0; i < 4; i++)
+		b->b[hl_at + i] = (uint8_t)((hl_end - hl_at - 4) >> 8 * i);
+	u8(b, 0); uleb(b, 9); u8(b, DW_LNE_set_address);
+	*rel = (struct repad_dw_rel){ .offset = b->n, .sec = 1, .old = 0, .new = 0 };
+	le(b, 0, 8);
+	u8(b, DW_LNS_copy);
+	*row = b->n;
+	/* special opcode: (line advance - line_base) + line_range * units + opcode_base */
+	u8(b, (uint8_t)((0 + 5) + 14 * units + 13));
+	u8(b, 0); uleb(b, 1); u8(b, DW_LNE_end_sequence);
+	for (unsigned int i = 0; i < 4; i++)
+		b->b[i] = (uint8_t)((b->n - 4) >> 8 * i);
+	return b->n;
+}
+
+/* A row 9 instructions (0x24) in, behind the point at 0x20: 10 now, in the same opcode. */
+START_TEST(line_advance_in_special_opcode)
+{
+	struct buf b;
+	struct repad_dw_rel rel;
+	struct repad_dw dw = { .path = "test.o", .name = ".debug_line", .map = map_fn,
+			       .grows = grows_fn };
+	struct repad_dw_out out = { 0 };
+	size_t row, n = line_unit(&b, 9, &rel, &row);
+
+	dw.rel = &rel;
+	dw.nrel = 1;
+	ck_assert_int_eq(repad_dwarf_line(&dw, b.b, n, &out), 0);
+	ck_assert_ptr_nonnull(out.buf);
+	ck_assert_uint_eq(out.size, n);
+	ck_assert_uint_eq(out.n, 0);
+	ck_assert_uint_eq(out.buf[row], 5 + 14 * 10 + 13);
+	b.b[row] = 5 + 14 * 10 + 13;
+	ck_assert_int_eq(memcmp(out.buf, b.b, n), 0);	/* nothing else changed */
+	ck_assert_uint_eq(dw.fixed, 1);
+	repad_dw_out_free(&out);
+}
+END_TEST
+
+/*
+ * 16 instructions (0x40) is the largest advance a special opcode with no
+ * line change holds here (5 + 14 * 16 + 13 = 242; 17 would be 256): the
+ * 17th goes in a DW_LNS_advance_pc 1 inserted in front of the row, 2
+ * bytes at the row's offset, and the unit_length grows by 2.
+ */
+START_TEST(line_advance_inserted)
+{
+	struct buf b;
+	struct repad_dw_rel rel;
+	struct repad_dw dw = { .path = "test.o", .name = ".debug_line", .map = map_fn,
+			       .grows = grows_fn };
+	struct repad_dw_out out = { 0 };
+	size_t row, n = line_unit(&b, 16, &rel, &row);
+
+	dw.rel = &rel;
+	dw.nrel = 1;
+	ck_assert_int_eq(repad_dwarf_line(&dw, b.b, n, &out), 0);
+	ck_assert_ptr_nonnull(out.buf);
+	ck_assert_uint_eq(out.size, n + 2);
+	ck_assert_uint_eq(out.n, 1);
+	ck_assert_uint_eq(out.points[0], row);
+	ck_assert_uint_eq(out.pads[0], 2);
+	ck_assert_uint_eq(get_le(out.buf, 4), n - 4 + 2);
+	ck_assert_int_eq(memcmp(out.buf + 4, b.b + 4, row - 4), 0);
+	ck_assert_uint_eq(out.buf[row], DW_LNS_advance_pc);
+	ck_assert_uint_eq(out.buf[row + 1], 1);
+	ck_assert_int_eq(memcmp(out.buf + row + 2, b.b + row, n - row), 0);
+	ck_assert_uint_eq(dw.fixed, 1);
+	repad_dw_out_free(&out);
+}
+END_TEST
+
+/* A unit longer than its section: refused (exit 2 for the command). */
+START_TEST(line_unit_past_the_end_refused)
+{
+	struct buf b;
+	struct repad_dw_rel rel;
+	struct repad_dw dw = { .path = "test.o", .name = ".debug_line", .map = map_fn,
+			       .grows = grows_fn };
+	struct repad_dw_out out = { 0 };
+	size_t row, n = line_unit(&b, 9, &rel, &row);
+
+	dw.rel = &rel;
+	dw.nrel = 1;
+	b.b[0]++;
+	ck_assert_int_eq(repad_dwarf_line(&dw, b.b, n, &out), -EINVAL);
+	ck_assert_ptr_null(out.buf);
+	repad_dw_out_free(&out);
+}
+END_TEST
+
 /* --- repad's plan, on arm64 objects written here -------------------------------- */
 
 #define A64_NOP	0xd503201fu
@@ -692,6 +817,9 @@ Suite *repad_suite(void)
 	tcase_add_test(tc, plan_aligned_changes_nothing);
 	tcase_add_test(tc, plan_realigns_section_only);
 	tcase_add_test(tc, plan_refuses);
+	tcase_add_test(tc, line_advance_in_special_opcode);
+	tcase_add_test(tc, line_advance_inserted);
+	tcase_add_test(tc, line_unit_past_the_end_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }
