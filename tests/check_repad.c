@@ -769,24 +769,58 @@ START_TEST(plan_realigns_section_only)
 }
 END_TEST
 
+/*
+ * repad_object(in, out) must fail with want and say why in one line,
+ * `patchsite: IN: ...why...` (SPEC.md's bad input), writing nothing.
+ */
+static void refused(const char *in, const char *out, int want, const char *why)
+{
+	struct repad_report rep;
+	char *log = eg_tmpname("repad-err"), line[512], first[512];
+	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600), saved = dup(2), ret;
+	FILE *f;
+	size_t lines = 0;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_ge(saved, 0);
+	fflush(stderr);
+	ck_assert_int_eq(dup2(fd, 2), 2);
+	ret = repad_object(in, out, &rep);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	close(fd);
+	ck_assert_int_eq(ret, want);
+	ck_assert_int_ne(access(out, F_OK), 0);
+	f = fopen(log, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if (!lines++)
+			memcpy(first, line, sizeof(first));
+	fclose(f);
+	ck_assert_uint_eq(lines, 1);
+	snprintf(line, sizeof(line), "patchsite: %s: ", in);
+	ck_assert_msg(!strncmp(first, line, strlen(line)) && strstr(first, why),
+		      "got '%s', want '%s...%s'", first, line, why);
+	unlink(log);
+	free(log);
+}
+
 /* What repad refuses, before writing anything. */
 START_TEST(plan_refuses)
 {
 	struct a64obj o;
-	struct repad_report rep;
 	char *in, *out = eg_tmpname("repad-out");
 
 	a64_layout(&o, false);
 	/* a linked program: repad runs before the final link */
 	in = a64_write(&o, ET_EXEC, 4);
-	ck_assert_int_eq(repad_object(in, out, &rep), -EINVAL);
-	ck_assert_int_ne(access(out, F_OK), 0);
+	refused(in, out, -EINVAL, "not a relocatable object");
 	unlink(in);
 	free(in);
 	/* a section alignment that is no power of two */
 	in = a64_write(&o, ET_REL, 12);
-	ck_assert_int_eq(repad_object(in, out, &rep), -EINVAL);
-	ck_assert_int_ne(access(out, F_OK), 0);
+	refused(in, out, -EINVAL, "has alignment 0xc");
 	unlink(in);
 	free(in);
 	free(out);
