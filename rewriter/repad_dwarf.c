@@ -214,6 +214,38 @@ bad:
 }
 
 /*
+ * A row (opcode at section offset `at`; special, or 0 for another row
+ * opcode) that needs `units` more instructions of advance: into the
+ * special opcode itself when it still fits in one byte (1: the row is
+ * written), else a DW_LNS_advance_pc in front of it, an insertion point
+ * in pts (0: the caller copies the row's opcode), or -ENOMEM.
+ */
+static int advance_row(const struct lnhdr *h, uint8_t special, uint64_t units, uint64_t at,
+		       struct bytes *o, struct repad_dw_out *pts)
+{
+	size_t before = o->n;
+	unsigned int adj = special - h->opcode_base;
+	uint8_t b;
+	int ret;
+
+	if (special && units <= 255 &&
+	    adj % h->line_range + h->line_range * (adj / h->line_range + units) +
+	    h->opcode_base <= 255) {
+		b = (uint8_t)(adj % h->line_range + h->line_range * (adj / h->line_range + units) +
+			      h->opcode_base);
+		ret = put(o, &b, 1);
+		return ret ? ret : 1;
+	}
+	b = DW_LNS_advance_pc;
+	ret = put(o, &b, 1);
+	if (!ret)
+		ret = put_uleb(o, units, 1);
+	if (!ret)
+		ret = push_point(pts, at, o->n - before);
+	return ret;
+}
+
+/*
  * Copy the program of one unit into `o`, adding address advances where the
  * mapped rows need them; inserted bytes are recorded in `pts`.  1: done,
  * 0: leave the unit as it is, negative: malformed.
@@ -306,32 +338,12 @@ static int line_program(struct repad_dw *dw, const uint8_t *d, const struct lnhd
 			cur = target;
 		}
 		if (extra) {
-			size_t before = o->n;
-			uint64_t units = extra / h->min_inst;
-			unsigned int adj = special - h->opcode_base;
-
 			(*rows)++;
-			if (special && units <= 255 &&
-			    adj % h->line_range + h->line_range * (adj / h->line_range + units) +
-			    h->opcode_base <= 255) {
-				uint8_t b = (uint8_t)(adj % h->line_range +
-						      h->line_range * (adj / h->line_range + units) +
-						      h->opcode_base);
-
-				ret = put(o, &b, 1);
-				if (ret)
-					return ret;
-				continue;
-			}
-			uint8_t b = DW_LNS_advance_pc;
-
-			ret = put(o, &b, 1);
-			if (!ret)
-				ret = put_uleb(o, units, 1);
-			if (!ret)
-				ret = push_point(pts, at, o->n - before);
-			if (ret)
+			ret = advance_row(h, special, extra / h->min_inst, at, o, pts);
+			if (ret < 0)
 				return ret;
+			if (ret)
+				continue;	/* the special opcode, rewritten */
 		}
 		ret = put(o, op, (size_t)(c.p - op));
 		if (ret)
