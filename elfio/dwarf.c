@@ -49,6 +49,14 @@
  * unit type (libdw reads a DIE out of the header's bytes; here the unit
  * has none).  In a relocatable object nothing is relocated (libdw does not
  * either), so an object with a single unit attributes everything to it.
+ *
+ * The same rules serve DWARF bytes already in memory (repad's sections of
+ * an object, read whole and rewritten): a bounded cursor over the bytes,
+ * the one LEB128 decoder (at most 10 bytes there, a 64-bit value's), the
+ * one table of form sizes (DW_FORM_ref_addr address-sized in DWARF 2, the
+ * GNU alternate forms offset-sized), and an abbreviation table walked entry
+ * by entry from its start: repad asks for every DIE of a unit, not for the
+ * first one of many units, so the search above would save nothing there.
  */
 #include <dwarf.h>
 #include <errno.h>

@@ -52,6 +52,9 @@
  * Not handled: DWARF 4 .debug_loc/.debug_ranges (GCC relocates their
  * addresses), .debug_addr forms (LLVM's DW_RLE_startx_length, split
  * DWARF: that contribution is left as it is), objects with several units.
+ * Reading is elfio's (elfio.h, "DWARF bytes in memory"): its cursor and
+ * LEB128, its form sizes, its abbreviation walk and DIE attributes, with
+ * <dwarf.h>'s names; what is here is what repad rewrites.
  */
 #include <dwarf.h>
 #include <errno.h>
