@@ -15,9 +15,10 @@
  * written here whose one row moves behind a point: the new advance in the
  * special opcode, or a DW_LNS_advance_pc inserted (and that insertion
  * point reported) when the opcode cannot hold it.  The plan cases write
- * small arm64 objects with tests/elfgen.c and read repad's output back
- * with libelf (gelf), not with patchsite: where the NOPs went, by how much
- * each symbol moved, what was refused.
+ * small arm64 and riscv64 objects with tests/elfgen.c and read repad's
+ * output back with libelf (gelf), not with patchsite: where the NOPs went,
+ * by how much each symbol moved, which R_RISCV_ALIGNs a relaxed section
+ * got, what was refused and with which one line.
  */
 #include <check.h>
 #include <dwarf.h>
@@ -609,7 +610,8 @@ static char *a64_write(const struct a64obj *o, uint16_t type, uint64_t text_alig
 struct readback {
 	uint8_t text[128];
 	uint64_t text_size, text_align;
-	uint64_t sym[4];		/* h, f1, f2 by name order of a64_write */
+	uint64_t sym[4];		/* [1..3]: h, f1, f2 */
+	uint64_t label[2];		/* .LPFE1, .LPFE2 (riscv64) */
 	int64_t addend[2];
 };
 
@@ -659,6 +661,10 @@ static void read_back(const char *path, struct readback *rb)
 					rb->sym[2] = y.st_value;
 				else if (!strcmp(n, "f2"))
 					rb->sym[3] = y.st_value;
+				else if (!strcmp(n, ".LPFE1"))
+					rb->label[0] = y.st_value;
+				else if (!strcmp(n, ".LPFE2"))
+					rb->label[1] = y.st_value;
 			}
 		}
 	}
@@ -770,6 +776,174 @@ START_TEST(plan_realigns_section_only)
 END_TEST
 
 /*
+ * riscv64 with RVC, a section the linker relaxes (an R_RISCV_RELAX at
+ * f1's call): -fpatchable-function-entry=8,4, four c.nop before and four
+ * at each function.
+ *   0x00 h: c.ret        0x02 literal of f1     0x0a f1: 4 c.nop, auipc t1 / jr t1 (call g)
+ *   0x1a literal of f2   0x22 f2: 4 c.nop, c.ret                               end 0x2c
+ * In a relaxed section every literal gets what GNU as emits for .balign 8
+ * with RVC: 8 - 2 = 6 bytes of NOP at the literal and an R_RISCV_ALIGN
+ * (symbol 0, addend 6) on them, which the linker shrinks to what the
+ * alignment needs; 12 bytes in all.
+ */
+#define RV_CNOP		0x0001u
+#define RV_CRET		0x8082u
+#define RV_NOP		0x00000013u
+#define RV_AUIPC_T1	0x00000317u
+#define RV_JR_T1	0x00030067u
+
+static char *rv_write(bool by_section)
+{
+	char *p = eg_tmpname("repad-rv");
+	uint8_t text[0x2c], pfe[16] = { 0 };
+	size_t n = 0;
+	Elf64_Rela rt[2], rp[2];
+	struct eg_sec secs[] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0, 2, text, sizeof(text) },
+		{ ".rela.text", SHT_RELA, SHF_INFO_LINK, 0, 8, rt, sizeof(rt), EG_SYMTAB, 1,
+		  sizeof(Elf64_Rela) },
+		{ "__patchable_function_entries", SHT_PROGBITS,
+		  SHF_WRITE | SHF_ALLOC | SHF_LINK_ORDER, 0, 8, pfe, sizeof(pfe), 1 },
+		{ ".rela__patchable_function_entries", SHT_RELA, SHF_INFO_LINK, 0, 8, rp,
+		  sizeof(rp), EG_SYMTAB, 3, sizeof(Elf64_Rela) },
+	};
+	/* GCC names each literal by a local label, not as .text + N */
+	struct eg_sym syms[] = {
+		{ "", 0, 0, 1, STT_SECTION, STB_LOCAL },	/* 1: .text */
+		{ ".LPFE1", 0x02, 0, 1, STT_NOTYPE, STB_LOCAL },	/* 2 */
+		{ ".LPFE2", 0x1a, 0, 1, STT_NOTYPE, STB_LOCAL },	/* 3 */
+		{ "h", 0, 2, 1, STT_FUNC, STB_GLOBAL },
+		{ "f1", 0x0a, 0x10, 1, STT_FUNC, STB_GLOBAL },
+		{ "f2", 0x22, 0x0a, 1, STT_FUNC, STB_GLOBAL },
+		{ "g", 0, 0, 0, STT_NOTYPE, STB_GLOBAL },	/* 7 */
+	};
+
+#define H(v) (text[n] = (uint8_t)(v), text[n + 1] = (uint8_t)((v) >> 8), n += 2)
+#define W(v) (H((v) & 0xffff), H((v) >> 16))
+	H(RV_CRET);
+	for (int k = 0; k < 8; k++)
+		H(RV_CNOP);
+	W(RV_AUIPC_T1);
+	W(RV_JR_T1);
+	for (int k = 0; k < 8; k++)
+		H(RV_CNOP);
+	H(RV_CRET);
+#undef W
+#undef H
+	ck_assert_uint_eq(n, sizeof(text));
+	rt[0] = (Elf64_Rela){ 0x12, ELF64_R_INFO(7, R_RISCV_CALL_PLT), 0 };
+	rt[1] = (Elf64_Rela){ 0x12, ELF64_R_INFO(0, R_RISCV_RELAX), 0 };
+	rp[0] = (Elf64_Rela){ 0, ELF64_R_INFO(2, R_RISCV_64), 0 };
+	rp[1] = (Elf64_Rela){ 8, ELF64_R_INFO(3, R_RISCV_64), 0 };
+	if (by_section) {	/* .text + 0x02, .text + 0x1a */
+		rp[0] = (Elf64_Rela){ 0, ELF64_R_INFO(1, R_RISCV_64), 0x02 };
+		rp[1] = (Elf64_Rela){ 8, ELF64_R_INFO(1, R_RISCV_64), 0x1a };
+	}
+	ck_assert_int_eq(eg_write(p, ET_REL, EM_RISCV, secs, 4, syms, 7), 0);
+	/* e_flags: RVC, double-float ABI, as GCC's -march=rv64gc writes them */
+	{
+		int fd = open(p, O_RDWR);
+		Elf64_Ehdr eh;
+
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(pread(fd, &eh, sizeof(eh), 0), (ssize_t)sizeof(eh));
+		eh.e_flags = EF_RISCV_RVC | EF_RISCV_FLOAT_ABI_DOUBLE;
+		ck_assert_int_eq(pwrite(fd, &eh, sizeof(eh), 0), (ssize_t)sizeof(eh));
+		close(fd);
+	}
+	return p;
+}
+
+/* NOPs only in [from, to) of t: c.nop or nop. */
+static bool rv_nops(const uint8_t *t, uint64_t from, uint64_t to)
+{
+	while (from < to) {
+		if (get_le(t + from, 2) == RV_CNOP)
+			from += 2;
+		else if (to - from >= 4 && get_le(t + from, 4) == RV_NOP)
+			from += 4;
+		else
+			return false;
+	}
+	return from == to;
+}
+
+START_TEST(plan_riscv_relaxed_align_relocs)
+{
+	struct repad_report rep;
+	struct readback rb;
+	char *in = rv_write(false), *out = eg_tmpname("repad-out");
+	GElf_Rela ra[4];
+	size_t nra = 0;
+	int fd;
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	size_t shstr;
+
+	ck_assert_int_eq(repad_object(in, out, &rep), 0);
+	read_back(out, &rb);
+	ck_assert_uint_eq(rb.text_size, 0x2c + 12);
+	ck_assert_uint_eq(rb.text_align, 8);
+	/* the literals' labels at 0x02 + 6 and 0x1a + 12: 8-aligned in the object */
+	ck_assert_int_eq(rb.addend[0], 0);
+	ck_assert_int_eq(rb.addend[1], 0);
+	ck_assert_uint_eq(rb.label[0], 0x08);
+	ck_assert_uint_eq(rb.label[1], 0x26);
+	ck_assert_uint_eq(rb.sym[1], 0);
+	ck_assert_uint_eq(rb.sym[2], 0x0a + 6);
+	ck_assert_uint_eq(rb.sym[3], 0x22 + 12);
+	/* the 6 bytes in front of each literal are NOPs, the code is as it was */
+	ck_assert_uint_eq(get_le(rb.text, 2), RV_CRET);
+	ck_assert(rv_nops(rb.text, 0x02, 0x08));
+	ck_assert(rv_nops(rb.text, 0x08, 0x18));
+	ck_assert_uint_eq(get_le(rb.text + 0x18, 4), RV_AUIPC_T1);
+	ck_assert_uint_eq(get_le(rb.text + 0x1c, 4), RV_JR_T1);
+	ck_assert(rv_nops(rb.text, 0x20, 0x26));
+	ck_assert(rv_nops(rb.text, 0x26, 0x36));
+	ck_assert_uint_eq(get_le(rb.text + 0x36, 2), RV_CRET);
+	/* .rela.text: an R_RISCV_ALIGN (symbol 0, addend 6) at each point, the call moved */
+	fd = open(out, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(elf_getshdrstrndx(e, &shstr), 0);
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		ck_assert_ptr_nonnull(gelf_getshdr(scn, &sh));
+		if (strcmp(elf_strptr(e, shstr, sh.sh_name), ".rela.text"))
+			continue;
+		d = elf_getdata(scn, NULL);
+		nra = d->d_size / sizeof(Elf64_Rela);
+		ck_assert_uint_eq(nra, 4);
+		for (size_t k = 0; k < nra; k++)
+			ck_assert_ptr_nonnull(gelf_getrela(d, (int)k, &ra[k]));
+	}
+	elf_end(e);
+	close(fd);
+	ck_assert_uint_eq(nra, 4);
+	ck_assert_uint_eq(ra[0].r_offset, 0x02);
+	ck_assert_uint_eq(GELF_R_TYPE(ra[0].r_info), R_RISCV_ALIGN);
+	ck_assert_uint_eq(GELF_R_SYM(ra[0].r_info), 0);
+	ck_assert_int_eq(ra[0].r_addend, 6);
+	ck_assert_uint_eq(ra[1].r_offset, 0x18);
+	ck_assert_uint_eq(GELF_R_TYPE(ra[1].r_info), R_RISCV_CALL_PLT);
+	ck_assert_uint_eq(ra[2].r_offset, 0x18);
+	ck_assert_uint_eq(GELF_R_TYPE(ra[2].r_info), R_RISCV_RELAX);
+	ck_assert_uint_eq(ra[3].r_offset, 0x1a + 6);
+	ck_assert_uint_eq(GELF_R_TYPE(ra[3].r_info), R_RISCV_ALIGN);
+	ck_assert_int_eq(ra[3].r_addend, 6);
+	ck_assert_uint_eq(rep.functions, 2);
+	ck_assert_uint_eq(rep.bytes, 12);
+	unlink(in);
+	unlink(out);
+	free(in);
+	free(out);
+}
+END_TEST
+
+/*
  * repad_object(in, out) must fail with want and say why in one line,
  * `patchsite: IN: ...why...` (SPEC.md's bad input), writing nothing.
  */
@@ -823,6 +997,15 @@ START_TEST(plan_refuses)
 	refused(in, out, -EINVAL, "has alignment 0xc");
 	unlink(in);
 	free(in);
+	/*
+	 * riscv64, relaxed: `.text + 0x02` and `.text + 0x1a` name the literals
+	 * across padding that the linker may shrink (it moves symbols, not
+	 * addends)
+	 */
+	in = rv_write(true);
+	refused(in, out, -ENOTSUP, "crosses alignment padding that linker relaxation may shrink");
+	unlink(in);
+	free(in);
 	free(out);
 }
 END_TEST
@@ -850,6 +1033,7 @@ Suite *repad_suite(void)
 	tcase_add_test(tc, plan_pads_each_misaligned_literal);
 	tcase_add_test(tc, plan_aligned_changes_nothing);
 	tcase_add_test(tc, plan_realigns_section_only);
+	tcase_add_test(tc, plan_riscv_relaxed_align_relocs);
 	tcase_add_test(tc, plan_refuses);
 	tcase_add_test(tc, line_advance_in_special_opcode);
 	tcase_add_test(tc, line_advance_inserted);
