@@ -578,6 +578,17 @@ struct unit_die {
 	unsigned int hi_size;			/* and its size (DW_FORM_data*; 0: another form) */
 };
 
+/* Bytes of a DW_FORM_data* value (a length, not an address), 0 for another form. */
+static unsigned int length_size(const struct elfio_dw_sizes *sz, uint64_t form)
+{
+	switch (form) {
+	case DW_FORM_data1: case DW_FORM_data2: case DW_FORM_data4: case DW_FORM_data8:
+		return (unsigned int)elfio_dw_form_size(sz, (unsigned int)form);
+	default:
+		return 0;
+	}
+}
+
 /*
  * Read the first DIE of a unit at c (its attribute list in a), up to the
  * first attribute that cannot be read; c is left after it.
@@ -594,8 +605,7 @@ static void unit_die(struct repad_dw *dw, const uint8_t *d, const struct elfio_d
 		if (at.name == DW_AT_low_pc && at.form == DW_FORM_addr)
 			u->low = find_rel(dw, off);
 		if (at.name == DW_AT_high_pc) {
-			u->hi_size = at.form == DW_FORM_data1 ? 1 : at.form == DW_FORM_data2 ? 2 :
-				     at.form == DW_FORM_data4 ? 4 : at.form == DW_FORM_data8 ? 8 : 0;
+			u->hi_size = length_size(sz, at.form);
 			u->hi_at = off;
 			if (u->hi_size)
 				u->hi_len = get_le(at.val, u->hi_size);
@@ -772,8 +782,8 @@ enum list_entry_result {
  * mapped values (new insertion points in pts).
  */
 static enum list_entry_result list_entry(struct repad_dw *dw, const struct list_kinds *k,
-					 unsigned int kind, struct elfio_dw_cur *c, const uint8_t *d,
-					 unsigned int asz, struct repad_dw_rel *base,
+					 unsigned int kind, struct elfio_dw_cur *c,
+					 const uint8_t *d, unsigned int asz, struct repad_dw_rel *base,
 					 struct bytes *o, const uint8_t **copied,
 					 struct repad_dw_out *pts, size_t *fixed, int *err)
 {
@@ -1004,7 +1014,8 @@ int repad_dwarf_loclists(struct repad_dw *dw, const uint8_t *d, size_t size,
 			/* not DW_LLE_default_location: the .debug_addr forms */
 			if (e == ENTRY_OTHER && kind != DW_LLE_default_location)
 				goto skip;
-			elfio_dw_skip(&c, elfio_dw_uleb(&c));	/* the counted location description */
+			/* the counted location description */
+			elfio_dw_skip(&c, elfio_dw_uleb(&c));
 			if (c.bad)
 				goto bad;
 		}
