@@ -1078,6 +1078,32 @@ uint64_t elfio_dw_initial_length(struct elfio_dw_cur *c, unsigned int *offsz)
 	return len;
 }
 
+bool elfio_dw_cu_header(struct elfio_dw_cur *c, unsigned int offsz, struct elfio_dw_cu *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->version = (unsigned int)elfio_dw_fixed(c, 2);
+	if (h->version < 2 || h->version > 5)
+		return false;
+	if (h->version < 5) {
+		/* DWARF 2-4, 7.5.1.1: abbreviation offset, then address size */
+		h->unit_type = DW_UT_compile;
+		h->abbrev_at = c->p;
+		h->abbrev = elfio_dw_fixed(c, offsz);
+		h->addr_size = (unsigned int)elfio_dw_fixed(c, 1);
+		return true;
+	}
+	/* DWARF 5, 7.5.1: unit type and address size first */
+	h->unit_type = (unsigned int)elfio_dw_fixed(c, 1);
+	h->addr_size = (unsigned int)elfio_dw_fixed(c, 1);
+	h->abbrev_at = c->p;
+	h->abbrev = elfio_dw_fixed(c, offsz);
+	if (h->unit_type == DW_UT_skeleton || h->unit_type == DW_UT_split_compile)
+		elfio_dw_skip(c, 8);			/* dwo_id */
+	else if (h->unit_type == DW_UT_type || h->unit_type == DW_UT_split_type)
+		elfio_dw_skip(c, 8 + (uint64_t)offsz);	/* type signature, type offset */
+	return true;
+}
+
 size_t elfio_dw_uleb_encode(uint8_t *buf, uint64_t v, size_t min)
 {
 	size_t n = 0;

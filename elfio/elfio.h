@@ -515,6 +515,21 @@ uint64_t elfio_dw_initial_length(struct elfio_dw_cur *c, unsigned int *offsz);
  */
 size_t elfio_dw_uleb_encode(uint8_t *buf, uint64_t v, size_t min);
 
+/* A .debug_info unit's header, after its initial length. */
+struct elfio_dw_cu {
+	unsigned int version, unit_type, addr_size;
+	uint64_t abbrev;		/* debug_abbrev_offset */
+	const uint8_t *abbrev_at;	/* where that field lies (an object relocates it) */
+};
+
+/*
+ * Read it at c, offsz from the initial length, for DWARF 2-5 (a DWARF 5
+ * skeleton or type unit's extra fields too; before 5 the type is
+ * DW_UT_compile): c at the unit's first DIE.  false for another version,
+ * whose layout is not known.  A header cut short sets c->bad.
+ */
+bool elfio_dw_cu_header(struct elfio_dw_cur *c, unsigned int offsz, struct elfio_dw_cu *h);
+
 /* What sizes a form's value: its unit's version, address and offset sizes. */
 struct elfio_dw_sizes {
 	unsigned int version, addr_size, offset_size;

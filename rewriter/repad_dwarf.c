@@ -634,10 +634,11 @@ int repad_dwarf_info(struct repad_dw *dw, uint8_t *d, size_t size, const uint8_t
 		dw->loc_bad = true;
 	while (off < size) {
 		struct elfio_dw_cur c = { d + off, d + size, false }, a;
-		unsigned int offsz, asz, version;
-		uint64_t len = elfio_dw_initial_length(&c, &offsz), end, aoff, code, at_abbrev;
+		unsigned int offsz, asz;
+		uint64_t len = elfio_dw_initial_length(&c, &offsz), end, aoff, code;
 		struct unit_die u = { 0 };
 		struct elfio_dw_sizes sz;
+		struct elfio_dw_cu cu;
 		const struct repad_dw_rel *r;
 
 		if (c.bad || len > (uint64_t)(c.end - c.p)) {
@@ -649,30 +650,21 @@ int repad_dwarf_info(struct repad_dw *dw, uint8_t *d, size_t size, const uint8_t
 		c.end = d + end;
 		dw->units++;
 		dw->cu_low = (struct repad_dw_rel){ 0 };
-		version = (unsigned int)elfio_dw_fixed(&c, 2);
-		if (version == 5) {
-			unsigned int type = (unsigned int)elfio_dw_fixed(&c, 1);
-
-			asz = (unsigned int)elfio_dw_fixed(&c, 1);
-			at_abbrev = (uint64_t)(c.p - d);
-			aoff = elfio_dw_fixed(&c, offsz);
-			if (type != DW_UT_compile && type != DW_UT_partial) {
-				dw->loc_bad = true;
-				off = end;
-				continue;
-			}
-		} else if (version >= 2 && version <= 4) {
-			at_abbrev = (uint64_t)(c.p - d);
-			aoff = elfio_dw_fixed(&c, offsz);
-			asz = (unsigned int)elfio_dw_fixed(&c, 1);
-		} else {
+		if (!elfio_dw_cu_header(&c, offsz, &cu)) {
 			dw->untouched++;
 			dw->loc_bad = true;
 			off = end;
 			continue;
 		}
+		if (cu.unit_type != DW_UT_compile && cu.unit_type != DW_UT_partial) {
+			dw->loc_bad = true;
+			off = end;
+			continue;
+		}
+		aoff = cu.abbrev;
+		asz = cu.addr_size;
 		/* in an object the abbreviation offset is a relocation */
-		r = find_rel(dw, at_abbrev);
+		r = find_rel(dw, (uint64_t)(cu.abbrev_at - d));
 		if (r) {
 			if (r->sec != abbrev_sec || r->old < 0) {
 				dw->loc_bad = true;
@@ -689,7 +681,7 @@ int repad_dwarf_info(struct repad_dw *dw, uint8_t *d, size_t size, const uint8_t
 			off = end;
 			continue;
 		}
-		sz = (struct elfio_dw_sizes){ version, asz, offsz };
+		sz = (struct elfio_dw_sizes){ cu.version, asz, offsz };
 		unit_die(dw, d, &sz, &a, &c, &u);
 		/* riscv64 relaxation: a length made of R_RISCV_ADD/SUB is the linker's */
 		dw->cu_low = u.low ? *u.low : (struct repad_dw_rel){ 0 };

@@ -249,6 +249,57 @@ START_TEST(abbrev_implicit_const_is_signed)
 }
 END_TEST
 
+/* --- Unit headers ------------------------------------------------------------------- */
+
+/* DWARF 4 (7.5.1.1) and DWARF 5 (7.5.1) order the header's fields differently. */
+START_TEST(cu_header_versions)
+{
+	struct buf b = { 0 };
+	struct elfio_dw_cur c;
+	struct elfio_dw_cu h;
+
+	le(&b, 4, 2); le(&b, 0x1234, 4); u8(&b, 8);		/* v4: abbrev, addr size */
+	u8(&b, 0xaa);						/* the first DIE */
+	c = (struct elfio_dw_cur){ b.b, b.b + b.n, false };
+	ck_assert(elfio_dw_cu_header(&c, 4, &h));
+	ck_assert(!c.bad && c.p == b.b + 7 && *c.p == 0xaa);
+	ck_assert_uint_eq(h.version, 4);
+	ck_assert_uint_eq(h.unit_type, DW_UT_compile);
+	ck_assert_uint_eq(h.addr_size, 8);
+	ck_assert_uint_eq(h.abbrev, 0x1234);
+	ck_assert(h.abbrev_at == b.b + 2);
+
+	b.n = 0;						/* v5 compile, 64-bit */
+	le(&b, 5, 2); u8(&b, DW_UT_compile); u8(&b, 4); le(&b, 0x56789abcdeULL, 8);
+	u8(&b, 0xaa);
+	c = (struct elfio_dw_cur){ b.b, b.b + b.n, false };
+	ck_assert(elfio_dw_cu_header(&c, 8, &h));
+	ck_assert(!c.bad && *c.p == 0xaa);
+	ck_assert_uint_eq(h.addr_size, 4);
+	ck_assert_uint_eq(h.abbrev, 0x56789abcdeULL);
+	ck_assert(h.abbrev_at == b.b + 4);
+
+	b.n = 0;				/* v5 type unit: signature and type offset */
+	le(&b, 5, 2); u8(&b, DW_UT_type); u8(&b, 8); le(&b, 0, 4); le(&b, 0, 8); le(&b, 0, 4);
+	u8(&b, 0xaa);
+	c = (struct elfio_dw_cur){ b.b, b.b + b.n, false };
+	ck_assert(elfio_dw_cu_header(&c, 4, &h));
+	ck_assert_uint_eq(h.unit_type, DW_UT_type);
+	ck_assert(!c.bad && *c.p == 0xaa);
+
+	b.n = 0;				/* v5 skeleton: dwo_id, cut short */
+	le(&b, 5, 2); u8(&b, DW_UT_skeleton); u8(&b, 8); le(&b, 0, 4); le(&b, 0, 4);
+	c = (struct elfio_dw_cur){ b.b, b.b + b.n, false };
+	ck_assert(elfio_dw_cu_header(&c, 4, &h));
+	ck_assert(c.bad);
+
+	b.n = 0;
+	le(&b, 6, 2); le(&b, 0, 8);		/* a version not known */
+	c = (struct elfio_dw_cur){ b.b, b.b + b.n, false };
+	ck_assert(!elfio_dw_cu_header(&c, 4, &h));
+}
+END_TEST
+
 /* --- repad_dwarf_info() behind each form ----------------------------------------- */
 
 /*
@@ -1023,6 +1074,7 @@ Suite *repad_suite(void)
 	tcase_add_test(tc, form_skip_variable);
 	tcase_add_test(tc, leb_bounds);
 	tcase_add_test(tc, abbrev_implicit_const_is_signed);
+	tcase_add_test(tc, cu_header_versions);
 	tcase_add_test(tc, info_behind_ref_addr_dwarf2);
 	tcase_add_test(tc, info_behind_gnu_alternates);
 	tcase_add_test(tc, info_behind_implicit_const);
