@@ -476,7 +476,12 @@ static int check_match(const struct payload *p, const struct syms *s, const char
 	const struct sym *banner = sym_find(s, "linux_banner");
 	uint64_t lo = UINT64_MAX;
 
+	/* .text (riscv64's head text comes before it), else the lowest code */
 	for (size_t i = 1; i < p->nsh; i++)
+		if (p->sh[i].sh_name < p->shstrlen && !strcmp(p->shstr + p->sh[i].sh_name, ".text") &&
+		    (p->sh[i].sh_flags & SHF_ALLOC))
+			lo = p->sh[i].sh_addr;
+	for (size_t i = 1; lo == UINT64_MAX && i < p->nsh; i++)
 		if ((p->sh[i].sh_flags & SHF_EXECINSTR) && (p->sh[i].sh_flags & SHF_ALLOC) &&
 		    p->sh[i].sh_addr < lo)
 			lo = p->sh[i].sh_addr;
@@ -813,25 +818,46 @@ static int bzimage(const char *path, const uint8_t *b, size_t len, bool quiet, u
 	return ret;
 }
 
-/* --- arm64 Image ---------------------------------------------------------- */
+/* --- arm64 and riscv64 Image ----------------------------------------------- */
 
 #define R_AARCH64_RELATIVE_	1027
+#define R_RISCV_RELATIVE_	3
 
 /*
- * The dynamic relocations in an Image (--no-apply-dynamic-relocs keeps them
- * in it, between symbols kallsyms does not list): the longest run of
- * 8-aligned 24-byte Elf64_Rela entries of type R_AARCH64_RELATIVE, symbol 0.
+ * What differs between the two raw Images: where the Image starts (arm64:
+ * _text, its header is head.S's first code; riscv64: _start, then
+ * .head.text up to _text, page aligned), the relocation type a relocatable
+ * build keeps in the Image, and the ELF machine.
  */
-static void find_rela(const uint8_t *b, size_t len, size_t *start, size_t *end)
+struct image_arch {
+	const char *name;	/* "arm64", "riscv64" (messages) */
+	const char *start;	/* the symbol at the Image's first byte */
+	uint64_t rel_type;	/* R_*_RELATIVE */
+	uint16_t machine;
+	uint32_t e_flags;
+};
+
+static const struct image_arch arm64_arch = { "arm64", "_text", R_AARCH64_RELATIVE_, EM_AARCH64, 0 };
+/* EF_RISCV_RVC: a kernel built with RISCV_ISA_C (every distribution's; its NOPs are 2 bytes) */
+static const struct image_arch riscv64_arch = { "riscv64", "_start", R_RISCV_RELATIVE_, EM_RISCV,
+						0x1 };
+
+/*
+ * The dynamic relocations in an Image (arm64's --no-apply-dynamic-relocs,
+ * riscv64's relocatable build keep them in it, between symbols kallsyms does
+ * not list): the longest run of 8-aligned 24-byte Elf64_Rela entries of
+ * type `type`, symbol 0.
+ */
+static void find_rela(const uint8_t *b, size_t len, uint64_t type, size_t *start, size_t *end)
 {
 	size_t best = 0, bs = 0;
 
 	*start = *end = 0;
 	for (size_t at = 0; at + 24 <= len; at += 8) {
-		if (get_le64(b + at + 8) != R_AARCH64_RELATIVE_)
+		if (get_le64(b + at + 8) != type)
 			continue;
 		size_t e = at;
-		while (e + 24 <= len && get_le64(b + e + 8) == R_AARCH64_RELATIVE_)
+		while (e + 24 <= len && get_le64(b + e + 8) == type)
 			e += 24;
 		if (e - at > best) {
 			best = e - at;
@@ -864,14 +890,15 @@ struct secdef {
 };
 
 /*
- * An arm64 Image: its bytes are the kernel from _text on.  Symbols from a
- * map, or kallsyms (their base from the relocation that sets
- * kallsyms_relative_base); then an ELF image with the kernel's sections at
- * their addresses (text, rodata, init text, init data, .rela.dyn, data,
- * bss) made for elf_payload.
+ * An arm64 or riscv64 Image: its bytes are the kernel from its start symbol
+ * on.  Symbols from a map, or kallsyms (their base from the relocation that
+ * sets kallsyms_relative_base, or the blob's own in a build that is not
+ * relocatable); then an ELF image with the kernel's sections at their
+ * addresses (riscv64's head text, text, rodata, init text, init data,
+ * .rela.dyn, data, bss) made for elf_payload.
  */
-static int arm64_image(const char *path, const uint8_t *b, size_t len, bool quiet, uint8_t **out,
-		       size_t *outlen)
+static int raw_image(const struct image_arch *ia, const char *path, const uint8_t *b, size_t len,
+		     bool quiet, uint8_t **out, size_t *outlen)
 {
 	struct syms s = { 0 };
 	const char *why = NULL;
@@ -879,7 +906,7 @@ static int arm64_image(const char *path, const uint8_t *b, size_t len, bool quie
 	size_t rs, re;
 	int ret = 1;
 
-	find_rela(b, len, &rs, &re);
+	find_rela(b, len, ia->rel_type, &rs, &re);
 	if (opt_map || map) {
 		const char *m = opt_map ? opt_map : map;
 		FILE *f = opt_map ? NULL : fopen(m, "r");
@@ -903,12 +930,13 @@ static int arm64_image(const char *path, const uint8_t *b, size_t len, bool quie
 			goto out;
 		}
 		/*
-		 * The base's slot lies at _text + its offset in the Image, and the
-		 * relocation there has the base as its addend.  6.1 lists no _text
-		 * (its base is _stext): then _text is where the candidate puts it,
-		 * 64 KiB aligned, with linux_banner's bytes at the right place.
+		 * The base's slot lies at the start + its offset in the Image, and
+		 * the relocation there has the base as its addend.  arm64's 6.1
+		 * lists no _text (its base is _stext): then _text is where the
+		 * candidate puts it, 64 KiB aligned, with linux_banner's bytes at
+		 * the right place.
 		 */
-		long t = kallsyms_lookup(&s.k, "_text");
+		long t = kallsyms_lookup(&s.k, ia->start);
 		long lb = kallsyms_lookup(&s.k, "linux_banner");
 		uint64_t base = s.k.relative_base, text_at = 0;
 		bool found = false;
@@ -917,7 +945,7 @@ static int arm64_image(const char *path, const uint8_t *b, size_t len, bool quie
 			uint64_t tx = off - s.k.relative_base_at;
 			if (t >= 0) {
 				found = tx == add + s.k.syms[t].raw;
-			} else if (!(tx & 0xffff) && add >= tx && lb >= 0 &&
+			} else if (ia->machine == EM_AARCH64 && !(tx & 0xffff) && add >= tx && lb >= 0 &&
 				   add - tx + s.k.syms[lb].raw + 14 <= len) {
 				found = !memcmp(b + (add - tx) + s.k.syms[lb].raw, "Linux version ", 14);
 			}
@@ -926,7 +954,11 @@ static int arm64_image(const char *path, const uint8_t *b, size_t len, bool quie
 				text_at = tx;
 			}
 		}
-		if (!found && !s.k.relative_base) {
+		/* a kernel linked at 0 (no relocation's addend past the Image) has base 0 */
+		bool at_zero = t >= 0 && lb >= 0 && !s.k.syms[t].raw;
+		for (size_t at = rs; at_zero && at < re; at += 24)
+			at_zero = get_le64(b + at + 16) < len;
+		if (!found && !s.k.relative_base && !at_zero) {
 			if (!quiet && t < 0 && lb < 0)
 				elfio_error(path, "kallsyms has no data symbols (a kernel built without "
 					    "CONFIG_KALLSYMS_ALL): no linux_banner, no __start_mcount_loc; "
@@ -947,32 +979,35 @@ static int arm64_image(const char *path, const uint8_t *b, size_t len, bool quie
 			s.v[i] = (struct sym){ s.k.syms[i].name, s.k.syms[i].addr, s.k.syms[i].type };
 		s.n = s.k.count;
 		if (t < 0 && found)
-			s.v[s.n++] = (struct sym){ "_text", text_at, 'T' };
+			s.v[s.n++] = (struct sym){ ia->start, text_at, 'T' };
 		s.from = "kallsyms";
 	}
 
-	const struct sym *text, *etext, *sinit, *einit, *end;
+	const struct sym *start, *text, *etext, *sinit, *einit, *end;
 	ret = -EINVAL;
-	if (!(text = need(&s, "_text", &why)) || !(etext = need(&s, "_etext", &why)) ||
-	    !(sinit = need(&s, "_sinittext", &why)) || !(einit = need(&s, "_einittext", &why)) ||
-	    !(end = need(&s, "_end", &why))) {
+	if (!(start = need(&s, ia->start, &why)) || !(text = need(&s, "_text", &why)) ||
+	    !(etext = need(&s, "_etext", &why)) || !(sinit = need(&s, "_sinittext", &why)) ||
+	    !(einit = need(&s, "_einittext", &why)) || !(end = need(&s, "_end", &why))) {
 		if (!quiet)
 			elfio_error(path, "%s: %s", s.from ? s.from : "kallsyms", why);
 		goto out;
 	}
-	uint64_t T = text->addr, img_end = T + len;
-	uint64_t ra = rs ? T + rs : 0, rz = rs ? T + re : 0;
-	if (!(T < etext->addr && etext->addr <= sinit->addr && sinit->addr <= einit->addr &&
-	      einit->addr <= img_end && img_end <= end->addr) ||
+	uint64_t S = start->addr, T = text->addr, img_end = S + len;
+	uint64_t ra = rs ? S + rs : 0, rz = rs ? S + re : 0;
+	if (!(S <= T && T < etext->addr && etext->addr <= sinit->addr &&
+	      sinit->addr <= einit->addr && einit->addr <= img_end && img_end <= end->addr) ||
 	    (rs && !(einit->addr <= ra))) {
 		if (!quiet)
-			elfio_error(path, "the %s symbols do not fit this Image (another build?): "
-				    "_text %#" PRIx64 ", _etext, _sinittext, _einittext, _end out of "
-				    "order or past its %zu bytes", s.from ? s.from : "kallsyms", T, len);
+			elfio_error(path, "the %s symbols do not fit this %s Image (another build?): "
+				    "%s %#" PRIx64 ", _text, _etext, _sinittext, _einittext, _end out "
+				    "of order or past its %zu bytes", s.from ? s.from : "kallsyms",
+				    ia->name, ia->start, S, len);
 		goto out;
 	}
-	struct secdef d[8];
+	struct secdef d[9];
 	size_t nd = 0;
+	if (S < T)
+		d[nd++] = (struct secdef){ ".head.text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, S, T };
 	d[nd++] = (struct secdef){ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, T, etext->addr };
 	d[nd++] = (struct secdef){ ".rodata", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, etext->addr,
 				   sinit->addr };
@@ -991,10 +1026,10 @@ static int arm64_image(const char *path, const uint8_t *b, size_t len, bool quie
 
 	/* ELF header, the Image at 64 KiB (its alignment), names, section headers */
 	const size_t H = 0x10000;
-	char names[128];
+	char names[160];
 	size_t nl = 1;
 	names[0] = 0;
-	uint32_t name_at[8];
+	uint32_t name_at[9];
 	for (size_t i = 0; i < nd; i++) {
 		name_at[i] = (uint32_t)nl;
 		nl += (size_t)sprintf(names + nl, "%s", d[i].name) + 1;
@@ -1013,10 +1048,11 @@ static int arm64_image(const char *path, const uint8_t *b, size_t len, bool quie
 	eh.e_ident[EI_CLASS] = ELFCLASS64;
 	eh.e_ident[EI_DATA] = ELFDATA2LSB;
 	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = ET_DYN;
-	eh.e_machine = EM_AARCH64;
+	eh.e_type = rs || ia->machine == EM_AARCH64 ? ET_DYN : ET_EXEC;
+	eh.e_machine = ia->machine;
 	eh.e_version = EV_CURRENT;
-	eh.e_entry = T;
+	eh.e_entry = S;
+	eh.e_flags = ia->e_flags;
 	eh.e_shoff = shoff;
 	eh.e_ehsize = sizeof(Elf64_Ehdr);
 	eh.e_shentsize = sizeof(Elf64_Shdr);
@@ -1029,7 +1065,7 @@ static int arm64_image(const char *path, const uint8_t *b, size_t len, bool quie
 	for (size_t i = 0; i < nd; i++) {
 		sh[i + 1] = (Elf64_Shdr){ .sh_name = name_at[i], .sh_type = d[i].type,
 					  .sh_flags = d[i].flags, .sh_addr = d[i].lo,
-					  .sh_offset = H + (d[i].lo - T), .sh_size = d[i].hi - d[i].lo,
+					  .sh_offset = H + (d[i].lo - S), .sh_size = d[i].hi - d[i].lo,
 					  .sh_addralign = 8 };
 		if (d[i].type == SHT_RELA)
 			sh[i + 1].sh_entsize = sizeof(Elf64_Rela);
@@ -1053,13 +1089,9 @@ int bootimg_to_elf(const char *path, const uint8_t *b, size_t len, bool quiet, u
 	if (len >= 0x206 && !memcmp(b + 0x202, "HdrS", 4))
 		return bzimage(path, b, len, quiet, out, outlen);
 	if (len >= 0x40 && !memcmp(b + 0x38, "ARM\x64", 4))
-		return arm64_image(path, b, len, quiet, out, outlen);
-	if (len >= 0x40 && !memcmp(b + 0x38, "RSC\x05", 4)) {
-		if (!quiet)
-			elfio_error(path, "a riscv64 Image: not yet read by this build (audit the "
-				    "vmlinux)");
-		return -ENOTSUP;
-	}
+		return raw_image(&arm64_arch, path, b, len, quiet, out, outlen);
+	if (len >= 0x40 && !memcmp(b + 0x38, "RSC\x05", 4))
+		return raw_image(&riscv64_arch, path, b, len, quiet, out, outlen);
 	if (len >= 0x20 && b[0] == 'M' && b[1] == 'Z' && !memcmp(b + 4, "zimg", 4)) {
 		uint32_t off = get_le32(b + 8), size = get_le32(b + 12);
 		if (off > len || size > len - off) {
