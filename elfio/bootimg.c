@@ -684,7 +684,10 @@ static int elf_payload(const char *path, struct payload *p, struct syms *pre, bo
 		memset(pre, 0, sizeof(*pre));
 		ret = 0;
 		if (check_match(p, &s, &why)) {
-			if (!quiet)
+			if (!quiet && strcmp(s.from, "kallsyms"))
+				elfio_error(path, "System.map %s is not this image's (another "
+					    "build?): %s", s.from, why);
+			else if (!quiet)
 				elfio_error(path, "%s symbols that do not match the image: %s",
 					    s.from, why);
 			ret = -EINVAL;

@@ -151,7 +151,7 @@ def elf_sections(b):
     return [struct.unpack_from("<IIQQQQ", b, shoff + 64 * i) for i in range(shnum)]
 
 
-def raw_image(fmt, elf, syms, banner_blob_at, blob, ikblob):
+def raw_image(fmt, elf, syms, banner_blob_at, blob, clear=False):
     """The Image's bytes (header included) and the symbols it adds."""
     b = open(elf, "rb").read()
     secs = [s for s in elf_sections(b) if s[2] & 2]       # SHF_ALLOC
@@ -164,6 +164,18 @@ def raw_image(fmt, elf, syms, banner_blob_at, blob, ikblob):
         if t != 8:                                          # not NOBITS
             img[a - start:a - start + z] = b[o:o + z]
     img[banner_blob_at - start:end] = blob
+    if clear:
+        # the table cleared: its slots and the addends of the RELATIVE
+        # relocations that fill them (arm64's values live there)
+        sym = {n: ad for ad, t, n in syms}
+        lo, hi = sym["__start_mcount_loc"], sym["__stop_mcount_loc"]
+        img[lo - start:hi - start] = bytes(hi - lo)
+        for _, t, f, a, o, z in secs:
+            for k in range(z // 24 if t == 4 else 0):
+                r = a - start + 24 * k
+                off, info = struct.unpack_from("<QQ", img, r)
+                if lo <= off < hi:
+                    struct.pack_into("<Q", img, r + 16, 0)
     if fmt == "arm64":
         hdr = struct.pack("<IIQQQQQQ", 0xFA405A4D, 0x14000000 | ((stext - start) // 4),
                           0, len(img), 0xA, 0, 0, 0) + b"ARM\x64" + struct.pack("<I", 0)
@@ -186,11 +198,15 @@ def main():
     ap.add_argument("--layout", default="6.12", choices=["6.12", "6.1"])
     ap.add_argument("--map")
     ap.add_argument("--map-shift", type=lambda s: int(s, 0), default=0)
+    ap.add_argument("--map-banner-shift", type=lambda s: int(s, 0), default=0,
+                    help="linux_banner elsewhere in the map (another build's)")
     ap.add_argument("--no-kallsyms", action="store_true")
     ap.add_argument("--corrupt-kallsyms", action="store_true")
     ap.add_argument("--truncate", type=int, default=0)
     ap.add_argument("--payload-garbage", action="store_true")
     ap.add_argument("--bomb", action="store_true")
+    ap.add_argument("--clear-table", action="store_true",
+                    help="an Image whose table is cleared (slots and relocation addends zero)")
     ap.add_argument("--unsorted", action="store_true",
                     help="swap the table's first two entries (a build that did not sort it)")
     ap.add_argument("--ikconfig", help="a config to embed as IKCONFIG does")
@@ -291,11 +307,12 @@ def image_main(a, syms, top):
             t[i + 9] = 0x7F
         blob = head + bytes(t)
         blob += b"\0" * (-len(blob) % 0x1000)
-    img, add2 = raw_image(a.format, a.elf, syms, where, blob, b"")
+    img, add2 = raw_image(a.format, a.elf, syms, where, blob, a.clear_table)
     assert add2 == add
     if a.map:
         with open(a.map, "w") as f:
             for ad, ty, n in allsyms:
+                ad += a.map_banner_shift if n == "linux_banner" else 0
                 f.write("%016x %s %s\n" % (ad + a.map_shift, ty, n))
     if a.comp == "gzip":
         img = gzip.compress(img, 9)

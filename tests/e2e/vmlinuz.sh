@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/e2e/vmlinuz.sh - audit a kernel as it ships: a bzImage whose payload
-# is the kernel stripped of its symbols, with the symbols only in its kallsyms
-# tables (or a System.map).  The images are made here from the minikernel
+# is the kernel stripped of its symbols, and arm64 and riscv64 Images, with
+# the symbols only in their kallsyms tables (or a System.map).  The images are made here from the minikernel
 # fixtures by tests/e2e/mkvmlinuz.py (kallsyms laid out as scripts/kallsyms.c
 # writes them, 6.12 and 6.1 layouts; payload stripped with objcopy -S;
 # gzip, xz, lzma and zstd payloads).  The oracle is the ELF the image was
@@ -22,6 +22,11 @@
 #                       compressed stream, a decompression bomb, a map of
 #                       another build, no symbols at all, corrupt kallsyms,
 #                       record --in-place: each exit 2 and one line
+#
+#   Images              arm64 and riscv64 Image and Image.gz made from the
+#                       aarch64 and riscv64-norelax minikernels (kallsyms,
+#                       or a System.map): table, names and audit = the ELF's;
+#                       the table cleared: every site missing; bad input
 #
 #   PATCHSITE=/path/to/patchsite sh tests/e2e/vmlinuz.sh
 set -u
@@ -51,12 +56,23 @@ b = open(elf, "rb").read()
 shoff, = struct.unpack_from("<Q", b, 0x28)
 shnum, = struct.unpack_from("<H", b, 0x3c)
 lo, hi = sym["__start_mcount_loc"], sym["__stop_mcount_loc"]
-for i in range(shnum):
-    name, typ, flags, addr, off, size = struct.unpack_from("<IIQQQQ", b, shoff + 64 * i)
+secs = [struct.unpack_from("<IIQQQQ", b, shoff + 64 * i) for i in range(shnum)]
+# arm64 (--no-apply-dynamic-relocs): a slot's value is the addend of the
+# R_AARCH64_RELATIVE entry of .rela.dyn at it
+rel = {}
+for name, typ, flags, addr, off, size in secs:
+    if typ == 4 and flags & 2:
+        for k in range(size // 24):
+            o, info, add = struct.unpack_from("<QQq", b, off + 24 * k)
+            if lo <= o < hi and info & 0xffffffff == 1027:
+                rel[o] = add & (2**64 - 1)
+for name, typ, flags, addr, off, size in secs:
     if addr <= lo < addr + size and typ != 8:
-        v = [struct.unpack_from("<Q", b, off + lo - addr + 8 * k)[0] for k in range((hi - lo) // 8)]
+        v = [struct.unpack_from("<Q", b, off + lo - addr + 8 * k)[0] or rel.get(lo + 8 * k, 0)
+             for k in range((hi - lo) // 8)]
         for x in sorted(x for x in v if x):
             print("0x%x" % x)
+        break
 EOF
 }
 
@@ -102,6 +118,68 @@ for k in x86_64-pad x86_64; do
 	else
 		{ cat "$ps_msg"; diff "$tmp/got" "$tmp/$k.elf.audit"; } >"$tmp/d" 2>&1
 		not_ok "$k: audit from the bzImage = on the ELF" "$tmp/d"
+	fi
+done
+
+# arm64 and riscv64 Images (raw, and Image.gz): the Image's bytes are the
+# kernel's, its symbols kallsyms'; the same table, names and audit as the ELF
+for ka in aarch64:arm64 riscv64-norelax:riscv64; do
+	k=${ka%:*} f=${ka#*:}
+	elf=$fx/$k.elf
+	if ! [ -f "$elf" ]; then
+		not_ok "$f: fixture $elf (make -C fixtures/minikernel)"
+		continue
+	fi
+	table "$elf" >"$tmp/$k.want"
+	check "$f: oracle table has entries" test -s "$tmp/$k.want"
+	ps_check "$f: record ELF" 0 "$tmp/$k.elf.sym" -- record --symbolize "$elf" &&
+		ps_check "$f: audit ELF" 0 "$tmp/$k.elf.audit" -- audit "$elf"
+	for z in none gzip; do
+		img=$tmp/$f-Image-$z
+		if ! $mk "$elf" "$img" --format "$f" --comp "$z" 2>"$tmp/mk.err"; then
+			not_ok "$f Image ($z): mkvmlinuz" "$tmp/mk.err"
+			continue
+		fi
+		if ps_run 0 "$tmp/got" -- record "$img" && cmp -s "$tmp/got" "$tmp/$k.want"; then
+			ok "$f Image ($z): table from kallsyms = the ELF's"
+		else
+			{ cat "$ps_msg"; diff "$tmp/got" "$tmp/$k.want"; } >"$tmp/d" 2>&1
+			not_ok "$f Image ($z): table from kallsyms = the ELF's" "$tmp/d"
+		fi
+	done
+	img=$tmp/$f-Image-gzip
+	if ps_run 0 "$tmp/got" -- record --symbolize "$img" && cmp -s "$tmp/got" "$tmp/$k.elf.sym"; then
+		ok "$f Image: record --symbolize from kallsyms = from the ELF's symbols"
+	else
+		{ cat "$ps_msg"; diff "$tmp/got" "$tmp/$k.elf.sym"; } >"$tmp/d" 2>&1
+		not_ok "$f Image: record --symbolize from kallsyms = from the ELF's symbols" "$tmp/d"
+	fi
+	# (the first line says where the layout came from: DWARF in the ELF,
+	# the code in the Image; the findings and the summary are the same)
+	if ps_run 0 "$tmp/got" -- audit "$img" && tail -n +2 "$tmp/got" >"$tmp/got2" &&
+		tail -n +2 "$tmp/$k.elf.audit" | cmp -s "$tmp/got2" - &&
+		grep -q "^$f image: " "$tmp/got"; then
+		ok "$f Image: audit = on the ELF"
+	else
+		{ cat "$ps_msg"; diff "$tmp/got" "$tmp/$k.elf.audit"; } >"$tmp/d" 2>&1
+		not_ok "$f Image: audit = on the ELF" "$tmp/d"
+	fi
+	n=$(wc -l <"$tmp/$k.want")
+	$mk "$elf" "$tmp/$f-cleared" --format "$f" --comp gzip --clear-table
+	if ps_run 1 "$tmp/got" -- audit "$tmp/$f-cleared" &&
+		grep -q "summary: 0 misaligned, 0 stale, $n missing" "$tmp/got" &&
+		[ "$(grep -c '^missing: .* site is not in the table$' "$tmp/got")" = "$n" ]; then
+		ok "$f Image, table cleared: audit names all $n sites missing"
+	else
+		{ cat "$ps_msg"; cat "$tmp/got"; } >"$tmp/d" 2>&1
+		not_ok "$f Image, table cleared: audit names all $n sites missing" "$tmp/d"
+	fi
+	$mk "$elf" "$tmp/$f-nok" --format "$f" --comp none --no-kallsyms --map "$tmp/$f.map"
+	if ps_run 0 "$tmp/got" -- record --system-map="$tmp/$f.map" "$tmp/$f-nok" &&
+		cmp -s "$tmp/got" "$tmp/$k.want"; then
+		ok "$f Image without kallsyms, --system-map: table = the ELF's"
+	else
+		not_ok "$f Image without kallsyms, --system-map: table = the ELF's" "$ps_msg"
 	fi
 done
 
@@ -241,6 +319,13 @@ bad "decompression bomb" "decompression bomb" "$tmp/bomb"
 bad "corrupt kallsyms" "corrupt kallsyms" "$tmp/corrupt"
 bad "no symbols" "no symbols" "$tmp/nok"
 bad "System.map of another build" "not this image's" "$tmp/other" --system-map="$tmp/other.map"
+$mk "$fx/riscv64-norelax.elf" "$tmp/rv-corrupt" --format riscv64 --comp none --corrupt-kallsyms
+$mk "$fx/aarch64.elf" "$tmp/a64-other" --format arm64 --comp gzip --no-kallsyms \
+	--map "$tmp/a64-other.map" --map-banner-shift 64
+bad "riscv64 Image, corrupt kallsyms" "corrupt kallsyms" "$tmp/rv-corrupt"
+bad "riscv64 Image, no symbols" "no symbols" "$tmp/riscv64-nok"
+bad "arm64 Image.gz, System.map of another build" "another build" "$tmp/a64-other" \
+	--system-map="$tmp/a64-other.map"
 cp "$tmp/$k-gzip-6.12" "$tmp/inplace"
 cp "$tmp/inplace" "$tmp/inplace.orig"
 if ps_run 2 /dev/null -- record --in-place "$tmp/inplace" && one_line "$ps_err" &&
