@@ -533,12 +533,104 @@ static uint64_t trim_padding(const struct payload *p, size_t sec, uint64_t lo, u
 }
 
 /*
+ * arm64 code that only looks like a patch area at a symbol, which vmlinux's
+ * DWARF (the unit was not built with the ftrace flags) or its symbol types
+ * tell apart and kallsyms or a System.map do not:
+ *  - an alternative's original instructions (alternative_else_nop_endif:
+ *    NOPs the kernel rewrites at boot) right at an assembly function's entry,
+ *    from the kernel's own __alt_instructions table (struct alt_instr:
+ *    orig_offset, alt_offset, cpucap, orig_len, alt_len; 12 bytes);
+ *  - a label followed by padding (a vector slot's: 8 NOPs or more, longer
+ *    than any ftrace patch area), NOTYPE in vmlinux.
+ * Such a symbol is made a label (STT_NOTYPE), as record would see it with DWARF.
+ */
+struct alt_ranges {
+	uint64_t *lo, *hi;	/* sorted by lo */
+	size_t n;
+};
+
+static int cmp_u64p(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void alt_ranges_read(const struct payload *p, const struct syms *s, struct alt_ranges *ar)
+{
+	const struct sym *a = sym_find(s, "__alt_instructions");
+	const struct sym *z = sym_find(s, "__alt_instructions_end");
+
+	memset(ar, 0, sizeof(*ar));
+	if (p->eh->e_machine != EM_AARCH64 || !a || !z || z->addr <= a->addr ||
+	    (z->addr - a->addr) % 12 || (z->addr - a->addr) / 12 > (1u << 22))
+		return;
+	size_t n = (size_t)(z->addr - a->addr) / 12;
+	const uint8_t *b = bytes_at(p, a->addr, n * 12);
+	uint64_t *v = b ? malloc(n * 2 * sizeof(*v)) : NULL;
+	if (!v)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		int32_t off = (int32_t)get_le32(b + 12 * i);
+		v[2 * i] = a->addr + 12 * i + (uint64_t)(int64_t)off;
+		v[2 * i + 1] = v[2 * i] + b[12 * i + 10];
+	}
+	qsort(v, n, 2 * sizeof(*v), cmp_u64p);
+	ar->lo = v;
+	ar->n = n;
+}
+
+/* Is addr inside an alternative's original instructions? */
+static bool in_alt(const struct alt_ranges *ar, uint64_t addr)
+{
+	size_t lo = 0, hi = ar->n;
+
+	while (lo < hi) {		/* the first range starting past addr */
+		size_t mid = (lo + hi) / 2;
+		if (ar->lo[2 * mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* ranges are short (a few instructions): look back a little */
+	for (size_t i = lo; i > 0 && lo - i < 4; i--)
+		if (ar->lo[2 * (i - 1)] <= addr && addr < ar->lo[2 * (i - 1) + 1])
+			return true;
+	return false;
+}
+
+static bool not_an_entry(const struct payload *p, size_t sec, const struct alt_ranges *ar,
+			 uint64_t addr, uint64_t size)
+{
+	const Elf64_Shdr *sh = &p->sh[sec];
+
+	if (p->eh->e_machine != EM_AARCH64 || sh->sh_type == SHT_NOBITS || size < 4)
+		return false;
+	const uint8_t *base = p->b + sh->sh_offset - sh->sh_addr;
+	uint64_t at = addr;
+	uint32_t w = get_le32(base + at);
+	if ((w & ~0xc0u) == 0xd503241fu && size >= 8)	/* BTI, BTI c, BTI j, BTI jc */
+		w = get_le32(base + (at += 4));
+	if (w != 0xd503201fu)
+		return false;
+	if (ar->n && in_alt(ar, at))
+		return true;
+	unsigned int nops = 0;
+	while (nops < 8 && at + 4 <= addr + size && get_le32(base + at) == 0xd503201fu) {
+		nops++;
+		at += 4;
+	}
+	return nops >= 8;
+}
+
+/*
  * The ELF image: the payload as it is, then .symtab, .strtab, the section
  * names with theirs added, and the section headers.
  */
 static int synthesize(const struct payload *p, struct syms *s, uint8_t **out, size_t *outlen)
 {
 	qsort(s->v, s->n, sizeof(*s->v), cmp_sym_addr);
+	struct alt_ranges ar;
+	alt_ranges_read(p, s, &ar);
 
 	size_t nsym = 1, strsz = 1;
 	for (size_t i = 0; i < s->n; i++) {
@@ -554,8 +646,10 @@ static int synthesize(const struct payload *p, struct syms *s, uint8_t **out, si
 	size_t nsh = p->nsh + 2;
 	size_t total = shoff + nsh * sizeof(Elf64_Shdr);
 	uint8_t *o = elfio_calloc(total, 1);
-	if (!o)
+	if (!o) {
+		free(ar.lo);
 		return -ENOMEM;
+	}
 	memcpy(o, p->b, p->len);
 
 	/* locals first, then the rest (ELF's order): two passes */
@@ -588,7 +682,7 @@ static int synthesize(const struct payload *p, struct syms *s, uint8_t **out, si
 					end = s->v[j].addr;
 				end = trim_padding(p, sec, y->addr, end);
 				e.st_size = end - y->addr;
-				if (!e.st_size)
+				if (!e.st_size || not_an_entry(p, sec, &ar, y->addr, e.st_size))
 					type = STT_NOTYPE;	/* a label: only padding follows */
 			} else if (sec && strchr("dDbBrRgGsS", y->type)) {
 				type = STT_OBJECT;
@@ -622,6 +716,7 @@ static int synthesize(const struct payload *p, struct syms *s, uint8_t **out, si
 	Elf64_Ehdr *eh = (Elf64_Ehdr *)o;
 	eh->e_shoff = shoff;
 	eh->e_shnum = (Elf64_Half)nsh;
+	free(ar.lo);
 	*out = o;
 	*outlen = total;
 	return 0;
@@ -1119,72 +1214,170 @@ int bootimg_to_elf(const char *path, const uint8_t *b, size_t len, bool quiet, u
 
 /* --- The build's config -------------------------------------------------- */
 
-/* 1: text says CONFIG_BUILDTIME_MCOUNT_SORT=y; 0: a config that does not. */
-static int config_sorts(const char *text, size_t len)
+/* "KEY=y" at the start of a line of text (len bytes). */
+static bool config_y(const char *text, size_t len, const char *key)
 {
-	static const char key[] = "CONFIG_BUILDTIME_MCOUNT_SORT=y";
+	size_t kl = strlen(key);
 	const char *p = text;
 
-	while ((p = memmem(p, len - (size_t)(p - text), key, sizeof(key) - 1))) {
-		if (p == text || p[-1] == '\n')
-			return 1;
+	while ((p = memmem(p, len - (size_t)(p - text), key, kl))) {
+		if ((p == text || p[-1] == '\n') && (size_t)(text + len - p) >= kl + 2 &&
+		    p[kl] == '=' && p[kl + 1] == 'y')
+			return true;
 		p++;
 	}
-	return 0;
+	return false;
 }
 
-static int config_file(const char *path, const char **from)
+/* A file's text if it looks like a config (CONFIG_ lines), else NULL. */
+static char *config_file(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "r");
 	char *text = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	int ret = 0, seen = 0;
+	size_t n = 0;
 
 	if (!f)
-		return -1;
-	while ((n = getline(&text, &cap, f)) > 0) {
-		seen |= !strncmp(text, "CONFIG_", 7) || !strncmp(text, "# CONFIG_", 9);
-		if (config_sorts(text, (size_t)n))
-			ret = 1;
+		return NULL;
+	FILE *m = open_memstream(&text, &n);
+	if (m) {
+		char buf[65536];
+		size_t r;
+		while ((r = fread(buf, 1, sizeof(buf), f)) > 0)
+			fwrite(buf, 1, r, m);
+		fclose(m);
 	}
-	free(text);
 	fclose(f);
-	*from = path;
-	return seen ? ret : -1;
+	if (text && !memmem(text, n, "CONFIG_", 7)) {
+		free(text);
+		text = NULL;
+	}
+	*len = n;
+	return text;
 }
 
-int bootimg_config_sorted(const char *path, const uint8_t *img, size_t len, const char **from)
+/*
+ * The build's config: --config=FILE, else config-VERSION beside the image
+ * (vmlinuz-VERSION, vmlinux-VERSION), else the image's IKCONFIG ("IKCFG_ST",
+ * a gzip stream of it, "IKCFG_ED").  NULL when none; *from says which.
+ */
+static char *config_text(const char *path, const uint8_t *img, size_t len, size_t *tl,
+			 const char **from)
 {
 	static char beside_path[4096];
-	int ret;
+	char *t;
 
 	*from = NULL;
-	if (opt_config)
-		return config_file(opt_config, from);
+	if (opt_config) {
+		if ((t = config_file(opt_config, tl)))
+			*from = opt_config;
+		return t;
+	}
 	char *c = beside(path, "config");
 	if (c) {
 		snprintf(beside_path, sizeof(beside_path), "%s", c);
 		free(c);
-		ret = config_file(beside_path, from);
-		if (ret >= 0)
-			return ret;
+		if ((t = config_file(beside_path, tl))) {
+			*from = beside_path;
+			return t;
+		}
 	}
-	/* IKCONFIG: "IKCFG_ST", a gzip stream of the config, "IKCFG_ED" */
 	const uint8_t *st = img ? memmem(img, len, "IKCFG_ST", 8) : NULL;
 	if (st) {
 		size_t at = (size_t)(st - img) + 8;
 		const uint8_t *ed = memmem(img + at, len - at, "IKCFG_ED", 8);
 		uint8_t *text = NULL;
-		size_t tl = 0;
 		if (ed && bootimg_sniff(img + at, (size_t)(ed - (img + at))) == BZ_GZIP &&
 		    !bootimg_inflate(BZ_GZIP, img + at, (size_t)(ed - (img + at)), 16u << 20, &text,
-				     &tl)) {
-			ret = config_sorts((const char *)text, tl);
+				     tl)) {
+			t = malloc(*tl + 1);
+			if (t) {
+				memcpy(t, text, *tl);
+				t[*tl] = 0;
+				*from = "the image's own config (IKCONFIG)";
+			}
 			elfio_free(text);
-			*from = "the image's own config (IKCONFIG)";
-			return ret;
+			return t;
 		}
 	}
-	return -1;
+	return NULL;
+}
+
+int bootimg_config_sorted(const char *path, const uint8_t *img, size_t len, const char **from)
+{
+	size_t tl = 0;
+	char *t = config_text(path, img, len, &tl, from);
+
+	if (!t)
+		return -1;
+	int ret = config_y(t, tl, "CONFIG_BUILDTIME_MCOUNT_SORT");
+	free(t);
+	return ret;
+}
+
+/*
+ * The flags the kernel's Makefiles give the compiler for ftrace, from the
+ * options that choose them (arch/arm64/Makefile, arch/riscv/Makefile,
+ * arch/powerpc/Makefile, the top Makefile's -mfentry/-mnop-mcount).
+ */
+int bootimg_config_ftrace(const char *path, const uint8_t *img, size_t len, uint16_t machine,
+			  struct bootimg_ftrace *ft, const char **from)
+{
+	size_t tl = 0;
+	char *t = config_text(path, img, len, &tl, from);
+
+	memset(ft, 0, sizeof(*ft));
+	if (!t)
+		return -1;
+#define Y(k) config_y(t, tl, "CONFIG_" k)
+	if (!Y("FUNCTION_TRACER") || !Y("DYNAMIC_FTRACE")) {
+		free(t);
+		return 0;
+	}
+	switch (machine) {
+	case EM_AARCH64:
+		ft->kind = BFT_AREA;
+		if (Y("DYNAMIC_FTRACE_WITH_CALL_OPS")) {
+			ft->n = 4, ft->m = 2;
+			snprintf(ft->why, sizeof(ft->why), "CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS=y");
+		} else if (Y("DYNAMIC_FTRACE_WITH_ARGS") || Y("DYNAMIC_FTRACE_WITH_REGS")) {
+			ft->n = 2, ft->m = 0;
+			snprintf(ft->why, sizeof(ft->why), "CONFIG_DYNAMIC_FTRACE_WITH_%s=y",
+				 Y("DYNAMIC_FTRACE_WITH_ARGS") ? "ARGS" : "REGS");
+		} else {
+			ft->kind = BFT_UNKNOWN;
+		}
+		break;
+	case EM_RISCV:
+		ft->kind = BFT_AREA;
+		ft->n = Y("RISCV_ISA_C") ? 4 : 2, ft->m = 0;
+		snprintf(ft->why, sizeof(ft->why), "CONFIG_DYNAMIC_FTRACE=y, %s",
+			 Y("RISCV_ISA_C") ? "CONFIG_RISCV_ISA_C=y" : "no CONFIG_RISCV_ISA_C");
+		break;
+	case EM_PPC64:
+		if (Y("ARCH_USING_PATCHABLE_FUNCTION_ENTRY")) {
+			ft->kind = BFT_AREA;
+			ft->n = 2, ft->m = 0;
+			snprintf(ft->why, sizeof(ft->why), "CONFIG_ARCH_USING_PATCHABLE_FUNCTION_ENTRY=y");
+		} else if (Y("MPROFILE_KERNEL")) {
+			ft->kind = BFT_CALLS;
+			snprintf(ft->why, sizeof(ft->why), "CONFIG_MPROFILE_KERNEL=y");
+		}
+		break;
+	case EM_X86_64:
+		if (!Y("HAVE_FENTRY"))
+			break;
+		if ((Y("FTRACE_MCOUNT_USE_CC") && Y("HAVE_NOP_MCOUNT")) ||
+		    (Y("FTRACE_MCOUNT_USE_OBJTOOL") && Y("HAVE_OBJTOOL_NOP_MCOUNT"))) {
+			ft->kind = BFT_NOP5;
+			snprintf(ft->why, sizeof(ft->why), "CONFIG_HAVE_FENTRY=y, CONFIG_%s=y",
+				 Y("HAVE_NOP_MCOUNT") ? "HAVE_NOP_MCOUNT" : "HAVE_OBJTOOL_NOP_MCOUNT");
+		} else {
+			ft->kind = BFT_CALLS;
+			snprintf(ft->why, sizeof(ft->why), "CONFIG_HAVE_FENTRY=y");
+		}
+		break;
+	}
+#undef Y
+	free(t);
+	return ft->kind != BFT_UNKNOWN;
 }

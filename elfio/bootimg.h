@@ -66,6 +66,20 @@ void bootimg_set_config(const char *path);
 int bootimg_config_sorted(const char *path, const uint8_t *img, size_t len, const char **from);
 
 /*
+ * Which ftrace layout the kernel's build gave its compiler, from the same
+ * config: 1 known (*ft), 0 a config that does not say (no DYNAMIC_FTRACE,
+ * or options this reader does not know), -1 no config to be had.
+ */
+enum bootimg_ftrace_kind { BFT_UNKNOWN, BFT_CALLS, BFT_NOP5, BFT_AREA };
+struct bootimg_ftrace {
+	enum bootimg_ftrace_kind kind;
+	int n, m;		/* BFT_AREA: -fpatchable-function-entry=N,M */
+	char why[96];		/* the options that chose it */
+};
+int bootimg_config_ftrace(const char *path, const uint8_t *img, size_t len, uint16_t machine,
+			  struct bootimg_ftrace *ft, const char **from);
+
+/*
  * buf (len bytes, the file `path` or its decompressed copy) is not ELF:
  * if it is a boot image, make the ELF image patchsite reads from it and
  * return 0 with *out (elfio_alloc'd) and *outlen.  1 if it is not a boot
