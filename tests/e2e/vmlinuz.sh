@@ -16,7 +16,10 @@
 #                       Debian's stub beside it is skipped
 #   config              an unsorted table: a note without a config; a finding
 #                       when --config, config-VERSION beside it or IKCONFIG
-#                       says CONFIG_BUILDTIME_MCOUNT_SORT=y; none if it is off
+#                       says CONFIG_BUILDTIME_MCOUNT_SORT=y; none if it is off.
+#                       The ftrace layout the config names: a boot image takes
+#                       it (refused in one line where the code has another),
+#                       vmlinux's is checked against it (a "shifted" finding)
 #   audit DIR           the boot image in a directory is found and audited
 #   bad input           truncated bzImage, a payload that is not a
 #                       compressed stream, a decompression bomb, a map of
@@ -134,6 +137,7 @@ for ka in aarch64:arm64 riscv64-norelax:riscv64; do
 	check "$f: oracle table has entries" test -s "$tmp/$k.want"
 	ps_check "$f: record ELF" 0 "$tmp/$k.elf.sym" -- record --symbolize "$elf" &&
 		ps_check "$f: audit ELF" 0 "$tmp/$k.elf.audit" -- audit "$elf"
+	tail -n +2 "$tmp/$k.elf.audit" >"$tmp/$f.audit.tail"
 	for z in none gzip; do
 		img=$tmp/$f-Image-$z
 		if ! $mk "$elf" "$img" --format "$f" --comp "$z" 2>"$tmp/mk.err"; then
@@ -285,6 +289,72 @@ if ps_run 1 "$tmp/got" -- audit "$tmp/boot2/vmlinuz-6.12.0-mini" && grep -q "1 u
 else
 	{ cat "$ps_msg"; cat "$tmp/got"; } >"$tmp/d" 2>&1
 	not_ok "unsorted, config-VERSION beside the image says the build sorts: a finding" "$tmp/d"
+fi
+
+# the build's config also says which ftrace layout the kernel expects
+printf 'CONFIG_FUNCTION_TRACER=y\nCONFIG_DYNAMIC_FTRACE=y\nCONFIG_DYNAMIC_FTRACE_WITH_ARGS=y\n' \
+	>"$tmp/a64-args.config"
+printf 'CONFIG_FUNCTION_TRACER=y\nCONFIG_DYNAMIC_FTRACE=y\nCONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS=y\n' \
+	>"$tmp/a64-callops.config"
+printf 'CONFIG_FUNCTION_TRACER=y\nCONFIG_DYNAMIC_FTRACE=y\nCONFIG_HAVE_FENTRY=y\n' >"$tmp/x86-calls.config"
+printf 'CONFIG_FUNCTION_TRACER=y\nCONFIG_DYNAMIC_FTRACE=y\nCONFIG_HAVE_FENTRY=y\nCONFIG_FTRACE_MCOUNT_USE_OBJTOOL=y\nCONFIG_HAVE_OBJTOOL_NOP_MCOUNT=y\n' \
+	>"$tmp/x86-nop.config"
+printf 'CONFIG_FUNCTION_TRACER=y\nCONFIG_DYNAMIC_FTRACE=y\n# CONFIG_RISCV_ISA_C is not set\n' \
+	>"$tmp/rv-noc.config"
+img=$tmp/arm64-Image-gzip
+if ps_run 0 "$tmp/got" -- audit --config="$tmp/a64-args.config" "$img" &&
+	grep -q "^arm64 image: .*(-fpatchable-function-entry=2,0), as the build's config states (CONFIG_DYNAMIC_FTRACE_WITH_ARGS=y in " "$tmp/got" &&
+	tail -n +2 "$tmp/got" | cmp -s - "$tmp/arm64.audit.tail" && ! [ -s "$ps_err" ]; then
+	ok "config layout: an Image takes the layout its config states (WITH_ARGS: 2,0), the same findings"
+else
+	{ cat "$ps_msg"; cat "$tmp/got" "$ps_err"; } >"$tmp/d" 2>&1
+	not_ok "config layout: an Image takes the layout its config states (WITH_ARGS: 2,0), the same findings" "$tmp/d"
+fi
+if ps_run 2 "$tmp/got" -- audit --config="$tmp/a64-callops.config" "$img" && one_line "$ps_err" &&
+	grep -q "the build's config (CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS=y in .*-fpatchable-function-entry=4,2) does not match the code" "$ps_err" &&
+	! [ -s "$tmp/got" ]; then
+	ok "config layout: an Image whose code has another layout than its config (CALL_OPS): refused in one line"
+else
+	{ cat "$ps_msg"; cat "$tmp/got" "$ps_err"; } >"$tmp/d" 2>&1
+	not_ok "config layout: an Image whose code has another layout than its config (CALL_OPS): refused in one line" "$tmp/d"
+fi
+if ps_run 2 "$tmp/got" -- audit --config="$tmp/rv-noc.config" "$tmp/riscv64-Image-none" && one_line "$ps_err" &&
+	grep -q "the build's config (CONFIG_DYNAMIC_FTRACE=y, no CONFIG_RISCV_ISA_C .*-fpatchable-function-entry=2,0) does not match the code" "$ps_err"; then
+	ok "config layout: a riscv64 Image built with C, a config without RISCV_ISA_C: refused in one line"
+else
+	{ cat "$ps_msg"; cat "$tmp/got" "$ps_err"; } >"$tmp/d" 2>&1
+	not_ok "config layout: a riscv64 Image built with C, a config without RISCV_ISA_C: refused in one line" "$tmp/d"
+fi
+# an ELF kernel (vmlinux) has its layout from its DWARF; the config checks it: a finding
+elf=$fx/aarch64.elf
+if ps_run 1 "$tmp/got" -- audit --config="$tmp/a64-callops.config" "$elf" &&
+	grep -q "^shifted: .*the build's config (CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS=y in .*) gives the compiler call-ops, 8 bytes of NOP before the symbol and 8 after (-fpatchable-function-entry=4,2), which ftrace expects; the 12 sites are patchable, 0 bytes of NOP before the symbol and 8 after (-fpatchable-function-entry=2,0)" "$tmp/got" &&
+	grep -q "^summary: .* 1 shifted" "$tmp/got"; then
+	ok "config layout: vmlinux (DWARF: 2,0) with a config that says CALL_OPS (4,2): one finding, in record's words"
+else
+	{ cat "$ps_msg"; cat "$tmp/got"; } >"$tmp/d" 2>&1
+	not_ok "config layout: vmlinux (DWARF: 2,0) with a config that says CALL_OPS (4,2): one finding, in record's words" "$tmp/d"
+fi
+if ps_run 0 "$tmp/got" -- audit --config="$tmp/a64-args.config" "$elf" && grep -q "^summary: .* 0 shifted" "$tmp/got"; then
+	ok "config layout: vmlinux with a config that agrees (WITH_ARGS): no finding"
+else
+	not_ok "config layout: vmlinux with a config that agrees (WITH_ARGS): no finding" "$ps_msg"
+fi
+elf=$fx/x86_64.elf
+if ps_run 1 "$tmp/got" -- audit --config="$tmp/x86-nop.config" "$elf" &&
+	grep -q "^shifted: .*HAVE_OBJTOOL_NOP_MCOUNT=y in .*which ftrace expects; the [0-9]* sites are calls" "$tmp/got" &&
+	ps_run 0 "$tmp/got2" -- audit --config="$tmp/x86-calls.config" "$elf" && grep -q "^summary: .* 0 shifted" "$tmp/got2"; then
+	ok "config layout: x86 calls to __fentry__ where the config says objtool NOPs them: a finding; HAVE_FENTRY alone: none"
+else
+	{ cat "$ps_msg"; cat "$tmp/got" "$tmp/got2"; } >"$tmp/d" 2>&1
+	not_ok "config layout: x86 calls to __fentry__ where the config says objtool NOPs them: a finding; HAVE_FENTRY alone: none" "$tmp/d"
+fi
+if ps_run 0 "$tmp/got" -- audit "$tmp/x86_64-pad-gzip-6.12" && one_line "$ps_err" &&
+	grep -q "note: no build config says which ftrace layout the kernel expects" "$ps_err"; then
+	ok "config layout: a boot image with no config: one note, no finding"
+else
+	{ cat "$ps_msg"; cat "$ps_err"; } >"$tmp/d" 2>&1
+	not_ok "config layout: a boot image with no config: one note, no finding" "$tmp/d"
 fi
 
 # a package in one call: boot/vmlinuz-* found in the directory
