@@ -476,16 +476,18 @@ static int check_match(const struct payload *p, const struct syms *s, const char
 	const struct sym *banner = sym_find(s, "linux_banner");
 	uint64_t lo = UINT64_MAX;
 
-	/* .text (riscv64's head text comes before it), else the lowest code */
-	for (size_t i = 1; i < p->nsh; i++)
-		if (p->sh[i].sh_name < p->shstrlen && !strcmp(p->shstr + p->sh[i].sh_name, ".text") &&
-		    (p->sh[i].sh_flags & SHF_ALLOC))
+	/* the lowest code (x86, arm64, ppc64le's .head.text), or .text (riscv64's
+	   head text comes before _text) */
+	uint64_t dot_text = UINT64_MAX;
+	for (size_t i = 1; i < p->nsh; i++) {
+		if (!(p->sh[i].sh_flags & SHF_ALLOC))
+			continue;
+		if ((p->sh[i].sh_flags & SHF_EXECINSTR) && p->sh[i].sh_addr < lo)
 			lo = p->sh[i].sh_addr;
-	for (size_t i = 1; lo == UINT64_MAX && i < p->nsh; i++)
-		if ((p->sh[i].sh_flags & SHF_EXECINSTR) && (p->sh[i].sh_flags & SHF_ALLOC) &&
-		    p->sh[i].sh_addr < lo)
-			lo = p->sh[i].sh_addr;
-	if (!text || text->addr != lo) {
+		if (p->sh[i].sh_name < p->shstrlen && !strcmp(p->shstr + p->sh[i].sh_name, ".text"))
+			dot_text = p->sh[i].sh_addr;
+	}
+	if (!text || (text->addr != lo && text->addr != dot_text)) {
 		*why = "_text is not where the image's code starts";
 		return -EINVAL;
 	}
@@ -739,11 +741,29 @@ static char *beside(const char *path, const char *prefix)
 	return r;
 }
 
+/*
+ * kallsyms of a build without CONFIG_KALLSYMS_ALL: text symbols (and a few
+ * section bounds), no linux_banner to check them against the image with.
+ */
+static bool text_only(const struct kallsyms *k)
+{
+	return kallsyms_lookup(k, "linux_banner") < 0;
+}
+
+static void say_text_only(const char *path)
+{
+	elfio_error(path, "kallsyms has text symbols only (a kernel built without "
+		    "CONFIG_KALLSYMS_ALL): no linux_banner, no data; pass --system-map=FILE (the "
+		    "build's, or the -dbg package's)");
+}
+
 static int from_kallsyms(const struct payload *p, struct syms *s, const char **why)
 {
 	int ret = kallsyms_decode(p->b, p->len, &s->k, why);
 	if (ret)
 		return ret;
+	if (text_only(&s->k))
+		return -ENODATA;
 	kallsyms_resolve(&s->k, s->k.relative_base);
 	s->v = calloc(s->k.count ? s->k.count : 1, sizeof(*s->v));
 	if (!s->v)
@@ -808,6 +828,12 @@ static int elf_payload(const char *path, struct payload *p, struct syms *pre, bo
 	}
 	if (ret == 1) {
 		ret = from_kallsyms(p, &s, &why);
+		if (ret == -ENODATA) {
+			if (!quiet)
+				say_text_only(path);
+			ret = -EINVAL;
+			goto out;
+		}
 		if (ret == -ENOENT) {
 			if (!quiet)
 				elfio_error(path, "a boot image with no symbols: no kallsyms tables in "
@@ -1027,6 +1053,12 @@ static int raw_image(const struct image_arch *ia, const char *path, const uint8_
 				elfio_error(path, "corrupt kallsyms tables: %s", why);
 			goto out;
 		}
+		if (text_only(&s.k)) {
+			if (!quiet)
+				say_text_only(path);
+			ret = -EINVAL;
+			goto out;
+		}
 		/*
 		 * The base's slot lies at the start + its offset in the Image, and
 		 * the relocation there has the base as its addend.  arm64's 6.1
@@ -1057,11 +1089,7 @@ static int raw_image(const struct image_arch *ia, const char *path, const uint8_
 		for (size_t at = rs; at_zero && at < re; at += 24)
 			at_zero = get_le64(b + at + 16) < len;
 		if (!found && !s.k.relative_base && !at_zero) {
-			if (!quiet && t < 0 && lb < 0)
-				elfio_error(path, "kallsyms has no data symbols (a kernel built without "
-					    "CONFIG_KALLSYMS_ALL): no linux_banner, no __start_mcount_loc; "
-					    "pass --system-map=FILE (the -dbg package's)");
-			else if (!quiet)
+			if (!quiet)
 				elfio_error(path, "corrupt kallsyms tables: no relocation sets "
 					    "kallsyms_relative_base");
 			ret = -EINVAL;
@@ -1181,9 +1209,66 @@ out:
 	return ret;
 }
 
+/*
+ * A kernel's vmlinux stripped of its symbols (what a powerpc64le package
+ * installs as its boot image): an ELF with no .symtab, an .init.text and a
+ * "Linux version " banner.  Symbols come as for a bzImage's payload (a map,
+ * else kallsyms); without either it is left to be read as the ELF it is.
+ */
+static bool stripped_kernel(const char *path, const uint8_t *b, size_t len)
+{
+	Elf64_Ehdr eh;
+	bool init_text = false;
+
+	if (len < sizeof(eh) || memcmp(b, ELFMAG, SELFMAG))
+		return false;
+	memcpy(&eh, b, sizeof(eh));
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) || eh.e_shentsize != sizeof(Elf64_Shdr) ||
+	    eh.e_shoff > len || (len - eh.e_shoff) / sizeof(Elf64_Shdr) < eh.e_shnum ||
+	    eh.e_shstrndx >= eh.e_shnum)
+		return false;
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(b + eh.e_shoff);
+	Elf64_Shdr ss;
+	memcpy(&ss, &sh[eh.e_shstrndx], sizeof(ss));
+	for (size_t i = 0; i < eh.e_shnum; i++) {
+		Elf64_Shdr x;
+		memcpy(&x, &sh[i], sizeof(x));
+		if (x.sh_type == SHT_SYMTAB)
+			return false;
+		if (ss.sh_offset <= len && x.sh_name < ss.sh_size && ss.sh_size <= len - ss.sh_offset &&
+		    !strncmp((const char *)b + ss.sh_offset + x.sh_name, ".init.text",
+			     ss.sh_size - x.sh_name))
+			init_text = true;
+	}
+	if (!init_text || !memmem(b, len, "Linux version ", 14))
+		return false;
+	if (opt_map)
+		return true;
+	char *map = beside(path, "System.map");
+	FILE *f = map ? fopen(map, "r") : NULL;
+	free(map);
+	if (f) {
+		fclose(f);
+		return true;
+	}
+	struct kallsyms k;
+	const char *why;
+	if (kallsyms_decode(b, len, &k, &why) == -ENOENT)
+		return false;
+	kallsyms_free(&k);
+	return true;
+}
+
 int bootimg_to_elf(const char *path, const uint8_t *b, size_t len, bool quiet, uint8_t **out,
 		   size_t *outlen)
 {
+	if (len >= SELFMAG && !memcmp(b, ELFMAG, SELFMAG)) {
+		if (!stripped_kernel(path, b, len))
+			return 1;
+		struct payload p = { .b = b, .len = len };
+		return elf_payload(path, &p, NULL, quiet, out, outlen);
+	}
 	if (len >= 0x206 && !memcmp(b + 0x202, "HdrS", 4))
 		return bzimage(path, b, len, quiet, out, outlen);
 	if (len >= 0x40 && !memcmp(b + 0x38, "ARM\x64", 4))

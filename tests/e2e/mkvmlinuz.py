@@ -42,6 +42,14 @@ def sh(*args):
     return subprocess.run(args, check=True, capture_output=True, text=True).stdout
 
 
+def objcopy_for(elf):
+    """The host's objcopy writes only its own machine's ELF: a cross one for the others."""
+    with open(elf, "rb") as f:
+        machine, = struct.unpack_from("<H", f.read(20), 18)
+    return {21: "powerpc64le-linux-gnu-objcopy", 183: "aarch64-linux-gnu-objcopy",
+            243: "riscv64-linux-gnu-objcopy"}.get(machine, "objcopy")
+
+
 def sections(elf):
     out = []
     for line in sh("readelf", "-SW", elf).splitlines():
@@ -194,7 +202,11 @@ def main():
     ap.add_argument("elf")
     ap.add_argument("out")
     ap.add_argument("--comp", default="gzip")
-    ap.add_argument("--format", default="bzimage", choices=["bzimage", "arm64", "riscv64"])
+    ap.add_argument("--format", default="bzimage", choices=["bzimage", "arm64", "riscv64", "stripped"],
+                    help="stripped: the payload itself, an ELF with no symbols (and an "
+                    ".init.text, as a kernel has), as powerpc64le packages ship vmlinux")
+    ap.add_argument("--text-only", action="store_true",
+                    help="kallsyms as a build without CONFIG_KALLSYMS_ALL makes it: text symbols")
     ap.add_argument("--layout", default="6.12", choices=["6.12", "6.1"])
     ap.add_argument("--map")
     ap.add_argument("--map-shift", type=lambda s: int(s, 0), default=0)
@@ -221,7 +233,7 @@ def main():
         f = line.split()
         if len(f) == 3 and f[1] not in "Uu" and not f[2].startswith(("$", ".L")):
             syms.append((int(f[0], 16), f[1], f[2]))
-    if a.format != "bzimage":
+    if a.format not in ("bzimage", "stripped"):
         return image_main(a, syms, top)
     if not any(n == "_text" for _, _, n in syms):
         syms.append((text, "T", "_text"))
@@ -238,7 +250,10 @@ def main():
             blob += b"IKCFG_ST" + gzip.compress(f.read()) + b"IKCFG_ED"
         blob += b"\0" * (-len(blob) % 8)
     if not a.no_kallsyms:
-        t = bytearray(tables(syms, a.layout, base))
+        # (the digits: a real kernel's text symbols have them all)
+        ks = [x for x in syms if x[1] in "Tt" or x[2].startswith("kallsyms_digits")] \
+            if a.text_only else syms
+        t = bytearray(tables(ks, a.layout, base))
         if a.corrupt_kallsyms:
             # names: a length byte pointing far past them
             i = t.find(struct.pack("<I", len(syms)))
@@ -267,15 +282,23 @@ def main():
                     b[o:o + 16] = b[o + 8:o + 16] + b[o:o + 8]
             with open(src, "wb") as f:
                 f.write(b)
-        sh("objcopy", "-S", src, stripped)
+        objcopy = objcopy_for(src)
+        sh(objcopy, "-S", src, stripped)
         with open(tab, "wb") as f:
             f.write(blob)
-        sh("objcopy", "--add-section", ".rodata.kallsyms=" + tab,
+        sh(objcopy, "--add-section", ".rodata.kallsyms=" + tab,
            "--set-section-flags", ".rodata.kallsyms=alloc,load,readonly,data,contents",
            "--change-section-address", ".rodata.kallsyms=%#x" % where,
            "--set-section-alignment", ".rodata.kallsyms=4096", stripped, out)
+        if a.format == "stripped":
+            sh(objcopy, "--add-section", ".init.text=/dev/null",
+               "--set-section-flags", ".init.text=alloc,code,readonly", out)
         with open(out, "rb") as f:
             payload = f.read()
+    if a.format == "stripped":
+        with open(a.out, "wb") as f:
+            f.write(payload)
+        return 0
     if a.bomb:
         payload = compress(b"\0" * (64 << 20), "gzip")
     elif a.payload_garbage:

@@ -26,6 +26,7 @@
 #                       another build, no symbols at all, corrupt kallsyms,
 #                       record --in-place: each exit 2 and one line
 #
+#   stripped vmlinux    an ELF with no .symtab: kallsyms or a System.map
 #   Images              arm64 and riscv64 Image and Image.gz made from the
 #                       aarch64 and riscv64-norelax minikernels (kallsyms,
 #                       or a System.map): table, names and audit = the ELF's;
@@ -249,6 +250,28 @@ else
 	not_ok "Debian's stub System.map beside the image: skipped, kallsyms read" "$ps_msg"
 fi
 
+# a vmlinux stripped of its symbols (what a powerpc64le package installs;
+# here the powerpc64le minikernel with kallsyms and an .init.text added):
+# symbols from its kallsyms, or a System.map; an unstripped ELF is not touched
+sk=powerpc64le
+table "$fx/$sk.elf" >"$tmp/$sk.want"
+check "stripped: oracle table has entries" test -s "$tmp/$sk.want"
+ps_check "stripped: record --symbolize of the ELF" 0 "$tmp/$sk.elf.sym" -- record --symbolize "$fx/$sk.elf"
+$mk "$fx/$sk.elf" "$tmp/stripped" --format stripped
+$mk "$fx/$sk.elf" "$tmp/stripped-nok" --format stripped --no-kallsyms --map "$tmp/stripped.map"
+if ps_run 0 "$tmp/got" -- record --symbolize "$tmp/stripped" && cmp -s "$tmp/got" "$tmp/$sk.elf.sym"; then
+	ok "stripped vmlinux: record --symbolize from its kallsyms = from the ELF's symbols"
+else
+	{ cat "$ps_msg"; diff "$tmp/got" "$tmp/$sk.elf.sym"; } >"$tmp/d" 2>&1
+	not_ok "stripped vmlinux: record --symbolize from its kallsyms = from the ELF's symbols" "$tmp/d"
+fi
+if ps_run 0 "$tmp/got" -- record --system-map="$tmp/stripped.map" "$tmp/stripped-nok" &&
+	cmp -s "$tmp/got" "$tmp/$sk.want"; then
+	ok "stripped vmlinux without kallsyms, --system-map: table = the ELF's bytes"
+else
+	not_ok "stripped vmlinux without kallsyms, --system-map: table = the ELF's bytes" "$ps_msg"
+fi
+
 # the build's config decides whether an unsorted table is a finding
 printf 'CONFIG_FTRACE=y\nCONFIG_BUILDTIME_MCOUNT_SORT=y\n' >"$tmp/sorts.config"
 printf 'CONFIG_FTRACE=y\n# CONFIG_BUILDTIME_MCOUNT_SORT is not set\n' >"$tmp/nosort.config"
@@ -326,8 +349,8 @@ else
 	not_ok "config layout: a riscv64 Image built with C, a config without RISCV_ISA_C: refused in one line" "$tmp/d"
 fi
 # an ELF kernel (vmlinux) has its layout from its DWARF; the config checks it: a finding
-elf=$fx/aarch64.elf
-if ps_run 1 "$tmp/got" -- audit --config="$tmp/a64-callops.config" "$elf" &&
+kelf=$fx/aarch64.elf
+if ps_run 1 "$tmp/got" -- audit --config="$tmp/a64-callops.config" "$kelf" &&
 	grep -q "^shifted: .*the build's config (CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS=y in .*) gives the compiler call-ops, 8 bytes of NOP before the symbol and 8 after (-fpatchable-function-entry=4,2), which ftrace expects; the 12 sites are patchable, 0 bytes of NOP before the symbol and 8 after (-fpatchable-function-entry=2,0)" "$tmp/got" &&
 	grep -q "^summary: .* 1 shifted" "$tmp/got"; then
 	ok "config layout: vmlinux (DWARF: 2,0) with a config that says CALL_OPS (4,2): one finding, in record's words"
@@ -335,15 +358,15 @@ else
 	{ cat "$ps_msg"; cat "$tmp/got"; } >"$tmp/d" 2>&1
 	not_ok "config layout: vmlinux (DWARF: 2,0) with a config that says CALL_OPS (4,2): one finding, in record's words" "$tmp/d"
 fi
-if ps_run 0 "$tmp/got" -- audit --config="$tmp/a64-args.config" "$elf" && grep -q "^summary: .* 0 shifted" "$tmp/got"; then
+if ps_run 0 "$tmp/got" -- audit --config="$tmp/a64-args.config" "$kelf" && grep -q "^summary: .* 0 shifted" "$tmp/got"; then
 	ok "config layout: vmlinux with a config that agrees (WITH_ARGS): no finding"
 else
 	not_ok "config layout: vmlinux with a config that agrees (WITH_ARGS): no finding" "$ps_msg"
 fi
-elf=$fx/x86_64.elf
-if ps_run 1 "$tmp/got" -- audit --config="$tmp/x86-nop.config" "$elf" &&
+kelf=$fx/x86_64.elf
+if ps_run 1 "$tmp/got" -- audit --config="$tmp/x86-nop.config" "$kelf" &&
 	grep -q "^shifted: .*HAVE_OBJTOOL_NOP_MCOUNT=y in .*which ftrace expects; the [0-9]* sites are calls" "$tmp/got" &&
-	ps_run 0 "$tmp/got2" -- audit --config="$tmp/x86-calls.config" "$elf" && grep -q "^summary: .* 0 shifted" "$tmp/got2"; then
+	ps_run 0 "$tmp/got2" -- audit --config="$tmp/x86-calls.config" "$kelf" && grep -q "^summary: .* 0 shifted" "$tmp/got2"; then
 	ok "config layout: x86 calls to __fentry__ where the config says objtool NOPs them: a finding; HAVE_FENTRY alone: none"
 else
 	{ cat "$ps_msg"; cat "$tmp/got" "$tmp/got2"; } >"$tmp/d" 2>&1
@@ -392,6 +415,8 @@ bad "System.map of another build" "not this image's" "$tmp/other" --system-map="
 $mk "$fx/riscv64-norelax.elf" "$tmp/rv-corrupt" --format riscv64 --comp none --corrupt-kallsyms
 $mk "$fx/aarch64.elf" "$tmp/a64-other" --format arm64 --comp gzip --no-kallsyms \
 	--map "$tmp/a64-other.map" --map-banner-shift 64
+$mk "$elf" "$tmp/textonly" --text-only
+bad "kallsyms of a build without KALLSYMS_ALL" "text symbols only .*--system-map" "$tmp/textonly"
 bad "riscv64 Image, corrupt kallsyms" "corrupt kallsyms" "$tmp/rv-corrupt"
 bad "riscv64 Image, no symbols" "no symbols" "$tmp/riscv64-nok"
 bad "arm64 Image.gz, System.map of another build" "another build" "$tmp/a64-other" \
