@@ -7,7 +7,9 @@
  * Here a boot image is recognised by its own header: x86's setup header
  * ("HdrS" at 0x202, the payload's offset and length at 0x248), arm64's
  * Image header ("ARM\x64" at 0x38), riscv64's ("RSC\x05" at 0x38), EFI
- * zboot ("zimg" at 4, the payload's offset, size and compression name).
+ * zboot ("zimg" at 4, the payload's offset, size and compression name);
+ * and a vmlinux stripped of its symbols (powerpc64le's packages ship one)
+ * by an ELF with no .symtab, an .init.text and a banner.
  * The payload is decompressed with a bound (BOOTIMG_MAX_RATIO times the
  * input and BOOTIMG_MAX_OUT), so that a bomb is refused, not followed.
  *
@@ -24,6 +26,14 @@
  * against the image: _text must be where the code starts and linux_banner
  * must point at "Linux version ".  Kallsyms has no sizes: a function's
  * extent is up to the next symbol's address (or its section's end).
+ *
+ * An Image (arm64, riscv64) has no section headers: the ELF made from it
+ * puts the kernel's sections where its symbols (_start or _text, _etext,
+ * _sinittext, _einittext, _end) and its relocation table say they are.
+ *
+ * The build's config (--config, config-VERSION beside the image, IKCONFIG)
+ * says whether the build sorts the table and which ftrace layout the
+ * kernel's Makefiles gave the compiler (audit.c and record_scan use both).
  */
 #include <errno.h>
 #include <gelf.h>
