@@ -409,7 +409,7 @@ static int read_map(const char *image, const char *path, bool quiet, struct syms
 struct payload {
 	const uint8_t *b;
 	size_t len;
-	const Elf64_Ehdr *eh;
+	Elf64_Ehdr eh;		/* a copy: the bytes need not be aligned */
 	Elf64_Shdr *sh;		/* a copy */
 	size_t nsh;
 	const char *shstr;
@@ -432,7 +432,7 @@ static int payload_parse(struct payload *p, const char **why)
 		*why = "is an ELF image without a readable section header table";
 		return -EINVAL;
 	}
-	p->eh = (const Elf64_Ehdr *)p->b;
+	p->eh = eh;
 	p->nsh = eh.e_shnum;
 	p->sh = malloc(p->nsh * sizeof(*p->sh));
 	if (!p->sh)
@@ -451,6 +451,11 @@ static int payload_parse(struct payload *p, const char **why)
 		*why = "has a section name table that is not NUL-terminated";
 		return -EINVAL;
 	}
+	for (size_t i = 0; i < p->nsh; i++)
+		if (p->sh[i].sh_name >= p->shstrlen) {
+			*why = "has a section whose name lies past the section name table";
+			return -EINVAL;
+		}
 	return 0;
 }
 
@@ -532,7 +537,7 @@ static uint64_t trim_padding(const struct payload *p, size_t sec, uint64_t lo, u
 {
 	const Elf64_Shdr *s = &p->sh[sec];
 
-	if (p->eh->e_machine != EM_AARCH64 || s->sh_type == SHT_NOBITS)
+	if (p->eh.e_machine != EM_AARCH64 || s->sh_type == SHT_NOBITS)
 		return end;
 	const uint8_t *base = p->b + s->sh_offset - s->sh_addr;
 	while (end >= lo + 4 && !((end - lo) % 4)) {
@@ -573,7 +578,7 @@ static void alt_ranges_read(const struct payload *p, const struct syms *s, struc
 	const struct sym *z = sym_find(s, "__alt_instructions_end");
 
 	memset(ar, 0, sizeof(*ar));
-	if (p->eh->e_machine != EM_AARCH64 || !a || !z || z->addr <= a->addr ||
+	if (p->eh.e_machine != EM_AARCH64 || !a || !z || z->addr <= a->addr ||
 	    (z->addr - a->addr) % 12 || (z->addr - a->addr) / 12 > (1u << 22))
 		return;
 	size_t n = (size_t)(z->addr - a->addr) / 12;
@@ -615,7 +620,7 @@ static bool not_an_entry(const struct payload *p, size_t sec, const struct alt_r
 {
 	const Elf64_Shdr *sh = &p->sh[sec];
 
-	if (p->eh->e_machine != EM_AARCH64 || sh->sh_type == SHT_NOBITS || size < 4)
+	if (p->eh.e_machine != EM_AARCH64 || sh->sh_type == SHT_NOBITS || size < 4)
 		return false;
 	const uint8_t *base = p->b + sh->sh_offset - sh->sh_addr;
 	uint64_t at = addr;
@@ -714,7 +719,7 @@ static int synthesize(const struct payload *p, struct syms *s, uint8_t **out, si
 
 	Elf64_Shdr *sh = (Elf64_Shdr *)(o + shoff);
 	memcpy(sh, p->sh, p->nsh * sizeof(*sh));
-	Elf64_Shdr *ss = &sh[p->eh->e_shstrndx];
+	Elf64_Shdr *ss = &sh[p->eh.e_shstrndx];
 	ss->sh_offset = shstroff;
 	ss->sh_size = p->shstrlen + sizeof(added);
 	sh[p->nsh] = (Elf64_Shdr){ .sh_name = (Elf64_Word)p->shstrlen, .sh_type = SHT_SYMTAB,
