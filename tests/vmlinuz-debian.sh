@@ -17,7 +17,8 @@
 #           -fpatchable-function-entry=2: its config does (WITH_REGS), and
 #           the assembly whose entry is an alternative's NOPs is no site
 #
-#   CACHE=DIR PATCHSITE=./patchsite [DEB_ARCH=amd64|arm64] [DEB_VERSION=6.12.117+deb12-cloud-amd64]
+#   CACHE=DIR PATCHSITE=./patchsite [DEB_ARCH=amd64|arm64] [DEB_SERIES=6.12|6.1]
+#       [DEB_VERSION=6.12.117+deb12-cloud-amd64]
 #       sh tests/vmlinuz-debian.sh
 # (arm64 packages need `dpkg --add-architecture arm64; apt-get update` once.)
 set -u
@@ -26,16 +27,21 @@ root=$(cd "$here/.." && pwd)
 PATCHSITE=${PATCHSITE:-$root/patchsite}
 CACHE=${CACHE:-$HOME/.cache/patchsite-vmlinuz}
 A=${DEB_ARCH:-amd64}
-V=${DEB_VERSION:-$(apt-cache search "^linux-image-6\\.12\\.[0-9.]*[+]deb[0-9]*-cloud-$A-unsigned\$" |
-	sed 's/^linux-image-\(.*\)-unsigned .*/\1/' | sort -V | tail -1)}
+# DEB_SERIES=6.1: bookworm's own kernel (6.1.0-N-cloud-ARCH), else 6.12
+if [ "${DEB_SERIES:-6.12}" = 6.1 ]; then
+	pat="^linux-image-6\\.1\\.0-[0-9]*-cloud-$A-unsigned\$"
+else
+	pat="^linux-image-6\\.12\\.[0-9.]*[+]deb[0-9]*-cloud-$A-unsigned\$"
+fi
+V=${DEB_VERSION:-$(apt-cache search "$pat" | sed 's/^linux-image-\(.*\)-unsigned .*/\1/' | sort -V | tail -1)}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/patchsite-vmlinuz-debian.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 . "$here/e2e/lib.sh"
 ps_init "$tmp"
 ps_need_patchsite
 if [ -z "$V" ]; then
-	echo "no linux-image-6.12.*-cloud-$A-unsigned in apt's lists (apt-get update?)" >"$tmp/why"
-	not_ok "a Debian 6.12 cloud-$A kernel package" "$tmp/why"
+	echo "no linux-image-${DEB_SERIES:-6.12}*-cloud-$A-unsigned in apt's lists (apt-get update?)" >"$tmp/why"
+	not_ok "a Debian ${DEB_SERIES:-6.12} cloud-$A kernel package" "$tmp/why"
 	finish
 fi
 note "package linux-image-$V"
