@@ -88,7 +88,7 @@ if old[:2] == b"\x1f\x8b":
 elif old[:6] == b"\xfd7zXZ\0":
     new = lzma.compress(data, lzma.FORMAT_XZ, check=lzma.CHECK_CRC32)
 elif old[:4] == b"\x28\xb5\x2f\xfd":
-    new = subprocess.run(["zstd", "-19", "-q", "-c"], input=data, check=True, capture_output=True).stdout
+    new = subprocess.run(["zstd", "-q", "-c"], input=data, check=True, capture_output=True).stdout
 elif old[0] == 0x5D:
     new = lzma.compress(data, lzma.FORMAT_ALONE)
 else:
