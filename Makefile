@@ -83,13 +83,15 @@ deps:
 # minikernel fixtures, read through their kallsyms tables or a System.map.
 vmlinuz: e2e-vmlinuz
 
-# Not in `make check`: downloads Debian's 6.12 cloud-amd64 and cloud-arm64 kernel
-# packages and their -dbg packages (about 700 MB, into VMLINUZ_CACHE) and compares what
-# patchsite reads from vmlinuz with the -dbg vmlinux, entry for entry.
+# Not in `make check`: downloads Debian's 6.12 and 6.1 cloud-amd64 and cloud-arm64
+# kernel packages and their -dbg packages (about 1.4 GB, into VMLINUZ_CACHE) and
+# compares what patchsite reads from vmlinuz with the -dbg vmlinux, entry for entry.
 VMLINUZ_CACHE ?= $(HOME)/.cache/patchsite-vmlinuz
 vmlinuz-debian: all
 	CACHE=$(VMLINUZ_CACHE) PATCHSITE=$(CURDIR)/patchsite DEB_ARCH=amd64 sh tests/vmlinuz-debian.sh
 	CACHE=$(VMLINUZ_CACHE) PATCHSITE=$(CURDIR)/patchsite DEB_ARCH=arm64 sh tests/vmlinuz-debian.sh
+	CACHE=$(VMLINUZ_CACHE) PATCHSITE=$(CURDIR)/patchsite DEB_ARCH=amd64 DEB_SERIES=6.1 sh tests/vmlinuz-debian.sh
+	CACHE=$(VMLINUZ_CACHE) PATCHSITE=$(CURDIR)/patchsite DEB_ARCH=arm64 DEB_SERIES=6.1 sh tests/vmlinuz-debian.sh
 
 # The sanitizer build lives in its own tree so that a plain `make` stays fast.
 san:

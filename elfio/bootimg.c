@@ -7,7 +7,9 @@
  * Here a boot image is recognised by its own header: x86's setup header
  * ("HdrS" at 0x202, the payload's offset and length at 0x248), arm64's
  * Image header ("ARM\x64" at 0x38), riscv64's ("RSC\x05" at 0x38), EFI
- * zboot ("zimg" at 4, the payload's offset, size and compression name).
+ * zboot ("zimg" at 4, the payload's offset, size and compression name);
+ * and a vmlinux stripped of its symbols (powerpc64le's packages ship one)
+ * by an ELF with no .symtab, an .init.text and a banner.
  * The payload is decompressed with a bound (BOOTIMG_MAX_RATIO times the
  * input and BOOTIMG_MAX_OUT), so that a bomb is refused, not followed.
  *
@@ -24,6 +26,14 @@
  * against the image: _text must be where the code starts and linux_banner
  * must point at "Linux version ".  Kallsyms has no sizes: a function's
  * extent is up to the next symbol's address (or its section's end).
+ *
+ * An Image (arm64, riscv64) has no section headers: the ELF made from it
+ * puts the kernel's sections where its symbols (_start or _text, _etext,
+ * _sinittext, _einittext, _end) and its relocation table say they are.
+ *
+ * The build's config (--config, config-VERSION beside the image, IKCONFIG)
+ * says whether the build sorts the table and which ftrace layout the
+ * kernel's Makefiles gave the compiler (audit.c and record_scan use both).
  */
 #include <errno.h>
 #include <gelf.h>
@@ -399,7 +409,7 @@ static int read_map(const char *image, const char *path, bool quiet, struct syms
 struct payload {
 	const uint8_t *b;
 	size_t len;
-	const Elf64_Ehdr *eh;
+	Elf64_Ehdr eh;		/* a copy: the bytes need not be aligned */
 	Elf64_Shdr *sh;		/* a copy */
 	size_t nsh;
 	const char *shstr;
@@ -422,7 +432,7 @@ static int payload_parse(struct payload *p, const char **why)
 		*why = "is an ELF image without a readable section header table";
 		return -EINVAL;
 	}
-	p->eh = (const Elf64_Ehdr *)p->b;
+	p->eh = eh;
 	p->nsh = eh.e_shnum;
 	p->sh = malloc(p->nsh * sizeof(*p->sh));
 	if (!p->sh)
@@ -441,6 +451,11 @@ static int payload_parse(struct payload *p, const char **why)
 		*why = "has a section name table that is not NUL-terminated";
 		return -EINVAL;
 	}
+	for (size_t i = 0; i < p->nsh; i++)
+		if (p->sh[i].sh_name >= p->shstrlen) {
+			*why = "has a section whose name lies past the section name table";
+			return -EINVAL;
+		}
 	return 0;
 }
 
@@ -476,11 +491,18 @@ static int check_match(const struct payload *p, const struct syms *s, const char
 	const struct sym *banner = sym_find(s, "linux_banner");
 	uint64_t lo = UINT64_MAX;
 
-	for (size_t i = 1; i < p->nsh; i++)
-		if ((p->sh[i].sh_flags & SHF_EXECINSTR) && (p->sh[i].sh_flags & SHF_ALLOC) &&
-		    p->sh[i].sh_addr < lo)
+	/* the lowest code (x86, arm64, ppc64le's .head.text), or .text (riscv64's
+	   head text comes before _text) */
+	uint64_t dot_text = UINT64_MAX;
+	for (size_t i = 1; i < p->nsh; i++) {
+		if (!(p->sh[i].sh_flags & SHF_ALLOC))
+			continue;
+		if ((p->sh[i].sh_flags & SHF_EXECINSTR) && p->sh[i].sh_addr < lo)
 			lo = p->sh[i].sh_addr;
-	if (!text || text->addr != lo) {
+		if (p->sh[i].sh_name < p->shstrlen && !strcmp(p->shstr + p->sh[i].sh_name, ".text"))
+			dot_text = p->sh[i].sh_addr;
+	}
+	if (!text || (text->addr != lo && text->addr != dot_text)) {
 		*why = "_text is not where the image's code starts";
 		return -EINVAL;
 	}
@@ -515,7 +537,7 @@ static uint64_t trim_padding(const struct payload *p, size_t sec, uint64_t lo, u
 {
 	const Elf64_Shdr *s = &p->sh[sec];
 
-	if (p->eh->e_machine != EM_AARCH64 || s->sh_type == SHT_NOBITS)
+	if (p->eh.e_machine != EM_AARCH64 || s->sh_type == SHT_NOBITS)
 		return end;
 	const uint8_t *base = p->b + s->sh_offset - s->sh_addr;
 	while (end >= lo + 4 && !((end - lo) % 4)) {
@@ -528,12 +550,104 @@ static uint64_t trim_padding(const struct payload *p, size_t sec, uint64_t lo, u
 }
 
 /*
+ * arm64 code that only looks like a patch area at a symbol, which vmlinux's
+ * DWARF (the unit was not built with the ftrace flags) or its symbol types
+ * tell apart and kallsyms or a System.map do not:
+ *  - an alternative's original instructions (alternative_else_nop_endif:
+ *    NOPs the kernel rewrites at boot) right at an assembly function's entry,
+ *    from the kernel's own __alt_instructions table (struct alt_instr:
+ *    orig_offset, alt_offset, cpucap, orig_len, alt_len; 12 bytes);
+ *  - a label followed by padding (a vector slot's: 8 NOPs or more, longer
+ *    than any ftrace patch area), NOTYPE in vmlinux.
+ * Such a symbol is made a label (STT_NOTYPE), as record would see it with DWARF.
+ */
+struct alt_ranges {
+	uint64_t *lo, *hi;	/* sorted by lo */
+	size_t n;
+};
+
+static int cmp_u64p(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void alt_ranges_read(const struct payload *p, const struct syms *s, struct alt_ranges *ar)
+{
+	const struct sym *a = sym_find(s, "__alt_instructions");
+	const struct sym *z = sym_find(s, "__alt_instructions_end");
+
+	memset(ar, 0, sizeof(*ar));
+	if (p->eh.e_machine != EM_AARCH64 || !a || !z || z->addr <= a->addr ||
+	    (z->addr - a->addr) % 12 || (z->addr - a->addr) / 12 > (1u << 22))
+		return;
+	size_t n = (size_t)(z->addr - a->addr) / 12;
+	const uint8_t *b = bytes_at(p, a->addr, n * 12);
+	uint64_t *v = b ? malloc(n * 2 * sizeof(*v)) : NULL;
+	if (!v)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		int32_t off = (int32_t)get_le32(b + 12 * i);
+		v[2 * i] = a->addr + 12 * i + (uint64_t)(int64_t)off;
+		v[2 * i + 1] = v[2 * i] + b[12 * i + 10];
+	}
+	qsort(v, n, 2 * sizeof(*v), cmp_u64p);
+	ar->lo = v;
+	ar->n = n;
+}
+
+/* Is addr inside an alternative's original instructions? */
+static bool in_alt(const struct alt_ranges *ar, uint64_t addr)
+{
+	size_t lo = 0, hi = ar->n;
+
+	while (lo < hi) {		/* the first range starting past addr */
+		size_t mid = (lo + hi) / 2;
+		if (ar->lo[2 * mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* ranges are short (a few instructions): look back a little */
+	for (size_t i = lo; i > 0 && lo - i < 4; i--)
+		if (ar->lo[2 * (i - 1)] <= addr && addr < ar->lo[2 * (i - 1) + 1])
+			return true;
+	return false;
+}
+
+static bool not_an_entry(const struct payload *p, size_t sec, const struct alt_ranges *ar,
+			 uint64_t addr, uint64_t size)
+{
+	const Elf64_Shdr *sh = &p->sh[sec];
+
+	if (p->eh.e_machine != EM_AARCH64 || sh->sh_type == SHT_NOBITS || size < 4)
+		return false;
+	const uint8_t *base = p->b + sh->sh_offset - sh->sh_addr;
+	uint64_t at = addr;
+	uint32_t w = get_le32(base + at);
+	if ((w & ~0xc0u) == 0xd503241fu && size >= 8)	/* BTI, BTI c, BTI j, BTI jc */
+		w = get_le32(base + (at += 4));
+	if (w != 0xd503201fu)
+		return false;
+	if (ar->n && in_alt(ar, at))
+		return true;
+	unsigned int nops = 0;
+	while (nops < 8 && at + 4 <= addr + size && get_le32(base + at) == 0xd503201fu) {
+		nops++;
+		at += 4;
+	}
+	return nops >= 8;
+}
+
+/*
  * The ELF image: the payload as it is, then .symtab, .strtab, the section
  * names with theirs added, and the section headers.
  */
 static int synthesize(const struct payload *p, struct syms *s, uint8_t **out, size_t *outlen)
 {
 	qsort(s->v, s->n, sizeof(*s->v), cmp_sym_addr);
+	struct alt_ranges ar;
+	alt_ranges_read(p, s, &ar);
 
 	size_t nsym = 1, strsz = 1;
 	for (size_t i = 0; i < s->n; i++) {
@@ -549,8 +663,10 @@ static int synthesize(const struct payload *p, struct syms *s, uint8_t **out, si
 	size_t nsh = p->nsh + 2;
 	size_t total = shoff + nsh * sizeof(Elf64_Shdr);
 	uint8_t *o = elfio_calloc(total, 1);
-	if (!o)
+	if (!o) {
+		free(ar.lo);
 		return -ENOMEM;
+	}
 	memcpy(o, p->b, p->len);
 
 	/* locals first, then the rest (ELF's order): two passes */
@@ -583,7 +699,7 @@ static int synthesize(const struct payload *p, struct syms *s, uint8_t **out, si
 					end = s->v[j].addr;
 				end = trim_padding(p, sec, y->addr, end);
 				e.st_size = end - y->addr;
-				if (!e.st_size)
+				if (!e.st_size || not_an_entry(p, sec, &ar, y->addr, e.st_size))
 					type = STT_NOTYPE;	/* a label: only padding follows */
 			} else if (sec && strchr("dDbBrRgGsS", y->type)) {
 				type = STT_OBJECT;
@@ -603,7 +719,7 @@ static int synthesize(const struct payload *p, struct syms *s, uint8_t **out, si
 
 	Elf64_Shdr *sh = (Elf64_Shdr *)(o + shoff);
 	memcpy(sh, p->sh, p->nsh * sizeof(*sh));
-	Elf64_Shdr *ss = &sh[p->eh->e_shstrndx];
+	Elf64_Shdr *ss = &sh[p->eh.e_shstrndx];
 	ss->sh_offset = shstroff;
 	ss->sh_size = p->shstrlen + sizeof(added);
 	sh[p->nsh] = (Elf64_Shdr){ .sh_name = (Elf64_Word)p->shstrlen, .sh_type = SHT_SYMTAB,
@@ -617,6 +733,7 @@ static int synthesize(const struct payload *p, struct syms *s, uint8_t **out, si
 	Elf64_Ehdr *eh = (Elf64_Ehdr *)o;
 	eh->e_shoff = shoff;
 	eh->e_shnum = (Elf64_Half)nsh;
+	free(ar.lo);
 	*out = o;
 	*outlen = total;
 	return 0;
@@ -639,11 +756,29 @@ static char *beside(const char *path, const char *prefix)
 	return r;
 }
 
+/*
+ * kallsyms of a build without CONFIG_KALLSYMS_ALL: text symbols (and a few
+ * section bounds), no linux_banner to check them against the image with.
+ */
+static bool text_only(const struct kallsyms *k)
+{
+	return kallsyms_lookup(k, "linux_banner") < 0;
+}
+
+static void say_text_only(const char *path)
+{
+	elfio_error(path, "kallsyms has text symbols only (a kernel built without "
+		    "CONFIG_KALLSYMS_ALL): no linux_banner, no data; pass --system-map=FILE (the "
+		    "build's, or the -dbg package's)");
+}
+
 static int from_kallsyms(const struct payload *p, struct syms *s, const char **why)
 {
 	int ret = kallsyms_decode(p->b, p->len, &s->k, why);
 	if (ret)
 		return ret;
+	if (text_only(&s->k))
+		return -ENODATA;
 	kallsyms_resolve(&s->k, s->k.relative_base);
 	s->v = calloc(s->k.count ? s->k.count : 1, sizeof(*s->v));
 	if (!s->v)
@@ -679,7 +814,10 @@ static int elf_payload(const char *path, struct payload *p, struct syms *pre, bo
 		memset(pre, 0, sizeof(*pre));
 		ret = 0;
 		if (check_match(p, &s, &why)) {
-			if (!quiet)
+			if (!quiet && strcmp(s.from, "kallsyms"))
+				elfio_error(path, "System.map %s is not this image's (another "
+					    "build?): %s", s.from, why);
+			else if (!quiet)
 				elfio_error(path, "%s symbols that do not match the image: %s",
 					    s.from, why);
 			ret = -EINVAL;
@@ -705,6 +843,12 @@ static int elf_payload(const char *path, struct payload *p, struct syms *pre, bo
 	}
 	if (ret == 1) {
 		ret = from_kallsyms(p, &s, &why);
+		if (ret == -ENODATA) {
+			if (!quiet)
+				say_text_only(path);
+			ret = -EINVAL;
+			goto out;
+		}
 		if (ret == -ENOENT) {
 			if (!quiet)
 				elfio_error(path, "a boot image with no symbols: no kallsyms tables in "
@@ -813,25 +957,46 @@ static int bzimage(const char *path, const uint8_t *b, size_t len, bool quiet, u
 	return ret;
 }
 
-/* --- arm64 Image ---------------------------------------------------------- */
+/* --- arm64 and riscv64 Image ----------------------------------------------- */
 
 #define R_AARCH64_RELATIVE_	1027
+#define R_RISCV_RELATIVE_	3
 
 /*
- * The dynamic relocations in an Image (--no-apply-dynamic-relocs keeps them
- * in it, between symbols kallsyms does not list): the longest run of
- * 8-aligned 24-byte Elf64_Rela entries of type R_AARCH64_RELATIVE, symbol 0.
+ * What differs between the two raw Images: where the Image starts (arm64:
+ * _text, its header is head.S's first code; riscv64: _start, then
+ * .head.text up to _text, page aligned), the relocation type a relocatable
+ * build keeps in the Image, and the ELF machine.
  */
-static void find_rela(const uint8_t *b, size_t len, size_t *start, size_t *end)
+struct image_arch {
+	const char *name;	/* "arm64", "riscv64" (messages) */
+	const char *start;	/* the symbol at the Image's first byte */
+	uint64_t rel_type;	/* R_*_RELATIVE */
+	uint16_t machine;
+	uint32_t e_flags;
+};
+
+static const struct image_arch arm64_arch = { "arm64", "_text", R_AARCH64_RELATIVE_, EM_AARCH64, 0 };
+/* EF_RISCV_RVC: a kernel built with RISCV_ISA_C (every distribution's; its NOPs are 2 bytes) */
+static const struct image_arch riscv64_arch = { "riscv64", "_start", R_RISCV_RELATIVE_, EM_RISCV,
+						0x1 };
+
+/*
+ * The dynamic relocations in an Image (arm64's --no-apply-dynamic-relocs,
+ * riscv64's relocatable build keep them in it, between symbols kallsyms does
+ * not list): the longest run of 8-aligned 24-byte Elf64_Rela entries of
+ * type `type`, symbol 0.
+ */
+static void find_rela(const uint8_t *b, size_t len, uint64_t type, size_t *start, size_t *end)
 {
 	size_t best = 0, bs = 0;
 
 	*start = *end = 0;
 	for (size_t at = 0; at + 24 <= len; at += 8) {
-		if (get_le64(b + at + 8) != R_AARCH64_RELATIVE_)
+		if (get_le64(b + at + 8) != type)
 			continue;
 		size_t e = at;
-		while (e + 24 <= len && get_le64(b + e + 8) == R_AARCH64_RELATIVE_)
+		while (e + 24 <= len && get_le64(b + e + 8) == type)
 			e += 24;
 		if (e - at > best) {
 			best = e - at;
@@ -864,14 +1029,15 @@ struct secdef {
 };
 
 /*
- * An arm64 Image: its bytes are the kernel from _text on.  Symbols from a
- * map, or kallsyms (their base from the relocation that sets
- * kallsyms_relative_base); then an ELF image with the kernel's sections at
- * their addresses (text, rodata, init text, init data, .rela.dyn, data,
- * bss) made for elf_payload.
+ * An arm64 or riscv64 Image: its bytes are the kernel from its start symbol
+ * on.  Symbols from a map, or kallsyms (their base from the relocation that
+ * sets kallsyms_relative_base, or the blob's own in a build that is not
+ * relocatable); then an ELF image with the kernel's sections at their
+ * addresses (riscv64's head text, text, rodata, init text, init data,
+ * .rela.dyn, data, bss) made for elf_payload.
  */
-static int arm64_image(const char *path, const uint8_t *b, size_t len, bool quiet, uint8_t **out,
-		       size_t *outlen)
+static int raw_image(const struct image_arch *ia, const char *path, const uint8_t *b, size_t len,
+		     bool quiet, uint8_t **out, size_t *outlen)
 {
 	struct syms s = { 0 };
 	const char *why = NULL;
@@ -879,7 +1045,7 @@ static int arm64_image(const char *path, const uint8_t *b, size_t len, bool quie
 	size_t rs, re;
 	int ret = 1;
 
-	find_rela(b, len, &rs, &re);
+	find_rela(b, len, ia->rel_type, &rs, &re);
 	if (opt_map || map) {
 		const char *m = opt_map ? opt_map : map;
 		FILE *f = opt_map ? NULL : fopen(m, "r");
@@ -902,13 +1068,20 @@ static int arm64_image(const char *path, const uint8_t *b, size_t len, bool quie
 				elfio_error(path, "corrupt kallsyms tables: %s", why);
 			goto out;
 		}
+		if (text_only(&s.k)) {
+			if (!quiet)
+				say_text_only(path);
+			ret = -EINVAL;
+			goto out;
+		}
 		/*
-		 * The base's slot lies at _text + its offset in the Image, and the
-		 * relocation there has the base as its addend.  6.1 lists no _text
-		 * (its base is _stext): then _text is where the candidate puts it,
-		 * 64 KiB aligned, with linux_banner's bytes at the right place.
+		 * The base's slot lies at the start + its offset in the Image, and
+		 * the relocation there has the base as its addend.  arm64's 6.1
+		 * lists no _text (its base is _stext): then _text is where the
+		 * candidate puts it, 64 KiB aligned, with linux_banner's bytes at
+		 * the right place.
 		 */
-		long t = kallsyms_lookup(&s.k, "_text");
+		long t = kallsyms_lookup(&s.k, ia->start);
 		long lb = kallsyms_lookup(&s.k, "linux_banner");
 		uint64_t base = s.k.relative_base, text_at = 0;
 		bool found = false;
@@ -917,7 +1090,7 @@ static int arm64_image(const char *path, const uint8_t *b, size_t len, bool quie
 			uint64_t tx = off - s.k.relative_base_at;
 			if (t >= 0) {
 				found = tx == add + s.k.syms[t].raw;
-			} else if (!(tx & 0xffff) && add >= tx && lb >= 0 &&
+			} else if (ia->machine == EM_AARCH64 && !(tx & 0xffff) && add >= tx && lb >= 0 &&
 				   add - tx + s.k.syms[lb].raw + 14 <= len) {
 				found = !memcmp(b + (add - tx) + s.k.syms[lb].raw, "Linux version ", 14);
 			}
@@ -926,12 +1099,12 @@ static int arm64_image(const char *path, const uint8_t *b, size_t len, bool quie
 				text_at = tx;
 			}
 		}
-		if (!found && !s.k.relative_base) {
-			if (!quiet && t < 0 && lb < 0)
-				elfio_error(path, "kallsyms has no data symbols (a kernel built without "
-					    "CONFIG_KALLSYMS_ALL): no linux_banner, no __start_mcount_loc; "
-					    "pass --system-map=FILE (the -dbg package's)");
-			else if (!quiet)
+		/* a kernel linked at 0 (no relocation's addend past the Image) has base 0 */
+		bool at_zero = t >= 0 && lb >= 0 && !s.k.syms[t].raw;
+		for (size_t at = rs; at_zero && at < re; at += 24)
+			at_zero = get_le64(b + at + 16) < len;
+		if (!found && !s.k.relative_base && !at_zero) {
+			if (!quiet)
 				elfio_error(path, "corrupt kallsyms tables: no relocation sets "
 					    "kallsyms_relative_base");
 			ret = -EINVAL;
@@ -947,32 +1120,35 @@ static int arm64_image(const char *path, const uint8_t *b, size_t len, bool quie
 			s.v[i] = (struct sym){ s.k.syms[i].name, s.k.syms[i].addr, s.k.syms[i].type };
 		s.n = s.k.count;
 		if (t < 0 && found)
-			s.v[s.n++] = (struct sym){ "_text", text_at, 'T' };
+			s.v[s.n++] = (struct sym){ ia->start, text_at, 'T' };
 		s.from = "kallsyms";
 	}
 
-	const struct sym *text, *etext, *sinit, *einit, *end;
+	const struct sym *start, *text, *etext, *sinit, *einit, *end;
 	ret = -EINVAL;
-	if (!(text = need(&s, "_text", &why)) || !(etext = need(&s, "_etext", &why)) ||
-	    !(sinit = need(&s, "_sinittext", &why)) || !(einit = need(&s, "_einittext", &why)) ||
-	    !(end = need(&s, "_end", &why))) {
+	if (!(start = need(&s, ia->start, &why)) || !(text = need(&s, "_text", &why)) ||
+	    !(etext = need(&s, "_etext", &why)) || !(sinit = need(&s, "_sinittext", &why)) ||
+	    !(einit = need(&s, "_einittext", &why)) || !(end = need(&s, "_end", &why))) {
 		if (!quiet)
 			elfio_error(path, "%s: %s", s.from ? s.from : "kallsyms", why);
 		goto out;
 	}
-	uint64_t T = text->addr, img_end = T + len;
-	uint64_t ra = rs ? T + rs : 0, rz = rs ? T + re : 0;
-	if (!(T < etext->addr && etext->addr <= sinit->addr && sinit->addr <= einit->addr &&
-	      einit->addr <= img_end && img_end <= end->addr) ||
+	uint64_t S = start->addr, T = text->addr, img_end = S + len;
+	uint64_t ra = rs ? S + rs : 0, rz = rs ? S + re : 0;
+	if (!(S <= T && T < etext->addr && etext->addr <= sinit->addr &&
+	      sinit->addr <= einit->addr && einit->addr <= img_end && img_end <= end->addr) ||
 	    (rs && !(einit->addr <= ra))) {
 		if (!quiet)
-			elfio_error(path, "the %s symbols do not fit this Image (another build?): "
-				    "_text %#" PRIx64 ", _etext, _sinittext, _einittext, _end out of "
-				    "order or past its %zu bytes", s.from ? s.from : "kallsyms", T, len);
+			elfio_error(path, "the %s symbols do not fit this %s Image (another build?): "
+				    "%s %#" PRIx64 ", _text, _etext, _sinittext, _einittext, _end out "
+				    "of order or past its %zu bytes", s.from ? s.from : "kallsyms",
+				    ia->name, ia->start, S, len);
 		goto out;
 	}
-	struct secdef d[8];
+	struct secdef d[9];
 	size_t nd = 0;
+	if (S < T)
+		d[nd++] = (struct secdef){ ".head.text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, S, T };
 	d[nd++] = (struct secdef){ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, T, etext->addr };
 	d[nd++] = (struct secdef){ ".rodata", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, etext->addr,
 				   sinit->addr };
@@ -991,10 +1167,10 @@ static int arm64_image(const char *path, const uint8_t *b, size_t len, bool quie
 
 	/* ELF header, the Image at 64 KiB (its alignment), names, section headers */
 	const size_t H = 0x10000;
-	char names[128];
+	char names[160];
 	size_t nl = 1;
 	names[0] = 0;
-	uint32_t name_at[8];
+	uint32_t name_at[9];
 	for (size_t i = 0; i < nd; i++) {
 		name_at[i] = (uint32_t)nl;
 		nl += (size_t)sprintf(names + nl, "%s", d[i].name) + 1;
@@ -1013,10 +1189,11 @@ static int arm64_image(const char *path, const uint8_t *b, size_t len, bool quie
 	eh.e_ident[EI_CLASS] = ELFCLASS64;
 	eh.e_ident[EI_DATA] = ELFDATA2LSB;
 	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = ET_DYN;
-	eh.e_machine = EM_AARCH64;
+	eh.e_type = rs || ia->machine == EM_AARCH64 ? ET_DYN : ET_EXEC;
+	eh.e_machine = ia->machine;
 	eh.e_version = EV_CURRENT;
-	eh.e_entry = T;
+	eh.e_entry = S;
+	eh.e_flags = ia->e_flags;
 	eh.e_shoff = shoff;
 	eh.e_ehsize = sizeof(Elf64_Ehdr);
 	eh.e_shentsize = sizeof(Elf64_Shdr);
@@ -1029,7 +1206,7 @@ static int arm64_image(const char *path, const uint8_t *b, size_t len, bool quie
 	for (size_t i = 0; i < nd; i++) {
 		sh[i + 1] = (Elf64_Shdr){ .sh_name = name_at[i], .sh_type = d[i].type,
 					  .sh_flags = d[i].flags, .sh_addr = d[i].lo,
-					  .sh_offset = H + (d[i].lo - T), .sh_size = d[i].hi - d[i].lo,
+					  .sh_offset = H + (d[i].lo - S), .sh_size = d[i].hi - d[i].lo,
 					  .sh_addralign = 8 };
 		if (d[i].type == SHT_RELA)
 			sh[i + 1].sh_entsize = sizeof(Elf64_Rela);
@@ -1047,19 +1224,72 @@ out:
 	return ret;
 }
 
+/*
+ * A kernel's vmlinux stripped of its symbols (what a powerpc64le package
+ * installs as its boot image): an ELF with no .symtab, an .init.text and a
+ * "Linux version " banner.  Symbols come as for a bzImage's payload (a map,
+ * else kallsyms); without either it is left to be read as the ELF it is.
+ */
+static bool stripped_kernel(const char *path, const uint8_t *b, size_t len)
+{
+	Elf64_Ehdr eh;
+	bool init_text = false;
+
+	if (len < sizeof(eh) || memcmp(b, ELFMAG, SELFMAG))
+		return false;
+	memcpy(&eh, b, sizeof(eh));
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) || eh.e_shentsize != sizeof(Elf64_Shdr) ||
+	    eh.e_shoff > len || (len - eh.e_shoff) / sizeof(Elf64_Shdr) < eh.e_shnum ||
+	    eh.e_shstrndx >= eh.e_shnum)
+		return false;
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(b + eh.e_shoff);
+	Elf64_Shdr ss;
+	memcpy(&ss, &sh[eh.e_shstrndx], sizeof(ss));
+	for (size_t i = 0; i < eh.e_shnum; i++) {
+		Elf64_Shdr x;
+		memcpy(&x, &sh[i], sizeof(x));
+		if (x.sh_type == SHT_SYMTAB)
+			return false;
+		if (ss.sh_offset <= len && x.sh_name < ss.sh_size && ss.sh_size <= len - ss.sh_offset &&
+		    !strncmp((const char *)b + ss.sh_offset + x.sh_name, ".init.text",
+			     ss.sh_size - x.sh_name))
+			init_text = true;
+	}
+	if (!init_text || !memmem(b, len, "Linux version ", 14))
+		return false;
+	if (opt_map)
+		return true;
+	char *map = beside(path, "System.map");
+	FILE *f = map ? fopen(map, "r") : NULL;
+	free(map);
+	if (f) {
+		fclose(f);
+		return true;
+	}
+	struct kallsyms k;
+	const char *why;
+	if (kallsyms_decode(b, len, &k, &why) == -ENOENT)
+		return false;
+	kallsyms_free(&k);
+	return true;
+}
+
 int bootimg_to_elf(const char *path, const uint8_t *b, size_t len, bool quiet, uint8_t **out,
 		   size_t *outlen)
 {
+	if (len >= SELFMAG && !memcmp(b, ELFMAG, SELFMAG)) {
+		if (!stripped_kernel(path, b, len))
+			return 1;
+		struct payload p = { .b = b, .len = len };
+		return elf_payload(path, &p, NULL, quiet, out, outlen);
+	}
 	if (len >= 0x206 && !memcmp(b + 0x202, "HdrS", 4))
 		return bzimage(path, b, len, quiet, out, outlen);
 	if (len >= 0x40 && !memcmp(b + 0x38, "ARM\x64", 4))
-		return arm64_image(path, b, len, quiet, out, outlen);
-	if (len >= 0x40 && !memcmp(b + 0x38, "RSC\x05", 4)) {
-		if (!quiet)
-			elfio_error(path, "a riscv64 Image: not yet read by this build (audit the "
-				    "vmlinux)");
-		return -ENOTSUP;
-	}
+		return raw_image(&arm64_arch, path, b, len, quiet, out, outlen);
+	if (len >= 0x40 && !memcmp(b + 0x38, "RSC\x05", 4))
+		return raw_image(&riscv64_arch, path, b, len, quiet, out, outlen);
 	if (len >= 0x20 && b[0] == 'M' && b[1] == 'Z' && !memcmp(b + 4, "zimg", 4)) {
 		uint32_t off = get_le32(b + 8), size = get_le32(b + 12);
 		if (off > len || size > len - off) {
@@ -1084,72 +1314,170 @@ int bootimg_to_elf(const char *path, const uint8_t *b, size_t len, bool quiet, u
 
 /* --- The build's config -------------------------------------------------- */
 
-/* 1: text says CONFIG_BUILDTIME_MCOUNT_SORT=y; 0: a config that does not. */
-static int config_sorts(const char *text, size_t len)
+/* "KEY=y" at the start of a line of text (len bytes). */
+static bool config_y(const char *text, size_t len, const char *key)
 {
-	static const char key[] = "CONFIG_BUILDTIME_MCOUNT_SORT=y";
+	size_t kl = strlen(key);
 	const char *p = text;
 
-	while ((p = memmem(p, len - (size_t)(p - text), key, sizeof(key) - 1))) {
-		if (p == text || p[-1] == '\n')
-			return 1;
+	while ((p = memmem(p, len - (size_t)(p - text), key, kl))) {
+		if ((p == text || p[-1] == '\n') && (size_t)(text + len - p) >= kl + 2 &&
+		    p[kl] == '=' && p[kl + 1] == 'y')
+			return true;
 		p++;
 	}
-	return 0;
+	return false;
 }
 
-static int config_file(const char *path, const char **from)
+/* A file's text if it looks like a config (CONFIG_ lines), else NULL. */
+static char *config_file(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "r");
 	char *text = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	int ret = 0, seen = 0;
+	size_t n = 0;
 
 	if (!f)
-		return -1;
-	while ((n = getline(&text, &cap, f)) > 0) {
-		seen |= !strncmp(text, "CONFIG_", 7) || !strncmp(text, "# CONFIG_", 9);
-		if (config_sorts(text, (size_t)n))
-			ret = 1;
+		return NULL;
+	FILE *m = open_memstream(&text, &n);
+	if (m) {
+		char buf[65536];
+		size_t r;
+		while ((r = fread(buf, 1, sizeof(buf), f)) > 0)
+			fwrite(buf, 1, r, m);
+		fclose(m);
 	}
-	free(text);
 	fclose(f);
-	*from = path;
-	return seen ? ret : -1;
+	if (text && !memmem(text, n, "CONFIG_", 7)) {
+		free(text);
+		text = NULL;
+	}
+	*len = n;
+	return text;
 }
 
-int bootimg_config_sorted(const char *path, const uint8_t *img, size_t len, const char **from)
+/*
+ * The build's config: --config=FILE, else config-VERSION beside the image
+ * (vmlinuz-VERSION, vmlinux-VERSION), else the image's IKCONFIG ("IKCFG_ST",
+ * a gzip stream of it, "IKCFG_ED").  NULL when none; *from says which.
+ */
+static char *config_text(const char *path, const uint8_t *img, size_t len, size_t *tl,
+			 const char **from)
 {
 	static char beside_path[4096];
-	int ret;
+	char *t;
 
 	*from = NULL;
-	if (opt_config)
-		return config_file(opt_config, from);
+	if (opt_config) {
+		if ((t = config_file(opt_config, tl)))
+			*from = opt_config;
+		return t;
+	}
 	char *c = beside(path, "config");
 	if (c) {
 		snprintf(beside_path, sizeof(beside_path), "%s", c);
 		free(c);
-		ret = config_file(beside_path, from);
-		if (ret >= 0)
-			return ret;
+		if ((t = config_file(beside_path, tl))) {
+			*from = beside_path;
+			return t;
+		}
 	}
-	/* IKCONFIG: "IKCFG_ST", a gzip stream of the config, "IKCFG_ED" */
 	const uint8_t *st = img ? memmem(img, len, "IKCFG_ST", 8) : NULL;
 	if (st) {
 		size_t at = (size_t)(st - img) + 8;
 		const uint8_t *ed = memmem(img + at, len - at, "IKCFG_ED", 8);
 		uint8_t *text = NULL;
-		size_t tl = 0;
 		if (ed && bootimg_sniff(img + at, (size_t)(ed - (img + at))) == BZ_GZIP &&
 		    !bootimg_inflate(BZ_GZIP, img + at, (size_t)(ed - (img + at)), 16u << 20, &text,
-				     &tl)) {
-			ret = config_sorts((const char *)text, tl);
+				     tl)) {
+			t = malloc(*tl + 1);
+			if (t) {
+				memcpy(t, text, *tl);
+				t[*tl] = 0;
+				*from = "the image's own config (IKCONFIG)";
+			}
 			elfio_free(text);
-			*from = "the image's own config (IKCONFIG)";
-			return ret;
+			return t;
 		}
 	}
-	return -1;
+	return NULL;
+}
+
+int bootimg_config_sorted(const char *path, const uint8_t *img, size_t len, const char **from)
+{
+	size_t tl = 0;
+	char *t = config_text(path, img, len, &tl, from);
+
+	if (!t)
+		return -1;
+	int ret = config_y(t, tl, "CONFIG_BUILDTIME_MCOUNT_SORT");
+	free(t);
+	return ret;
+}
+
+/*
+ * The flags the kernel's Makefiles give the compiler for ftrace, from the
+ * options that choose them (arch/arm64/Makefile, arch/riscv/Makefile,
+ * arch/powerpc/Makefile, the top Makefile's -mfentry/-mnop-mcount).
+ */
+int bootimg_config_ftrace(const char *path, const uint8_t *img, size_t len, uint16_t machine,
+			  struct bootimg_ftrace *ft, const char **from)
+{
+	size_t tl = 0;
+	char *t = config_text(path, img, len, &tl, from);
+
+	memset(ft, 0, sizeof(*ft));
+	if (!t)
+		return -1;
+#define Y(k) config_y(t, tl, "CONFIG_" k)
+	if (!Y("FUNCTION_TRACER") || !Y("DYNAMIC_FTRACE")) {
+		free(t);
+		return 0;
+	}
+	switch (machine) {
+	case EM_AARCH64:
+		ft->kind = BFT_AREA;
+		if (Y("DYNAMIC_FTRACE_WITH_CALL_OPS")) {
+			ft->n = 4, ft->m = 2;
+			snprintf(ft->why, sizeof(ft->why), "CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS=y");
+		} else if (Y("DYNAMIC_FTRACE_WITH_ARGS") || Y("DYNAMIC_FTRACE_WITH_REGS")) {
+			ft->n = 2, ft->m = 0;
+			snprintf(ft->why, sizeof(ft->why), "CONFIG_DYNAMIC_FTRACE_WITH_%s=y",
+				 Y("DYNAMIC_FTRACE_WITH_ARGS") ? "ARGS" : "REGS");
+		} else {
+			ft->kind = BFT_UNKNOWN;
+		}
+		break;
+	case EM_RISCV:
+		ft->kind = BFT_AREA;
+		ft->n = Y("RISCV_ISA_C") ? 4 : 2, ft->m = 0;
+		snprintf(ft->why, sizeof(ft->why), "CONFIG_DYNAMIC_FTRACE=y, %s",
+			 Y("RISCV_ISA_C") ? "CONFIG_RISCV_ISA_C=y" : "no CONFIG_RISCV_ISA_C");
+		break;
+	case EM_PPC64:
+		if (Y("ARCH_USING_PATCHABLE_FUNCTION_ENTRY")) {
+			ft->kind = BFT_AREA;
+			ft->n = 2, ft->m = 0;
+			snprintf(ft->why, sizeof(ft->why), "CONFIG_ARCH_USING_PATCHABLE_FUNCTION_ENTRY=y");
+		} else if (Y("MPROFILE_KERNEL")) {
+			ft->kind = BFT_CALLS;
+			snprintf(ft->why, sizeof(ft->why), "CONFIG_MPROFILE_KERNEL=y");
+		}
+		break;
+	case EM_X86_64:
+		if (!Y("HAVE_FENTRY"))
+			break;
+		if ((Y("FTRACE_MCOUNT_USE_CC") && Y("HAVE_NOP_MCOUNT")) ||
+		    (Y("FTRACE_MCOUNT_USE_OBJTOOL") && Y("HAVE_OBJTOOL_NOP_MCOUNT"))) {
+			ft->kind = BFT_NOP5;
+			snprintf(ft->why, sizeof(ft->why), "CONFIG_HAVE_FENTRY=y, CONFIG_%s=y",
+				 Y("HAVE_NOP_MCOUNT") ? "HAVE_NOP_MCOUNT" : "HAVE_OBJTOOL_NOP_MCOUNT");
+		} else {
+			ft->kind = BFT_CALLS;
+			snprintf(ft->why, sizeof(ft->why), "CONFIG_HAVE_FENTRY=y");
+		}
+		break;
+	}
+#undef Y
+	free(t);
+	return ft->kind != BFT_UNKNOWN;
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * bootimg.h - kernels as they ship: boot images (x86_64 bzImage, arm64 and
- * riscv64 Image, Image.gz, EFI zboot), their bounded decompression, the
- * kallsyms tables inside them and System.map files beside them, turned
- * into an ELF image in memory that the rest of patchsite reads unchanged.
+ * riscv64 Image, Image.gz, EFI zboot, a stripped powerpc64le vmlinux), their
+ * bounded decompression, the kallsyms tables inside them and System.map
+ * files beside them, turned into an ELF image in memory that the rest of
+ * patchsite reads unchanged.
  */
 #ifndef PATCHSITE_BOOTIMG_H
 #define PATCHSITE_BOOTIMG_H
@@ -66,10 +67,25 @@ void bootimg_set_config(const char *path);
 int bootimg_config_sorted(const char *path, const uint8_t *img, size_t len, const char **from);
 
 /*
- * buf (len bytes, the file `path` or its decompressed copy) is not ELF:
- * if it is a boot image, make the ELF image patchsite reads from it and
- * return 0 with *out (elfio_alloc'd) and *outlen.  1 if it is not a boot
- * image (the caller says "not an ELF file"); a negative errno after one
+ * Which ftrace layout the kernel's build gave its compiler, from the same
+ * config: 1 known (*ft), 0 a config that does not say (no DYNAMIC_FTRACE,
+ * or options this reader does not know), -1 no config to be had.
+ */
+enum bootimg_ftrace_kind { BFT_UNKNOWN, BFT_CALLS, BFT_NOP5, BFT_AREA };
+struct bootimg_ftrace {
+	enum bootimg_ftrace_kind kind;
+	int n, m;		/* BFT_AREA: -fpatchable-function-entry=N,M */
+	char why[96];		/* the options that chose it */
+};
+int bootimg_config_ftrace(const char *path, const uint8_t *img, size_t len, uint16_t machine,
+			  struct bootimg_ftrace *ft, const char **from);
+
+/*
+ * buf (len bytes, the file `path` or its decompressed copy) is not ELF, or
+ * an ELF64 that may be a stripped vmlinux: if it is a boot image, make the
+ * ELF image patchsite reads from it and return 0 with *out (elfio_alloc'd)
+ * and *outlen.  1 if it is not one (the caller reads the ELF, or says "not
+ * an ELF file"); a negative errno after one
  * line on stderr (quiet: none) if it is one that cannot be read.
  */
 int bootimg_to_elf(const char *path, const uint8_t *buf, size_t len, bool quiet, uint8_t **out,

@@ -701,8 +701,10 @@ struct elfio *elfio_open(const char *path, unsigned int flags)
 		memcpy(magic, e->mem, (size_t)n);
 	}
 
-	/* a kernel's boot image (vmlinuz): the ELF image made from it (bootimg.c) */
-	if ((size_t)n < SELFMAG || memcmp(magic, ELFMAG, SELFMAG)) {
+	/* a kernel's boot image (vmlinuz, or a vmlinux stripped of its symbols):
+	   the ELF image made from it (bootimg.c) */
+	if ((size_t)n < SELFMAG || memcmp(magic, ELFMAG, SELFMAG) ||
+	    ((size_t)n > EI_CLASS && magic[EI_CLASS] == ELFCLASS64)) {
 		ret = open_boot_image(e, magic, &n);
 		if (ret)
 			goto err;

@@ -245,9 +245,11 @@ static int cmp_u64(const void *x, const void *y)
 
 /*
  * Whether an unsorted kernel table is a finding: the build's config says
- * (elfio/bootimg.c); without one, a boot image's is a note, said once.
+ * (elfio/bootimg.c); without one, a boot image's is not (the note at the
+ * end of audit_run says so).
  */
-static bool build_sorts(struct record *r, const struct site_table *tb, size_t descents)
+static bool build_sorts(struct record *r, const struct site_table *tb, size_t descents,
+			const char **note_table, size_t *note_descents)
 {
 	size_t len = 0;
 	const uint8_t *raw = elfio_raw(r->e, &len);
@@ -255,12 +257,63 @@ static bool build_sorts(struct record *r, const struct site_table *tb, size_t de
 	int s = bootimg_config_sorted(elfio_path(r->e), raw, len, &from);
 
 	if (s < 0 && elfio_is_boot_image(r->e)) {
-		fprintf(stderr, "patchsite: %s: note: table '%s' is not sorted (%zu descents); no "
-			"build config says whether the build sorts it (CONFIG_BUILDTIME_MCOUNT_SORT): "
-			"not a finding (pass --config=FILE)\n", elfio_path(r->e), tb->name, descents);
+		if (!*note_table) {
+			*note_table = tb->name;
+			*note_descents = descents;
+		}
 		return false;
 	}
 	return s != 0;
+}
+
+/*
+ * The build's config says which ftrace layout the kernel expects (the
+ * compiler flags its Makefiles chose): sites of another layout are patched
+ * where ftrace does not look.  One finding, in the words record uses for
+ * layouts.  0, or -ENOMEM; *no_config: a boot image with no config to be had.
+ */
+static int check_config_layout(struct record *r, struct audit *a, bool *no_config)
+{
+	size_t len = 0;
+	const uint8_t *raw = elfio_raw(r->e, &len);
+	const char *from = NULL;
+	struct bootimg_ftrace ft;
+	char want[256], got[256];
+
+	*no_config = false;
+	if (elfio_is_rel(r->e) || !r->ntables || r->opts.stated_by[0])
+		return 0;	/* a module, a program, or the config already stated it */
+	int c = bootimg_config_ftrace(elfio_path(r->e), raw, len, elfio_ehdr(r->e)->e_machine, &ft,
+				      &from);
+	if (c < 0) {
+		*no_config = elfio_is_boot_image(r->e);
+		return 0;
+	}
+	if (c == 0 || r->ev.main.kind == LAYOUT_NONE || !r->nsites)
+		return 0;
+	unsigned int u = r->arch->nop_unit(elfio_ehdr(r->e)->e_flags);
+	struct layout l = { LAYOUT_NONE, 0, 0, 0 };
+	if (ft.kind == BFT_CALLS)
+		l.kind = LAYOUT_CALLS;
+	else if (ft.kind == BFT_NOP5)
+		l.kind = LAYOUT_NOP5;
+	else
+		l = (struct layout){ LAYOUT_AREA, u, (unsigned int)ft.m * u,
+				     (unsigned int)(ft.n - ft.m) * u };
+	const struct layout *m = &r->ev.main;
+	if (m->kind == l.kind && (l.kind != LAYOUT_AREA || (m->pre == l.pre && m->post == l.post)))
+		return 0;
+	record_describe_layout(r, &l, want, sizeof(want));
+	record_describe_layout(r, m, got, sizeof(got));
+	struct finding *fd = add(a, FIND_SHIFTED, r->sites[0].addr, r->sites[0].func);
+	if (!fd)
+		return -ENOMEM;
+	/* (a long path is cut: the message ends where it ends) */
+	if (snprintf(fd->msg, sizeof(fd->msg), "the build's config (%s in %s) gives the compiler "
+		     "%s, which ftrace expects; the %zu sites are %s", ft.why, from, want, r->nsites,
+		     got) < 0)
+		fd->msg[0] = 0;
+	return 0;
 }
 
 int audit_run(struct record *r, struct audit *a)
@@ -270,8 +323,13 @@ int audit_run(struct record *r, struct audit *a)
 	size_t total_entries = 0;
 	unsigned long reported = elfio_errors_reported();
 	int ret = -ENOMEM;
+	const char *note_table = NULL;
+	size_t note_descents = 0;
+	bool no_config = false;
 
 	memset(a, 0, sizeof(*a));
+	if (check_config_layout(r, a, &no_config))
+		goto out;
 
 	for (size_t i = 0; i < r->nsites; i++) {
 		const struct site *s = &r->sites[i];
@@ -335,7 +393,7 @@ int audit_run(struct record *r, struct audit *a)
 		/* ... and not where every kernel sorts it at boot (arch.h) */
 		if (descents && tb->kind != TABLE_PFE && !elfio_is_rel(r->e) &&
 		    !(r->arch->policy & ARCH_POLICY_SORTED_AT_BOOT) &&
-		    build_sorts(r, tb, descents)) {
+		    build_sorts(r, tb, descents, &note_table, &note_descents)) {
 			uint64_t fv = tb->entries[first].value;
 			fd = add(a, FIND_UNSORTED, fv,
 				 r->has_symbols ? elfio_function_at(r->e, fv, r->pre_bytes) : NULL);
@@ -491,6 +549,16 @@ out_table:
 		if (elfio_dwarf_cu(dw, r->e, at, &a->v[i].cu, &a->v[i].producer) < 0)
 			goto out;	/* error printed */
 	}
+	/* a boot image with no config: what was not checked, said once */
+	if (note_table)
+		fprintf(stderr, "patchsite: %s: note: table '%s' is not sorted (%zu descents); no "
+			"build config says whether the build sorts it (CONFIG_BUILDTIME_MCOUNT_SORT) "
+			"or which ftrace layout it expects: not a finding, and the layout is not "
+			"checked (pass --config=FILE)\n", elfio_path(r->e), note_table, note_descents);
+	else if (no_config)
+		fprintf(stderr, "patchsite: %s: note: no build config says which ftrace layout the "
+			"kernel expects: the layout is not checked (pass --config=FILE)\n",
+			elfio_path(r->e));
 	/* the strings belong to dw: keep it open with the audit */
 	ret = 0;
 out:

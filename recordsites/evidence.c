@@ -866,7 +866,7 @@ int rs_check_stated(struct record *r)
 	const struct site_table *t = record_table_under_test(r);
 	const struct record_options *o = &r->opts;
 	size_t entries = 0;
-	char stated[64], code[400] = "", opt[128];
+	char stated[320], code[400] = "", opt[128];
 	struct vote v = { 0 };
 
 	if (r->ev.source != EVIDENCE_STATED)
@@ -898,7 +898,11 @@ int rs_check_stated(struct record *r)
 	bool few = entries && r->nsites * 2 < entries;
 	if (!none && !few)
 		return 0;
-	if (o->patchable_n >= 0)
+	if (o->stated_by[0])
+		snprintf(stated, sizeof(stated), "the build's config (%s: "
+			 "-fpatchable-function-entry=%d,%d)", o->stated_by, o->patchable_n,
+			 o->patchable_m);
+	else if (o->patchable_n >= 0)
 		snprintf(stated, sizeof(stated), "--patchable=%d,%d", o->patchable_n, o->patchable_m);
 	else
 		snprintf(stated, sizeof(stated), "%s", o->force_nop_mcount ? "--nop-mcount" : "--calls");
@@ -1288,7 +1292,10 @@ static void describe_evidence(const struct record *r, char *buf, size_t len)
 			 "target");
 		break;
 	case EVIDENCE_STATED:
-		snprintf(buf, len, "as stated on the command line");
+		if (r->opts.stated_by[0])
+			snprintf(buf, len, "as the build's config states (%s)", r->opts.stated_by);
+		else
+			snprintf(buf, len, "as stated on the command line");
 		break;
 	case EVIDENCE_DWARF:
 		snprintf(buf, len, "from DWARF: %zu of %zu units name it in DW_AT_producer",

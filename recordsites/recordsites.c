@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elfio/bootimg.h"
 #include "recordsites/record_priv.h"
 
 
@@ -1632,6 +1633,21 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 	}
 	r->align = o->align ? o->align : 8;
 	r->priv->nop_unit = r->arch->nop_unit(elfio_ehdr(e)->e_flags);
+	/* a boot image has no DWARF to say its layout: the build's config does */
+	if (elfio_is_boot_image(e) && !record_options_stated(o)) {
+		struct bootimg_ftrace ft;
+		const char *from;
+		size_t rawlen = 0;
+		const uint8_t *raw = elfio_raw(e, &rawlen);
+		if (bootimg_config_ftrace(elfio_path(e), raw, rawlen, elfio_ehdr(e)->e_machine, &ft,
+					  &from) == 1 && ft.kind == BFT_AREA) {
+			r->opts.patchable_n = ft.n;
+			r->opts.patchable_m = ft.m;
+			snprintf(r->opts.stated_by, sizeof(r->opts.stated_by), "%s in %s", ft.why,
+				 from);
+			o = &r->opts;
+		}
+	}
 
 	ret = oom_for(e, before, elfio_functions(e, &f, &nf), "the index of function symbols");
 	if (ret)

@@ -117,6 +117,8 @@ struct record_options {
 	unsigned int align;		/* CALL_OPS literal alignment (0: 8) */
 	enum arch_cap cap;		/* the command scanning: the image's architecture
 					   must support it (init: ARCH_CAP_RECORD) */
+	char stated_by[160];		/* "": the command line stated it; else the
+					   build's config that did (a boot image's) */
 };
 
 struct record {

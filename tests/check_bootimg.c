@@ -13,12 +13,14 @@
  * than the limit, and refuse a truncated stream.
  */
 #include <check.h>
+#include <elf.h>
 #include <errno.h>
 #include <lz4.h>
 #include <lzma.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -422,6 +424,97 @@ START_TEST(boot_headers)
 }
 END_TEST
 
+/*
+ * The ftrace layout a config names, as the kernel's Makefiles choose the
+ * compiler's flags (arch/arm64/Makefile, arch/riscv/Makefile,
+ * arch/powerpc/Makefile, the top Makefile's -mfentry and -mnop-mcount).
+ */
+struct cfg_case {
+	uint16_t machine;
+	const char *text;
+	int ret;
+	enum bootimg_ftrace_kind kind;
+	int n, m;
+};
+
+static const struct cfg_case cfg_cases[] = {
+	{ EM_AARCH64, "CONFIG_FUNCTION_TRACER=y\nCONFIG_DYNAMIC_FTRACE=y\n"
+		      "CONFIG_DYNAMIC_FTRACE_WITH_ARGS=y\nCONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS=y\n",
+	  1, BFT_AREA, 4, 2 },
+	{ EM_AARCH64, "CONFIG_FUNCTION_TRACER=y\nCONFIG_DYNAMIC_FTRACE=y\n"
+		      "CONFIG_DYNAMIC_FTRACE_WITH_ARGS=y\n# CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS is not set\n",
+	  1, BFT_AREA, 2, 0 },
+	{ EM_AARCH64, "CONFIG_FUNCTION_TRACER=y\nCONFIG_DYNAMIC_FTRACE=y\n"
+		      "CONFIG_DYNAMIC_FTRACE_WITH_REGS=y\n", 1, BFT_AREA, 2, 0 },	/* 6.1 */
+	{ EM_AARCH64, "CONFIG_FUNCTION_TRACER=y\n# CONFIG_DYNAMIC_FTRACE is not set\n", 0,
+	  BFT_UNKNOWN, 0, 0 },
+	{ EM_RISCV, "CONFIG_FUNCTION_TRACER=y\nCONFIG_DYNAMIC_FTRACE=y\nCONFIG_RISCV_ISA_C=y\n", 1,
+	  BFT_AREA, 4, 0 },
+	{ EM_RISCV, "CONFIG_FUNCTION_TRACER=y\nCONFIG_DYNAMIC_FTRACE=y\n", 1, BFT_AREA, 2, 0 },
+	{ EM_PPC64, "CONFIG_FUNCTION_TRACER=y\nCONFIG_DYNAMIC_FTRACE=y\n"
+		    "CONFIG_ARCH_USING_PATCHABLE_FUNCTION_ENTRY=y\n", 1, BFT_AREA, 2, 0 },
+	{ EM_PPC64, "CONFIG_FUNCTION_TRACER=y\nCONFIG_DYNAMIC_FTRACE=y\nCONFIG_MPROFILE_KERNEL=y\n",
+	  1, BFT_CALLS, 0, 0 },
+	{ EM_X86_64, "CONFIG_FUNCTION_TRACER=y\nCONFIG_DYNAMIC_FTRACE=y\nCONFIG_HAVE_FENTRY=y\n"
+		     "CONFIG_FTRACE_MCOUNT_USE_CC=y\nCONFIG_HAVE_OBJTOOL_NOP_MCOUNT=y\n",
+	  1, BFT_CALLS, 0, 0 },		/* Debian's 6.12 amd64: -mrecord-mcount, calls */
+	{ EM_X86_64, "CONFIG_FUNCTION_TRACER=y\nCONFIG_DYNAMIC_FTRACE=y\nCONFIG_HAVE_FENTRY=y\n"
+		     "CONFIG_FTRACE_MCOUNT_USE_OBJTOOL=y\nCONFIG_HAVE_OBJTOOL_NOP_MCOUNT=y\n",
+	  1, BFT_NOP5, 0, 0 },		/* objtool --mnop */
+	/* "=y" only at a line's start: a comment or another option's tail is not it */
+	{ EM_AARCH64, "CONFIG_FUNCTION_TRACER=y\nCONFIG_DYNAMIC_FTRACE=y\n"
+		      "CONFIG_DYNAMIC_FTRACE_WITH_ARGS=y\nX_CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS=y\n",
+	  1, BFT_AREA, 2, 0 },
+};
+
+START_TEST(config_ftrace_layout)
+{
+	char path[] = "/tmp/check_bootimg.config.XXXXXX";
+	int fd = mkstemp(path);
+	const struct cfg_case *c = &cfg_cases[_i];
+	struct bootimg_ftrace ft;
+	const char *from = NULL;
+
+	ck_assert_int_ge(fd, 0);
+	FILE *f = fdopen(fd, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(c->text, f);
+	fclose(f);
+	bootimg_set_config(path);
+	int ret = bootimg_config_ftrace("vmlinux", NULL, 0, c->machine, &ft, &from);
+	bootimg_set_config(NULL);
+	unlink(path);
+	ck_assert_int_eq(ret, c->ret);
+	ck_assert_int_eq(ft.kind, c->kind);
+	if (c->kind == BFT_AREA) {
+		ck_assert_int_eq(ft.n, c->n);
+		ck_assert_int_eq(ft.m, c->m);
+	}
+	if (ret == 1)
+		ck_assert_str_eq(from, path);
+	/* no config at all: -1 */
+	ck_assert_int_eq(bootimg_config_ftrace("vmlinux", NULL, 0, c->machine, &ft, &from), -1);
+}
+END_TEST
+
+/* A riscv64 Image header is read (not refused as unknown): no kallsyms in it, so -ENOENT. */
+START_TEST(riscv_image_header)
+{
+	uint8_t img[8192] = { 0 }, *out = NULL;
+	size_t outlen = 0;
+
+	memcpy(img + 0x30, "RISCV\0\0\0", 8);
+	memcpy(img + 0x38, "RSC\x05", 4);
+	ck_assert_int_eq(bootimg_to_elf("x", img, sizeof(img), true, &out, &outlen), -ENOENT);
+	/* an ELF that is no stripped kernel (no .init.text, no banner): left alone */
+	memset(img, 0, sizeof(img));
+	memcpy(img, ELFMAG, SELFMAG);
+	img[EI_CLASS] = ELFCLASS64;
+	img[EI_DATA] = ELFDATA2LSB;
+	ck_assert_int_eq(bootimg_to_elf("x", img, sizeof(img), true, &out, &outlen), 1);
+}
+END_TEST
+
 Suite *bootimg_suite(void)
 {
 	Suite *s = suite_create("bootimg");
@@ -442,6 +535,10 @@ Suite *bootimg_suite(void)
 	tcase_add_test(t, inflate_lz4);
 	tcase_add_test(t, inflate_bomb_and_unknown);
 	tcase_add_test(t, boot_headers);
+	tcase_add_test(t, riscv_image_header);
+	suite_add_tcase(s, t);
+	t = tcase_create("config");
+	tcase_add_loop_test(t, config_ftrace_layout, 0, (int)(sizeof(cfg_cases) / sizeof(cfg_cases[0])));
 	suite_add_tcase(s, t);
 	return s;
 }

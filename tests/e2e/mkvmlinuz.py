@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""mkvmlinuz.py - a small x86_64 bzImage from a linked ELF, for tests/e2e/vmlinuz.sh.
+"""mkvmlinuz.py - a small boot image from a linked ELF, for tests/e2e/vmlinuz.sh:
+an x86_64 bzImage, or (--format) an arm64 or riscv64 Image (--comp none,
+or gzip: Image.gz).
 
 Strategy: as a kernel build does it.  The ELF's symbols (nm -n) become
 kallsyms tables laid out as scripts/kallsyms.c writes them (--layout=6.12:
@@ -16,6 +18,15 @@ payload_length).  Options make the bad inputs: --no-kallsyms,
 --corrupt-kallsyms, --truncate, --payload-garbage.  --map writes the
 System.map the symbols came from (--map-shift moves its addresses: a map of
 another build).
+
+An Image is what objcopy -O binary makes of a kernel: its allocated bytes
+from its first address on, the 64-byte header of arch/arm64/include/asm/
+image.h or arch/riscv/include/asm/image.h over its first bytes (arm64:
+_text is the ELF's first page, its ELF header; riscv64: _start is a header
+page before _text, as head.S is), the banner and the kallsyms tables in a
+page after the bss, which the Image covers (as a kernel's init data is).
+The symbols a kernel has and a minikernel does not are added: _text,
+_sinittext = _einittext (no init text) where the data starts, _end.
 """
 import argparse
 import gzip
@@ -29,6 +40,14 @@ import tempfile
 
 def sh(*args):
     return subprocess.run(args, check=True, capture_output=True, text=True).stdout
+
+
+def objcopy_for(elf):
+    """The host's objcopy writes only its own machine's ELF: a cross one for the others."""
+    with open(elf, "rb") as f:
+        machine, = struct.unpack_from("<H", f.read(20), 18)
+    return {21: "powerpc64le-linux-gnu-objcopy", 183: "aarch64-linux-gnu-objcopy",
+            243: "riscv64-linux-gnu-objcopy"}.get(machine, "objcopy")
 
 
 def sections(elf):
@@ -134,19 +153,72 @@ def bzimage(payload, truncate=0):
     return img[:truncate] if truncate else img
 
 
+def elf_sections(b):
+    shoff, = struct.unpack_from("<Q", b, 0x28)
+    shnum, = struct.unpack_from("<H", b, 0x3C)
+    return [struct.unpack_from("<IIQQQQ", b, shoff + 64 * i) for i in range(shnum)]
+
+
+def raw_image(fmt, elf, syms, banner_blob_at, blob, clear=False):
+    """The Image's bytes (header included) and the symbols it adds."""
+    b = open(elf, "rb").read()
+    secs = [s for s in elf_sections(b) if s[2] & 2]       # SHF_ALLOC
+    data = min(a for _, t, f, a, o, z in secs if f & 1 or t == 4)  # first writable or RELA
+    stext = min(a for _, t, f, a, o, z in secs if f & 4)
+    start = 0 if fmt == "arm64" else stext - 0x1000
+    end = banner_blob_at + len(blob)
+    img = bytearray(end - start)
+    for _, t, f, a, o, z in secs:
+        if t != 8:                                          # not NOBITS
+            img[a - start:a - start + z] = b[o:o + z]
+    img[banner_blob_at - start:end] = blob
+    if clear:
+        # the table cleared: its slots and the addends of the RELATIVE
+        # relocations that fill them (arm64's values live there)
+        sym = {n: ad for ad, t, n in syms}
+        lo, hi = sym["__start_mcount_loc"], sym["__stop_mcount_loc"]
+        img[lo - start:hi - start] = bytes(hi - lo)
+        for _, t, f, a, o, z in secs:
+            for k in range(z // 24 if t == 4 else 0):
+                r = a - start + 24 * k
+                off, info = struct.unpack_from("<QQ", img, r)
+                if lo <= off < hi:
+                    struct.pack_into("<Q", img, r + 16, 0)
+    if fmt == "arm64":
+        hdr = struct.pack("<IIQQQQQQ", 0xFA405A4D, 0x14000000 | ((stext - start) // 4),
+                          0, len(img), 0xA, 0, 0, 0) + b"ARM\x64" + struct.pack("<I", 0)
+        add = [(start, "T", "_text")]
+    else:
+        hdr = struct.pack("<IIQQQIIQ", 0x0000106F, 0, 0x200000, len(img), 0, 2, 0, 0) + \
+            b"RISCV\0\0\0" + b"RSC\x05" + struct.pack("<I", 0)
+        add = [(start, "T", "_start"), (stext, "T", "_text")]
+    img[0:64] = hdr
+    add += [(data, "T", "_sinittext"), (data, "T", "_einittext"), (end, "B", "_end")]
+    return bytes(img), add
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("elf")
     ap.add_argument("out")
     ap.add_argument("--comp", default="gzip")
+    ap.add_argument("--format", default="bzimage", choices=["bzimage", "arm64", "riscv64", "stripped"],
+                    help="stripped: the payload itself, an ELF with no symbols (and an "
+                    ".init.text, as a kernel has), as powerpc64le packages ship vmlinux")
+    ap.add_argument("--text-only", action="store_true",
+                    help="kallsyms as a build without CONFIG_KALLSYMS_ALL makes it: text symbols")
     ap.add_argument("--layout", default="6.12", choices=["6.12", "6.1"])
     ap.add_argument("--map")
     ap.add_argument("--map-shift", type=lambda s: int(s, 0), default=0)
+    ap.add_argument("--map-banner-shift", type=lambda s: int(s, 0), default=0,
+                    help="linux_banner elsewhere in the map (another build's)")
     ap.add_argument("--no-kallsyms", action="store_true")
     ap.add_argument("--corrupt-kallsyms", action="store_true")
     ap.add_argument("--truncate", type=int, default=0)
     ap.add_argument("--payload-garbage", action="store_true")
     ap.add_argument("--bomb", action="store_true")
+    ap.add_argument("--clear-table", action="store_true",
+                    help="an Image whose table is cleared (slots and relocation addends zero)")
     ap.add_argument("--unsorted", action="store_true",
                     help="swap the table's first two entries (a build that did not sort it)")
     ap.add_argument("--ikconfig", help="a config to embed as IKCONFIG does")
@@ -159,8 +231,10 @@ def main():
     syms = []
     for line in sh("nm", "-n", a.elf).splitlines():
         f = line.split()
-        if len(f) == 3 and f[1] not in "Uu":
+        if len(f) == 3 and f[1] not in "Uu" and not f[2].startswith(("$", ".L")):
             syms.append((int(f[0], 16), f[1], f[2]))
+    if a.format not in ("bzimage", "stripped"):
+        return image_main(a, syms, top)
     if not any(n == "_text" for _, _, n in syms):
         syms.append((text, "T", "_text"))
     banner = b"Linux version 6.12.0-minikernel (mkvmlinuz.py) #1 SMP\n\0"
@@ -176,7 +250,10 @@ def main():
             blob += b"IKCFG_ST" + gzip.compress(f.read()) + b"IKCFG_ED"
         blob += b"\0" * (-len(blob) % 8)
     if not a.no_kallsyms:
-        t = bytearray(tables(syms, a.layout, base))
+        # (the digits: a real kernel's text symbols have them all)
+        ks = [x for x in syms if x[1] in "Tt" or x[2].startswith("kallsyms_digits")] \
+            if a.text_only else syms
+        t = bytearray(tables(ks, a.layout, base))
         if a.corrupt_kallsyms:
             # names: a length byte pointing far past them
             i = t.find(struct.pack("<I", len(syms)))
@@ -205,15 +282,23 @@ def main():
                     b[o:o + 16] = b[o + 8:o + 16] + b[o:o + 8]
             with open(src, "wb") as f:
                 f.write(b)
-        sh("objcopy", "-S", src, stripped)
+        objcopy = objcopy_for(src)
+        sh(objcopy, "-S", src, stripped)
         with open(tab, "wb") as f:
             f.write(blob)
-        sh("objcopy", "--add-section", ".rodata.kallsyms=" + tab,
+        sh(objcopy, "--add-section", ".rodata.kallsyms=" + tab,
            "--set-section-flags", ".rodata.kallsyms=alloc,load,readonly,data,contents",
            "--change-section-address", ".rodata.kallsyms=%#x" % where,
            "--set-section-alignment", ".rodata.kallsyms=4096", stripped, out)
+        if a.format == "stripped":
+            sh(objcopy, "--add-section", ".init.text=/dev/null",
+               "--set-section-flags", ".init.text=alloc,code,readonly", out)
         with open(out, "rb") as f:
             payload = f.read()
+    if a.format == "stripped":
+        with open(a.out, "wb") as f:
+            f.write(payload)
+        return 0
     if a.bomb:
         payload = compress(b"\0" * (64 << 20), "gzip")
     elif a.payload_garbage:
@@ -222,6 +307,42 @@ def main():
         payload = compress(payload, a.comp)
     with open(a.out, "wb") as f:
         f.write(bzimage(payload, a.truncate))
+    return 0
+
+
+def image_main(a, syms, top):
+    """An arm64 or riscv64 Image (Image.gz with --comp gzip)."""
+    where = (top + 0xFFF) & ~0xFFF
+    banner = b"Linux version 6.12.0-minikernel (mkvmlinuz.py) #1 SMP\n\0"
+    syms = [s for s in syms if s[2] not in ("_start", "_text", "_end")]
+    extra = [(where, "D", "linux_banner"), (where + 64, "r", "kallsyms_digits_0123456789")]
+    head = banner + b"\0" * (64 - len(banner)) + b"\0" * 64
+    # two passes: the Image's own symbols (_end) depend on the tables' length
+    blob, add = head, []
+    for _ in range(3):
+        _, add = raw_image(a.format, a.elf, syms, where, blob, b"")
+        allsyms = sorted(syms + extra + add, key=lambda s: (s[0], s[2]))
+        base = min(s[0] for s in allsyms)
+        t = bytearray(tables(allsyms, a.layout, base)) if not a.no_kallsyms else bytearray()
+        if a.corrupt_kallsyms:
+            i = t.find(struct.pack("<I", len(allsyms)))
+            t[i + 8] = 0x7F
+            t[i + 9] = 0x7F
+        blob = head + bytes(t)
+        blob += b"\0" * (-len(blob) % 0x1000)
+    img, add2 = raw_image(a.format, a.elf, syms, where, blob, a.clear_table)
+    assert add2 == add
+    if a.map:
+        with open(a.map, "w") as f:
+            for ad, ty, n in allsyms:
+                ad += a.map_banner_shift if n == "linux_banner" else 0
+                f.write("%016x %s %s\n" % (ad + a.map_shift, ty, n))
+    if a.comp == "gzip":
+        img = gzip.compress(img, 9)
+    elif a.comp != "none":
+        raise SystemExit("an Image is raw (--comp none) or an Image.gz (--comp gzip)")
+    with open(a.out, "wb") as f:
+        f.write(img[:a.truncate] if a.truncate else img)
     return 0
 
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/e2e/vmlinuz.sh - audit a kernel as it ships: a bzImage whose payload
-# is the kernel stripped of its symbols, with the symbols only in its kallsyms
-# tables (or a System.map).  The images are made here from the minikernel
+# is the kernel stripped of its symbols, and arm64 and riscv64 Images, with
+# the symbols only in their kallsyms tables (or a System.map).  The images are made here from the minikernel
 # fixtures by tests/e2e/mkvmlinuz.py (kallsyms laid out as scripts/kallsyms.c
 # writes them, 6.12 and 6.1 layouts; payload stripped with objcopy -S;
 # gzip, xz, lzma and zstd payloads).  The oracle is the ELF the image was
@@ -16,12 +16,21 @@
 #                       Debian's stub beside it is skipped
 #   config              an unsorted table: a note without a config; a finding
 #                       when --config, config-VERSION beside it or IKCONFIG
-#                       says CONFIG_BUILDTIME_MCOUNT_SORT=y; none if it is off
+#                       says CONFIG_BUILDTIME_MCOUNT_SORT=y; none if it is off.
+#                       The ftrace layout the config names: a boot image takes
+#                       it (refused in one line where the code has another),
+#                       vmlinux's is checked against it (a "shifted" finding)
 #   audit DIR           the boot image in a directory is found and audited
 #   bad input           truncated bzImage, a payload that is not a
 #                       compressed stream, a decompression bomb, a map of
 #                       another build, no symbols at all, corrupt kallsyms,
 #                       record --in-place: each exit 2 and one line
+#
+#   stripped vmlinux    an ELF with no .symtab: kallsyms or a System.map
+#   Images              arm64 and riscv64 Image and Image.gz made from the
+#                       aarch64 and riscv64-norelax minikernels (kallsyms,
+#                       or a System.map): table, names and audit = the ELF's;
+#                       the table cleared: every site missing; bad input
 #
 #   PATCHSITE=/path/to/patchsite sh tests/e2e/vmlinuz.sh
 set -u
@@ -51,12 +60,23 @@ b = open(elf, "rb").read()
 shoff, = struct.unpack_from("<Q", b, 0x28)
 shnum, = struct.unpack_from("<H", b, 0x3c)
 lo, hi = sym["__start_mcount_loc"], sym["__stop_mcount_loc"]
-for i in range(shnum):
-    name, typ, flags, addr, off, size = struct.unpack_from("<IIQQQQ", b, shoff + 64 * i)
+secs = [struct.unpack_from("<IIQQQQ", b, shoff + 64 * i) for i in range(shnum)]
+# arm64 (--no-apply-dynamic-relocs): a slot's value is the addend of the
+# R_AARCH64_RELATIVE entry of .rela.dyn at it
+rel = {}
+for name, typ, flags, addr, off, size in secs:
+    if typ == 4 and flags & 2:
+        for k in range(size // 24):
+            o, info, add = struct.unpack_from("<QQq", b, off + 24 * k)
+            if lo <= o < hi and info & 0xffffffff == 1027:
+                rel[o] = add & (2**64 - 1)
+for name, typ, flags, addr, off, size in secs:
     if addr <= lo < addr + size and typ != 8:
-        v = [struct.unpack_from("<Q", b, off + lo - addr + 8 * k)[0] for k in range((hi - lo) // 8)]
+        v = [struct.unpack_from("<Q", b, off + lo - addr + 8 * k)[0] or rel.get(lo + 8 * k, 0)
+             for k in range((hi - lo) // 8)]
         for x in sorted(x for x in v if x):
             print("0x%x" % x)
+        break
 EOF
 }
 
@@ -102,6 +122,69 @@ for k in x86_64-pad x86_64; do
 	else
 		{ cat "$ps_msg"; diff "$tmp/got" "$tmp/$k.elf.audit"; } >"$tmp/d" 2>&1
 		not_ok "$k: audit from the bzImage = on the ELF" "$tmp/d"
+	fi
+done
+
+# arm64 and riscv64 Images (raw, and Image.gz): the Image's bytes are the
+# kernel's, its symbols kallsyms'; the same table, names and audit as the ELF
+for ka in aarch64:arm64 riscv64-norelax:riscv64; do
+	k=${ka%:*} f=${ka#*:}
+	elf=$fx/$k.elf
+	if ! [ -f "$elf" ]; then
+		not_ok "$f: fixture $elf (make -C fixtures/minikernel)"
+		continue
+	fi
+	table "$elf" >"$tmp/$k.want"
+	check "$f: oracle table has entries" test -s "$tmp/$k.want"
+	ps_check "$f: record ELF" 0 "$tmp/$k.elf.sym" -- record --symbolize "$elf" &&
+		ps_check "$f: audit ELF" 0 "$tmp/$k.elf.audit" -- audit "$elf"
+	tail -n +2 "$tmp/$k.elf.audit" >"$tmp/$f.audit.tail"
+	for z in none gzip; do
+		img=$tmp/$f-Image-$z
+		if ! $mk "$elf" "$img" --format "$f" --comp "$z" 2>"$tmp/mk.err"; then
+			not_ok "$f Image ($z): mkvmlinuz" "$tmp/mk.err"
+			continue
+		fi
+		if ps_run 0 "$tmp/got" -- record "$img" && cmp -s "$tmp/got" "$tmp/$k.want"; then
+			ok "$f Image ($z): table from kallsyms = the ELF's"
+		else
+			{ cat "$ps_msg"; diff "$tmp/got" "$tmp/$k.want"; } >"$tmp/d" 2>&1
+			not_ok "$f Image ($z): table from kallsyms = the ELF's" "$tmp/d"
+		fi
+	done
+	img=$tmp/$f-Image-gzip
+	if ps_run 0 "$tmp/got" -- record --symbolize "$img" && cmp -s "$tmp/got" "$tmp/$k.elf.sym"; then
+		ok "$f Image: record --symbolize from kallsyms = from the ELF's symbols"
+	else
+		{ cat "$ps_msg"; diff "$tmp/got" "$tmp/$k.elf.sym"; } >"$tmp/d" 2>&1
+		not_ok "$f Image: record --symbolize from kallsyms = from the ELF's symbols" "$tmp/d"
+	fi
+	# (the first line says where the layout came from: DWARF in the ELF,
+	# the code in the Image; the findings and the summary are the same)
+	if ps_run 0 "$tmp/got" -- audit "$img" && tail -n +2 "$tmp/got" >"$tmp/got2" &&
+		tail -n +2 "$tmp/$k.elf.audit" | cmp -s "$tmp/got2" - &&
+		grep -q "^$f image: " "$tmp/got"; then
+		ok "$f Image: audit = on the ELF"
+	else
+		{ cat "$ps_msg"; diff "$tmp/got" "$tmp/$k.elf.audit"; } >"$tmp/d" 2>&1
+		not_ok "$f Image: audit = on the ELF" "$tmp/d"
+	fi
+	n=$(wc -l <"$tmp/$k.want")
+	$mk "$elf" "$tmp/$f-cleared" --format "$f" --comp gzip --clear-table
+	if ps_run 1 "$tmp/got" -- audit "$tmp/$f-cleared" &&
+		grep -q "summary: 0 misaligned, 0 stale, $n missing" "$tmp/got" &&
+		[ "$(grep -c '^missing: .* site is not in the table$' "$tmp/got")" = "$n" ]; then
+		ok "$f Image, table cleared: audit names all $n sites missing"
+	else
+		{ cat "$ps_msg"; cat "$tmp/got"; } >"$tmp/d" 2>&1
+		not_ok "$f Image, table cleared: audit names all $n sites missing" "$tmp/d"
+	fi
+	$mk "$elf" "$tmp/$f-nok" --format "$f" --comp none --no-kallsyms --map "$tmp/$f.map"
+	if ps_run 0 "$tmp/got" -- record --system-map="$tmp/$f.map" "$tmp/$f-nok" &&
+		cmp -s "$tmp/got" "$tmp/$k.want"; then
+		ok "$f Image without kallsyms, --system-map: table = the ELF's"
+	else
+		not_ok "$f Image without kallsyms, --system-map: table = the ELF's" "$ps_msg"
 	fi
 done
 
@@ -167,6 +250,28 @@ else
 	not_ok "Debian's stub System.map beside the image: skipped, kallsyms read" "$ps_msg"
 fi
 
+# a vmlinux stripped of its symbols (what a powerpc64le package installs;
+# here the powerpc64le minikernel with kallsyms and an .init.text added):
+# symbols from its kallsyms, or a System.map; an unstripped ELF is not touched
+sk=powerpc64le
+table "$fx/$sk.elf" >"$tmp/$sk.want"
+check "stripped: oracle table has entries" test -s "$tmp/$sk.want"
+ps_check "stripped: record --symbolize of the ELF" 0 "$tmp/$sk.elf.sym" -- record --symbolize "$fx/$sk.elf"
+$mk "$fx/$sk.elf" "$tmp/stripped" --format stripped
+$mk "$fx/$sk.elf" "$tmp/stripped-nok" --format stripped --no-kallsyms --map "$tmp/stripped.map"
+if ps_run 0 "$tmp/got" -- record --symbolize "$tmp/stripped" && cmp -s "$tmp/got" "$tmp/$sk.elf.sym"; then
+	ok "stripped vmlinux: record --symbolize from its kallsyms = from the ELF's symbols"
+else
+	{ cat "$ps_msg"; diff "$tmp/got" "$tmp/$sk.elf.sym"; } >"$tmp/d" 2>&1
+	not_ok "stripped vmlinux: record --symbolize from its kallsyms = from the ELF's symbols" "$tmp/d"
+fi
+if ps_run 0 "$tmp/got" -- record --system-map="$tmp/stripped.map" "$tmp/stripped-nok" &&
+	cmp -s "$tmp/got" "$tmp/$sk.want"; then
+	ok "stripped vmlinux without kallsyms, --system-map: table = the ELF's bytes"
+else
+	not_ok "stripped vmlinux without kallsyms, --system-map: table = the ELF's bytes" "$ps_msg"
+fi
+
 # the build's config decides whether an unsorted table is a finding
 printf 'CONFIG_FTRACE=y\nCONFIG_BUILDTIME_MCOUNT_SORT=y\n' >"$tmp/sorts.config"
 printf 'CONFIG_FTRACE=y\n# CONFIG_BUILDTIME_MCOUNT_SORT is not set\n' >"$tmp/nosort.config"
@@ -209,6 +314,72 @@ else
 	not_ok "unsorted, config-VERSION beside the image says the build sorts: a finding" "$tmp/d"
 fi
 
+# the build's config also says which ftrace layout the kernel expects
+printf 'CONFIG_FUNCTION_TRACER=y\nCONFIG_DYNAMIC_FTRACE=y\nCONFIG_DYNAMIC_FTRACE_WITH_ARGS=y\n' \
+	>"$tmp/a64-args.config"
+printf 'CONFIG_FUNCTION_TRACER=y\nCONFIG_DYNAMIC_FTRACE=y\nCONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS=y\n' \
+	>"$tmp/a64-callops.config"
+printf 'CONFIG_FUNCTION_TRACER=y\nCONFIG_DYNAMIC_FTRACE=y\nCONFIG_HAVE_FENTRY=y\n' >"$tmp/x86-calls.config"
+printf 'CONFIG_FUNCTION_TRACER=y\nCONFIG_DYNAMIC_FTRACE=y\nCONFIG_HAVE_FENTRY=y\nCONFIG_FTRACE_MCOUNT_USE_OBJTOOL=y\nCONFIG_HAVE_OBJTOOL_NOP_MCOUNT=y\n' \
+	>"$tmp/x86-nop.config"
+printf 'CONFIG_FUNCTION_TRACER=y\nCONFIG_DYNAMIC_FTRACE=y\n# CONFIG_RISCV_ISA_C is not set\n' \
+	>"$tmp/rv-noc.config"
+img=$tmp/arm64-Image-gzip
+if ps_run 0 "$tmp/got" -- audit --config="$tmp/a64-args.config" "$img" &&
+	grep -q "^arm64 image: .*(-fpatchable-function-entry=2,0), as the build's config states (CONFIG_DYNAMIC_FTRACE_WITH_ARGS=y in " "$tmp/got" &&
+	tail -n +2 "$tmp/got" | cmp -s - "$tmp/arm64.audit.tail" && ! [ -s "$ps_err" ]; then
+	ok "config layout: an Image takes the layout its config states (WITH_ARGS: 2,0), the same findings"
+else
+	{ cat "$ps_msg"; cat "$tmp/got" "$ps_err"; } >"$tmp/d" 2>&1
+	not_ok "config layout: an Image takes the layout its config states (WITH_ARGS: 2,0), the same findings" "$tmp/d"
+fi
+if ps_run 2 "$tmp/got" -- audit --config="$tmp/a64-callops.config" "$img" && one_line "$ps_err" &&
+	grep -q "the build's config (CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS=y in .*-fpatchable-function-entry=4,2) does not match the code" "$ps_err" &&
+	! [ -s "$tmp/got" ]; then
+	ok "config layout: an Image whose code has another layout than its config (CALL_OPS): refused in one line"
+else
+	{ cat "$ps_msg"; cat "$tmp/got" "$ps_err"; } >"$tmp/d" 2>&1
+	not_ok "config layout: an Image whose code has another layout than its config (CALL_OPS): refused in one line" "$tmp/d"
+fi
+if ps_run 2 "$tmp/got" -- audit --config="$tmp/rv-noc.config" "$tmp/riscv64-Image-none" && one_line "$ps_err" &&
+	grep -q "the build's config (CONFIG_DYNAMIC_FTRACE=y, no CONFIG_RISCV_ISA_C .*-fpatchable-function-entry=2,0) does not match the code" "$ps_err"; then
+	ok "config layout: a riscv64 Image built with C, a config without RISCV_ISA_C: refused in one line"
+else
+	{ cat "$ps_msg"; cat "$tmp/got" "$ps_err"; } >"$tmp/d" 2>&1
+	not_ok "config layout: a riscv64 Image built with C, a config without RISCV_ISA_C: refused in one line" "$tmp/d"
+fi
+# an ELF kernel (vmlinux) has its layout from its DWARF; the config checks it: a finding
+kelf=$fx/aarch64.elf
+if ps_run 1 "$tmp/got" -- audit --config="$tmp/a64-callops.config" "$kelf" &&
+	grep -q "^shifted: .*the build's config (CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS=y in .*) gives the compiler call-ops, 8 bytes of NOP before the symbol and 8 after (-fpatchable-function-entry=4,2), which ftrace expects; the 12 sites are patchable, 0 bytes of NOP before the symbol and 8 after (-fpatchable-function-entry=2,0)" "$tmp/got" &&
+	grep -q "^summary: .* 1 shifted" "$tmp/got"; then
+	ok "config layout: vmlinux (DWARF: 2,0) with a config that says CALL_OPS (4,2): one finding, in record's words"
+else
+	{ cat "$ps_msg"; cat "$tmp/got"; } >"$tmp/d" 2>&1
+	not_ok "config layout: vmlinux (DWARF: 2,0) with a config that says CALL_OPS (4,2): one finding, in record's words" "$tmp/d"
+fi
+if ps_run 0 "$tmp/got" -- audit --config="$tmp/a64-args.config" "$kelf" && grep -q "^summary: .* 0 shifted" "$tmp/got"; then
+	ok "config layout: vmlinux with a config that agrees (WITH_ARGS): no finding"
+else
+	not_ok "config layout: vmlinux with a config that agrees (WITH_ARGS): no finding" "$ps_msg"
+fi
+kelf=$fx/x86_64.elf
+if ps_run 1 "$tmp/got" -- audit --config="$tmp/x86-nop.config" "$kelf" &&
+	grep -q "^shifted: .*HAVE_OBJTOOL_NOP_MCOUNT=y in .*which ftrace expects; the [0-9]* sites are calls" "$tmp/got" &&
+	ps_run 0 "$tmp/got2" -- audit --config="$tmp/x86-calls.config" "$kelf" && grep -q "^summary: .* 0 shifted" "$tmp/got2"; then
+	ok "config layout: x86 calls to __fentry__ where the config says objtool NOPs them: a finding; HAVE_FENTRY alone: none"
+else
+	{ cat "$ps_msg"; cat "$tmp/got" "$tmp/got2"; } >"$tmp/d" 2>&1
+	not_ok "config layout: x86 calls to __fentry__ where the config says objtool NOPs them: a finding; HAVE_FENTRY alone: none" "$tmp/d"
+fi
+if ps_run 0 "$tmp/got" -- audit "$tmp/x86_64-pad-gzip-6.12" && one_line "$ps_err" &&
+	grep -q "note: no build config says which ftrace layout the kernel expects" "$ps_err"; then
+	ok "config layout: a boot image with no config: one note, no finding"
+else
+	{ cat "$ps_msg"; cat "$ps_err"; } >"$tmp/d" 2>&1
+	not_ok "config layout: a boot image with no config: one note, no finding" "$tmp/d"
+fi
+
 # a package in one call: boot/vmlinuz-* found in the directory
 if ps_run 0 "$tmp/got" -- audit -v "$tmp/boot" && grep -q "vmlinuz-6.12.0-mini" "$tmp/got" &&
 	grep -q "^total: 1 images" "$tmp/got"; then
@@ -241,6 +412,15 @@ bad "decompression bomb" "decompression bomb" "$tmp/bomb"
 bad "corrupt kallsyms" "corrupt kallsyms" "$tmp/corrupt"
 bad "no symbols" "no symbols" "$tmp/nok"
 bad "System.map of another build" "not this image's" "$tmp/other" --system-map="$tmp/other.map"
+$mk "$fx/riscv64-norelax.elf" "$tmp/rv-corrupt" --format riscv64 --comp none --corrupt-kallsyms
+$mk "$fx/aarch64.elf" "$tmp/a64-other" --format arm64 --comp gzip --no-kallsyms \
+	--map "$tmp/a64-other.map" --map-banner-shift 64
+$mk "$elf" "$tmp/textonly" --text-only
+bad "kallsyms of a build without KALLSYMS_ALL" "text symbols only .*--system-map" "$tmp/textonly"
+bad "riscv64 Image, corrupt kallsyms" "corrupt kallsyms" "$tmp/rv-corrupt"
+bad "riscv64 Image, no symbols" "no symbols" "$tmp/riscv64-nok"
+bad "arm64 Image.gz, System.map of another build" "another build" "$tmp/a64-other" \
+	--system-map="$tmp/a64-other.map"
 cp "$tmp/$k-gzip-6.12" "$tmp/inplace"
 cp "$tmp/inplace" "$tmp/inplace.orig"
 if ps_run 2 /dev/null -- record --in-place "$tmp/inplace" && one_line "$ps_err" &&

@@ -18,6 +18,8 @@ OUT=$W/out
 # through which every patchsite run goes, its exit status asserted before
 # its output is read (tests/e2e/lint-tests.py)
 . "$(dirname "${BASH_SOURCE[0]}")/../e2e/lib.sh"
+# bootimg_check: each kernel audited from its boot image (tests/kernel/bootimg.sh)
+. "$(dirname "${BASH_SOURCE[0]}")/bootimg.sh"
 ps_init "$OUT"
 ps_detail=tail	# a failed check shows the end of its log (a boot's last lines)
 

@@ -85,6 +85,7 @@ kbuild powerpc vmlinux >"$OUT/ppc64le.build.log" 2>&1 || {
 	die "ppc64le kernel build failed"
 }
 echo "# ppc64le kernel build: $(($(date +%s) - t0)) s"
+bootimg_check powerpc "$X" ppc64le
 V=$T/built.vmlinux
 cp "$X/vmlinux" "$V"
 [ "$(readelf -h "$V" | sed -n 's/^ *Machine: *//p')" = "PowerPC64" ] || die "$V is not a PowerPC64 image"

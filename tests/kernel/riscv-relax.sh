@@ -154,6 +154,7 @@ ftrace_call_insns() { # VMLINUX -> mnemonics of the 8 bytes at ftrace_call
 
 # --- 1. stock: CONFIG_PATCHSITE off, --no-relax -------------------------------
 build stock "$B"
+bootimg_check riscv "$B" riscv
 grep -q -- "--no-relax" "$SRC/arch/riscv/Makefile" || die "the stock Makefile lost --no-relax"
 grep -l -r --include='.*.cmd' -e patchsite "$B" >"$T/stock.cmds" 2>/dev/null
 ncmd=$(find "$B" -name '.*.o.cmd' | wc -l)

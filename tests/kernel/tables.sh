@@ -69,6 +69,7 @@ kbuild arm64 Image >"$OUT/arm64.build.log" 2>&1 || {
 }
 cp "$A/vmlinux" "$OUT/arm64.vmlinux"
 cp "$A/arch/arm64/boot/Image" "$OUT/arm64.Image"
+bootimg_check arm64 "$A" arm64
 
 # --- the riscv64 kernel (riscv-relax.sh's stock one) ------------------------
 if [ ! -f "$OUT/stock.vmlinux" ]; then

@@ -72,6 +72,7 @@ kbuild x86 vmlinux >"$OUT/x86.build.log" 2>&1 || {
 	die "x86 kernel build failed"
 }
 echo "# x86_64 kernel build: $(($(date +%s) - t0)) s"
+bootimg_check x86 "$X" x86
 V=$T/built.vmlinux
 S=$T/nodwarf.vmlinux
 cp "$X/vmlinux" "$V"
