@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * record.h - the tracer's per-call records (record.c): the entry and exit
+ * of every traced call, per thread, stamped by the cycle counter, into
+ * lock-free per-thread rings that a writer thread of the tracer's own
+ * drains into files.  `patchsite trace` (trace/) reads those files and
+ * writes what tools read (uftrace's data directory, Chrome JSON, the
+ * summary).
+ *
+ * The files, in the directory PATCHSITE_TRACE_RECORD names:
+ *
+ *   ring-N.raw       the records of ring N (one thread), struct trace_rec
+ *                    after one another, in the order the thread made them
+ *   threads.txt      at the end: `ring N tid T records R dropped D lost L
+ *                    deep P`, one line per ring (D: calls not recorded, the
+ *                    ring full; L: records the writer could not write out;
+ *                    P: calls deeper than the shadow stack, not recorded)
+ *   clock.txt        `tsc0 MONO0 tsc1 MONO1 ovh OVH pid PID`: the counter
+ *                    against CLOCK_MONOTONIC (ns) at start and end, and the
+ *                    measured cost of one record in counter ticks
+ *   funcs.txt        `ADDRESS NAME`, one line per traced function: the
+ *                    index in a record is the line's number (from 0);
+ *                    the first line is `bias BIAS` (the load bias)
+ */
+#ifndef PATCHSITE_TRACER_RECORD_H
+#define PATCHSITE_TRACER_RECORD_H
+
+#include <stdint.h>
+
+#include "callops.h"
+
+/* the file format, shared with trace/ (which includes this header) */
+struct trace_rec {
+	uint64_t tsc;		/* the cycle counter */
+	uint32_t fn;		/* function index << 1 | 1 for an exit */
+	uint32_t depth;		/* the thread's shadow-stack depth of the call */
+};
+
+#define TRACE_REC_EXIT 1u
+
+/* the cycle counter of this architecture, read in a few instructions */
+static inline uint64_t PS_NOTRACE trace_tsc(void)
+{
+#if defined(__x86_64__)
+	uint32_t lo, hi;
+
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+#elif defined(__aarch64__)
+	uint64_t v;
+
+	__asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+	return v;
+#elif defined(__riscv) && __riscv_xlen == 64
+	uint64_t v;
+
+	__asm__ __volatile__("rdtime %0" : "=r"(v));
+	return v;
+#else
+	return 0;
+#endif
+}
+
+extern int trace_recording;	/* PATCHSITE_TRACE_RECORD was given and opened */
+
+/* start: the directory, the ring size in records; 0 or -errno after a
+   message (through say) */
+int trace_record_start(const char *dir, const char *bufsize);
+/* the functions (addresses, names, the load bias) into funcs.txt */
+int trace_record_funcs(uintptr_t bias, long n, const uintptr_t *addr, const char *const *name);
+/* stop the writer, drain every ring, write threads.txt and clock.txt */
+void trace_record_end(void);
+/* a forked child records nothing (its rings are the parent's copies) */
+void trace_record_forked(void);
+
+/* the hot path (the caller has marked the thread's shadow stack busy):
+   1 if the entry was recorded (its exit then has room), 0 if dropped */
+int trace_rec_entry(uint32_t fn, uint32_t depth);
+/* the exit of a recorded entry at depth */
+void trace_rec_exit(uint32_t fn, uint32_t depth);
+/* a call deeper than the shadow stack: not recorded, counted */
+void trace_rec_too_deep(void);
+/* an entry at depth that was not recorded is gone (returned or left) */
+void trace_rec_unrecorded_gone(uint32_t depth);
+
+#endif /* PATCHSITE_TRACER_RECORD_H */
