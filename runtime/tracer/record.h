@@ -5,22 +5,7 @@
  * lock-free per-thread rings that a writer thread of the tracer's own
  * drains into files.  `patchsite trace` (trace/) reads those files and
  * writes what tools read (uftrace's data directory, Chrome JSON, the
- * summary).
- *
- * The files, in the directory PATCHSITE_TRACE_RECORD names:
- *
- *   ring-N.raw       the records of ring N (one thread), struct trace_rec
- *                    after one another, in the order the thread made them
- *   threads.txt      at the end: `ring N tid T records R dropped D lost L
- *                    deep P`, one line per ring (D: calls not recorded, the
- *                    ring full; L: records the writer could not write out;
- *                    P: calls deeper than the shadow stack, not recorded)
- *   clock.txt        `tsc0 MONO0 tsc1 MONO1 ovh OVH pid PID`: the counter
- *                    against CLOCK_MONOTONIC (ns) at start and end, and the
- *                    measured cost of one record in counter ticks
- *   funcs.txt        `ADDRESS NAME`, one line per traced function: the
- *                    index in a record is the line's number (from 0);
- *                    the first line is `bias BIAS` (the load bias)
+ * summary).  The files it writes: recfile.h.
  */
 #ifndef PATCHSITE_TRACER_RECORD_H
 #define PATCHSITE_TRACER_RECORD_H
@@ -28,15 +13,7 @@
 #include <stdint.h>
 
 #include "callops.h"
-
-/* the file format, shared with trace/ (which includes this header) */
-struct trace_rec {
-	uint64_t tsc;		/* the cycle counter */
-	uint32_t fn;		/* function index << 1 | 1 for an exit */
-	uint32_t depth;		/* the thread's shadow-stack depth of the call */
-};
-
-#define TRACE_REC_EXIT 1u
+#include "recfile.h"
 
 /* the cycle counter of this architecture, read in a few instructions */
 static inline uint64_t PS_NOTRACE trace_tsc(void)

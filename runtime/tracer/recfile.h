@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * recfile.h - the files of the tracer's record mode (record.c writes them,
+ * `patchsite trace`, trace/data.c, reads them), in the directory
+ * PATCHSITE_TRACE_RECORD names:
+ *
+ *   ring-N.raw       the records of ring N (one thread), struct trace_rec
+ *                    after one another, in the order the thread made them
+ *   threads.txt      at the end: `ring N tid T records R dropped D lost L
+ *                    deep P`, one line per ring (D: calls not recorded, the
+ *                    ring full; L: records the writer could not write out;
+ *                    P: calls deeper than the shadow stack, not recorded)
+ *   clock.txt        `tsc0 MONO0 tsc1 MONO1 ovh OVH pid PID`: the counter
+ *                    against CLOCK_MONOTONIC (ns) at start and end, and the
+ *                    measured cost of one record in counter ticks
+ *   funcs.txt        `ADDRESS NAME`, one line per traced function: the
+ *                    index in a record is the line's number (from 0);
+ *                    the first line is `bias BIAS` (the load bias)
+ */
+#ifndef PATCHSITE_TRACER_RECFILE_H
+#define PATCHSITE_TRACER_RECFILE_H
+
+#include <stdint.h>
+
+struct trace_rec {
+	uint64_t tsc;		/* the cycle counter */
+	uint32_t fn;		/* function index << 1 | TRACE_REC_EXIT for an exit */
+	uint32_t depth;		/* the thread's shadow-stack depth of the call */
+};
+
+#define TRACE_REC_EXIT 1u
+
+_Static_assert(sizeof(struct trace_rec) == 16, "a record is 16 bytes");
+
+#endif /* PATCHSITE_TRACER_RECFILE_H */
