@@ -141,7 +141,8 @@ fixtures: san
 # `make e2e`'s two at a time end together.
 E2E_SCRIPTS := realprog-riscv64 realserver stress run hostile runtime-x86 repad-zlib allocfail \
 	realprog-x86 tracer safety-core safety-tracer embed-x86 embed repad vmlinuz \
-	repad-kernel inplace bench-x86 minikernel nearmiss package arches cli ppc64le
+	repad-kernel inplace bench-x86 minikernel nearmiss package arches cli ppc64le \
+	trace-uftrace trace-cases
 E2E_VARIANTS := embed-riscv64 embed-riscv64-noc
 E2E_SCRIPT_embed-riscv64 := embed
 E2E_ENV_embed-riscv64 := ARCH=riscv64
@@ -356,6 +357,7 @@ clean:
 	$(MAKE) -C fixtures/repad clean
 	$(MAKE) -C fixtures/embed clean
 	$(MAKE) -C fixtures/tracer clean
+	$(MAKE) -C fixtures/trace clean
 	$(MAKE) -C fixtures/nearmiss clean
 	$(MAKE) -C fixtures/repad-kernel clean
 	$(MAKE) -C fixtures/realprog-x86 clean
