@@ -879,7 +879,10 @@ int main(int argc, char **argv)
 		return run(cmd_embed, argc - 1, argv + 1);
 	if (!strcmp(argv[1], "arches"))
 		return run(cmd_arches, argc - 1, argv + 1);
-	if (!strcmp(argv[1], "trace"))
-		return run(cmd_trace, argc - 1, argv + 1);
+	if (!strcmp(argv[1], "trace")) {
+		/* not run(): exit status 2 may be the traced program's own */
+		opterr = 0;
+		return cmd_trace(argc - 1, argv + 1);
+	}
 	return usage_error("unknown command '%s'", argv[1]);
 }

@@ -516,6 +516,10 @@ int cmd_trace(int argc, char **argv)
 			deep += data.th[i].deep;
 			lost += data.th[i].lost;
 		}
+		if (data.incomplete)
+			fprintf(stderr, "patchsite: %s: the program did not end through exit: its last "
+				"records (up to 5 ms) are not in the trace, and what was dropped is "
+				"not known\n", argv[optind]);
 		if (dropped || deep || lost)
 			fprintf(stderr, "patchsite: %s: not recorded: %llu calls (buffer full: "
 				"--buffer-size), %llu calls (deeper than 512), %llu records (write "

@@ -19,9 +19,11 @@
  *   -t TIME   a call is kept only if it ran TIME or longer (a call whose
  *             exit was never recorded ran until the end: kept)
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -251,6 +253,51 @@ out:
 	return err;
 }
 
+/*
+ * No threads.txt (the program never reached the tracer's end: killed by a
+ * signal, _exit): the ring files there are, as threads.txt would list them,
+ * their records from their sizes, what was dropped not known.
+ */
+static int rings_listed(const char *dir, char **text)
+{
+	DIR *dd = opendir(dir);
+	struct dirent *de;
+	size_t len = 0;
+	FILE *f;
+
+	if (!dd) {
+		elfio_error(dir, "%s", strerror(errno));
+		return -errno;
+	}
+	f = open_memstream(text, &len);
+	if (!f) {
+		closedir(dd);
+		elfio_error(dir, "out of memory");
+		return -ENOMEM;
+	}
+	while ((de = readdir(dd))) {
+		long seq;
+		int tid, n = 0;
+		struct stat st;
+		char path[4096];
+
+		if (sscanf(de->d_name, "ring-%ld-%d.raw%n", &seq, &tid, &n) != 2 ||
+		    de->d_name[n])
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (stat(path, &st))
+			continue;
+		fprintf(f, "ring %ld tid %d records %llu dropped 0 lost 0 deep 0\n", seq, tid,
+			(unsigned long long)st.st_size / sizeof(struct trace_rec));
+	}
+	closedir(dd);
+	if (fclose(f)) {
+		elfio_error(dir, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 int trace_data_read(struct trace_data *d, const char *dir, const struct trace_filter *f)
 {
 	char *clock = NULL, *threads = NULL, *line, *save = NULL;
@@ -260,6 +307,7 @@ int trace_data_read(struct trace_data *d, const char *dir, const struct trace_fi
 	double ns_per_tick;
 	int err = -EINVAL;
 	long pid;
+	char path[4096];
 
 	memset(d, 0, sizeof(*d));
 	clock = slurp(dir, "clock.txt", NULL);
@@ -280,10 +328,18 @@ int trace_data_read(struct trace_data *d, const char *dir, const struct trace_fi
 	err = read_funcs(d, dir);
 	if (err)
 		goto out;
-	threads = slurp(dir, "threads.txt", NULL);
-	if (!threads) {
-		err = -EIO;
-		goto out;
+	snprintf(path, sizeof(path), "%s/threads.txt", dir);
+	if (access(path, F_OK) == 0) {
+		threads = slurp(dir, "threads.txt", NULL);
+		if (!threads) {
+			err = -EIO;
+			goto out;
+		}
+	} else {
+		err = rings_listed(dir, &threads);
+		if (err)
+			goto out;
+		d->incomplete = 1;
 	}
 	for (line = strtok_r(threads, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		struct ring_info r;
@@ -336,7 +392,7 @@ int trace_data_read(struct trace_data *d, const char *dir, const struct trace_fi
 			t->deep += ri[j].deep;
 			if (!ri[j].records)
 				continue;
-			snprintf(name, sizeof(name), "ring-%ld.raw", ri[j].seq);
+			snprintf(name, sizeof(name), "ring-%ld-%d.raw", ri[j].seq, ri[j].tid);
 			raw = slurp(dir, name, &len);
 			if (!raw) {
 				free(recs);

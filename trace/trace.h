@@ -88,6 +88,7 @@ struct trace_data {
 	size_t nth;
 	uint64_t start_ns, end_ns;
 	double ovh_ns;		/* the cost of one record, taken off */
+	int incomplete;		/* no threads.txt: the program did not end normally */
 };
 
 /* read DIR (the tracer's raw files) and filter; 0 or -errno after a line */

@@ -4,15 +4,20 @@
  * `patchsite trace`, trace/data.c, reads them), in the directory
  * PATCHSITE_TRACE_RECORD names:
  *
- *   ring-N.raw       the records of ring N (one thread), struct trace_rec
+ *   ring-N-TID.raw   the records of ring N (thread TID), struct trace_rec
  *                    after one another, in the order the thread made them
  *   threads.txt      at the end: `ring N tid T records R dropped D lost L
  *                    deep P`, one line per ring (D: calls not recorded, the
  *                    ring full; L: records the writer could not write out;
  *                    P: calls deeper than the shadow stack, not recorded)
  *   clock.txt        `tsc0 MONO0 tsc1 MONO1 ovh OVH pid PID`: the counter
- *                    against CLOCK_MONOTONIC (ns) at start and end, and the
- *                    measured cost of one record in counter ticks
+ *                    against CLOCK_MONOTONIC (ns) at start and end (at
+ *                    start and 2 ms later until the end is written), and
+ *                    the measured cost of one record in counter ticks
+ *
+ * threads.txt is written at the end (exit, or a return from main): a
+ * program killed by a signal has ring files (what the writer wrote out
+ * before) but no threads.txt, and what it dropped is not known.
  *   funcs.txt        `ADDRESS NAME`, one line per traced function: the
  *                    index in a record is the line's number (from 0);
  *                    the first line is `bias BIAS` (the load bias)

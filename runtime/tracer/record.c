@@ -209,7 +209,7 @@ static void ring_drain(struct ring *r)
 	if (r->fd < 0 && h != t) {
 		char name[64];
 
-		snprintf(name, sizeof(name), "ring-%ld.raw", r->seq);
+		snprintf(name, sizeof(name), "ring-%ld-%d.raw", r->seq, r->tid);
 		r->fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (r->fd < 0)
 			rsay("%s/%s: %s", rec_dir, name, strerror(errno));
@@ -229,8 +229,8 @@ static void ring_drain(struct ring *r)
 			if (w < 0 && errno == EINTR)
 				continue;
 			if (w <= 0) {
-				rsay("%s/ring-%ld.raw: write: %s: records lost (counted)", rec_dir,
-				     r->seq, w < 0 ? strerror(errno) : "no space");
+				rsay("%s/ring-%ld-%d.raw: write: %s: records lost (counted)", rec_dir,
+				     r->seq, r->tid, w < 0 ? strerror(errno) : "no space");
 				close(r->fd);
 				r->fd = -2;	/* said once; nothing more written */
 				break;
@@ -338,6 +338,21 @@ int trace_record_start(const char *dir, const char *bufsize)
 	ovh = measure_overhead();
 	clock_pair(&tsc0, &mono0);
 	rec_pid = getpid();
+	/* a first calibration over 2 ms, for a program that never reaches
+	   trace_record_end (killed by a signal, _exit): the end's replaces it */
+	{
+		uint64_t t1, m1;
+		struct timespec ms2 = { 0, 2000000 };
+		char line[256];
+
+		nanosleep(&ms2, NULL);
+		clock_pair(&t1, &m1);
+		snprintf(line, sizeof(line), "tsc0 %llu mono0 %llu tsc1 %llu mono1 %llu ovh %llu pid %ld\n",
+			 (unsigned long long)tsc0, (unsigned long long)mono0, (unsigned long long)t1,
+			 (unsigned long long)m1, (unsigned long long)ovh, (long)rec_pid);
+		if (write_file("clock.txt", line))
+			return -EIO;
+	}
 	sigfillset(&all);
 	sigdelset(&all, SIGTRAP);	/* as the control thread: see tracer.c */
 	pthread_sigmask(SIG_SETMASK, &all, &old);

@@ -16,7 +16,8 @@ directory, in a form two directories can be compared in, and checks of
     trace-norm.py chrome-ok DIR        uftrace dump --chrome parses as JSON
     trace-norm.py chrome FILE COUNTS   our Chrome JSON: parses; per tid, B and
                                        E nest (same name), ts never goes back;
-                                       B per name equal COUNTS (NAME CALLS)
+                                       B per name equal COUNTS (NAME CALLS;
+                                       -: any, at least one)
     trace-norm.py summary FILE COUNTS  the --summary table: calls equal
                                        COUNTS; self <= total; min <= max;
                                        avg (us) * calls = total (ms)
@@ -112,7 +113,7 @@ def read_counts(path):
 def chrome(path, counts_file):
     with open(path) as f:
         doc = json.load(f)
-    want = read_counts(counts_file)
+    want = read_counts(counts_file) if counts_file != "-" else None
     stacks, last, got = {}, {}, {}
     for e in doc["traceEvents"]:
         tid, ts = e["tid"], float(e["ts"])
@@ -128,7 +129,9 @@ def chrome(path, counts_file):
                 return ["tid %s: E %s does not close %s" % (tid, e["name"], st[-1:] or "nothing")]
             st.pop()
     bad = ["tid %s: %d calls never closed" % (t, len(s)) for t, s in stacks.items() if s]
-    for name in sorted(set(want) | set(got)):
+    if not got:
+        bad.append("no B event")
+    for name in sorted(set(want or {}) | set(got)) if want is not None else []:
         if want.get(name) != got.get(name):
             bad.append("%s: %s B events, %s calls" % (name, got.get(name), want.get(name)))
     return bad
