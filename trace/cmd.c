@@ -50,7 +50,7 @@ const char trace_help[] =
 	"      --format=FMT         uftrace (default) or chrome\n"
 	"      --summary            print calls, total, self, avg, min, max per function\n"
 	"      --per-thread         the summary a row per thread and function\n"
-	"      --buffer-size=N      records per thread buffer, a power of 2 (default 65536);\n"
+	"      --buffer-size=N      records per thread buffer, a power of 2 (default 2^20);\n"
 	"                           calls that do not fit are not recorded, and counted\n"
 	"      --tracer=PATH        the libpatchsite-trace.so to preload\n";
 

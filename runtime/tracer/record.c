@@ -66,7 +66,10 @@ struct ring {
 HIDDEN int trace_recording;
 static struct ring *rings;	/* a lock-free list (pushed with CAS) */
 static long ring_seq;
-static uint64_t ring_size = 1u << 16;	/* records per ring, a power of 2 */
+static uint64_t ring_size = 1u << 20;	/* records per ring, a power of 2 (16 MiB: a
+					   thread making 20 million records a second
+					   fills it in 50 ms, the writer drains it
+					   every 5) */
 static char *rec_dir;
 static int dir_fd = -1;
 static pthread_t writer;
@@ -202,9 +205,10 @@ void PS_NOTRACE trace_rec_unrecorded_gone(uint32_t depth)
 
 /* --- The writer -------------------------------------------------------- */
 
-static void ring_drain(struct ring *r)
+/* the records written out (or lost) */
+static uint64_t ring_drain(struct ring *r)
 {
-	uint64_t h = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), t = r->tail;
+	uint64_t h = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), t = r->tail, t0 = t;
 
 	if (r->fd < 0 && h != t) {
 		char name[64];
@@ -242,12 +246,17 @@ static void ring_drain(struct ring *r)
 		t += n;
 		__atomic_store_n(&r->tail, t, __ATOMIC_RELEASE);
 	}
+	return t - t0;
 }
 
-static void drain_all(void)
+/* 1 if some ring was more than an eighth full: drain again at once */
+static int drain_all(void)
 {
+	int busy = 0;
+
 	for (struct ring *r = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); r; r = r->next)
-		ring_drain(r);
+		busy |= ring_drain(r) > ring_size / 8;
+	return busy;
 }
 
 static void *writer_thread(void *unused)
@@ -255,10 +264,9 @@ static void *writer_thread(void *unused)
 	struct timespec tick = { 0, 5 * 1000000 };
 
 	(void)unused;
-	while (!__atomic_load_n(&writer_stop, __ATOMIC_ACQUIRE)) {
-		nanosleep(&tick, NULL);
-		drain_all();
-	}
+	while (!__atomic_load_n(&writer_stop, __ATOMIC_ACQUIRE))
+		if (!drain_all())
+			nanosleep(&tick, NULL);
 	return NULL;
 }
 

@@ -384,7 +384,7 @@ static void PS_NOTRACE on_entry(unsigned long ip, unsigned long parent_ip, struc
 	slot = ps_regs_return_slot(regs);
 	if (*slot != parent_ip)
 		goto done;	/* not the frame the header describes: leave it */
-	for (unsigned j = 0; j < d; j++)
+	for (unsigned j = 0; j < d && !recording; j++)	/* record mode: not needed */
 		if (s->e[j].fn == (uint32_t)i) {
 			nested = 1;
 			break;
