@@ -367,7 +367,8 @@ int trace_data_read(struct trace_data *d, const char *dir, const struct trace_fi
 		}
 		ri[nri++] = r;
 	}
-	qsort(ri, nri, sizeof(*ri), ring_cmp);
+	if (nri)
+		qsort(ri, nri, sizeof(*ri), ring_cmp);
 	d->th = calloc(nri ? nri : 1, sizeof(*d->th));
 	if (!d->th) {
 		err = -ENOMEM;
