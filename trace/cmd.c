@@ -10,10 +10,12 @@
  * (--tracer, then the installed $(PREFIX)/lib/patchsite/ARCH/ beside the
  * binary's bin/, then the build tree's build/runtime/ARCH/), the output
  * directory must be made.  Then the program runs with the tracer preloaded
- * in record mode (PATCHSITE_TRACE='*', PATCHSITE_TRACE_RECORD=RAW: every
- * function attached, the filters applied when the records are read, as
- * uftrace applies its own at record time), patchsite waits for it, reads
- * the records (data.c), writes the output (output.c) and exits with the
+ * in record mode (PATCHSITE_TRACE='*', PATCHSITE_TRACE_RECORD=DIR: every
+ * function attached; its writer thread writes uftrace's TID.dat files
+ * there itself), patchsite waits for it, reads what it needs (data.c:
+ * the filters are applied when the records are read, with the meaning
+ * uftrace gives them at record time, and the kept calls written anew),
+ * writes the rest of the output (output.c) and exits with the
  * program's status (128 + N after signal N).  A program of another
  * architecture runs under qemu-user (qemu-ARCH -L SYSROOT -E ...).
  */
@@ -368,7 +370,7 @@ int cmd_trace(int argc, char **argv)
 	struct trace_data data = { 0 };
 	char *progpath = NULL, *tracer = NULL, *cmdline = NULL, raw[PATH_MAX];
 	const char *dir = NULL;
-	int c, rc = EXIT_ERROR, wstatus = 0, made = 0;
+	int c, rc = EXIT_ERROR, wstatus = 0, made = 0, filtered;
 	char *end;
 	long v;
 
@@ -490,21 +492,18 @@ int cmd_trace(int argc, char **argv)
 		if (make_dir(dir))
 			goto out;
 		made = 1;
-		snprintf(raw, sizeof(raw), "%s/patchsite.raw", dir);
-		if (mkdir(raw, 0755)) {
-			elfio_error(raw, "cannot create: %s", strerror(errno));
-			raw[0] = 0;
-			goto out;
-		}
+		/* the tracer writes TID.dat there itself, and its own three files */
+		snprintf(raw, sizeof(raw), "%s", dir);
 	}
 	if (run_prog(&o, tracer, raw, trace_prog_arch(&prog), argv + optind, argc - optind, &wstatus))
 		goto out;
-	if (trace_data_read(&data, raw, &o.filter))
+	filtered = o.filter.F.n || o.filter.N.n || o.filter.depth || o.filter.min_ns;
+	if (trace_data_read(&data, raw, &o.filter, o.chrome || o.summary || filtered))
 		goto out;
 	cmdline = join_args(argc, argv);
 	{
 		struct trace_run r = { &prog, &data, argv + optind, wstatus,
-				       cmdline ? cmdline : "patchsite trace" };
+				       cmdline ? cmdline : "patchsite trace", filtered && !o.chrome };
 		uint64_t dropped = 0, deep = 0, lost = 0;
 
 		if (o.chrome ? trace_write_chrome(dir, &r) : trace_write_uftrace(dir, &r))
@@ -530,8 +529,18 @@ int cmd_trace(int argc, char **argv)
 	rc = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) :
 	     WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : EXIT_ERROR;
 out:
-	if (raw[0])
+	if (raw[0] && o.chrome) {
 		rm_tree(raw);
+	} else if (raw[0]) {
+		static const char *const own[] = { "funcs.txt", "clock.txt", "threads.txt" };
+
+		for (size_t k = 0; k < sizeof(own) / sizeof(own[0]); k++) {
+			char p[PATH_MAX + 16];
+
+			snprintf(p, sizeof(p), "%s/%s", raw, own[k]);
+			unlink(p);
+		}
+	}
 	if (made)
 		o.chrome ? (void)unlink(dir) : (void)rm_tree(dir);
 	trace_data_free(&data);

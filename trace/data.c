@@ -128,6 +128,64 @@ static int read_funcs(struct trace_data *d, const char *dir)
 	return err;
 }
 
+/* the time of a TID.dat's first record (dflt: none) */
+static uint64_t first_time(const char *dir, const char *name, uint64_t dflt)
+{
+	char path[4096];
+	struct trace_urec r;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return dflt;
+	if (read(fd, &r, sizeof(r)) != (ssize_t)sizeof(r))
+		r.time = dflt;
+	close(fd);
+	return r.time;
+}
+
+/* a thread's TID.dat into *recs (*n records): read straight into place */
+static int read_dat(const char *dir, const char *name, struct trace_urec **recs, size_t *n)
+{
+	char path[4096];
+	struct stat st;
+	struct trace_urec *q;
+	size_t want, got = 0;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		err = -errno;
+		elfio_error(path, "%s", strerror(errno));
+		goto out;
+	}
+	want = (size_t)st.st_size / sizeof(**recs) * sizeof(**recs);
+	q = realloc(*recs, (*n + want / sizeof(**recs) + 1) * sizeof(**recs));
+	if (!q) {
+		err = -ENOMEM;
+		elfio_error(path, "out of memory");
+		goto out;
+	}
+	*recs = q;
+	while (got < want) {
+		ssize_t r = read(fd, (char *)(q + *n) + got, want - got);
+
+		if (r <= 0) {
+			err = r < 0 ? -errno : -EIO;
+			elfio_error(path, "read: %s", r < 0 ? strerror(errno) : "short");
+			goto out;
+		}
+		got += (size_t)r;
+	}
+	*n += want / sizeof(**recs);
+out:
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
 struct ring_info {
 	long seq;
 	int tid;
@@ -144,80 +202,129 @@ static int ring_cmp(const void *a, const void *b)
 }
 
 struct frame {
-	size_t entry;		/* record index */
-	int kept;
-	int f, n;		/* an -F / -N function */
+	uint32_t fn;
+	uint32_t kept;
+	uint32_t f, n;		/* an -F / -N function */
+	size_t entry;		/* record index (for -t) */
 };
 
-/* one thread's records (recs, n) into events */
-static int thread_events(struct trace_data *d, struct trace_thread *t, const struct trace_rec *recs,
-			 size_t n, const struct trace_filter *f, double ns_per_tick, uint64_t tsc0,
-			 uint64_t mono0, uint64_t ovh)
+/* a growing array of n things of size sz: 0 or -ENOMEM */
+static int grow(void **v, size_t *cap, size_t n, size_t sz)
 {
-	uint64_t *ns = malloc((n ? n : 1) * sizeof(*ns)), prev = 0;
-	size_t *match = malloc((n ? n : 1) * sizeof(*match)), *stack = NULL, sp = 0;
-	struct frame *fr = NULL;
-	size_t nfr = 0, kept_open = 0, nf = 0, nn = 0;
-	int err = -ENOMEM;
+	void *q;
 
-	t->ev = malloc((n ? n : 1) * sizeof(*t->ev));
-	stack = malloc((n ? n : 1) * sizeof(*stack));
-	fr = malloc((n ? n : 1) * sizeof(*fr));
-	if (!ns || !match || !t->ev || !stack || !fr)
-		goto out;
-	for (size_t k = 0; k < n; k++) {
-		/* the ticks of the k records before this one, each the measured
-		   cost of a record, taken off; never before the one before */
-		double ticks = (double)(int64_t)(recs[k].tsc - tsc0) - (double)k * (double)ovh;
-		double v = (double)mono0 + ticks * ns_per_tick;
-		uint64_t u = v < 0 ? 0 : (uint64_t)v;
+	if (n < *cap)
+		return 0;
+	q = realloc(*v, (*cap = *cap * 2 + 64) * sz);
+	if (!q)
+		return -ENOMEM;
+	*v = q;
+	return 0;
+}
 
-		if (k && u < prev)
-			u = prev;
-		ns[k] = prev = u;
-		match[k] = SIZE_MAX;
+/* the function of an address (funcs.txt is sorted by address), or -1 */
+static long fn_of(const struct trace_data *d, uint64_t addr)
+{
+	size_t lo = 0, hi = d->nfn;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->fn[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	return lo < d->nfn && d->fn[lo].addr == addr ? (long)lo : -1;
+}
+
+/*
+ * -t: each entry's duration (UINT64_MAX: its exit never came), by matching
+ * entries and exits on a stack.  NULL without memory.
+ */
+static uint64_t *durations(const struct trace_urec *recs, size_t n)
+{
+	uint64_t *dur = malloc((n ? n : 1) * sizeof(*dur));
+	size_t *stack = NULL, sp = 0, cap = 0;
+
+	if (!dur)
+		return NULL;
 	for (size_t k = 0; k < n; k++) {
-		if (!(recs[k].fn & TRACE_REC_EXIT)) {
+		dur[k] = UINT64_MAX;
+		if (!TRACE_UREC_EXIT(recs[k].bits)) {
+			if (grow((void **)&stack, &cap, sp, sizeof(*stack))) {
+				free(dur);
+				dur = NULL;
+				break;
+			}
 			stack[sp++] = k;
 			continue;
 		}
-		while (sp && (recs[stack[sp - 1]].fn | TRACE_REC_EXIT) != recs[k].fn)
+		while (sp && TRACE_UREC_ADDR(recs[stack[sp - 1]].bits) != TRACE_UREC_ADDR(recs[k].bits))
 			sp--;	/* never seen: not nested (not made by the recorder) */
-		if (sp)
-			match[stack[--sp]] = k;
+		if (sp) {
+			sp--;
+			dur[stack[sp]] = recs[k].time - recs[stack[sp]].time;
+		}
 	}
+	free(stack);
+	return dur;
+}
+
+/* one thread's records (recs, n) into events, filtered */
+static int thread_events(struct trace_data *d, struct trace_thread *t, const struct trace_urec *recs,
+			 size_t n, const struct trace_filter *f)
+{
+	uint64_t *dur = NULL;
+	struct frame *fr = NULL;
+	size_t nfr = 0, cap = 0, kept_open = 0, nf = 0, nn = 0;
+	long cache_addr_fn = -1;
+	uint64_t cache_addr = UINT64_MAX;
+	int err = -ENOMEM;
+
+	t->ev = malloc((n ? n : 1) * sizeof(*t->ev));
+	if (!t->ev || (f->min_ns && !(dur = durations(recs, n))))
+		goto out;
 	for (size_t k = 0; k < n; k++) {
-		uint32_t fi = recs[k].fn >> 1;
+		uint64_t addr = TRACE_UREC_ADDR(recs[k].bits), ns = recs[k].time;
+		struct trace_event *e;
+		uint32_t fi;
 
-		if (fi >= d->nfn)
+		if (addr != cache_addr) {
+			cache_addr = addr;
+			cache_addr_fn = fn_of(d, addr);
+		}
+		if (cache_addr_fn < 0)
 			continue;	/* not a function of funcs.txt: not made by the tracer */
-		if (!(recs[k].fn & TRACE_REC_EXIT)) {
+		fi = (uint32_t)cache_addr_fn;
+		if (!TRACE_UREC_EXIT(recs[k].bits)) {
 			const char *name = d->fn[fi].name;
-			struct frame *x = &fr[nfr++];
-			uint64_t dur = match[k] == SIZE_MAX ? UINT64_MAX : ns[match[k]] - ns[k];
+			struct frame *x;
 
+			if (grow((void **)&fr, &cap, nfr, sizeof(*fr)))
+				goto out;
+			x = &fr[nfr++];
+			x->fn = fi;
 			x->entry = k;
 			x->f = f->F.n && trace_globs_match(&f->F, name);
 			x->n = f->N.n && trace_globs_match(&f->N, name);
 			nf += x->f;
 			nn += x->n;
 			x->kept = !nn && (!f->F.n || nf) && (!f->depth || kept_open < f->depth) &&
-				  dur >= f->min_ns;
-			if (x->kept) {
-				struct trace_event *e = &t->ev[t->nev++];
-
-				e->ns = ns[k];
-				e->fn = fi;
-				e->depth = (uint16_t)(kept_open > 1023 ? 1023 : kept_open);
-				e->exit = 0;
-				kept_open++;
-			}
+				  (!dur || dur[k] >= f->min_ns);
+			if (!x->kept)
+				continue;
+			e = &t->ev[t->nev++];
+			e->ns = ns;
+			e->fn = fi;
+			e->depth = (uint16_t)(kept_open > 1023 ? 1023 : kept_open);
+			e->exit = 0;
+			kept_open++;
 			continue;
 		}
-		/* an exit: its frame is the top one whose entry it matches */
-		while (nfr && match[fr[nfr - 1].entry] != k) {
-			/* an entry without this exit under it (not made by the recorder) */
+		/* an exit: its frame is the top one of its function */
+		while (nfr && fr[nfr - 1].fn != fi) {
+			/* an entry without its exit (not made by the recorder) */
 			struct frame *x = &fr[--nfr];
 
 			nf -= x->f;
@@ -226,29 +333,23 @@ static int thread_events(struct trace_data *d, struct trace_thread *t, const str
 		}
 		if (!nfr)
 			continue;
-		{
-			struct frame *x = &fr[--nfr];
-
-			if (x->kept) {
-				struct trace_event *e = &t->ev[t->nev++];
-
-				kept_open--;
-				e->ns = ns[k];
-				e->fn = fi;
-				e->depth = (uint16_t)(kept_open > 1023 ? 1023 : kept_open);
-				e->exit = 1;
-			}
-			nf -= x->f;
-			nn -= x->n;
-		}
+		nfr--;
+		nf -= fr[nfr].f;
+		nn -= fr[nfr].n;
+		if (!fr[nfr].kept)
+			continue;
+		kept_open--;
+		e = &t->ev[t->nev++];
+		e->ns = ns;
+		e->fn = fi;
+		e->depth = (uint16_t)(kept_open > 1023 ? 1023 : kept_open);
+		e->exit = 1;
 	}
 	err = 0;
 out:
 	if (err)
 		elfio_error("trace", "out of memory for %zu records", n);
-	free(ns);
-	free(match);
-	free(stack);
+	free(dur);
 	free(fr);
 	return err;
 }
@@ -281,14 +382,14 @@ static int rings_listed(const char *dir, char **text)
 		struct stat st;
 		char path[4096];
 
-		if (sscanf(de->d_name, "ring-%ld-%d.raw%n", &seq, &tid, &n) != 2 ||
-		    de->d_name[n])
+		seq = 0;
+		if (sscanf(de->d_name, "%d.dat%n", &tid, &n) != 1 || de->d_name[n])
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (stat(path, &st))
 			continue;
 		fprintf(f, "ring %ld tid %d records %llu dropped 0 lost 0 deep 0\n", seq, tid,
-			(unsigned long long)st.st_size / sizeof(struct trace_rec));
+			(unsigned long long)st.st_size / sizeof(struct trace_urec));
 	}
 	closedir(dd);
 	if (fclose(f)) {
@@ -298,7 +399,7 @@ static int rings_listed(const char *dir, char **text)
 	return 0;
 }
 
-int trace_data_read(struct trace_data *d, const char *dir, const struct trace_filter *f)
+int trace_data_read(struct trace_data *d, const char *dir, const struct trace_filter *f, int events)
 {
 	char *clock = NULL, *threads = NULL, *line, *save = NULL;
 	unsigned long long tsc0, mono0, tsc1, mono1, ovh;
@@ -377,44 +478,25 @@ int trace_data_read(struct trace_data *d, const char *dir, const struct trace_fi
 	}
 	for (size_t i = 0; i < nri;) {
 		struct trace_thread *t = &d->th[d->nth++];
-		struct trace_rec *recs = NULL;
+		struct trace_urec *recs = NULL;
 		size_t n = 0, j;
+		char name[64];
 
 		t->tid = ri[i].tid;
 		for (j = i; j < nri && ri[j].tid == t->tid; j++) {
-			char name[64];
-			size_t len = 0;
-			char *raw;
-			struct trace_rec *q;
-
 			t->records += ri[j].records;
 			t->dropped += ri[j].dropped;
 			t->lost += ri[j].lost;
 			t->deep += ri[j].deep;
-			if (!ri[j].records)
-				continue;
-			snprintf(name, sizeof(name), "ring-%ld-%d.raw", ri[j].seq, ri[j].tid);
-			raw = slurp(dir, name, &len);
-			if (!raw) {
-				free(recs);
-				err = -EIO;
-				goto out;
-			}
-			q = realloc(recs, (n + len / sizeof(*recs) + 1) * sizeof(*recs));
-			if (!q) {
-				free(raw);
-				free(recs);
-				err = -ENOMEM;
-				elfio_error(dir, "out of memory");
-				goto out;
-			}
-			recs = q;
-			memcpy(recs + n, raw, len / sizeof(*recs) * sizeof(*recs));
-			n += len / sizeof(*recs);
-			free(raw);
 		}
 		i = j;
-		err = thread_events(d, t, recs, n, f, ns_per_tick, tsc0, mono0, ovh);
+		snprintf(name, sizeof(name), "%d.dat", t->tid);
+		t->first_ns = first_time(dir, name, d->start_ns);
+		if (!events || !t->records)
+			continue;
+		err = read_dat(dir, name, &recs, &n);
+		if (!err)
+			err = thread_events(d, t, recs, n, f);
 		free(recs);
 		if (err)
 			goto out;

@@ -10,7 +10,9 @@
  * lines), `sid-SID.map` (the program's mapping, /proc/PID/maps style),
  * `PROG.sym` (its functions, nm style, addresses relative to the mapping's
  * start: the SYM_REL_ADDR feature) and one `TID.dat` per thread, 16-byte
- * records (time; type, magic 5, depth and address in one word).  Chrome's
+ * records (time; type, magic 5, depth and address in one word), which the
+ * tracer's writer thread writes itself (recfile.h): they are written
+ * here only when filters chose the calls.  Chrome's
  * JSON is one object with a "traceEvents" array of B and E events, in
  * microseconds.  The summary is computed from the same kept calls.
  */
@@ -25,11 +27,11 @@
 #include <unistd.h>
 
 #include "elfio/elfio.h"
+#include "runtime/tracer/recfile.h"
 #include "trace/trace.h"
 
 /* uftrace 0.13's format (uftrace.h) */
 #define UFT_FILE_VERSION 4
-#define UFT_RECORD_MAGIC 5
 enum {
 	UFT_FEAT_TASK_SESSION = 1 << 1,
 	UFT_FEAT_SYM_REL_ADDR = 1 << 5,
@@ -133,10 +135,10 @@ int trace_write_uftrace(const char *dir, const struct trace_run *r)
 	err = close_out(f, path);
 	if (err)
 		return err;
-	/* task.txt: the session, then a task per thread (its first event) */
+	/* task.txt: the session, then a task per thread (its first record) */
 	for (size_t i = 0; i < d->nth; i++)
-		if (d->th[i].nev && d->th[i].ev[0].ns < first)
-			first = d->th[i].ev[0].ns;
+		if (d->th[i].first_ns < first)
+			first = d->th[i].first_ns;
 	f = open_out(dir, "task.txt", path, sizeof(path));
 	if (!f)
 		return -EIO;
@@ -144,7 +146,7 @@ int trace_write_uftrace(const char *dir, const struct trace_run *r)
 	fprintf(f, "SESS timestamp=%llu.%09lu pid=%d sid=%s exename=\"%s\"\n", s, frac, d->pid, sid,
 		p->path);
 	for (size_t i = 0; i < d->nth; i++) {
-		ns_split(d->th[i].nev ? d->th[i].ev[0].ns : first, &s, &frac);
+		ns_split(d->th[i].first_ns, &s, &frac);
 		fprintf(f, "TASK timestamp=%llu.%09lu tid=%d pid=%d\n", s, frac, d->th[i].tid, d->pid);
 	}
 	err = close_out(f, path);
@@ -195,8 +197,8 @@ int trace_write_uftrace(const char *dir, const struct trace_run *r)
 		if (err)
 			return err;
 	}
-	/* TID.dat */
-	for (size_t i = 0; i < d->nth; i++) {
+	/* TID.dat: the tracer wrote them; the calls the filters kept, anew */
+	for (size_t i = 0; r->rewrite && i < d->nth; i++) {
 		const struct trace_thread *t = &d->th[i];
 		char name[64];
 
@@ -204,14 +206,13 @@ int trace_write_uftrace(const char *dir, const struct trace_run *r)
 		f = open_out(dir, name, path, sizeof(path));
 		if (!f)
 			return -EIO;
+		setvbuf(f, NULL, _IOFBF, 1 << 20);
 		for (size_t k = 0; k < t->nev; k++) {
 			const struct trace_event *e = &t->ev[k];
 			uint64_t rec[2];
 
 			rec[0] = e->ns;
-			rec[1] = (uint64_t)(e->exit ? 1 : 0) | (uint64_t)UFT_RECORD_MAGIC << 3 |
-				 (uint64_t)(e->depth & 1023) << 6 |
-				 (d->fn[e->fn].addr & 0xffffffffffffull) << 16;
+			rec[1] = TRACE_UREC(e->exit, e->depth, d->fn[e->fn].addr);
 			fwrite(rec, sizeof(rec), 1, f);
 		}
 		err = close_out(f, path);

@@ -72,6 +72,7 @@ struct trace_thread {
 	struct trace_event *ev;
 	size_t nev;
 	uint64_t records, dropped, lost, deep;
+	uint64_t first_ns;	/* its first record's time (task.txt) */
 };
 
 struct trace_fn {
@@ -91,8 +92,9 @@ struct trace_data {
 	int incomplete;		/* no threads.txt: the program did not end normally */
 };
 
-/* read DIR (the tracer's raw files) and filter; 0 or -errno after a line */
-int trace_data_read(struct trace_data *d, const char *dir, const struct trace_filter *f);
+/* read DIR (the tracer's files: funcs, clock, threads, and with events
+   the calls of each thread's TID.dat, filtered); 0 or -errno after a line */
+int trace_data_read(struct trace_data *d, const char *dir, const struct trace_filter *f, int events);
 void trace_data_free(struct trace_data *d);
 
 /* --- Output (output.c) --- */
@@ -103,6 +105,7 @@ struct trace_run {
 	char **argv;		/* PROG ARGS */
 	int wstatus;		/* as waitpid gave it */
 	const char *cmdline;	/* patchsite's own */
+	int rewrite;		/* filtered: TID.dat written anew from the events */
 };
 
 int trace_write_uftrace(const char *dir, const struct trace_run *r);

@@ -4,8 +4,11 @@
  * `patchsite trace`, trace/data.c, reads them), in the directory
  * PATCHSITE_TRACE_RECORD names:
  *
- *   ring-N-TID.raw   the records of ring N (thread TID), struct trace_rec
- *                    after one another, in the order the thread made them
+ *   TID.dat          thread TID's calls, uftrace's records (struct
+ *                    trace_urec: uftrace 0.13's struct uftrace_record),
+ *                    in the order the thread made them: the entry and exit
+ *                    of each call, time in CLOCK_MONOTONIC ns, the depth
+ *                    on the thread's shadow stack, the function's address
  *   threads.txt      at the end: `ring N tid T records R dropped D lost L
  *                    deep P`, one line per ring (D: calls not recorded, the
  *                    ring full; L: records the writer could not write out;
@@ -16,7 +19,7 @@
  *                    the measured cost of one record in counter ticks
  *
  * threads.txt is written at the end (exit, or a return from main): a
- * program killed by a signal has ring files (what the writer wrote out
+ * program killed by a signal has .dat files (what the writer wrote out
  * before) but no threads.txt, and what it dropped is not known.
  *   funcs.txt        `ADDRESS NAME`, one line per traced function: the
  *                    index in a record is the line's number (from 0);
@@ -35,6 +38,21 @@ struct trace_rec {
 
 #define TRACE_REC_EXIT 1u
 
+/* uftrace 0.13's record (its uftrace.h: time, then type:2 more:1 magic:3
+   depth:10 addr:48 from the low bit up; magic 5) */
+struct trace_urec {
+	uint64_t time;
+	uint64_t bits;
+};
+
+#define TRACE_UREC_MAGIC 5u
+#define TRACE_UREC(exit, depth, addr) \
+	((uint64_t)((exit) ? 1 : 0) | (uint64_t)TRACE_UREC_MAGIC << 3 | \
+	 (uint64_t)((depth) & 1023) << 6 | ((uint64_t)(addr) & 0xffffffffffffull) << 16)
+#define TRACE_UREC_EXIT(bits) (((bits) & 3) == 1)
+#define TRACE_UREC_ADDR(bits) ((bits) >> 16)
+
 _Static_assert(sizeof(struct trace_rec) == 16, "a record is 16 bytes");
+_Static_assert(sizeof(struct trace_urec) == 16, "uftrace's record is 16 bytes");
 
 #endif /* PATCHSITE_TRACER_RECFILE_H */

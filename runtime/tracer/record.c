@@ -20,11 +20,12 @@
  * counts go to threads.txt and `patchsite trace` reports them.
  *
  * Time is the cycle counter (rdtsc, cntvct_el0, rdtime), read against
- * CLOCK_MONOTONIC at start and at end (clock.txt): the reader turns ticks
- * into nanoseconds.  The cost of one record (the counter read and the ring
- * write, the part of the tracer's cost that is measured here, in a loop at
- * start) goes into clock.txt too, and the reader takes it off every later
- * record of the thread.
+ * CLOCK_MONOTONIC at start and at every drain: the writer turns ticks into
+ * nanoseconds by the slope from start to then, and writes uftrace's own
+ * records (recfile.h), so that the files need no second pass.  The cost
+ * of one record (the counter read and the ring write, the part of the
+ * tracer's cost that is measured here, in a loop at start) is taken off
+ * every later record of the thread.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -58,8 +59,9 @@ struct ring {
 	/* the writer's side, on a cache line of its own */
 	uint64_t tail __attribute__((aligned(64)));	/* records written out (release) */
 	uint64_t lost;		/* records the writer could not write out */
-	int fd;
-	char pad[64 - 2 * sizeof(uint64_t) - sizeof(int)];
+	uint64_t last_ns;	/* the time of the last record written out */
+	int fd;			/* -1: not opened yet; -2: failed */
+	char pad[64 - 3 * sizeof(uint64_t) - sizeof(int)];
 	struct trace_rec r[];
 };
 
@@ -75,6 +77,9 @@ static int dir_fd = -1;
 static pthread_t writer;
 static int writer_started, writer_stop;
 static uint64_t tsc0, mono0, ovh;
+static double ns_per_tick;	/* the counter's slope (record.c's writer) */
+static uint64_t *fn_addr;	/* the functions' addresses, by index */
+static long nfn;
 static pid_t rec_pid;
 
 static __thread struct ring *my_ring __attribute__((tls_model("initial-exec")));
@@ -205,36 +210,58 @@ void PS_NOTRACE trace_rec_unrecorded_gone(uint32_t depth)
 
 /* --- The writer -------------------------------------------------------- */
 
-/* the records written out (or lost) */
-static uint64_t ring_drain(struct ring *r)
+/*
+ * The records of r written out as uftrace's (recfile.h): the counter's
+ * ticks made CLOCK_MONOTONIC nanoseconds by the slope measured from start
+ * to this drain (the error at any record stays within the clock reads'
+ * jitter), less the measured cost of the records before on the thread,
+ * never before the record before; the function index made its address.
+ * Returns the records written out (or lost).
+ */
+static uint64_t ring_drain(struct ring *r, double ns_per_tick)
 {
+	static struct trace_urec out[4096];
 	uint64_t h = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), t = r->tail, t0 = t;
 
-	if (r->fd < 0 && h != t) {
+	if (r->fd == -1 && h != t) {
 		char name[64];
 
-		snprintf(name, sizeof(name), "ring-%ld-%d.raw", r->seq, r->tid);
-		r->fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (r->fd < 0)
-			rsay("%s/%s: %s", rec_dir, name, strerror(errno));
+		snprintf(name, sizeof(name), "%d.dat", r->tid);
+		r->fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (r->fd < 0) {
+			rsay("%s/%s: %s: records lost (counted)", rec_dir, name, strerror(errno));
+			r->fd = -2;
+		}
 	}
 	while (t != h) {
-		uint64_t at = t & r->mask, n = h - t;
-		const char *p;
+		uint64_t n = h - t;
 		size_t len;
+		const char *p = (const char *)out;
 
-		if (n > ring_size - at)
-			n = ring_size - at;
-		p = (const char *)&r->r[at];
-		len = (size_t)n * sizeof(struct trace_rec);
+		if (n > sizeof(out) / sizeof(out[0]))
+			n = sizeof(out) / sizeof(out[0]);
+		for (uint64_t i = 0; i < n; i++) {
+			const struct trace_rec *x = &r->r[(t + i) & r->mask];
+			double ticks = (double)(int64_t)(x->tsc - tsc0) - (double)(t + i) * (double)ovh;
+			double v = (double)mono0 + ticks * ns_per_tick;
+			uint64_t ns = v < 0 ? 0 : (uint64_t)v, fn = x->fn >> 1;
+
+			if (ns < r->last_ns)
+				ns = r->last_ns;
+			r->last_ns = ns;
+			out[i].time = ns;
+			out[i].bits = TRACE_UREC(x->fn & TRACE_REC_EXIT, x->depth,
+						 fn < (uint64_t)nfn ? fn_addr[fn] : 0);
+		}
+		len = (size_t)n * sizeof(out[0]);
 		while (len && r->fd >= 0) {
 			ssize_t w = write(r->fd, p, len);
 
 			if (w < 0 && errno == EINTR)
 				continue;
 			if (w <= 0) {
-				rsay("%s/ring-%ld-%d.raw: write: %s: records lost (counted)", rec_dir,
-				     r->seq, r->tid, w < 0 ? strerror(errno) : "no space");
+				rsay("%s/%d.dat: write: %s: records lost (counted)", rec_dir, r->tid,
+				     w < 0 ? strerror(errno) : "no space");
 				close(r->fd);
 				r->fd = -2;	/* said once; nothing more written */
 				break;
@@ -242,7 +269,7 @@ static uint64_t ring_drain(struct ring *r)
 			p += w;
 			len -= (size_t)w;
 		}
-		r->lost += len / sizeof(struct trace_rec);
+		r->lost += len / sizeof(out[0]);
 		t += n;
 		__atomic_store_n(&r->tail, t, __ATOMIC_RELEASE);
 	}
@@ -252,10 +279,16 @@ static uint64_t ring_drain(struct ring *r)
 /* 1 if some ring was more than an eighth full: drain again at once */
 static int drain_all(void)
 {
+	uint64_t tn, mn;
 	int busy = 0;
 
+	/* the slope from start to now, once 10 ms are behind (before: the
+	   start's own, over 2 ms) */
+	clock_pair(&tn, &mn);
+	if (mn - mono0 > 10000000 && tn > tsc0)
+		ns_per_tick = (double)(mn - mono0) / (double)(tn - tsc0);
 	for (struct ring *r = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); r; r = r->next)
-		busy |= ring_drain(r) > ring_size / 8;
+		busy |= ring_drain(r, ns_per_tick) > ring_size / 8;
 	return busy;
 }
 
@@ -355,6 +388,7 @@ int trace_record_start(const char *dir, const char *bufsize)
 
 		nanosleep(&ms2, NULL);
 		clock_pair(&t1, &m1);
+		ns_per_tick = t1 > tsc0 ? (double)(m1 - mono0) / (double)(t1 - tsc0) : 1.0;
 		snprintf(line, sizeof(line), "tsc0 %llu mono0 %llu tsc1 %llu mono1 %llu ovh %llu pid %ld\n",
 			 (unsigned long long)tsc0, (unsigned long long)mono0, (unsigned long long)t1,
 			 (unsigned long long)m1, (unsigned long long)ovh, (long)rec_pid);
@@ -383,8 +417,14 @@ int trace_record_funcs(uintptr_t bias, long n, const uintptr_t *addr, const char
 	char *text = malloc(cap);
 	int err;
 
-	if (!text)
+	fn_addr = malloc((n ? (size_t)n : 1) * sizeof(*fn_addr));
+	if (!text || !fn_addr) {
+		free(text);
 		return -ENOMEM;
+	}
+	for (long i = 0; i < n; i++)
+		fn_addr[i] = addr[i];
+	nfn = n;
 	len += (size_t)snprintf(text, cap, "bias %#lx\n", (unsigned long)bias);
 	for (long i = 0; i < n; i++) {
 		const char *nm = name[i] ? name[i] : "?";
