@@ -51,6 +51,8 @@ struct ring {
 	uint64_t reserved;	/* exits owed: recorded calls still open */
 	uint64_t dropped;	/* calls not recorded */
 	uint64_t deep;		/* calls deeper than the shadow stack */
+	uint64_t tail_seen;	/* the writer's tail as last read: reread only when
+				   the ring looks full (its cache line is the writer's) */
 	uint32_t skip;		/* depth + 1 of a dropped activation still open, or 0 */
 	int tid;
 	long seq;
@@ -167,10 +169,13 @@ int PS_NOTRACE trace_rec_entry(uint32_t fn, uint32_t depth)
 		}
 		r->skip = 0;		/* that call is gone: this one takes its place */
 	}
-	if (ring_size - (r->head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE)) < r->reserved + 2) {
-		r->dropped++;
-		r->skip = depth + 1;
-		return 0;
+	if (ring_size - (r->head - r->tail_seen) < r->reserved + 2) {
+		r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		if (ring_size - (r->head - r->tail_seen) < r->reserved + 2) {
+			r->dropped++;
+			r->skip = depth + 1;
+			return 0;
+		}
 	}
 	ring_put(r, fn << 1, depth);
 	r->reserved++;
