@@ -436,7 +436,8 @@ int cmd_trace(int argc, char **argv)
 			rc = 0;
 			goto out;
 		default:
-			elfio_error("trace", "bad option '%s' (unknown, or without its argument)",
+			elfio_error("trace", "bad option '%s' (unknown, or without its argument; see "
+				    "'patchsite trace --help')",
 				    argv[optind - 1]);
 			goto out;
 		}
