@@ -244,7 +244,7 @@ static int run_prog(const struct opts *o, const char *tracer, const char *raw, c
 		    char **pargv, int pargc, int *wstatus)
 {
 	char preload[PATH_MAX * 2], rec[PATH_MAX + 32], qname[64], sysroot_arg[PATH_MAX],
-		bufenv[64];
+		bufenv[64], pidenv[64];
 	const char *old = getenv("LD_PRELOAD");
 	int qemu = strcmp(arch, host_arch()) != 0;
 	char **argv = calloc((size_t)pargc + 16, sizeof(*argv));
@@ -277,6 +277,8 @@ static int run_prog(const struct opts *o, const char *tracer, const char *raw, c
 		argv[k++] = "PATCHSITE_TRACE=*";
 		argv[k++] = "-E";
 		argv[k++] = rec;
+		argv[k++] = "-E";
+		argv[k++] = pidenv;
 		if (o->bufsize) {
 			snprintf(bufenv, sizeof(bufenv), "PATCHSITE_TRACE_BUFSIZE=%s", o->bufsize);
 			argv[k++] = "-E";
@@ -306,7 +308,10 @@ static int run_prog(const struct opts *o, const char *tracer, const char *raw, c
 		unsetenv("PATCHSITE_TRACE_SIGNAL");
 		unsetenv("PATCHSITE_TRACE_TIME");
 		unsetenv("PATCHSITE_TRACE_FORMAT");
+		/* only this process records: what it runs is left alone */
+		snprintf(pidenv, sizeof(pidenv), "PATCHSITE_TRACE_RECORD_PID=%ld", (long)getpid());
 		if (!qemu) {
+			putenv(pidenv);
 			putenv(preload);
 			setenv("PATCHSITE_TRACE", "*", 1);
 			putenv(rec);

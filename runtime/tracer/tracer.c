@@ -1446,6 +1446,12 @@ __attribute__((constructor)) static void trace_start(void)
 	pthread_t th;
 
 	ctl_path = getenv("PATCHSITE_TRACE_CTL");
+	/* record mode names the one process it records (patchsite trace sets
+	   it): a program that one runs inherits the environment, and is left
+	   alone, silently (its records would go into the same files) */
+	if (rec && getenv("PATCHSITE_TRACE_RECORD_PID") &&
+	    strtol(getenv("PATCHSITE_TRACE_RECORD_PID"), NULL, 10) != (long)getpid())
+		return;
 	starting = 1;
 	if (!globs && !ctl_path) {
 		say("neither PATCHSITE_TRACE nor PATCHSITE_TRACE_CTL is set");

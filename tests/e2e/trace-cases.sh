@@ -9,6 +9,10 @@
 #   status         the program's exit status is patchsite trace's (7; and
 #                  143 for a program killed by SIGTERM, whose trace is still
 #                  written, with a line saying the end is missing)
+#   spawn          a traced program that runs another embedded program: only
+#                  the one patchsite started records (the other's calls are
+#                  not in the trace: fib 0 there, 177 in its own count), and
+#                  nothing is said on stderr
 #   deep           rec(600): the 511 calls the shadow stack holds beside
 #                  main are recorded (uftrace report), the 90 deeper ones are
 #                  counted as not recorded (the stderr line): 511 + 90 = the
@@ -90,6 +94,16 @@ if ps_check "status: killed by SIGTERM, 143" -e kill.err 143 kill.out -- trace \
 	--tracer="$tracer" -o kill "$fx/tprog.emb" kill; then
 	check "status: killed: uftrace reads the directory" uftrace info -d kill
 	check "status: killed: a line says the end is missing" grep -q "did not end through exit" kill.err
+fi
+
+# --- a program it runs is left alone
+if ps_check "spawn" -e spawn.err 0 spawn.out -- trace --tracer="$tracer" -o spawn \
+	"$fx/tprog.emb" spawn; then
+	check "spawn: the child's calls are not recorded" equal "fib calls" "$(calls fib spawn)" 0
+	check "spawn: the child ran (its count, printed first)" equal "fib count" \
+		"$(count fib spawn.out | head -n 1)" 177
+	check "spawn: the parent's calls are" equal "leaf calls" "$(calls leaf spawn)" 1
+	check "spawn: nothing on stderr" test ! -s spawn.err
 fi
 
 # --- deep recursion: 512 recorded, the rest counted
