@@ -42,6 +42,7 @@ make -s -C "$root/runtime/tracer" O="$O/rt" CROSS= >/dev/null
 make -s -C "$root" BUILD="$O/ps-build" CFLAGS="-O2 -pg -mfentry" "$O/ps-build/patchsite" >/dev/null
 cp "$O/ps-build/patchsite" "$O/ps-pg"
 "$root/patchsite" embed "$O/ps-pg" -o "$O/ps.emb"
+cd "$O"	# the -pg programs write gmon.out where they run
 python3 - "$O" "$N" "$REPS" "$root/patchsite" "${IMAGE:-$O/ps-pg}" <<'PYEOF'
 import os, shutil, statistics, subprocess, sys
 o, n, reps, ps, image = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
