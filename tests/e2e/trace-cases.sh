@@ -9,6 +9,9 @@
 #   status         the program's exit status is patchsite trace's (7; and
 #                  143 for a program killed by SIGTERM, whose trace is still
 #                  written, with a line saying the end is missing)
+#   par            4 threads calling leaf at once (20,000 calls and walk(3)
+#                  each): --per-thread has 4 leaf rows of 20,004 calls, the
+#                  program's count is their sum; the Chrome JSON nests
 #   spawn          a traced program that runs another embedded program: only
 #                  the one patchsite started records (the other's calls are
 #                  not in the trace: fib 0 there, 177 in its own count), and
@@ -94,6 +97,18 @@ if ps_check "status: killed by SIGTERM, 143" -e kill.err 143 kill.out -- trace \
 	--tracer="$tracer" -o kill "$fx/tprog.emb" kill; then
 	check "status: killed: uftrace reads the directory" uftrace info -d kill
 	check "status: killed: a line says the end is missing" grep -q "did not end through exit" kill.err
+fi
+
+# --- threads at once
+if ps_check "par: 4 threads at once" -e par.err 0 par.out -- trace --tracer="$tracer" \
+	--per-thread -o par "$fx/tprog.emb" par 20000; then
+	check "par: 4 leaf rows of 20004 calls" equal "leaf rows" \
+		"$(awk '$NF == "leaf" && $2 == 20004' par.err | wc -l)" 4
+	check "par: the program counted them all" equal "leaf count" "$(count leaf par.out)" 80016
+fi
+if ps_check "par: -o par.json" 0 parj.out -- trace --tracer="$tracer" -o par.json \
+	"$fx/tprog.emb" par 20000; then
+	check "par: JSON parses and every call nests" $NORM chrome par.json -
 fi
 
 # --- a program it runs is left alone
