@@ -12,6 +12,10 @@
  *   PATCHSITE_TRACE_CTL=fifo         commands while the program runs:
  *                                    attach GLOBS, detach [GLOBS], dump, reset
  *   PATCHSITE_TRACE_TIME=off         counts only, no return hook
+ *   PATCHSITE_TRACE_RECORD=DIR       record mode (`patchsite trace`): the
+ *                                    entry and exit of every call into
+ *                                    per-thread rings (record.c), no table
+ *   PATCHSITE_TRACE_BUFSIZE=N        records per ring
  *
  * Built on the runtime's public API only (callops.h), for every
  * architecture the runtime has a patcher for: the one piece that is not
