@@ -527,8 +527,9 @@ int cmd_trace(int argc, char **argv)
 				"not known\n", argv[optind]);
 		if (dropped || deep || lost)
 			fprintf(stderr, "patchsite: %s: not recorded: %llu calls (buffer full: "
-				"--buffer-size), %llu calls (deeper than 512), %llu records (write "
-				"failed)\n", argv[optind], (unsigned long long)dropped,
+				"--buffer-size; or made by a signal handler inside the tracer's own "
+				"hook), %llu calls (deeper than 512), %llu records (write failed)\n",
+				argv[optind], (unsigned long long)dropped,
 				(unsigned long long)deep, (unsigned long long)lost);
 	}
 	made = 0;	/* the output stays */

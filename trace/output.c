@@ -387,8 +387,8 @@ int trace_write_summary(FILE *out, const struct trace_run *r, int per_thread)
 	fprintf(out, "# patchsite trace: pid %d, %llu functions called, %zu threads, %llu records",
 		d->pid, (unsigned long long)called, d->nth, (unsigned long long)records);
 	if (dropped || deep || lost)
-		fprintf(out, "; NOT RECORDED: %llu calls (buffer full), %llu calls (deeper than "
-			"512), %llu records (write failed)", (unsigned long long)dropped,
+		fprintf(out, "; NOT RECORDED: %llu calls (buffer full, or in the tracer's hook), %llu "
+			"calls (deeper than 512), %llu records (write failed)", (unsigned long long)dropped,
 			(unsigned long long)deep, (unsigned long long)lost);
 	fputc('\n', out);
 	fprintf(out, "%s%12s %12s %12s %12s %12s %12s  %s\n", per_thread ? "       tid" : "", "calls",

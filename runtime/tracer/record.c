@@ -164,7 +164,9 @@ int PS_NOTRACE trace_rec_entry(uint32_t fn, uint32_t depth)
 	}
 	if (r->skip) {
 		if (depth >= r->skip) {
-			r->dropped++;	/* beneath a dropped call */
+			/* beneath a dropped call (atomic: a signal handler's call
+			   may count one in the middle, trace_rec_busy_drop) */
+			__atomic_fetch_add(&r->dropped, 1, __ATOMIC_RELAXED);
 			return 0;
 		}
 		r->skip = 0;		/* that call is gone: this one takes its place */
@@ -172,7 +174,7 @@ int PS_NOTRACE trace_rec_entry(uint32_t fn, uint32_t depth)
 	if (ring_size - (r->head - r->tail_seen) < r->reserved + 2) {
 		r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 		if (ring_size - (r->head - r->tail_seen) < r->reserved + 2) {
-			r->dropped++;
+			__atomic_fetch_add(&r->dropped, 1, __ATOMIC_RELAXED);
 			r->skip = depth + 1;
 			return 0;
 		}
@@ -190,6 +192,14 @@ void PS_NOTRACE trace_rec_exit(uint32_t fn, uint32_t depth)
 		return;
 	ring_put(r, fn << 1 | TRACE_REC_EXIT, depth);
 	r->reserved--;
+}
+
+void PS_NOTRACE trace_rec_busy_drop(void)
+{
+	struct ring *r = my_ring;
+
+	if (r)	/* no ring yet: no record of this thread to tear */
+		__atomic_fetch_add(&r->dropped, 1, __ATOMIC_RELAXED);
 }
 
 void PS_NOTRACE trace_rec_too_deep(void)

@@ -55,6 +55,9 @@ void trace_record_forked(void);
 int trace_rec_entry(uint32_t fn, uint32_t depth);
 /* the exit of a recorded entry at depth */
 void trace_rec_exit(uint32_t fn, uint32_t depth);
+/* a signal handler's call while the thread's own hook ran: not recorded,
+   counted as dropped */
+void trace_rec_busy_drop(void);
 /* a call deeper than the shadow stack: not recorded, counted */
 void trace_rec_too_deep(void);
 /* an entry at depth that was not recorded is gone (returned or left) */

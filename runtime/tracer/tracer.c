@@ -358,8 +358,13 @@ static void PS_NOTRACE on_entry(unsigned long ip, unsigned long parent_ip, struc
 		return;
 	s = &shadow;
 	b = s->building;
-	if (b && !(b <= key && key - b < STALE_SPAN))
-		return;		/* a signal handler's call inside the hook: counted, not timed */
+	if (b && !(b <= key && key - b < STALE_SPAN)) {
+		/* a signal handler's call inside the hook: counted, not timed
+		   (record mode: not recorded, counted as dropped) */
+		if (recording)
+			trace_rec_busy_drop();
+		return;
+	}
 	s->building = key;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	d = s->depth;

@@ -12,6 +12,11 @@
 #   par            4 threads calling leaf at once (20,000 calls and walk(3)
 #                  each): --per-thread has 4 leaf rows of 20,004 calls, the
 #                  program's count is their sum; the Chrome JSON nests
+#   storm          main calls leaf 100,000 times while a thread sends it
+#                  SIGUSR1 as fast as it can, the handler calling leaf too:
+#                  the calls recorded and the calls said not recorded (some
+#                  come while the tracer's own hook runs) add up to the
+#                  program's counts exactly; the Chrome JSON nests
 #   spawn          a traced program that runs another embedded program: only
 #                  the one patchsite started records (the other's calls are
 #                  not in the trace: fib 0 there, 177 in its own count), and
@@ -109,6 +114,20 @@ fi
 if ps_check "par: -o par.json" 0 parj.out -- trace --tracer="$tracer" -o par.json \
 	"$fx/tprog.emb" par 20000; then
 	check "par: JSON parses and every call nests" $NORM chrome par.json -
+fi
+
+# --- signals as fast as they come
+if ps_check "storm" -e storm.err 0 storm.out -- trace --tracer="$tracer" --summary \
+	-o storm "$fx/tprog.emb" storm 100000; then
+	rec=$(awk '$NF ~ /^(main|run_storm|storm_sender|leaf|on_sig)$/ && $1 ~ /^[0-9]+$/ { s += $1 }
+		END { print s + 0 }' storm.err)
+	check "storm: recorded + not recorded = the program's calls" equal "calls" \
+		"$((rec + $(notrec full storm.err)))" \
+		"$(($(count leaf storm.out) + $(count on_sig storm.out) + 3))"
+fi
+if ps_check "storm: -o storm.json" 0 stormj.out -- trace --tracer="$tracer" -o storm.json \
+	"$fx/tprog.emb" storm 100000; then
+	check "storm: JSON parses and every call nests" $NORM chrome storm.json -
 fi
 
 # --- a program it runs is left alone
