@@ -77,8 +77,9 @@ nm --defined-only "$fx/tprog-pg" | awk '$2 ~ /^[Tt]$/ { print $3 }' >"$work/func
 ps_check "embed" 0 "$work/embed.out" -- embed "$fx/tprog-pg" -o "$fx/tprog.emb"
 cd "$work" || exit 1
 
-# count NAME FILE: the program's own count of NAME
-count() { awk -v n="$1" '$1 == "count" && $2 == n { print $3 }' "$2"; }
+# count NAME FILE: the program's own count of NAME (-1 if it printed none:
+# an arithmetic check then fails rather than vanishes)
+count() { awk -v n="$1" '$1 == "count" && $2 == n { print $3; f = 1 } END { if (!f) print -1 }' "$2"; }
 # calls NAME DIR: uftrace report's calls of NAME in DIR (0 if none)
 calls() {
 	uftrace report -d "$2" -f call 2>/dev/null |
