@@ -7,7 +7,8 @@
 #   PATCHSITE=/path/to/patchsite sh tests/e2e/trace-uftrace.sh
 #
 #   embed          patchsite embed of tprog-pg exits 0
-#   MODE           (basic, threads, signal, longjmp) patchsite trace exits 0,
+#   MODE           (basic, threads, signal, longjmp, deep: recursion 300
+#                  deep) patchsite trace exits 0,
 #                  the program's output byte for byte its output untraced
 #   MODE tree      uftrace replay of both: per thread, the same calls in the
 #                  same order at the same depth (longjmp: uftrace recorded
@@ -75,17 +76,21 @@ same() { # same NAME A B: ok if files A and B are equal and not empty
 	fi
 }
 
-for mode in basic threads signal longjmp; do
+for mode in basic threads signal longjmp deep; do
 	libcall=--no-libcall
 	[ $mode = longjmp ] && libcall=
-	"$fx/tprog-pg" $mode >"u-$mode.want" 2>&1
+	arg=
+	[ $mode = deep ] && arg=300	# deep, but within both shadow stacks
+	# shellcheck disable=SC2086 # no $arg is no argument
+	"$fx/tprog-pg" $mode $arg >"u-$mode.want" 2>&1
 	# shellcheck disable=SC2086 # no $libcall is no argument
-	if ! uftrace record -d "u-$mode" $libcall "$fx/tprog-pg" $mode >"u-$mode.out" 2>&1; then
+	if ! uftrace record -d "u-$mode" $libcall "$fx/tprog-pg" $mode $arg >"u-$mode.out" 2>&1; then
 		not_ok "$mode: uftrace record (the oracle)" "u-$mode.out"
 		continue
 	fi
+	# shellcheck disable=SC2086
 	if ps_check "$mode" 0 "p-$mode.out" -- trace --tracer="$tracer" -o "p-$mode" \
-		"$fx/tprog.emb" $mode; then
+		"$fx/tprog.emb" $mode $arg; then
 		check "$mode: output unchanged" cmp "u-$mode.want" "p-$mode.out"
 	else
 		continue
