@@ -37,6 +37,8 @@
 #                  not embedded, no program, a bad -D, -t, --buffer-size
 #   installed      no --tracer: patchsite in PREFIX/bin finds
 #                  PREFIX/lib/patchsite/x86_64/libpatchsite-trace.so
+#   nopie          the program linked -no-pie (ET_EXEC): the tree uftrace
+#                  replays equals its own recording of the PIE
 #   ARCH           (aarch64, riscv64: the program built with the
 #                  architecture's patch sites, run under qemu-user by patchsite
 #                  trace itself) the tree uftrace replays equals its
@@ -211,6 +213,14 @@ if uftrace record -d u-basic --no-libcall "$fx/tprog-pg" basic >u.out 2>&1; then
 else
 	not_ok "uftrace record (the oracle)" u.out
 fi
+# --- ET_EXEC
+if ps_check "nopie: embed" 0 e-nopie.out -- embed "$fx/tprog-pg-nopie" -o "$fx/tprog-nopie.emb" &&
+	ps_check "nopie: patchsite trace" 0 q-nopie.out -- trace --tracer="$tracer" -o q-nopie \
+		"$fx/tprog-nopie.emb" basic; then
+	$NORM tree funcs q-nopie >q-nopie.tree 2>&1
+	check "nopie: uftrace replay tree = uftrace's own" cmp u-basic.tree q-nopie.tree
+fi
+
 for arch in aarch64 riscv64; do
 	if ! ps_check "$arch: embed" 0 "e-$arch.out" -- embed "$fx/tprog-$arch" \
 		-o "$fx/tprog-$arch.emb"; then
