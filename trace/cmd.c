@@ -373,7 +373,7 @@ int cmd_trace(int argc, char **argv)
 	struct opts o = { 0 };
 	struct trace_prog prog = { 0 };
 	struct trace_data data = { 0 };
-	char *progpath = NULL, *tracer = NULL, *cmdline = NULL, raw[PATH_MAX];
+	char *progpath = NULL, *tracer = NULL, *cmdline = NULL, raw[PATH_MAX], outbuf[PATH_MAX];
 	const char *dir = NULL;
 	int c, rc = EXIT_ERROR, wstatus = 0, made = 0, filtered;
 	char *end;
@@ -454,6 +454,13 @@ int cmd_trace(int argc, char **argv)
 	if (o.out && ends_with(o.out, ".json"))
 		o.chrome = 1;
 	dir = o.out ? o.out : o.chrome ? "trace.json" : "uftrace.data";
+	if (strlen(dir) > 1 && dir[strlen(dir) - 1] == '/') {
+		/* DIR/ is DIR (DIR.old beside it, not inside) */
+		snprintf(outbuf, sizeof(outbuf), "%s", dir);
+		while (strlen(outbuf) > 1 && outbuf[strlen(outbuf) - 1] == '/')
+			outbuf[strlen(outbuf) - 1] = 0;
+		dir = outbuf;
+	}
 	progpath = find_prog(argv[optind]);
 	if (!progpath || trace_prog_open(&prog, progpath))
 		goto out;

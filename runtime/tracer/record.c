@@ -365,8 +365,6 @@ static uint64_t measure_overhead(void)
 
 int trace_record_start(const char *dir, const char *bufsize)
 {
-	pthread_attr_t attr;
-	sigset_t all, old;
 	int err;
 
 	if (bufsize) {
@@ -410,6 +408,23 @@ int trace_record_start(const char *dir, const char *bufsize)
 		if (write_file("clock.txt", line))
 			return -EIO;
 	}
+	__atomic_store_n(&trace_recording, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
+ * The writer thread, started once the functions are attached: a thread
+ * being created has every signal blocked for a moment, SIGTRAP included,
+ * and the runtime refuses to patch while one does (-EDEADLK; it looks
+ * again for 50 ms, which a loaded machine may not give the new thread).
+ * Records made before it runs wait in their rings.
+ */
+int trace_record_writer(void)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	int err;
+
 	sigfillset(&all);
 	sigdelset(&all, SIGTRAP);	/* as the control thread: see tracer.c */
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -418,11 +433,10 @@ int trace_record_start(const char *dir, const char *bufsize)
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
-		rsay("pthread_create: %s: no records", strerror(err));
+		rsay("pthread_create: %s: records written at exit only", strerror(err));
 		return -err;
 	}
 	writer_started = 1;
-	__atomic_store_n(&trace_recording, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -468,12 +482,14 @@ void trace_record_end(void)
 	size_t len = 0;
 	FILE *f;
 
-	if (!writer_started || rec_pid != getpid())
+	if (dir_fd < 0 || rec_pid != getpid())
 		return;
 	clock_pair(&tsc1, &mono1);
-	__atomic_store_n(&writer_stop, 1, __ATOMIC_RELEASE);
-	pthread_join(writer, NULL);
-	writer_started = 0;
+	if (writer_started) {
+		__atomic_store_n(&writer_stop, 1, __ATOMIC_RELEASE);
+		pthread_join(writer, NULL);
+		writer_started = 0;
+	}
 	drain_all();
 	__atomic_store_n(&trace_recording, 0, __ATOMIC_RELEASE);
 	f = open_memstream(&text, &len);

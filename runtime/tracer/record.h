@@ -43,6 +43,9 @@ extern int trace_recording;	/* PATCHSITE_TRACE_RECORD was given and opened */
 /* start: the directory, the ring size in records; 0 or -errno after a
    message (through say) */
 int trace_record_start(const char *dir, const char *bufsize);
+/* the writer thread started (after the functions are attached); 0 or
+   -errno after a message (the records are then written at exit) */
+int trace_record_writer(void);
 /* the functions (addresses, names, the load bias) into funcs.txt */
 int trace_record_funcs(uintptr_t bias, long n, const uintptr_t *addr, const char *const *name);
 /* stop the writer, drain every ring, write threads.txt and clock.txt */

@@ -1536,6 +1536,8 @@ __attribute__((constructor)) static void trace_start(void)
 			goto untraced;
 	}
 	starting = 0;	/* attached: later messages are about one thing */
+	if (recording)
+		trace_record_writer();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	if (dump_sig || ctl_fd >= 0) {
 		struct sigaction sa;
