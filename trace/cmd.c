@@ -183,7 +183,7 @@ static int rm_tree(const char *path)
 static int make_dir(const char *dir)
 {
 	struct stat st;
-	char old[PATH_MAX];
+	char old[PATH_MAX + 8];
 
 	if (lstat(dir, &st) == 0) {
 		if (!S_ISDIR(st.st_mode)) {
@@ -243,7 +243,7 @@ static const char *host_arch(void)
 static int run_prog(const struct opts *o, const char *tracer, const char *raw, const char *arch,
 		    char **pargv, int pargc, int *wstatus)
 {
-	char preload[PATH_MAX * 2], rec[PATH_MAX + 32], qname[64], sysroot_arg[PATH_MAX],
+	char preload[PATH_MAX * 2], rec[PATH_MAX + 64], qname[64], sysroot_arg[PATH_MAX],
 		bufenv[64], pidenv[64];
 	const char *old = getenv("LD_PRELOAD");
 	int qemu = strcmp(arch, host_arch()) != 0;
@@ -373,7 +373,7 @@ int cmd_trace(int argc, char **argv)
 	struct opts o = { 0 };
 	struct trace_prog prog = { 0 };
 	struct trace_data data = { 0 };
-	char *progpath = NULL, *tracer = NULL, *cmdline = NULL, raw[PATH_MAX], outbuf[PATH_MAX];
+	char *progpath = NULL, *tracer = NULL, *cmdline = NULL, raw[PATH_MAX + 16], outbuf[PATH_MAX];
 	const char *dir = NULL;
 	int c, rc = EXIT_ERROR, wstatus = 0, made = 0, filtered;
 	char *end;
@@ -549,10 +549,10 @@ out:
 		static const char *const own[] = { "funcs.txt", "clock.txt", "threads.txt" };
 
 		for (size_t k = 0; k < sizeof(own) / sizeof(own[0]); k++) {
-			char p[PATH_MAX + 16];
+			char p[PATH_MAX + 64];
 
-			snprintf(p, sizeof(p), "%s/%s", raw, own[k]);
-			unlink(p);
+			if (snprintf(p, sizeof(p), "%s/%s", raw, own[k]) < (int)sizeof(p))
+				unlink(p);
 		}
 	}
 	if (made)

@@ -65,7 +65,10 @@ static FILE *open_out(const char *dir, const char *name, char *path, size_t len)
 {
 	FILE *f;
 
-	snprintf(path, len, "%s/%s", dir, name);
+	if (snprintf(path, len, "%s/%s", dir, name) >= (int)len) {
+		elfio_error(dir, "name too long");
+		return NULL;
+	}
 	f = fopen(path, "w");
 	if (!f)
 		elfio_error(path, "%s", strerror(errno));
