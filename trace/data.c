@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * trace/data.c - the tracer's record files read back (runtime/tracer/record.h
+ * trace/data.c - the tracer's files read back (runtime/tracer/recfile.h
  * describes them), as calls per thread, filtered as uftrace record filters.
  *
- * Strategy: each thread's records (the rings of one tid, in ring order)
- * are read whole.  Three passes over them: the counter ticks become
- * CLOCK_MONOTONIC nanoseconds (the two calibration points of clock.txt),
- * less the measured cost of every record made before on that thread (kept
- * monotonic); every entry is matched with its exit (the recorder keeps
- * them nested: a call longjmp left gets its exit when that is seen); then
- * the filters decide, per call, whether it is kept, and the kept ones are
- * renumbered in depth:
+ * Strategy: funcs.txt, clock.txt and threads.txt are small and always
+ * read.  A thread's TID.dat (uftrace's records, times already in
+ * CLOCK_MONOTONIC nanoseconds, written by the tracer's writer thread) is
+ * read whole only when the calls are needed (filters, the summary, Chrome
+ * JSON).  With -t every entry is first matched with its exit (the recorder
+ * keeps them nested: a call longjmp left gets its exit when that is seen);
+ * then one pass decides, per call, whether it is kept, and renumbers the
+ * kept ones in depth:
  *
  *   -F GLOB   a call is kept only inside an activation of a matching
  *             function (itself included)
