@@ -23,7 +23,7 @@ LIBS      := -ldw -lelf -lz -llzma -lzstd -llz4
 CHECK_LIBS := -lcheck -lsubunit -lm -lrt -lpthread
 
 LIB_SRCS  := $(sort $(wildcard base/*.c arch/*.c elfio/*.c recordsites/*.c rewriter/*.c))
-CLI_SRCS  := patchsite.c batch.c
+CLI_SRCS  := patchsite.c batch.c $(sort $(wildcard trace/*.c))
 TEST_SRCS := $(sort $(wildcard tests/check_*.c tests/arch/*.c)) tests/elfgen.c
 
 BUILD     ?= build
@@ -143,7 +143,8 @@ fixtures: san
 # `make e2e`'s two at a time end together.
 E2E_SCRIPTS := realprog-riscv64 realserver stress run hostile runtime-x86 repad-zlib allocfail \
 	realprog-x86 tracer safety-core safety-tracer embed-x86 embed repad vmlinuz \
-	repad-kernel inplace bench-x86 minikernel nearmiss package arches cli ppc64le
+	repad-kernel inplace bench-x86 minikernel nearmiss package arches cli ppc64le \
+	trace-uftrace trace-cases
 E2E_VARIANTS := embed-riscv64 embed-riscv64-noc
 E2E_SCRIPT_embed-riscv64 := embed
 E2E_ENV_embed-riscv64 := ARCH=riscv64
@@ -358,6 +359,7 @@ clean:
 	$(MAKE) -C fixtures/repad clean
 	$(MAKE) -C fixtures/embed clean
 	$(MAKE) -C fixtures/tracer clean
+	$(MAKE) -C fixtures/trace clean
 	$(MAKE) -C fixtures/nearmiss clean
 	$(MAKE) -C fixtures/repad-kernel clean
 	$(MAKE) -C fixtures/realprog-x86 clean

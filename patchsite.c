@@ -19,6 +19,7 @@
 #include "elfio/elfio.h"
 #include "recordsites/recordsites.h"
 #include "rewriter/rewriter.h"
+#include "trace/trace.h"
 
 #define EXIT_FINDINGS	1
 #define EXIT_ERROR	2
@@ -148,6 +149,8 @@ static void help(const char *cmd_help)
 	fputs(help_embed, stdout);
 	fputc('\n', stdout);
 	fputs(help_arches, stdout);
+	fputc('\n', stdout);
+	fputs(trace_help, stdout);
 	fputs(outro_text, stdout);
 }
 
@@ -876,5 +879,10 @@ int main(int argc, char **argv)
 		return run(cmd_embed, argc - 1, argv + 1);
 	if (!strcmp(argv[1], "arches"))
 		return run(cmd_arches, argc - 1, argv + 1);
+	if (!strcmp(argv[1], "trace")) {
+		/* not run(): exit status 2 may be the traced program's own */
+		opterr = 0;
+		return cmd_trace(argc - 1, argv + 1);
+	}
 	return usage_error("unknown command '%s'", argv[1]);
 }

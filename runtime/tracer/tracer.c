@@ -12,6 +12,10 @@
  *   PATCHSITE_TRACE_CTL=fifo         commands while the program runs:
  *                                    attach GLOBS, detach [GLOBS], dump, reset
  *   PATCHSITE_TRACE_TIME=off         counts only, no return hook
+ *   PATCHSITE_TRACE_RECORD=DIR       record mode (`patchsite trace`): the
+ *                                    entry and exit of every call into
+ *                                    per-thread rings (record.c), no table
+ *   PATCHSITE_TRACE_BUFSIZE=N        records per ring
  *
  * Built on the runtime's public API only (callops.h), for every
  * architecture the runtime has a patcher for: the one piece that is not
@@ -82,6 +86,7 @@
 #include <unistd.h>
 
 #include "callops.h"
+#include "record.h"
 
 #define TRACE_DEPTH 512		/* shadow-stack entries per thread (and stubs) */
 #define HIDDEN __attribute__((visibility("hidden")))
@@ -103,6 +108,7 @@ static struct fn *fns;		/* one per site, sorted by address */
 static char *names_buf;		/* their names */
 static long nfns;
 static int timing = 1;
+static int recording;		/* PATCHSITE_TRACE_RECORD: records, not the table */
 static int out_fd = 2;
 static enum { FMT_TEXT, FMT_TSV, FMT_JSON } format;
 static int dump_sig;
@@ -130,9 +136,10 @@ static pid_t out_pid;		/* the process out_path was expanded for */
 struct shadow_ent {
 	uint64_t ret;		/* the real return address */
 	uint64_t t0;		/* entry time, ns */
-	uintptr_t key;		/* the trampoline frame (regs): where the call stood */
+	uintptr_t key;		/* where its return address lies: where the call stood */
 	uint32_t fn;		/* index into fns */
-	uint32_t nested;	/* an outer activation of the same function is live */
+	uint32_t nested;	/* 1: an outer activation of the same function is live;
+				   2: its entry was recorded (record.c): its exit is owed */
 };
 
 struct shadow {
@@ -203,7 +210,9 @@ __asm__(".text\n"
 #define STUB_SIZE 16
 /* rax, rdx, xmm0 and xmm1 may hold the return value; st(0) (long double)
    is left alone: trace_exit does not touch the x87 stack.  Entered by the
-   traced function's RET with %rsp 16-byte aligned, as before its call. */
+   traced function's RET with %rsp as before its call: 16-byte aligned by
+   the ABI, but GCC's -pg code calls a leaf without aligning (a function
+   that makes no frame calls straight on), so the stub aligns it itself. */
 __asm__(".text\n"
 	".balign 16\n"
 	".globl trace_stubs\n"
@@ -219,6 +228,9 @@ __asm__(".text\n"
 	".endr\n"
 	"	.balign 16\n"
 	"trace_stub_common:\n"
+	"	pushq %rbp\n"
+	"	movq %rsp, %rbp\n"
+	"	andq $-16, %rsp\n"
 	"	pushq %rax\n"
 	"	pushq %rdx\n"
 	"	subq $32, %rsp\n"
@@ -232,6 +244,8 @@ __asm__(".text\n"
 	"	addq $32, %rsp\n"
 	"	popq %rdx\n"
 	"	popq %rax\n"
+	"	movq %rbp, %rsp\n"
+	"	popq %rbp\n"
 	"	jmp *%r11\n"
 	".size trace_stubs, . - trace_stubs\n");
 #elif defined(__riscv) && __riscv_xlen == 64
@@ -304,6 +318,20 @@ static long PS_NOTRACE find_fn(uintptr_t ip)
 	return lo < nfns && fns[lo].addr == ip ? lo : -1;
 }
 
+/* record mode: the entries above depth d are gone (longjmp, or a tail call
+   returning through several stubs): the exits of those recorded, innermost
+   first, stamped now; the thread's shadow stack is marked busy */
+static void PS_NOTRACE rec_left(struct shadow *s, unsigned d)
+{
+	for (unsigned j = s->depth; j > d && j <= TRACE_DEPTH; j--) {
+		if (s->e[j - 1].nested & 2)
+			trace_rec_exit(s->e[j - 1].fn, j - 1);
+		else
+			trace_rec_unrecorded_gone(j - 1);
+		s->e[j - 1].nested &= ~2u;
+	}
+}
+
 /* a frame left by longjmp lies below a new call's frame, but not far below
    (a signal handler on an alternate stack is far from the thread's stack) */
 #define STALE_SPAN (1u << 20)
@@ -314,19 +342,29 @@ static void PS_NOTRACE on_entry(unsigned long ip, unsigned long parent_ip, struc
 	long i = find_fn(ip);
 	struct shadow *s;
 	uint64_t *slot;
-	uintptr_t key = (uintptr_t)regs, b;
+	/* the key is where the return address lies: on x86_64 the stack slot
+	   itself, which moves with every nested call, where the trampoline's
+	   frame (aligned down to 16) may not: a leaf called without a frame
+	   of its caller's own has the same trampoline frame as its caller */
+	uintptr_t key = (uintptr_t)ps_regs_return_slot(regs), b;
 	unsigned d, nested = 0;
 
 	(void)ops;
 	if (i < 0)
 		return;
-	__atomic_fetch_add(&fns[i].calls, 1, __ATOMIC_RELAXED);
+	if (!recording)
+		__atomic_fetch_add(&fns[i].calls, 1, __ATOMIC_RELAXED);
 	if (!timing)
 		return;
 	s = &shadow;
 	b = s->building;
-	if (b && !(b <= key && key - b < STALE_SPAN))
-		return;		/* a signal handler's call inside the hook: counted, not timed */
+	if (b && !(b <= key && key - b < STALE_SPAN)) {
+		/* a signal handler's call inside the hook: counted, not timed
+		   (record mode: not recorded, counted as dropped) */
+		if (recording)
+			trace_rec_busy_drop();
+		return;
+	}
 	s->building = key;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	d = s->depth;
@@ -339,6 +377,15 @@ static void PS_NOTRACE on_entry(unsigned long ip, unsigned long parent_ip, struc
 		while (d > 0 && s->e[d - 1].key <= key && key - s->e[d - 1].key < STALE_SPAN)
 			d--;
 	}
+	if (recording) {
+		/* the calls longjmp left: their exits, now (innermost first) */
+		rec_left(s, d);
+		s->depth = d;
+		if (d >= TRACE_DEPTH) {
+			trace_rec_too_deep();
+			goto done;
+		}
+	}
 	if (d >= TRACE_DEPTH) {
 		s->depth = d;
 		goto done;	/* counted, not timed */
@@ -346,7 +393,7 @@ static void PS_NOTRACE on_entry(unsigned long ip, unsigned long parent_ip, struc
 	slot = ps_regs_return_slot(regs);
 	if (*slot != parent_ip)
 		goto done;	/* not the frame the header describes: leave it */
-	for (unsigned j = 0; j < d; j++)
+	for (unsigned j = 0; j < d && !recording; j++)	/* record mode: not needed */
 		if (s->e[j].fn == (uint32_t)i) {
 			nested = 1;
 			break;
@@ -354,8 +401,11 @@ static void PS_NOTRACE on_entry(unsigned long ip, unsigned long parent_ip, struc
 	s->e[d].ret = parent_ip;
 	s->e[d].key = key;
 	s->e[d].fn = (uint32_t)i;
+	if (recording && __atomic_load_n(&trace_recording, __ATOMIC_RELAXED) &&
+	    trace_rec_entry((uint32_t)i, d))
+		nested |= 2;
 	s->e[d].nested = nested;
-	s->e[d].t0 = now_ns();
+	s->e[d].t0 = recording ? 0 : now_ns();
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	s->depth = d + 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -377,13 +427,25 @@ HIDDEN uint64_t PS_NOTRACE trace_exit(unsigned k)
 	s->building = s->e[k].key;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	e = s->e[k];
+	if (recording) {
+		rec_left(s, k + 1);	/* above k: left by longjmp */
+		if (e.nested & 2)
+			trace_rec_exit(e.fn, k);
+		else
+			trace_rec_unrecorded_gone(k);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		s->depth = k;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		s->building = 0;
+		return e.ret;
+	}
 	t = now_ns();
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	s->depth = k;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	s->building = 0;
 	__atomic_fetch_add(&fns[e.fn].timed, 1, __ATOMIC_RELAXED);
-	if (!e.nested)
+	if (!(e.nested & 1))
 		__atomic_fetch_add(&fns[e.fn].total_ns, t - e.t0, __ATOMIC_RELAXED);
 	return e.ret;
 }
@@ -1168,6 +1230,8 @@ static void fork_child(void)
 	struct shadow *s = &shadow;
 
 	ctl_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	if (recording)
+		trace_record_forked();
 	for (long i = 0; i < nfns; i++) {
 		__atomic_store_n(&fns[i].calls, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&fns[i].timed, 0, __ATOMIC_RELAXED);
@@ -1337,6 +1401,36 @@ static int open_ctl(const char *path)
 	return fd;
 }
 
+/* record mode: the writer started, the functions listed for the reader */
+static int rec_start(const char *dir)
+{
+	uintptr_t bias = 0, *addr = malloc((nfns ? (size_t)nfns : 1) * sizeof(*addr));
+	const char **name = malloc((nfns ? (size_t)nfns : 1) * sizeof(*name));
+	int err = -ENOMEM;
+
+	if (!addr || !name) {
+		say("PATCHSITE_TRACE_RECORD: out of memory");
+		goto out;
+	}
+	err = trace_record_start(dir, getenv("PATCHSITE_TRACE_BUFSIZE"));
+	if (err)
+		goto out;
+	dl_iterate_phdr(phdr_bias, &bias);
+	for (long i = 0; i < nfns; i++) {
+		addr[i] = fns[i].addr;
+		name[i] = fns[i].name;
+	}
+	err = trace_record_funcs(bias, nfns, addr, name);
+	if (err)
+		say("PATCHSITE_TRACE_RECORD=%s: cannot write funcs.txt: %s", dir, strerror(-err));
+	else
+		recording = 1;
+out:
+	free(addr);
+	free(name);
+	return err;
+}
+
 static const char *prog_name(void)
 {
 	static char path[512];
@@ -1355,11 +1449,18 @@ __attribute__((constructor)) static void trace_start(void)
 	const char *fmt = getenv("PATCHSITE_TRACE_FORMAT");
 	const char *sig = getenv("PATCHSITE_TRACE_SIGNAL");
 	const char *tm = getenv("PATCHSITE_TRACE_TIME");
+	const char *rec = getenv("PATCHSITE_TRACE_RECORD");
 	const char *prog;
 	long count;
 	pthread_t th;
 
 	ctl_path = getenv("PATCHSITE_TRACE_CTL");
+	/* record mode names the one process it records (patchsite trace sets
+	   it): a program that one runs inherits the environment, and is left
+	   alone, silently (its records would go into the same files) */
+	if (rec && getenv("PATCHSITE_TRACE_RECORD_PID") &&
+	    strtol(getenv("PATCHSITE_TRACE_RECORD_PID"), NULL, 10) != (long)getpid())
+		return;
 	starting = 1;
 	if (!globs && !ctl_path) {
 		say("neither PATCHSITE_TRACE nor PATCHSITE_TRACE_CTL is set");
@@ -1384,6 +1485,10 @@ __attribute__((constructor)) static void trace_start(void)
 		timing = 0;
 	else {
 		say("PATCHSITE_TRACE_TIME=%s: not on or off", tm);
+		goto untraced;
+	}
+	if (rec && !timing) {
+		say("PATCHSITE_TRACE_RECORD needs the return hook: not with PATCHSITE_TRACE_TIME=off");
 		goto untraced;
 	}
 	if (sig && (dump_sig = parse_signal(sig)) < 0) {
@@ -1416,6 +1521,8 @@ __attribute__((constructor)) static void trace_start(void)
 		goto untraced;
 	if (out && open_out(out, 1) < 0)
 		goto untraced;
+	if (rec && rec_start(rec) < 0)
+		goto untraced;
 	if (ctl_path && (ctl_fd = open_ctl(ctl_path)) < 0) {
 		ctl_fd = -1;
 		goto untraced;
@@ -1429,6 +1536,8 @@ __attribute__((constructor)) static void trace_start(void)
 			goto untraced;
 	}
 	starting = 0;	/* attached: later messages are about one thing */
+	if (recording)
+		trace_record_writer();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	if (dump_sig || ctl_fd >= 0) {
 		struct sigaction sa;
@@ -1482,6 +1591,8 @@ untraced:
 
 __attribute__((destructor)) static void trace_end(void)
 {
-	if (active)
+	if (active && recording)
+		trace_record_end();
+	else if (active)
 		dump("exit");
 }

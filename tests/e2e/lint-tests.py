@@ -40,8 +40,8 @@ VAR = r"\$\{?PATCHSITE(?:_PLAIN)?\}?"
 # a patchsite variable used as a command: followed by a command, an option
 # or "$@" (not: --patchsite "$PATCHSITE" --jobs, which hands it to a helper)
 RAW = re.compile(r"(?<!--patchsite )(?<!--patchsite \")(?<!--plain )(?<!--plain \")[\"']?" + VAR +
-                 r"[\"']?\s+\\?[\"']?(?:record|audit|repad|pin|embed|arches|help|--?[a-zA-Z]|\\?\$@)")
-LITERAL = re.compile(r"(?:^|[\s;&|(`'\"])(?:\.{0,2}/)?[\w./-]*/patchsite[\"']?\s+(?:record|audit|repad|pin|embed)\b")
+                 r"[\"']?\s+\\?[\"']?(?:record|audit|repad|pin|embed|arches|trace|help|--?[a-zA-Z]|\\?\$@)")
+LITERAL = re.compile(r"(?:^|[\s;&|(`'\"])(?:\.{0,2}/)?[\w./-]*/patchsite[\"']?\s+(?:record|audit|repad|pin|embed|trace)\b")
 MENTION = re.compile(r"[\"']?" + VAR)
 RUNNER = re.compile(r"\bps_run\b")
 # what lib.sh had before one spelling and one way to run patchsite

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * trace/prog.c - the program `patchsite trace` runs, read before it runs.
+ *
+ * Strategy: the file is mapped and read as ELF64 little-endian (every
+ * architecture with a runtime is), one step at a time, each checked before
+ * the next relies on it: the header, the program headers (the span of the
+ * PT_LOADs, and the segment `patchsite embed` added, known by its magic at
+ * its start), the site table in it, then .symtab (or .dynsym) for the
+ * names of the functions.  A program without the segment is refused here,
+ * before it runs: the tracer would only say so on its stderr and trace
+ * nothing.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elfio/elfio.h"
+#include "runtime/segment.h"
+#include "trace/trace.h"
+
+static int in_file(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct trace_sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->global != y->global)
+		return y->global - x->global;	/* a global name first */
+	return strcmp(x->name, y->name);
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+const char *trace_prog_arch(const struct trace_prog *p)
+{
+	switch (p->machine) {
+	case EM_X86_64:
+		return "x86_64";
+	case EM_AARCH64:
+		return "aarch64";
+	case EM_RISCV:
+		return "riscv64";
+	default:
+		return NULL;
+	}
+}
+
+int trace_prog_open(struct trace_prog *p, const char *path)
+{
+	char real[PATH_MAX];
+	const unsigned char *b = MAP_FAILED;
+	const Elf64_Ehdr *eh;
+	const Elf64_Phdr *ph;
+	const Elf64_Shdr *sh, *tab = NULL, *str;
+	const struct ps_seg_header *seg = NULL;
+	uint64_t size = 0, seg_off = 0, seg_vaddr = 0, seg_filesz = 0, *sites = NULL;
+	struct stat st;
+	int fd = -1, err = -ENOEXEC;
+
+	memset(p, 0, sizeof(*p));
+	if (!realpath(path, real) || (fd = open(real, O_RDONLY | O_CLOEXEC)) < 0 ||
+	    fstat(fd, &st) < 0) {
+		err = -errno;
+		elfio_error(path, "%s", strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode) || access(real, X_OK)) {
+		elfio_error(path, "not an executable file");
+		err = -EACCES;
+		goto out;
+	}
+	size = (uint64_t)st.st_size;
+	if (size < sizeof(Elf64_Ehdr) ||
+	    (b = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED) {
+		elfio_error(path, "not an ELF file");
+		goto out;
+	}
+	eh = (const Elf64_Ehdr *)b;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_ident[EI_DATA] != ELFDATA2LSB) {
+		elfio_error(path, "not a 64-bit little-endian ELF file (no runtime for it)");
+		goto out;
+	}
+	if (eh->e_type != ET_EXEC && eh->e_type != ET_DYN) {
+		elfio_error(path, "not a program (ELF type %u)", eh->e_type);
+		goto out;
+	}
+	p->machine = eh->e_machine;
+	if (!trace_prog_arch(p)) {
+		elfio_error(path, "machine %u: no runtime for it (x86_64, arm64, riscv64)", p->machine);
+		goto out;
+	}
+	if (eh->e_phentsize != sizeof(Elf64_Phdr) ||
+	    !in_file(eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr), size) ||
+	    eh->e_phoff % 8) {
+		elfio_error(path, "bad program headers");
+		goto out;
+	}
+	ph = (const Elf64_Phdr *)(b + eh->e_phoff);
+	p->lo = UINT64_MAX;
+	for (unsigned i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type != PT_LOAD)
+			continue;
+		if (ph[i].p_vaddr < p->lo)
+			p->lo = ph[i].p_vaddr;
+		if (ph[i].p_vaddr + ph[i].p_memsz > p->hi)
+			p->hi = ph[i].p_vaddr + ph[i].p_memsz;
+		if (ph[i].p_filesz >= sizeof(*seg) && in_file(ph[i].p_offset, ph[i].p_filesz, size) &&
+		    ph[i].p_offset % 8 == 0 &&
+		    ((const struct ps_seg_header *)(b + ph[i].p_offset))->magic == PS_SEG_MAGIC) {
+			seg = (const struct ps_seg_header *)(b + ph[i].p_offset);
+			seg_off = ph[i].p_offset;
+			seg_vaddr = ph[i].p_vaddr;
+			seg_filesz = ph[i].p_filesz;
+		}
+	}
+	if (p->lo == UINT64_MAX) {
+		elfio_error(path, "no PT_LOAD segment");
+		goto out;
+	}
+	p->lo &= ~(uint64_t)0xfff;
+	if (!seg) {
+		elfio_error(path, "not embedded: run 'patchsite embed %s -o OUT' first", path);
+		err = -ENODEV;
+		goto out;
+	}
+	if (seg->sites < seg_vaddr || seg->count > seg_filesz / sizeof(struct ps_site) ||
+	    !in_file(seg->sites - seg_vaddr, seg->count * sizeof(struct ps_site), seg_filesz)) {
+		elfio_error(path, "the embedded segment's site table is out of bounds");
+		goto out;
+	}
+	sites = calloc(seg->count ? seg->count : 1, sizeof(*sites));
+	if (!sites) {
+		elfio_error(path, "out of memory for %llu sites", (unsigned long long)seg->count);
+		err = -ENOMEM;
+		goto out;
+	}
+	for (uint64_t i = 0; i < seg->count; i++)
+		sites[i] = ((const struct ps_site *)(b + seg_off + (seg->sites - seg_vaddr)))[i].func;
+	qsort(sites, seg->count, sizeof(*sites), u64_cmp);
+	p->nsites = seg->count;
+	/* the names: .symtab, else .dynsym */
+	if (eh->e_shentsize != sizeof(Elf64_Shdr) ||
+	    !in_file(eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr), size) || eh->e_shoff % 8) {
+		elfio_error(path, "bad section headers");
+		goto out;
+	}
+	sh = (const Elf64_Shdr *)(b + eh->e_shoff);
+	for (unsigned i = 0; i < eh->e_shnum && !tab; i++)
+		if (sh[i].sh_type == SHT_SYMTAB)
+			tab = &sh[i];
+	for (unsigned i = 0; i < eh->e_shnum && !tab; i++)
+		if (sh[i].sh_type == SHT_DYNSYM)
+			tab = &sh[i];
+	if (!tab) {
+		elfio_error(path, "no .symtab or .dynsym: its functions have no names to trace by");
+		goto out;
+	}
+	if (tab->sh_link >= eh->e_shnum || !in_file(tab->sh_offset, tab->sh_size, size) ||
+	    tab->sh_offset % 8) {
+		elfio_error(path, "bad symbol table");
+		goto out;
+	}
+	str = &sh[tab->sh_link];
+	if (str->sh_type != SHT_STRTAB || !in_file(str->sh_offset, str->sh_size, size)) {
+		elfio_error(path, "bad symbol string table");
+		goto out;
+	}
+	{
+		const Elf64_Sym *sy = (const Elf64_Sym *)(b + tab->sh_offset);
+		size_t n = tab->sh_size / sizeof(Elf64_Sym);
+
+		p->syms = calloc(n ? n : 1, sizeof(*p->syms));
+		if (!p->syms) {
+			elfio_error(path, "out of memory for %zu symbols", n);
+			err = -ENOMEM;
+			goto out;
+		}
+		for (size_t k = 0; k < n; k++) {
+			const char *nm, *end;
+			struct trace_sym *s;
+
+			if (ELF64_ST_TYPE(sy[k].st_info) != STT_FUNC || sy[k].st_shndx == SHN_UNDEF ||
+			    !sy[k].st_value || !sy[k].st_name || sy[k].st_name >= str->sh_size)
+				continue;
+			nm = (const char *)b + str->sh_offset + sy[k].st_name;
+			end = memchr(nm, 0, str->sh_size - sy[k].st_name);
+			if (!end || end == nm)
+				continue;
+			s = &p->syms[p->nsyms];
+			s->name = strdup(nm);
+			if (!s->name) {
+				elfio_error(path, "out of memory for names");
+				err = -ENOMEM;
+				goto out;
+			}
+			p->nsyms++;
+			s->addr = sy[k].st_value;
+			s->size = sy[k].st_size;
+			s->global = ELF64_ST_BIND(sy[k].st_info) != STB_LOCAL;
+			s->site = bsearch(&s->addr, sites, p->nsites, sizeof(*sites), u64_cmp) != NULL;
+		}
+		qsort(p->syms, p->nsyms, sizeof(*p->syms), sym_cmp);
+	}
+	p->path = strdup(real);
+	if (!p->path) {
+		elfio_error(path, "out of memory");
+		err = -ENOMEM;
+		goto out;
+	}
+	err = 0;
+out:
+	free(sites);
+	if (b != MAP_FAILED)
+		munmap((void *)b, size);
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		trace_prog_free(p);
+	return err;
+}
+
+void trace_prog_free(struct trace_prog *p)
+{
+	for (size_t i = 0; i < p->nsyms; i++)
+		free(p->syms[i].name);
+	free(p->syms);
+	free(p->path);
+	memset(p, 0, sizeof(*p));
+}
