@@ -26,6 +26,7 @@ struct ps_arch_stats {
 	uint64_t reclaim_timeouts;	/* rounds a thread did not answer (nothing reused) */
 	uint64_t refused_blocked;	/* rounds refused (-EDEADLK): a thread blocked SIGTRAP */
 	uint64_t rounds_back;	/* rounds a failed sync put back (old bytes restored) */
+	uint64_t interposed;	/* the program's sigaction(SIGTRAP) kept as the chained one */
 };
 
 __attribute__((visibility("hidden"))) void ps_arch_stats(struct ps_arch_stats *out);

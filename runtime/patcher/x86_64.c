@@ -212,7 +212,16 @@ static struct x86_batch *x86_cur;	/* mmap'd, never unmapped (a late handler may 
 static uint64_t x86_gen;		/* odd while x86_cur or its entries change */
 static const struct ps_site *x86_sites;	/* the image, for the handler */
 static uint64_t x86_nsites, x86_bias;
-static struct sigaction x86_prev;	/* the program's SIGTRAP disposition */
+/*
+ * The program's SIGTRAP disposition, the one x86_chain acts on: two
+ * copies and the index of the current one, so a handler running on
+ * another thread reads a whole one while sigaction() below writes the
+ * other.  Writers hold x86_prev_busy with every signal blocked.
+ */
+static struct sigaction x86_prev_buf[2];
+static int x86_prev_cur;
+static int x86_prev_busy;
+static int x86_installed;		/* our handler was put in once */
 static int x86_registered;		/* membarrier SYNC_CORE registered (a fork child
 					   inherits it with the mm) */
 static struct x86_reply *x86_rep;	/* mmap'd, never unmapped */
@@ -326,10 +335,76 @@ static void x86_answer(uint32_t round, const ucontext_t *uc)
 		}
 }
 
+/*
+ * Interposed sigaction() and signal() (weak: a program's own definition,
+ * or a static libc's, wins; libc's internal callers are not interposed).
+ * Once the runtime's handler is in, the program's SIGTRAP disposition is
+ * the chained one: sigaction(SIGTRAP, act, old) stores act there and
+ * reports the program's previous one, and the runtime's handler stays, so
+ * a handler the program installs while a round is in flight never sees
+ * the round's INT3s and the program's own SIGTRAPs still reach it.  Any
+ * other signal, and SIGTRAP before the runtime's first round, go straight
+ * to libc.  Async-signal-safe, as sigaction must be: the writer's lock is
+ * taken with every signal blocked.
+ */
+extern int __sigaction(int, const struct sigaction *, struct sigaction *);
+
+static void x86_prev_set(const struct sigaction *act, struct sigaction *old)
+{
+	sigset_t all, saved;
+	int next;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &saved);
+	while (__atomic_exchange_n(&x86_prev_busy, 1, __ATOMIC_ACQUIRE))
+		__builtin_ia32_pause();
+	next = !__atomic_load_n(&x86_prev_cur, __ATOMIC_RELAXED);
+	if (old)
+		*old = x86_prev_buf[!next];
+	if (act) {
+		x86_prev_buf[next] = *act;
+		__atomic_store_n(&x86_prev_cur, next, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&x86_prev_busy, 0, __ATOMIC_RELEASE);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+}
+
+__attribute__((weak, visibility("default")))
+int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	struct sigaction cur;
+
+	if (sig != SIGTRAP || !__atomic_load_n(&x86_installed, __ATOMIC_ACQUIRE))
+		return __sigaction(sig, act, old);
+	/* ours still in? (a raw rt_sigaction may have replaced it) */
+	if (__sigaction(SIGTRAP, NULL, &cur))
+		return -1;
+	if (!(cur.sa_flags & SA_SIGINFO) || cur.sa_sigaction != x86_trap)
+		return __sigaction(sig, act, old);
+	X86_COUNT(interposed, 1);
+	x86_prev_set(act, old);
+	return 0;
+}
+
+__attribute__((weak, visibility("default")))
+sighandler_t signal(int sig, sighandler_t h)
+{
+	struct sigaction sa, old;
+
+	/* glibc's signal(): BSD semantics */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = h;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaddset(&sa.sa_mask, sig) || sigaction(sig, &sa, &old))
+		return SIG_ERR;
+	return old.sa_handler;
+}
+
 /* Any other SIGTRAP: what the program's disposition would have done. */
 static void x86_chain(int sig, siginfo_t *si, void *ctx)
 {
-	struct sigaction p = x86_prev;
+	struct sigaction p = x86_prev_buf[__atomic_load_n(&x86_prev_cur, __ATOMIC_ACQUIRE)];
 
 	X86_COUNT(chained, 1);
 	if (p.sa_flags & SA_SIGINFO) {
@@ -344,7 +419,9 @@ static void x86_chain(int sig, siginfo_t *si, void *ctx)
 		return;
 	}
 	/* SIG_DFL: restore it and raise again; delivered (fatally) once we return */
-	signal(SIGTRAP, SIG_DFL);
+	memset(&p, 0, sizeof(p));
+	p.sa_handler = SIG_DFL;
+	__sigaction(SIGTRAP, &p, NULL);
 	syscall(SYS_rt_tgsigqueueinfo, getpid(), x86_gettid(), SIGTRAP, si);
 }
 
@@ -397,19 +474,22 @@ static int x86_handler(void)
 {
 	struct sigaction cur, sa;
 
-	if (sigaction(SIGTRAP, NULL, &cur))
+	if (__sigaction(SIGTRAP, NULL, &cur))
 		return -errno;
 	if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == x86_trap)
 		return 0;
-	x86_prev = cur;
+	/* put in by a way sigaction() below does not see (the raw system
+	   call, a libc-internal path): that one becomes the chained one */
+	x86_prev_set(&cur, NULL);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = x86_trap;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
 	/* every signal blocked while it runs: no other handler nests in it,
 	   where SIGTRAP is blocked and an INT3 would be fatal */
 	sigfillset(&sa.sa_mask);
-	if (sigaction(SIGTRAP, &sa, NULL))
+	if (__sigaction(SIGTRAP, &sa, NULL))
 		return -errno;
+	__atomic_store_n(&x86_installed, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -800,6 +880,8 @@ void ps_arch_fork_child(void)
 	   its threads' answers are not the child's */
 	__atomic_store_n(&x86_round, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&x86_rep_n, 0, __ATOMIC_RELEASE);
+	/* a parent thread inside sigaction() below is not the child's */
+	__atomic_store_n(&x86_prev_busy, 0, __ATOMIC_RELEASE);
 }
 
 int ps_arch_publish(const struct ps_image *img, const struct ps_write *w, size_t n,

@@ -22,6 +22,9 @@
 #                            with -EBUSY; the first's slots are untouched
 #   core-fork                fork during rounds: the child's runtime is
 #                            unlocked, no INT3, text R+X, attach works
+#   core-handler-replace     the program installs SIGTRAP handlers during
+#                            rounds (sigaction, signal): none sees an INT3,
+#                            every SIGTRAP it raises reaches its handler
 # The situations that apply where sites are literal swaps (no INT3, no
 # signal: runtime/README.md "Safety") run again for aarch64 and riscv64
 # under qemu-user (fixtures/arches.mk's RUN_ lines): core-fork and
