@@ -23,7 +23,7 @@ LIBS      := -ldw -lelf -lz -llzma -lzstd -llz4
 CHECK_LIBS := -lcheck -lsubunit -lm -lrt -lpthread
 
 LIB_SRCS  := $(sort $(wildcard base/*.c arch/*.c elfio/*.c recordsites/*.c rewriter/*.c))
-CLI_SRCS  := patchsite.c batch.c
+CLI_SRCS  := patchsite.c batch.c $(sort $(wildcard trace/*.c))
 TEST_SRCS := $(sort $(wildcard tests/check_*.c tests/arch/*.c)) tests/elfgen.c
 
 BUILD     ?= build
@@ -337,6 +337,7 @@ install: all runtime
 		install -m 0644 build/runtime/$$a/libpatchsite-callops.a $$d/; \
 		install -m 0644 build/runtime/$$a/libpatchsite-callops.so $$d/; \
 		install -m 0644 build/runtime/$$a/libpatchsite-trace.so $$d/; \
+		install -m 0644 build/runtime/$$a/libpatchsite-trace-attach.so $$d/; \
 		echo "installed the runtime and tracer for $$a in $$d"; \
 	done
 
@@ -346,7 +347,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(wildcard doc/man/*.1)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(wildcard doc/man/*.3)))
 	rm -rf $(DESTDIR)$(INCDIR) $(DESTDIR)$(DOCDIR)
-	rm -f $(foreach a,$(RT_ALL),$(addprefix $(DESTDIR)$(RTLIBDIR)/$(a)/,libpatchsite-callops.a libpatchsite-callops.so libpatchsite-trace.so))
+	rm -f $(foreach a,$(RT_ALL),$(addprefix $(DESTDIR)$(RTLIBDIR)/$(a)/,libpatchsite-callops.a libpatchsite-callops.so libpatchsite-trace.so libpatchsite-trace-attach.so))
 	-rmdir $(foreach a,$(RT_ALL),$(DESTDIR)$(RTLIBDIR)/$(a)) $(DESTDIR)$(RTLIBDIR) 2>/dev/null
 
 clean:

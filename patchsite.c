@@ -19,6 +19,7 @@
 #include "elfio/elfio.h"
 #include "recordsites/recordsites.h"
 #include "rewriter/rewriter.h"
+#include "trace/inject.h"
 
 #define EXIT_FINDINGS	1
 #define EXIT_ERROR	2
@@ -876,5 +877,7 @@ int main(int argc, char **argv)
 		return run(cmd_embed, argc - 1, argv + 1);
 	if (!strcmp(argv[1], "arches"))
 		return run(cmd_arches, argc - 1, argv + 1);
+	if (!strcmp(argv[1], "trace"))	/* -p PID: trace/inject.c */
+		return run(trace_attach_cmd, argc - 1, argv + 1);
 	return usage_error("unknown command '%s'", argv[1]);
 }
