@@ -800,7 +800,8 @@ static int fail_detach(struct target *t, int err)
 	}
 	if (err == -ESRCH || gone(t))
 		return exited_msg(t);
-	elfio_error(t->name, "ptrace: %s", strerror(-err));
+	if (err)
+		elfio_error(t->name, "ptrace: %s", strerror(-err));
 	return EXIT_BAD;
 }
 
