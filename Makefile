@@ -141,7 +141,7 @@ fixtures: san
 # `make e2e`'s two at a time end together.
 E2E_SCRIPTS := realprog-riscv64 realserver stress run hostile runtime-x86 repad-zlib allocfail \
 	realprog-x86 tracer safety-core safety-tracer embed-x86 embed repad vmlinuz \
-	repad-kernel inplace bench-x86 minikernel nearmiss package arches cli ppc64le
+	repad-kernel inplace bench-x86 minikernel nearmiss package arches trace-attach cli ppc64le
 E2E_VARIANTS := embed-riscv64 embed-riscv64-noc
 E2E_SCRIPT_embed-riscv64 := embed
 E2E_ENV_embed-riscv64 := ARCH=riscv64

@@ -554,22 +554,28 @@ static void read_str(pid_t pid, uint64_t addr, char *buf, size_t len)
 	buf[len - 1] = 0;
 }
 
-/* the messages the tracer wrote (its M= file), relayed on stderr */
-static void relay(const char *path)
+/* the messages the tracer wrote (its M= file), relayed on stderr as ours:
+   `patchsite: pid N: ...` */
+static void relay(const struct target *t, const char *path)
 {
 	char line[1024];
 	FILE *f = fopen(path, "r");
+	int fd;
 
-	while (f && fgets(line, sizeof(line), f))
-		fputs(line, stderr);
-	if (f) {
-		int fd;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		const char *m = line;
 
-		fclose(f);
-		fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);	/* relayed once */
-		if (fd >= 0)
-			close(fd);
+		line[strcspn(line, "\n")] = 0;
+		if (!strncmp(m, "patchsite-trace: ", 17))
+			m += 17;
+		elfio_error(t->name, "%s", m);
 	}
+	fclose(f);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);	/* relayed once */
+	if (fd >= 0)
+		close(fd);
 }
 
 /* the tracer's and the runtime's mappings in the target (after dlopen) */
@@ -942,7 +948,7 @@ int trace_attach_pid(pid_t pid, const struct trace_attach_opts *o)
 		/* nothing attached: out again, the tracer said why */
 		call(t, t->dlclose, NULL, handle, NULL, 0, &ret);
 		fail_detach(t, 0);
-		relay(msg);
+		relay(t, msg);
 		goto unblock;
 	}
 	if ((err = restore_leader(t)) || ptrace(PTRACE_DETACH, pid, 0, 0) < 0) {
@@ -951,7 +957,7 @@ int trace_attach_pid(pid_t pid, const struct trace_attach_opts *o)
 	}
 	t->seized = 0;
 	sigprocmask(SIG_SETMASK, &prev, NULL);
-	relay(msg);
+	relay(t, msg);
 	fprintf(stderr, "patchsite: %s: attached %" PRIu64 " functions in %.1f ms\n", t->name,
 		ret, now_ms() - t0);
 
@@ -964,7 +970,7 @@ int trace_attach_pid(pid_t pid, const struct trace_attach_opts *o)
 	}
 	sigprocmask(SIG_BLOCK, &block, &prev);
 	if (gone(t)) {
-		relay(msg);
+		relay(t, msg);
 		fprintf(stderr, "patchsite: %s: the program exited while traced\n", t->name);
 		rc = 0;
 		goto report;
@@ -980,7 +986,7 @@ int trace_attach_pid(pid_t pid, const struct trace_attach_opts *o)
 		rc = fail_detach(t, err);
 		goto report;
 	}
-	relay(msg);
+	relay(t, msg);
 	if ((int64_t)ret < 0) {
 		fail_detach(t, 0);
 		elfio_error(t->name, "the tracer could not detach (%s): it stays loaded",

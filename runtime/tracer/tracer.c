@@ -1409,6 +1409,8 @@ static int embedded(void)
  * trace -p` passes) and attach.  Returns how many functions were attached,
  * or -errno after one message (nothing traced).
  */
+static const char *globs_what = "PATCHSITE_TRACE";	/* "-F" for patchsite trace -p */
+
 static long trace_setup(const char *globs, const char *out, const char *fmt, const char *sig,
 			const char *tm)
 {
@@ -1422,7 +1424,7 @@ static long trace_setup(const char *globs, const char *out, const char *fmt, con
 		goto untraced;
 	}
 	/* the configuration first: nothing is attached if any of it is wrong */
-	if (globs && !globs_ok(globs, "PATCHSITE_TRACE"))
+	if (globs && !globs_ok(globs, globs_what))
 		goto untraced;
 	if (!fmt || !strcmp(fmt, "text"))
 		format = FMT_TEXT;
@@ -1478,7 +1480,7 @@ static long trace_setup(const char *globs, const char *out, const char *fmt, con
 	}
 	if (globs) {
 		pthread_mutex_lock(&ctl_lock);
-		long n = set_attached(globs, 1, "PATCHSITE_TRACE");
+		long n = set_attached(globs, 1, globs_what);
 
 		pthread_mutex_unlock(&ctl_lock);
 		if (n < 0)
@@ -1637,6 +1639,7 @@ __attribute__((visibility("default"))) long patchsite_trace_attach(const char *c
 	}
 	if (!globs)
 		globs = "*";
+	globs_what = "-F";
 	sigaction(SIGTRAP, NULL, &trap_before);
 	n = trace_setup(globs, out, fmt, NULL, "off");
 	if (n < 0) {
