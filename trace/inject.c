@@ -88,7 +88,7 @@ struct target {
 	uint64_t tramp, tramp_size;	/* the trampoline room (link-time) */
 	uint64_t dlopen, dlclose, dlerror, munmap;	/* in the target */
 	uint64_t attach_fn, detach_fn;	/* in the target, once the library is loaded */
-	uint64_t lib_lo[8], lib_hi[8];	/* the tracer's and runtime's mappings */
+	uint64_t lib_lo[16], lib_hi[16];	/* the tracer's and runtime's mappings */
 	int nlib;
 	int seized;		/* the leader is seized */
 	struct user_regs_struct regs;	/* the leader's, as they were */
@@ -590,10 +590,12 @@ static void find_libs(struct target *t, const char *lib)
 	t->nlib = 0;
 	if (read_maps(t->pid, &m, &n))
 		return;
-	for (size_t i = 0; i < n && t->nlib < 8; i++) {
+	for (size_t i = 0; i < n && t->nlib < 16; i++) {
 		const char *b = strrchr(m[i].path, '/');
+		int ours = b && (!strcmp(b + 1, ATTACH_LIB) || !strcmp(b + 1, "libpatchsite-callops.so"));
 
-		if (b && (!strcmp(b + 1, ATTACH_LIB) || !strcmp(b + 1, "libpatchsite-callops.so"))) {
+		/* and the anonymous mapping right after one: its .bss */
+		if (ours || (!m[i].path[0] && t->nlib && t->lib_hi[t->nlib - 1] == m[i].lo)) {
 			t->lib_lo[t->nlib] = m[i].lo;
 			t->lib_hi[t->nlib++] = m[i].hi;
 		}
@@ -696,29 +698,39 @@ static int quiesce(struct target *t)
 	}
 }
 
-/* the runtime's claim (segment.h's reserved word) cleared once the copy
-   that made it is unloaded: written through /proc/PID/mem (the page may
-   be read-only to the program) */
-static void release_claim(struct target *t, const uint64_t *lo, const uint64_t *hi, int nlib)
+/* the runtime's claim: segment.h's reserved word, the address of the copy
+   of the runtime that claimed the segment (0: none), read and written
+   through /proc/PID/mem (the page may be read-only to the program) */
+static int claim_rw(const struct target *t, uint64_t *w, int write)
 {
 	char path[64];
-	uint64_t w = 0, addr = t->bias + t->seg_vaddr + offsetof(struct ps_seg_header, reserved);
-	int fd, ours = 0;
+	uint64_t addr = t->bias + t->seg_vaddr + offsetof(struct ps_seg_header, reserved);
+	int fd, ok;
 
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)t->pid);
-	fd = open(path, O_RDWR | O_CLOEXEC);
+	fd = open(path, write ? O_RDWR | O_CLOEXEC : O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return;
-	if (pread(fd, &w, 8, (off_t)addr) == 8)
-		for (int i = 0; i < nlib; i++)
-			ours |= w >= lo[i] && w < hi[i];
-	if (ours) {
-		w = 0;
-		if (pwrite(fd, &w, 8, (off_t)addr) != 8)
-			elfio_error(t->name, "the runtime's claim could not be cleared: %s",
-				    strerror(errno));
-	}
+		return -errno;
+	ok = write ? pwrite(fd, w, 8, (off_t)addr) == 8 : pread(fd, w, 8, (off_t)addr) == 8;
 	close(fd);
+	return ok ? 0 : -EIO;
+}
+
+/*
+ * The claim cleared once the copy that made it is unloaded: only a claim
+ * made since the attach (none before it, one now) and only when no copy
+ * of the runtime is mapped any more, so that a later attach, whose copy
+ * may load elsewhere, can claim the segment again.
+ */
+static void release_claim(struct target *t, uint64_t before)
+{
+	uint64_t w = 0;
+
+	if (before || claim_rw(t, &w, 0) || !w)
+		return;
+	w = 0;
+	if (claim_rw(t, &w, 1))
+		elfio_error(t->name, "the runtime's claim could not be cleared");
 }
 
 /*
@@ -818,11 +830,9 @@ int trace_attach_pid(pid_t pid, const struct trace_attach_opts *o)
 	     msg[PATH_MAX + 64], conf[8192], err_s[512];
 	struct map *em = NULL, *m0 = NULL;
 	size_t nem = 0, n0 = 0;
-	uint64_t handle = 0, ret = 0;
+	uint64_t handle = 0, ret = 0, claim0 = 0;
 	double t0 = now_ms(), deadline;
 	int rc = EXIT_BAD, err, fd;
-	uint64_t old_lo[8], old_hi[8];
-	int old_n;
 	struct sigaction sa;
 	sigset_t block, prev;
 
@@ -915,7 +925,7 @@ int trace_attach_pid(pid_t pid, const struct trace_attach_opts *o)
 		rc = fail_detach(t, err);
 		goto unblock;
 	}
-	if (read_maps(pid, &m0, &n0)) {
+	if (claim_rw(t, &claim0, 0) || read_maps(pid, &m0, &n0)) {
 		rc = fail_detach(t, -ESRCH);
 		goto unblock;
 	}
@@ -999,16 +1009,13 @@ int trace_attach_pid(pid_t pid, const struct trace_attach_opts *o)
 		rc = 0;
 		goto report;
 	}
-	old_n = t->nlib;
-	memcpy(old_lo, t->lib_lo, sizeof(old_lo));
-	memcpy(old_hi, t->lib_hi, sizeof(old_hi));
 	if ((err = call(t, t->dlclose, NULL, handle, NULL, 0, &ret))) {
 		rc = fail_detach(t, err);
 		goto report;
 	}
 	find_libs(t, lib);
-	if (!t->nlib) {
-		release_claim(t, old_lo, old_hi, old_n);
+	if (!t->nlib) {	/* (an anonymous mapping is taken only after one of theirs) */
+		release_claim(t, claim0);
 		unmap_leftovers(t, m0, n0, em, nem);
 	} else
 		elfio_error(t->name, "dlclose left the tracer or the runtime mapped");

@@ -15,7 +15,9 @@
 #                  file (sites live); marked() called 80,000 times meanwhile
 #                  (the program's count): the table says 80,000 (0 lost, 0
 #                  doubled); SIGINT detaches: maps as before, .text equal to
-#                  the file's, the program goes on (a phase after detach)
+#                  the file's, the signals it catches as before (the
+#                  runtime's SIGTRAP handler gone), the program goes on (a
+#                  phase after detach)
 #   again          a second attach (-t, -o DIR) works (the runtime's claim
 #                  was released): the phase during it counted exactly, maps
 #                  clean again; the program's output equals an untraced
@@ -112,7 +114,36 @@ def text_same(pid, exe):
     diff = sum(1 for a, b in zip(want, got) if a != b)
     return diff
 
-if cmd == 'maps':                       # maps PID
+def claim(pid, exe):
+    """the reserved word of the segment embed added (runtime/segment.h:
+       the runtime's claim), found by its magic in readelf -lW's PT_LOADs"""
+    bias = None
+    for line in open('/proc/%s/maps' % pid):
+        f = line.split(None, 5)
+        if len(f) > 5 and f[5].strip() == exe and int(f[2], 16) == 0:
+            bias = int(f[0].split('-')[0], 16)
+            break
+    out = subprocess.run(['readelf', '-lW', exe], capture_output=True, text=True).stdout
+    with open(exe, 'rb') as fh, open('/proc/%s/mem' % pid, 'rb') as mem:
+        for line in out.splitlines():
+            f = line.split()
+            if f and f[0] == 'LOAD':
+                off, vaddr = int(f[1], 16), int(f[2], 16)
+                fh.seek(off)
+                if fh.read(8) == b'CALLSOP1':
+                    mem.seek(bias + vaddr + 56)
+                    return int.from_bytes(mem.read(8), 'little')
+    return None
+
+if cmd == 'claim-free':                 # claim-free PID EXE: no runtime claims the segment
+    w = claim(*args)
+    print('the segment header\'s reserved word: %s' % (hex(w) if w is not None else 'no segment'))
+    sys.exit(w != 0)
+elif cmd == 'claim-taken':
+    w = claim(*args)
+    print('the segment header\'s reserved word: %s' % (hex(w) if w is not None else 'no segment'))
+    sys.exit(not w)
+elif cmd == 'maps':                       # maps PID
     print('\n'.join(maps(args[0])))
 elif cmd == 'text-same':                # text-same PID EXE: .text equals the file's
     d = text_same(*args)
@@ -186,12 +217,14 @@ ref=$work/ref/out
 d=$work/att
 if start "$d" "$emb" "$d" 4; then
 	judge maps "$prog" >"$d/maps0"
+	grep '^SigCgt' "/proc/$prog/status" >"$d/sig0"
 	ps_run -e "$d/ps.err" 0 "$d/ps.out" -- trace -p "$prog" -F marked -F hot "$TR" &
 	bg=$!
 	if waitline "$d/ps.err" 'attached 2 functions' 600 >"$d/why"; then
 		ok "attach: patchsite says it attached 2 functions"
 		check "attach: the tracer is mapped in the program" grep -q libpatchsite-trace-attach.so "/proc/$prog/maps"
 		check "attach: sites live (.text differs from the file)" judge text-differs "$prog" "$emb"
+		check "attach: the runtime claimed the segment" judge claim-taken "$prog" "$emb"
 		check "attach: phase 1 while attached" phase "$d" 1
 		ppid=$(ps -o pid= --ppid "$bg" | tr -d ' ')
 		[ -n "$ppid" ] && kill -INT "$ppid"
@@ -203,6 +236,10 @@ if start "$d" "$emb" "$d" 4; then
 			judge maps "$prog" >"$d/maps1"
 			check "attach: maps after detach as before" diff "$d/maps0" "$d/maps1"
 			check "attach: .text after detach equals the file's" judge text-same "$prog" "$emb"
+			check "attach: the runtime's claim released after detach" judge claim-free "$prog" "$emb"
+			grep '^SigCgt' "/proc/$prog/status" >"$d/sig1"
+			check "attach: signals caught after detach as before (no SIGTRAP handler left)" \
+				diff "$d/sig0" "$d/sig1"
 		else
 			not_ok "attach: SIGINT: exit 0" "$ps_msg"
 		fi
