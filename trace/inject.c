@@ -26,7 +26,7 @@
  * restored and the thread let go (PTRACE_DETACH): while it is attached,
  * the program runs untraced by us.
  *
- * Detaching (SIGINT, SIGTERM, -t, or patchsite's own end) stops the leader
+ * Detaching (SIGINT, SIGTERM, --duration, or the program's end) stops the leader
  * the same way and calls patchsite_trace_detach() (every site back to its
  * own bytes, the table written, SIGTRAP's disposition given back).  Before
  * the library is unloaded, every thread is stopped at once and its rip
@@ -1061,12 +1061,11 @@ static int attach_usage(const char *fmt, const char *arg)
 
 int trace_attach_cmd(int argc, char **argv)
 {
-	enum { OPT_TRACER = 256, OPT_FORMAT };
+	enum { OPT_TRACER = 256, OPT_FORMAT, OPT_DURATION };
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "filter", required_argument, NULL, 'F' },
-		{ "time", required_argument, NULL, 't' },
-		{ "duration", required_argument, NULL, 't' },
+		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "output", required_argument, NULL, 'o' },
 		{ "tracer", required_argument, NULL, OPT_TRACER },
 		{ "format", required_argument, NULL, OPT_FORMAT },
@@ -1078,7 +1077,7 @@ int trace_attach_cmd(int argc, char **argv)
 	int c, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+p:F:t:o:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:F:o:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			errno = 0;
@@ -1102,11 +1101,11 @@ int trace_attach_cmd(int argc, char **argv)
 			globs = g;
 			break;
 		}
-		case 't':
+		case OPT_DURATION:
 			o.duration = strtod(optarg, &end);
 			if (end == optarg || *end || !(o.duration > 0)) {
 				free(globs);
-				return attach_usage("-t takes seconds, not '%s'", optarg);
+				return attach_usage("--duration takes seconds, not '%s'", optarg);
 			}
 			break;
 		case 'o':

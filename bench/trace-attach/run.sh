@@ -8,7 +8,7 @@
 #
 # The program (main.c + bench/attach/gen.py's functions, GCC's 5-byte
 # patch sites, embedded) calls every function in rounds 1 ms apart.  Each
-# run attaches with -F '*' for 0.3 s (-t) and detaches; its time is what
+# run attaches with -F '*' for 0.3 s (--duration) and detaches; its time is what
 # patchsite prints, from its start to the return of the tracer's attach
 # (every site live), and the wall time of the whole command.  Each run's
 # table must count every one of the N functions (each recorded), and the
@@ -40,7 +40,7 @@ while [ ! -e "$o/run/ready" ]; do sleep 0.05; done
 i=0
 while [ $i -lt "$RUNS" ]; do
 	t0=$(date +%s%N)
-	"$PATCHSITE" trace -p $p -F '*' -t 0.3 --tracer="$lib" >"$o/table" 2>"$o/err"
+	"$PATCHSITE" trace -p $p -F '*' --duration=0.3 --tracer="$lib" >"$o/table" 2>"$o/err"
 	t1=$(date +%s%N)
 	ms=$(sed -n 's/.*attached \([0-9]*\) functions in \([0-9.]*\) ms/\1 \2/p' "$o/err")
 	called=$(awk 'NR > 2 && $1 > 0' "$o/table" | wc -l)
@@ -60,7 +60,7 @@ every = all(int(r[0]) >= n and int(r[2]) >= n for r in rows)  # main too
 print('functions %d, runs %d' % (n, len(rows)))
 print('attach (patchsite start to every site live): median %.1f ms (min %.1f, max %.1f)' %
       (statistics.median(att), min(att), max(att)))
-print('whole command less its 300 ms -t (attach, detach, unload): median %.0f ms' % statistics.median(whole))
+print('whole command less its 300 ms --duration (attach, detach, unload): median %.0f ms' % statistics.median(whole))
 print('every function attached and counted in every run: %s' % ('yes' if every else 'NO'))
 print('program output equal to an untraced run: %s' % sys.argv[3])
 PY

@@ -18,7 +18,7 @@
 #                  the file's, the signals it catches as before (the
 #                  runtime's SIGTRAP handler gone), the program goes on (a
 #                  phase after detach)
-#   again          a second attach (-t, -o DIR) works (the runtime's claim
+#   again          a second attach (--duration, -o DIR) works (the runtime's claim
 #                  was released): the phase during it counted exactly, maps
 #                  clean again; the program's output equals an untraced
 #                  run's; hot() counted no more than the program called it
@@ -253,17 +253,17 @@ if start "$d" "$emb" "$d" 4; then
 	check "attach: the program goes on after detach (phase 2)" phase "$d" 2
 
 	# again: the runtime's claim was released with the library
-	ps_run -e "$d/ps2.err" 0 "$d/ps2.out" -- trace -p "$prog" -F 'mark*' -t 3 -o "$d/o2" "$TR" &
+	ps_run -e "$d/ps2.err" 0 "$d/ps2.out" -- trace -p "$prog" -F 'mark*' --duration=3 -o "$d/o2" "$TR" &
 	bg=$!
 	if waitline "$d/ps2.err" 'attached 1 functions' 600 >"$d/why2" && phase "$d" 3 >>"$d/why2"; then
 		if wait "$bg"; then
-			ok "again: -t 3: exit 0"
+			ok "again: --duration=3: exit 0"
 			check "again: marked counted exactly (-o DIR)" judge calls "$d/o2/summary.txt" marked \
 				"$(sed -n 's/^phase 3: marked //p' "$d/out")"
 			judge maps "$prog" >"$d/maps2"
 			check "again: maps after detach as before" diff "$d/maps0" "$d/maps2"
 		else
-			not_ok "again: -t 3: exit 0" "$ps_msg"
+			not_ok "again: --duration=3: exit 0" "$ps_msg"
 		fi
 	else
 		kill "$bg" 2>/dev/null
