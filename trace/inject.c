@@ -783,6 +783,20 @@ static void unmap_leftovers(struct target *t, const struct map *m0, size_t n0,
 	free(m);
 }
 
+/* the program had the runtime (libpatchsite-callops.so) before the attach:
+   it links it, or preloads the tracer; the tracer shares that copy, which
+   stays after the detach with its claim and its batch */
+static int had_runtime(const struct map *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *b = strrchr(m[i].path, '/');
+
+		if (b && !strcmp(b + 1, "libpatchsite-callops.so"))
+			return 1;
+	}
+	return 0;
+}
+
 /* --- The command -------------------------------------------------------------- */
 
 /* libpatchsite-trace-attach.so: --tracer, else installed beside the
@@ -1017,8 +1031,9 @@ int trace_attach_pid(pid_t pid, const struct trace_attach_opts *o)
 	if (!t->nlib) {	/* (an anonymous mapping is taken only after one of theirs) */
 		release_claim(t, claim0);
 		unmap_leftovers(t, m0, n0, em, nem);
-	} else
+	} else if (!had_runtime(m0, n0)) {
 		elfio_error(t->name, "dlclose left the tracer or the runtime mapped");
+	}	/* else the program's own runtime, which the tracer shared, stays */
 	if ((err = restore_leader(t)) || ptrace(PTRACE_DETACH, pid, 0, 0) < 0) {
 		rc = fail_detach(t, err ? err : -errno);
 		goto report;

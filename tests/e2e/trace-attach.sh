@@ -22,6 +22,9 @@
 #                  was released): the phase during it counted exactly, maps
 #                  clean again; the program's output equals an untraced
 #                  run's; hot() counted no more than the program called it
+#   shared         a program whose runtime is loaded already (the tracer
+#                  preloaded, nothing attached): -p shares it, counts
+#                  exactly, and leaves it (maps as before, no message)
 #   bad-*          no such pid; a program not embedded; ptrace refused (a
 #                  process that is not dumpable, patchsite without
 #                  CAP_SYS_PTRACE; another user's process); a process that
@@ -281,6 +284,40 @@ if start "$d" "$emb" "$d" 4; then
 	fi
 else
 	not_ok "attach: the program starts" "$d/why"
+fi
+
+# --- a program that has the runtime already (the tracer preloaded) ---------------
+d=$work/shared
+if start "$d" env PATCHSITE_TRACE_CTL="$d/ctl" LD_PRELOAD="$fx/libpatchsite-trace.so" "$emb" "$d" 2; then
+	judge maps "$prog" >"$d/maps0"
+	ps_run -e "$d/ps.err" 0 "$d/ps.out" -- trace -p "$prog" -F marked --duration=3 "$TR" &
+	bg=$!
+	if waitline "$d/ps.err" 'attached 1 functions' 600 >"$d/why" && phase "$d" 1 >>"$d/why"; then
+		if wait "$bg"; then
+			ok "shared: the preloaded runtime shared: exit 0"
+			check "shared: marked counted exactly" judge calls "$d/ps.out" marked \
+				"$(sed -n 's/^phase 1: marked //p' "$d/out")"
+			check "shared: stderr is the attach and detach lines only" \
+				test "$(grep -vc 'attached 1 functions\|detached$' "$d/ps.err")" -eq 0
+			# the program's runtime keeps the page it mapped for its
+			# rounds (anonymous, rw-p): the rest is as before
+			judge maps "$prog" >"$d/maps1"
+			grep -v ' rw-p $' "$d/maps0" >"$d/maps0.f"
+			grep -v ' rw-p $' "$d/maps1" >"$d/maps1.f"
+			check "shared: maps after detach as before (the program's runtime stays)" \
+				diff "$d/maps0.f" "$d/maps1.f"
+		else
+			not_ok "shared: the preloaded runtime shared: exit 0" "$ps_msg"
+		fi
+	else
+		kill "$bg" 2>/dev/null
+		wait "$bg"
+		not_ok "shared: attached, phase 1" "$d/why"
+	fi
+	bg=
+	check "shared: the program ends with status 0" stop "$d"
+else
+	not_ok "shared: the program starts" "$d/why"
 fi
 
 # --- bad input: one line, exit 2, the program unharmed -------------------------
