@@ -454,7 +454,12 @@ if start "$d" env PATCHSITE_TRACE='marked,hot' PATCHSITE_TRACE_FORMAT=json PATCH
 	kill -USR2 "$prog" && waitline "$d/dumps" '"reason": "signal"' 300 >"$d/why"
 	phase "$d" 1 >>"$d/why"
 	n=$(wc -l <"$d/dumps")
-	kill -USR2 "$prog" && while [ "$(wc -l <"$d/dumps")" -le "$n" ]; do sleep 0.1; done
+	kill -USR2 "$prog"
+	i=0
+	while [ "$(wc -l <"$d/dumps")" -le "$n" ] && [ $i -lt 600 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
 	if stop "$d"; then
 		check "json-lines: three dumps, three lines, each one JSON document" judge jsonl "$d/dumps" 3
 	else
