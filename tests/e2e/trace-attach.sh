@@ -420,6 +420,14 @@ d=$work/watch
 if start "$d" "$emb" "$d" 2 watch; then
 	bad "exits-during-attach" "^patchsite: pid $prog: the process exited during attach" "$d" \
 		trace -p "$prog" "$TR"
+	# it exits once traced; if it was never traced, it is stopped after 30 s
+	i=0
+	while kill -0 "$prog" 2>/dev/null && [ "$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/$prog/status" 2>/dev/null)" != Z ] &&
+		[ $i -lt 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill "$prog" 2>/dev/null
 	wait "$prog"
 	check "bad exits-during-attach: the program exited by itself (status 3)" test $? -eq 3
 	prog=
