@@ -221,7 +221,7 @@ d=$work/att
 if start "$d" "$emb" "$d" 4; then
 	judge maps "$prog" >"$d/maps0"
 	grep '^SigCgt' "/proc/$prog/status" >"$d/sig0"
-	ps_run -e "$d/ps.err" 0 "$d/ps.out" -- trace -p "$prog" -F marked -F hot "$TR" &
+	ps_run -x "timeout -s KILL 300" -e "$d/ps.err" 0 "$d/ps.out" -- trace -p "$prog" -F marked -F hot "$TR" &
 	bg=$!
 	if waitline "$d/ps.err" 'attached 2 functions' 600 >"$d/why"; then
 		ok "attach: patchsite says it attached 2 functions"
@@ -229,6 +229,7 @@ if start "$d" "$emb" "$d" 4; then
 		check "attach: sites live (.text differs from the file)" judge text-differs "$prog" "$emb"
 		check "attach: the runtime claimed the segment" judge claim-taken "$prog" "$emb"
 		check "attach: phase 1 while attached" phase "$d" 1
+		# SIGINT to the timeout that runs patchsite, which passes it on
 		ppid=$(ps -o pid= --ppid "$bg" | tr -d ' ')
 		[ -n "$ppid" ] && kill -INT "$ppid"
 		if wait "$bg"; then
@@ -256,7 +257,7 @@ if start "$d" "$emb" "$d" 4; then
 	check "attach: the program goes on after detach (phase 2)" phase "$d" 2
 
 	# again: the runtime's claim was released with the library
-	ps_run -e "$d/ps2.err" 0 "$d/ps2.out" -- trace -p "$prog" -F 'mark*' --duration=3 -o "$d/o2" "$TR" &
+	ps_run -x "timeout -s KILL 300" -e "$d/ps2.err" 0 "$d/ps2.out" -- trace -p "$prog" -F 'mark*' --duration=3 -o "$d/o2" "$TR" &
 	bg=$!
 	if waitline "$d/ps2.err" 'attached 1 functions' 600 >"$d/why2" && phase "$d" 3 >>"$d/why2"; then
 		if wait "$bg"; then
@@ -290,7 +291,7 @@ fi
 d=$work/shared
 if start "$d" env PATCHSITE_TRACE_CTL="$d/ctl" LD_PRELOAD="$fx/libpatchsite-trace.so" "$emb" "$d" 2; then
 	judge maps "$prog" >"$d/maps0"
-	ps_run -e "$d/ps.err" 0 "$d/ps.out" -- trace -p "$prog" -F marked --duration=3 "$TR" &
+	ps_run -x "timeout -s KILL 300" -e "$d/ps.err" 0 "$d/ps.out" -- trace -p "$prog" -F marked --duration=3 "$TR" &
 	bg=$!
 	if waitline "$d/ps.err" 'attached 1 functions' 600 >"$d/why" && phase "$d" 1 >>"$d/why"; then
 		if wait "$bg"; then
