@@ -969,8 +969,12 @@ int trace_attach_pid(pid_t pid, const struct trace_attach_opts *o)
 		goto unblock;
 	}
 	if ((int64_t)ret < 0) {
-		/* nothing attached: out again, the tracer said why */
+		/* nothing attached: out again, the tracer said why (its runtime
+		   may have claimed the segment on the way) */
 		call(t, t->dlclose, NULL, handle, NULL, 0, &ret);
+		find_libs(t, lib);
+		if (!t->nlib)
+			release_claim(t, claim0);
 		fail_detach(t, 0);
 		relay(t, msg);
 		goto unblock;

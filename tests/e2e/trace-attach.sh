@@ -372,6 +372,7 @@ d=$work/nomatch
 if start "$d" "$emb" "$d" 2; then
 	judge maps "$prog" >"$d/maps0"
 	bad "no-match" "no traced function matches" "$d" trace -p "$prog" -F 'nothing_like_this*' "$TR"
+	check "bad no-match: the runtime's claim released" judge claim-free "$prog" "$emb"
 	unharmed "$d" "no-match"
 else
 	not_ok "bad no-match: the program starts" "$d/why"
