@@ -37,7 +37,9 @@
  * dlclose runs.  The runtime's claim on the segment (segment.h's reserved
  * word, the address of the copy that claimed it) is cleared through
  * /proc/PID/mem when that copy is gone, so that a later attach may claim
- * it again.  The tracer counts only (no return hook): a return stub of
+ * it again.  Last, the program's executable mappings are read back
+ * (process_vm_readv) against its file: a byte that differs, outside the
+ * segment embed added, is an error.  The tracer counts only (no return hook): a return stub of
  * the library left as the return address of a frame that outlives the
  * detach could not be taken back.
  */
@@ -85,6 +87,7 @@ struct target {
 	char exe[PATH_MAX];	/* /proc/PID/exe's link */
 	uint64_t bias;		/* the program's load bias */
 	uint64_t seg_vaddr;	/* the segment header's link-time address */
+	uint64_t seg_memsz;	/* and its size (the runtime writes in it) */
 	uint64_t tramp, tramp_size;	/* the trampoline room (link-time) */
 	uint64_t dlopen, dlclose, dlerror, munmap;	/* in the target */
 	uint64_t attach_fn, detach_fn;	/* in the target, once the library is loaded */
@@ -324,6 +327,7 @@ static int check_program(struct target *t)
 			continue;
 		if (h.magic == PS_SEG_MAGIC && h.self == ph.p_vaddr) {
 			t->seg_vaddr = h.self;
+			t->seg_memsz = ph.p_memsz;
 			t->tramp = h.tramp;
 			t->tramp_size = h.tramp_size;
 			close(fd);
@@ -783,6 +787,52 @@ static void unmap_leftovers(struct target *t, const struct map *m0, size_t n0,
 	free(m);
 }
 
+/*
+ * After the detach, the program's code is its file's again: every
+ * executable mapping of the program read from its memory
+ * (process_vm_readv) against the file's bytes at that offset, but for the
+ * segment embed added, where the runtime carved its trampolines.  Returns
+ * how many bytes differ (0), or -errno.
+ */
+static long verify_code(const struct target *t)
+{
+	struct map *m = NULL;
+	size_t n;
+	long diff = 0;
+	int fd = open(t->exe, O_RDONLY | O_CLOEXEC), err;
+	unsigned char a[65536], b[65536];
+	uint64_t slo = t->bias + t->seg_vaddr, shi = slo + t->seg_memsz;
+
+	if (fd < 0)
+		return -errno;
+	if ((err = read_maps(t->pid, &m, &n))) {
+		close(fd);
+		return err;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(m[i].path, t->exe) || m[i].perms[2] != 'x')
+			continue;
+		for (uint64_t at = m[i].lo; at < m[i].hi; at += sizeof(a)) {
+			size_t len = m[i].hi - at < sizeof(a) ? (size_t)(m[i].hi - at) : sizeof(a);
+			struct iovec l = { a, len }, r = { (void *)(uintptr_t)at, len };
+			ssize_t got = process_vm_readv(t->pid, &l, 1, &r, 1, 0);
+			ssize_t want = pread(fd, b, len, (off_t)(m[i].off + (at - m[i].lo)));
+
+			if (got != (ssize_t)len) {
+				diff = -EIO;
+				goto out;
+			}
+			for (size_t k = 0; k < len; k++)
+				if ((ssize_t)k < want && a[k] != b[k] && !(at + k >= slo && at + k < shi))
+					diff++;
+		}
+	}
+out:
+	free(m);
+	close(fd);
+	return diff;
+}
+
 /* the program had the runtime (libpatchsite-callops.so) before the attach:
    it links it, or preloads the tracer; the tracer shares that copy, which
    stays after the detach with its claim and its batch */
@@ -1043,6 +1093,17 @@ int trace_attach_pid(pid_t pid, const struct trace_attach_opts *o)
 		goto report;
 	}
 	t->seized = 0;
+	/* (a runtime the program had before may keep sites of its own) */
+	if (!had_runtime(m0, n0)) {
+		long d = verify_code(t);
+
+		if (d) {
+			elfio_error(t->name, "after the detach, %ld bytes of the program's code differ "
+				    "from %s", d < 0 ? 0 : d, t->exe);
+			rc = EXIT_BAD;
+			goto report;
+		}
+	}
 	fprintf(stderr, "patchsite: %s: detached\n", t->name);
 	rc = 0;
 report:
