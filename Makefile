@@ -143,7 +143,7 @@ fixtures: san
 # `make e2e`'s two at a time end together.
 E2E_SCRIPTS := realprog-riscv64 realserver stress run hostile runtime-x86 repad-zlib allocfail \
 	realprog-x86 tracer safety-core safety-tracer embed-x86 embed repad vmlinuz \
-	repad-kernel inplace bench-x86 minikernel nearmiss package arches cli ppc64le \
+	repad-kernel inplace bench-x86 minikernel nearmiss package arches trace-attach cli ppc64le \
 	trace-uftrace trace-cases
 E2E_VARIANTS := embed-riscv64 embed-riscv64-noc
 E2E_SCRIPT_embed-riscv64 := embed
@@ -340,6 +340,7 @@ install: all runtime
 		install -m 0644 build/runtime/$$a/libpatchsite-callops.a $$d/; \
 		install -m 0644 build/runtime/$$a/libpatchsite-callops.so $$d/; \
 		install -m 0644 build/runtime/$$a/libpatchsite-trace.so $$d/; \
+		install -m 0644 build/runtime/$$a/libpatchsite-trace-attach.so $$d/; \
 		echo "installed the runtime and tracer for $$a in $$d"; \
 	done
 
@@ -349,7 +350,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(wildcard doc/man/*.1)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(wildcard doc/man/*.3)))
 	rm -rf $(DESTDIR)$(INCDIR) $(DESTDIR)$(DOCDIR)
-	rm -f $(foreach a,$(RT_ALL),$(addprefix $(DESTDIR)$(RTLIBDIR)/$(a)/,libpatchsite-callops.a libpatchsite-callops.so libpatchsite-trace.so))
+	rm -f $(foreach a,$(RT_ALL),$(addprefix $(DESTDIR)$(RTLIBDIR)/$(a)/,libpatchsite-callops.a libpatchsite-callops.so libpatchsite-trace.so libpatchsite-trace-attach.so))
 	-rmdir $(foreach a,$(RT_ALL),$(DESTDIR)$(RTLIBDIR)/$(a)) $(DESTDIR)$(RTLIBDIR) 2>/dev/null
 
 clean:

@@ -19,6 +19,7 @@
 #include "elfio/elfio.h"
 #include "recordsites/recordsites.h"
 #include "rewriter/rewriter.h"
+#include "trace/inject.h"
 #include "trace/trace.h"
 
 #define EXIT_FINDINGS	1
@@ -850,6 +851,31 @@ static int run(int (*cmd)(int, char **), int argc, char **argv)
 	return rc;
 }
 
+/*
+ * `patchsite trace -p PID` attaches to a running program (trace/inject.c);
+ * without -p it runs one (trace/cmd.c).  -p is looked for among the
+ * options, before `--` or the program's name.
+ */
+static int trace_wants_pid(int argc, char **argv)
+{
+	static const char *const valued[] = { "-F", "-N", "-D", "-t", "-o", NULL };
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int skip = 0;
+
+		if (!strcmp(a, "--") || a[0] != '-')
+			return 0;
+		if (!strncmp(a, "-p", 2) || !strncmp(a, "--pid", 5))
+			return 1;
+		for (int k = 0; valued[k]; k++)
+			if (!strcmp(a, valued[k]))
+				skip = 1;
+		i += skip;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	usage_said = false;	/* main() runs many times in fuzz_cli */
@@ -880,6 +906,8 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "arches"))
 		return run(cmd_arches, argc - 1, argv + 1);
 	if (!strcmp(argv[1], "trace")) {
+		if (trace_wants_pid(argc - 1, argv + 1))	/* -p PID: trace/inject.c */
+			return run(trace_attach_cmd, argc - 1, argv + 1);
 		/* not run(): exit status 2 may be the traced program's own */
 		opterr = 0;
 		return cmd_trace(argc - 1, argv + 1);

@@ -54,7 +54,11 @@ const char trace_help[] =
 	"      --per-thread         the summary a row per thread and function\n"
 	"      --buffer-size=N      records per thread buffer, a power of 2 (default 2^20);\n"
 	"                           calls that do not fit are not recorded, and counted\n"
-	"      --tracer=PATH        the libpatchsite-trace.so to preload\n";
+	"      --tracer=PATH        the libpatchsite-trace.so to preload\n"
+	"  trace -p PID [-F GLOB]... [-o DIR] [--duration=S] [--format=FMT]\n"
+	"                       attach to a running embedded program (x86_64): count calls\n"
+	"                       until SIGINT, SIGTERM, S seconds or its end, then leave it\n"
+	"                       as it was; -o DIR: the table in DIR/summary.txt\n";
 
 struct opts {
 	struct trace_filter filter;

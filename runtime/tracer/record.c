@@ -84,7 +84,13 @@ static uint64_t *fn_addr;	/* the functions' addresses, by index */
 static long nfn;
 static pid_t rec_pid;
 
+/* initial-exec when preloaded; the -p build (TRACE_ATTACH), dlopen'ed
+   into a running program, never records: global-dynamic, no static TLS */
+#ifdef TRACE_ATTACH
+static __thread struct ring *my_ring __attribute__((tls_model("global-dynamic")));
+#else
 static __thread struct ring *my_ring __attribute__((tls_model("initial-exec")));
+#endif
 
 static void rsay(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void rsay(const char *fmt, ...)

@@ -107,14 +107,21 @@ struct fn {
 static struct fn *fns;		/* one per site, sorted by address */
 static char *names_buf;		/* their names */
 static long nfns;
+static long nnamed;		/* sites with a name */
+static const char *names_from;	/* ".symtab" or ".dynsym" */
 static int timing = 1;
 static int recording;		/* PATCHSITE_TRACE_RECORD: records, not the table */
 static int out_fd = 2;
+static int msg_fd = 2;		/* messages (patchsite trace -p: a file it relays) */
+#ifdef TRACE_ATTACH
+static char *attach_conf;	/* patchsite_trace_attach's configuration, split */
+#endif
 static enum { FMT_TEXT, FMT_TSV, FMT_JSON } format;
 static int dump_sig;
 static int sig_pipe[2] = { -1, -1 };	/* [1] read by the signal handler: atomics */
 static int ctl_fd = -1;
 static const char *ctl_path;
+static pid_t ctl_made;		/* the process that created the FIFO (it removes it at exit) */
 static int active;		/* the constructor finished and attached (or waits for ctl) */
 static int starting;		/* in the constructor: a message means nothing is traced */
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -149,7 +156,15 @@ struct shadow {
 	struct shadow_ent e[TRACE_DEPTH];
 };
 
-static __thread struct shadow shadow __attribute__((tls_model("initial-exec")));
+/* initial-exec when preloaded (static TLS, no call on the hot path); the
+   -p build (TRACE_ATTACH), dlopen'ed into a running program where static
+   TLS has no room for it, counts only and never touches it */
+#ifdef TRACE_ATTACH
+#define TRACE_TLS_MODEL "global-dynamic"
+#else
+#define TRACE_TLS_MODEL "initial-exec"
+#endif
+static __thread struct shadow shadow __attribute__((tls_model(TRACE_TLS_MODEL)));
 
 /* the return stubs (asm below): stub k is at trace_stubs + k * STUB_SIZE */
 extern const char trace_stubs[] HIDDEN;
@@ -472,7 +487,7 @@ static void say(const char *fmt, ...)
 	if (n >= (int)sizeof(buf) - 1)
 		n = (int)sizeof(buf) - 2;
 	buf[n++] = '\n';
-	if (write(2, buf, (size_t)n) < 0)
+	if (write(msg_fd, buf, (size_t)n) < 0)
 		return;
 }
 
@@ -637,6 +652,7 @@ static int read_names(const char *prog)
 	for (uint64_t i = 0; i < shnum && !tab; i++)
 		if (sh[i].sh_type == SHT_DYNSYM)
 			tab = &sh[i];
+	names_from = tab && tab->sh_type == SHT_SYMTAB ? ".symtab" : ".dynsym";
 	if (!tab) {
 		say("%s: no .symtab or .dynsym: functions have no names to match", prog);
 		goto out;
@@ -720,6 +736,7 @@ static int read_names(const char *prog)
 				continue;
 			memcpy(p, strs + sy[best[i].sym].st_name, best[i].len + 1);
 			fns[i].name = p;
+			nnamed++;
 			p += best[i].len + 1;
 		}
 	}
@@ -851,6 +868,14 @@ static long set_attached(const char *globs, int attach, const char *what)
 			list[n++] = (void *)fns[i].addr;
 	}
 	free(g);
+	if (globs && !matched && names_from && strcmp(names_from, ".symtab")) {
+		/* stripped: the names are missing, not the functions */
+		say("%s=%s: no traced function matches: the program is stripped (no .symtab), "
+		    "only %ld of its %ld traced functions have a name (from .dynsym); trace the "
+		    "unstripped file, or link with -rdynamic", what, globs, nnamed, nfns);
+		free(list);
+		return -ENOENT;
+	}
 	if (globs && !matched) {
 		say("%s=%s: no traced function matches", what, globs);
 		free(list);
@@ -1002,7 +1027,7 @@ static void dump(const char *reason)
 		for (long k = 0; k < n; k++) {
 			struct row *r = &rows[k];
 
-			bput(&b, "%s\n  {\"name\": \"", k ? "," : "");
+			bput(&b, "%s{\"name\": \"", k ? ", " : "");
 			bput_json(&b, fns[r->i].name);
 			bput(&b, "\", \"address\": %lu, \"attached\": %s, \"calls\": %llu, "
 			     "\"timed\": %llu, \"total_ns\": %llu, \"avg_ns\": %llu}",
@@ -1011,7 +1036,7 @@ static void dump(const char *reason)
 			     (unsigned long long)r->total,
 			     (unsigned long long)(r->timed ? r->total / r->timed : 0));
 		}
-		bput(&b, "\n]}\n");
+		bput(&b, "]}\n");	/* one line: repeated dumps are JSON Lines */
 	}
 	if (b.failed) {
 		say("dump: out of memory");
@@ -1123,7 +1148,8 @@ static int ctl_check(void)
 	if (ctl_fd >= 0 && !fd_ours(ctl_fd, &ctl_id)) {
 		ctl_fd = open_ctl(ctl_path);
 		if (ctl_fd >= 0)
-			say("ctl: the program closed the tracer's FIFO descriptor: re-opened %s", ctl_path);
+			say("ctl: the program closed the tracer's FIFO descriptor: re-opened %s",
+			    ctl_path ? ctl_path : "");
 		else
 			say("ctl: the program closed the tracer's FIFO descriptor: no more commands");
 		changed = 1;
@@ -1227,7 +1253,7 @@ static void fork_parent(void)
    no FIFO and no signal pipe (the parent's control thread keeps them) */
 static void fork_child(void)
 {
-	struct shadow *s = &shadow;
+	struct shadow *s = timing ? &shadow : NULL;
 
 	ctl_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	if (recording)
@@ -1238,7 +1264,7 @@ static void fork_child(void)
 		__atomic_store_n(&fns[i].total_ns, 0, __ATOMIC_RELAXED);
 	}
 	/* the activations open at the fork return in the child too: counted */
-	if (timing)
+	if (s)
 		for (unsigned j = 0; j < s->depth && j < TRACE_DEPTH; j++)
 			__atomic_fetch_add(&fns[s->e[j].fn].calls, 1, __ATOMIC_RELAXED);
 	if (ctl_fd >= 0 && fd_ours(ctl_fd, &ctl_id))
@@ -1377,7 +1403,9 @@ static int open_ctl(const char *path)
 		say("PATCHSITE_TRACE_CTL is empty: give a FIFO's path");
 		return -EINVAL;
 	}
-	if (mkfifo(path, 0600) < 0 && errno != EEXIST) {
+	if (mkfifo(path, 0600) == 0) {
+		ctl_made = getpid();
+	} else if (errno != EEXIST) {
 		int err = -errno;
 
 		say("PATCHSITE_TRACE_CTL=%s: mkfifo: %s", path, strerror(errno));
@@ -1442,32 +1470,55 @@ static const char *prog_name(void)
 	return path;
 }
 
-__attribute__((constructor)) static void trace_start(void)
+#ifndef TRACE_ATTACH
+/* the main program carries the segment `patchsite embed` adds (asks the
+   runtime nothing: a copy of it that starts claims the segment) */
+static int seg_found(struct dl_phdr_info *info, size_t size, void *data)
 {
-	const char *globs = getenv("PATCHSITE_TRACE");
-	const char *out = getenv("PATCHSITE_TRACE_OUT");
-	const char *fmt = getenv("PATCHSITE_TRACE_FORMAT");
-	const char *sig = getenv("PATCHSITE_TRACE_SIGNAL");
-	const char *tm = getenv("PATCHSITE_TRACE_TIME");
-	const char *rec = getenv("PATCHSITE_TRACE_RECORD");
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+		const struct ps_seg_header *h;
+
+		if (p->p_type != PT_LOAD || !(p->p_flags & PF_R) || p->p_filesz < sizeof(*h))
+			continue;
+		h = (const struct ps_seg_header *)(uintptr_t)(info->dlpi_addr + p->p_vaddr);
+		if (h->magic == PS_SEG_MAGIC && h->self == p->p_vaddr)
+			*(int *)data = 1;
+	}
+	return 1;		/* the first object is the main program */
+}
+
+static int embedded(void)
+{
+	int found = 0;
+
+	dl_iterate_phdr(seg_found, &found);
+	return found;
+}
+#endif
+
+/*
+ * Set up from a configuration (the environment's, or the one `patchsite
+ * trace -p` passes) and attach.  Returns how many functions were attached,
+ * or -errno after one message (nothing traced).
+ */
+static const char *globs_what = "PATCHSITE_TRACE";	/* "-F" for patchsite trace -p */
+
+static long trace_setup(const char *globs, const char *out, const char *fmt, const char *sig,
+			const char *tm, const char *rec)
+{
 	const char *prog;
-	long count;
+	long count, attached = 0;
 	pthread_t th;
 
-	ctl_path = getenv("PATCHSITE_TRACE_CTL");
-	/* record mode names the one process it records (patchsite trace sets
-	   it): a program that one runs inherits the environment, and is left
-	   alone, silently (its records would go into the same files) */
-	if (rec && getenv("PATCHSITE_TRACE_RECORD_PID") &&
-	    strtol(getenv("PATCHSITE_TRACE_RECORD_PID"), NULL, 10) != (long)getpid())
-		return;
 	starting = 1;
 	if (!globs && !ctl_path) {
 		say("neither PATCHSITE_TRACE nor PATCHSITE_TRACE_CTL is set");
 		goto untraced;
 	}
 	/* the configuration first: nothing is attached if any of it is wrong */
-	if (globs && !globs_ok(globs, "PATCHSITE_TRACE"))
+	if (globs && !globs_ok(globs, globs_what))
 		goto untraced;
 	if (!fmt || !strcmp(fmt, "text"))
 		format = FMT_TEXT;
@@ -1499,8 +1550,8 @@ __attribute__((constructor)) static void trace_start(void)
 	prog = prog_name();
 	count = ps_count();
 	if (count < 0) {
-		say("%s: not embedded by `patchsite embed` (%s)", prog,
-		    strerror((int)-count));
+		say("%s: %s (%s)", prog, count == -ENODEV ? "not embedded by `patchsite embed`" :
+		    "the runtime refuses", strerror((int)-count));
 		goto untraced;
 	}
 	fns = calloc(count ? (size_t)count : 1, sizeof(*fns));
@@ -1529,11 +1580,13 @@ __attribute__((constructor)) static void trace_start(void)
 	}
 	if (globs) {
 		pthread_mutex_lock(&ctl_lock);
-		long n = set_attached(globs, 1, "PATCHSITE_TRACE");
+		long n = set_attached(globs, 1, globs_what);
 
 		pthread_mutex_unlock(&ctl_lock);
 		if (n < 0)
 			goto untraced;
+		for (long i = 0; i < nfns; i++)
+			attached += fns[i].attached;
 	}
 	starting = 0;	/* attached: later messages are about one thing */
 	if (recording)
@@ -1571,7 +1624,7 @@ __attribute__((constructor)) static void trace_start(void)
 		}
 	}
 	active = 1;
-	return;
+	return attached;
 untraced:
 	if (out_fd > 2)
 		close(out_fd);
@@ -1587,12 +1640,155 @@ untraced:
 	free(names_buf);
 	names_buf = NULL;
 	starting = 0;
+	return -EINVAL;
+}
+
+__attribute__((constructor)) static void trace_start(void)
+{
+#ifndef TRACE_ATTACH
+	/* a process the preload reaches that was not embedded (env, time,
+	   strace, a shell on the way): silent, unless asked */
+	if (!embedded()) {
+		if (getenv("PATCHSITE_TRACE_VERBOSE")) {
+			starting = 1;
+			say("%s: not embedded by `patchsite embed` (%s)", prog_name(),
+			    strerror(ENODEV));
+			starting = 0;
+		}
+		return;
+	}
+	const char *rec = getenv("PATCHSITE_TRACE_RECORD");
+
+	/* record mode names the one process it records (patchsite trace sets
+	   it): a program that one runs inherits the environment, and is left
+	   alone, silently (its records would go into the same files) */
+	if (rec && getenv("PATCHSITE_TRACE_RECORD_PID") &&
+	    strtol(getenv("PATCHSITE_TRACE_RECORD_PID"), NULL, 10) != (long)getpid())
+		return;
+	ctl_path = getenv("PATCHSITE_TRACE_CTL");
+	trace_setup(getenv("PATCHSITE_TRACE"), getenv("PATCHSITE_TRACE_OUT"),
+		    getenv("PATCHSITE_TRACE_FORMAT"), getenv("PATCHSITE_TRACE_SIGNAL"),
+		    getenv("PATCHSITE_TRACE_TIME"), rec);
+#endif
 }
 
 __attribute__((destructor)) static void trace_end(void)
 {
+	struct stat st;
+
 	if (active && recording)
 		trace_record_end();
 	else if (active)
 		dump("exit");
+	/* the FIFO this process made goes with it: a later `echo dump > FIFO`
+	   then writes a plain file instead of waiting for a reader for ever */
+	if (ctl_made && ctl_made == getpid() && ctl_path && stat(ctl_path, &st) == 0 &&
+	    S_ISFIFO(st.st_mode) && st.st_dev == ctl_id.dev && st.st_ino == ctl_id.ino)
+		unlink(ctl_path);
+#ifdef TRACE_ATTACH
+	/* dlclose, after patchsite saw that no thread is in the tracer: what
+	   on_entry read may go */
+	if (!active) {
+		free(fns);
+		fns = NULL;
+		nfns = 0;
+		free(names_buf);
+		names_buf = NULL;
+		free(out_path);
+		out_path = NULL;
+		free(attach_conf);
+		attach_conf = NULL;
+	}
+#endif
 }
+
+#ifdef TRACE_ATTACH
+/* --- Attached by `patchsite trace -p` (libpatchsite-trace-attach.so) --------- */
+
+/*
+ * patchsite loads this build into a running program (a dlopen it makes the
+ * program call through ptrace) and then calls patchsite_trace_attach with
+ * a configuration it wrote into the program's memory: lines KEY=VALUE,
+ * F=glob[,glob...] (what to attach), O=file (where the table goes),
+ * M=file (where messages go, one a line: patchsite relays them),
+ * FORMAT=text|tsv|json.  Counts only: a return hook would leave the
+ * library's stubs as return addresses in frames that outlive the detach,
+ * and the library is unloaded.  patchsite_trace_detach takes the tracer
+ * off every function, writes the table (reason `detach`), gives SIGTRAP
+ * back to the disposition it had before the attach (the x86_64 runtime
+ * installs its own) and leaves nothing running: no thread of its own is
+ * made in this build, so a dlclose then unloads it.
+ */
+static struct sigaction trap_before;
+
+__attribute__((visibility("default"))) long patchsite_trace_attach(const char *conf)
+{
+	const char *globs = NULL, *out = NULL, *fmt = NULL;
+	char *line, *next;
+	long n;
+
+	if (active || attach_conf)
+		return -EALREADY;
+	attach_conf = strdup(conf);
+	if (!attach_conf)
+		return -ENOMEM;
+	for (line = attach_conf; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		if (!strncmp(line, "F=", 2))
+			globs = line + 2;
+		else if (!strncmp(line, "O=", 2))
+			out = line + 2;
+		else if (!strncmp(line, "FORMAT=", 7))
+			fmt = line + 7;
+		else if (!strncmp(line, "M=", 2)) {
+			int fd = open(line + 2, O_WRONLY | O_APPEND | O_CLOEXEC);
+
+			if (fd >= 0)
+				msg_fd = fd_high(fd);
+		}
+	}
+	if (!globs)
+		globs = "*";
+	globs_what = "-F";
+	sigaction(SIGTRAP, NULL, &trap_before);
+	n = trace_setup(globs, out, fmt, NULL, "off", NULL);
+	if (n < 0) {
+		sigaction(SIGTRAP, &trap_before, NULL);
+		if (msg_fd != 2)
+			close(msg_fd);
+		msg_fd = 2;
+		free(attach_conf);
+		attach_conf = NULL;
+	}
+	return n;
+}
+
+__attribute__((visibility("default"))) long patchsite_trace_detach(void)
+{
+	int err;
+
+	if (!active)
+		return -ENOENT;
+	pthread_mutex_lock(&ctl_lock);
+	err = ps_detach_ops_all(&trace_ops);
+	pthread_mutex_unlock(&ctl_lock);
+	if (err) {
+		say("detach: ps_detach_ops_all: %s", strerror(-err));
+		return err;
+	}
+	dump("detach");		/* its `attached`: what was attached until now */
+	for (long i = 0; i < nfns; i++)
+		fns[i].attached = 0;
+	active = 0;
+	sigaction(SIGTRAP, &trap_before, NULL);
+	if (out_fd > 2)
+		close(out_fd);
+	out_fd = 2;
+	if (msg_fd != 2)
+		close(msg_fd);
+	msg_fd = 2;
+	return 0;
+}
+#endif

@@ -75,7 +75,7 @@ if [ -z "$mach" ]; then
 	note "no runtime for $arch: only the tool is checked"
 	ok "no runtime expected on $arch"
 else
-	for f in libpatchsite-callops.a libpatchsite-callops.so libpatchsite-trace.so; do
+	for f in libpatchsite-callops.a libpatchsite-callops.so libpatchsite-trace.so libpatchsite-trace-attach.so; do
 		if [ "$f" = libpatchsite-callops.a ]; then
 			m=$(readelf -h "$lib/$f" 2>/dev/null | sed -n 's/^ *Machine: *//p' | head -n 1)
 		else

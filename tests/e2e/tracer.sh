@@ -58,7 +58,8 @@
 #                  file, ctl path not a FIFO, a glob matching nothing):
 #                  exit 0, the program's output unchanged, exactly one line
 #                  `patchsite-trace: ...: nothing traced` on stderr
-#   not-embedded   the original program: one line, output unchanged
+#   not-embedded   the original program, PATCHSITE_TRACE_VERBOSE=1: one line,
+#                  output unchanged (without it: silent, tests/e2e/trace-attach.sh)
 #   unset          no PATCHSITE_TRACE nor _CTL: one line, output unchanged
 # Prints `ok - NAME` / `not ok - NAME` and `N passed, M failed`.
 
@@ -79,7 +80,7 @@ PY=/usr/bin/python3
 . "$here/lib.sh"
 
 unset PATCHSITE_TRACE PATCHSITE_TRACE_OUT PATCHSITE_TRACE_FORMAT PATCHSITE_TRACE_SIGNAL \
-	PATCHSITE_TRACE_CTL PATCHSITE_TRACE_TIME
+	PATCHSITE_TRACE_CTL PATCHSITE_TRACE_TIME PATCHSITE_TRACE_VERBOSE
 
 work=$(mktemp -d)
 bgpid=
@@ -543,7 +544,7 @@ for arch in $TRACER_FLAVOURS; do
 			not_ok "$t: bad $var=$val" "$o/bad.why"
 		fi
 	done
-	env PATCHSITE_TRACE='t_*' timeout 120 $tr "$o/tracee-pie" calls >"$o/ne.out" 2>"$o/ne.err"
+	env PATCHSITE_TRACE='t_*' PATCHSITE_TRACE_VERBOSE=1 timeout 120 $tr "$o/tracee-pie" calls >"$o/ne.out" 2>"$o/ne.err"
 	rc=$?
 	if [ $rc -eq 0 ] && cmp -s "$o/plain.calls" "$o/ne.out" && oneline "$o/ne.err" 'not embedded by `patchsite embed`' >"$o/ne.why"; then
 		ok "$t: not-embedded"
