@@ -636,4 +636,15 @@ int elfio_build_table_object(unsigned int machine, unsigned int e_flags, unsigne
 			     const char *table, const struct elfio_table_ref *refs, size_t n,
 			     uint8_t **buf, size_t *len);
 
+/* --- Dynamic symbols by name (dynsym.c) --- */
+
+/*
+ * The values of the defined functions NAMES[0..n) in PATH's .dynsym
+ * (VALS[k], 0 for one not found) and its first PT_LOAD's address, page-
+ * aligned down (FIRST_LOAD).  0, -ENOENT if any name is missing or PATH is
+ * not ELF, -errno if it cannot be opened.
+ */
+int elfio_dynsym_lookup(const char *path, const char *const *names, uint64_t *vals, int n,
+			uint64_t *first_load);
+
 #endif /* PATCHSITE_ELFIO_H */

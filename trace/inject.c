@@ -18,8 +18,8 @@
  * (any other signal is delivered to the program as it would have been).
  * dlopen is libc's own (glibc >= 2.34 exports it from libc.so.6): its
  * address is the target's libc base (/proc/PID/maps) plus its .dynsym
- * value, read with libelf.  The calls are dlopen(libpatchsite-trace-
- * attach.so) and patchsite_trace_attach(CONF): CONF, a few KEY=VALUE
+ * value, read by elfio_dynsym_lookup (elfio/dynsym.c).  The calls are
+ * dlopen(libpatchsite-trace-attach.so) and patchsite_trace_attach(CONF): CONF, a few KEY=VALUE
  * lines written into the target's memory (the globs, the file the table
  * goes to, the file messages go to, both in a private directory), is the
  * whole channel; nothing goes through the environment.  Every register is
@@ -47,10 +47,8 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <libelf.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -196,63 +194,6 @@ static int read_maps(pid_t pid, struct map **out, size_t *n)
 	return 0;
 }
 
-/* the first PT_LOAD's address, page-aligned down (the load bias is the
-   mapping at file offset 0 minus it), and a .dynsym symbol's value */
-static int elf_lookup(const char *path, const char *const *names, uint64_t *vals, int nnames,
-		      uint64_t *first_load)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = -ENOENT;
-	Elf *e = NULL;
-	Elf_Scn *scn = NULL;
-	size_t phnum;
-
-	if (fd < 0)
-		return -errno;
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (!e || elf_getphdrnum(e, &phnum))
-		goto out;
-	*first_load = 0;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD) {
-			*first_load = ph.p_vaddr & ~(uint64_t)0xfff;
-			break;
-		}
-	}
-	for (int k = 0; k < nnames; k++)
-		vals[k] = 0;
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym s;
-			const char *nm;
-
-			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF || !s.st_value ||
-			    GELF_ST_TYPE(s.st_info) != STT_FUNC)
-				continue;
-			nm = elf_strptr(e, sh.sh_link, s.st_name);
-			for (int k = 0; nm && k < nnames; k++)
-				if (!vals[k] && !strcmp(nm, names[k]))
-					vals[k] = s.st_value;
-		}
-	}
-	err = 0;
-	for (int k = 0; k < nnames; k++)
-		if (!vals[k])
-			err = -ENOENT;
-out:
-	if (e)
-		elf_end(e);
-	close(fd);
-	return err;
-}
 
 /* where the object at path (its file-offset-0 mapping) is loaded, and its bias */
 static int map_bias(const struct map *m, size_t n, const char *path, uint64_t first_load,
@@ -352,7 +293,7 @@ static int find_libc(struct target *t)
 		free(m);
 		return gone(t) ? exited_msg(t) : refused_msg(t, -err);
 	}
-	if (elf_lookup(t->exe, NULL, NULL, 0, &first) || map_bias(m, n, t->exe, first, &t->bias)) {
+	if (elfio_dynsym_lookup(t->exe, NULL, NULL, 0, &first) || map_bias(m, n, t->exe, first, &t->bias)) {
 		elfio_error(t->name, "%s: not found in /proc/%d/maps", t->exe, (int)t->pid);
 		free(m);
 		return EXIT_BAD;
@@ -362,7 +303,7 @@ static int find_libc(struct target *t)
 
 		if (m[i].off || !b || strncmp(b + 1, "libc.so.6", 9))
 			continue;
-		err = elf_lookup(m[i].path, names, vals, 4, &first);
+		err = elfio_dynsym_lookup(m[i].path, names, vals, 4, &first);
 		if (err) {
 			elfio_error(t->name, "%s: no dlopen, dlclose or dlerror in its .dynsym (glibc "
 				    "2.34 or later exports them from libc)", m[i].path);
@@ -604,7 +545,7 @@ static void find_libs(struct target *t, const char *lib)
 			t->lib_hi[t->nlib++] = m[i].hi;
 		}
 	}
-	if (!elf_lookup(lib, names, vals, 2, &first) && !map_bias(m, n, lib, first, &bias)) {
+	if (!elfio_dynsym_lookup(lib, names, vals, 2, &first) && !map_bias(m, n, lib, first, &bias)) {
 		t->attach_fn = bias + vals[0];
 		t->detach_fn = bias + vals[1];
 	}
