@@ -6,7 +6,6 @@
  * and the profiling call targets every flavour of -pg/-mfentry uses.
  */
 #include <elf.h>
-#include <elfutils/libdwelf.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,7 +66,8 @@ const char *arch_cap_command(enum arch_cap cap)
 	return (unsigned int)cap < ARCH_CAP_COUNT ? caps[cap].command : "?";
 }
 
-const struct arch_ops *arch_for(unsigned int machine, enum arch_cap cap, char *why, size_t len)
+const struct arch_ops *arch_for(unsigned int machine, const char *machine_name, enum arch_cap cap,
+				char *why, size_t len)
 {
 	const struct arch_ops *a = arch_by_machine(machine);
 	size_t at;
@@ -81,9 +81,8 @@ const struct arch_ops *arch_for(unsigned int machine, enum arch_cap cap, char *w
 			 "architecture supports)", arch_cap_command(cap), a->name);
 		return NULL;
 	}
-	const char *m = dwelf_elf_e_machine_string((int)machine);
 	int w = snprintf(why, len, "unsupported machine %s (e_machine %u); patchsite handles ",
-			 m ? m : "unknown", machine);
+			 machine_name ? machine_name : "unknown", machine);
 	at = w < 0 ? 0 : (size_t)w;
 	for (size_t i = 0; i < NARCHES && at < len; i++) {
 		const char *sep = !i ? "" : i + 1 < NARCHES ? ", " : " and ";

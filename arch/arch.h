@@ -494,11 +494,13 @@ const char *arch_cap_command(enum arch_cap cap);
  * NULL, with the one line that says why in why[0..len) (never truncated
  * short of a terminated string): "unsupported machine NAME (e_machine N);
  * patchsite handles x86_64, arm64 and riscv64" (the list from the table,
- * the name elfutils gives the machine), or "embed is not
+ * MACHINE_NAME: the name elfutils gives the machine, elfio_machine_name;
+ * NULL: "unknown"), or "embed is not
  * supported on riscv64 (patchsite arches lists what each architecture
  * supports)".
  */
-const struct arch_ops *arch_for(unsigned int machine, enum arch_cap cap, char *why, size_t len);
+const struct arch_ops *arch_for(unsigned int machine, const char *machine_name, enum arch_cap cap,
+				char *why, size_t len);
 
 /*
  * What a declares for cap but lacks: the name of the first hook or field

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * dynsym.c - a shared object's dynamic symbols by name, for `patchsite
+ * dynsym.c - a shared object's dynamic symbols by name (and elfutils' name
+ * of an ELF machine, for arch_for's message), for `patchsite
  * trace -p` (trace/inject.c), which finds dlopen in a running program's
  * libc and its own entry points in the tracer it loads.
  *
@@ -10,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <elfutils/libdwelf.h>
 #include <gelf.h>
 #include <string.h>
 #include <unistd.h>
@@ -72,4 +74,10 @@ out:
 		elf_end(e);
 	close(fd);
 	return err;
+}
+
+/* elfutils' name for an ELF machine ("SPARC v9 64-bit"), or NULL. */
+const char *elfio_machine_name(unsigned int machine)
+{
+	return dwelf_elf_e_machine_string((int)machine);
 }

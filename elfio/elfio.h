@@ -647,4 +647,7 @@ int elfio_build_table_object(unsigned int machine, unsigned int e_flags, unsigne
 int elfio_dynsym_lookup(const char *path, const char *const *names, uint64_t *vals, int n,
 			uint64_t *first_load);
 
+/* elfutils' name for an ELF machine (the message arch_for writes), or NULL. */
+const char *elfio_machine_name(unsigned int machine);
+
 #endif /* PATCHSITE_ELFIO_H */

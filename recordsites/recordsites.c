@@ -1625,7 +1625,7 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 	r->e = e;
 	r->opts = *o;
 	char why[256];
-	r->arch = arch_for(elfio_ehdr(e)->e_machine, o->cap, why, sizeof(why));
+	r->arch = arch_for(elfio_ehdr(e)->e_machine, elfio_machine_name(elfio_ehdr(e)->e_machine), o->cap, why, sizeof(why));
 	if (!r->arch) {
 		elfio_err(e, "%s", why);
 		ret = -ENOTSUP;

@@ -227,7 +227,7 @@ static int embed_plan(struct embed *m)
 	int err = -EINVAL;
 
 	char why[256];
-	ops = arch_for(eh->e_machine, ARCH_CAP_EMBED, why, sizeof(why));
+	ops = arch_for(eh->e_machine, elfio_machine_name(eh->e_machine), ARCH_CAP_EMBED, why, sizeof(why));
 	if (!ops) {
 		elfio_err(e, "%s", why);
 		goto out;

@@ -65,7 +65,8 @@ static int pin_one(const char *path, const struct pin_options *o, struct pin_rep
 	}
 	rep->objects++;
 	char why[256];
-	a = arch_for(elfio_ehdr(e)->e_machine, ARCH_CAP_PIN, why, sizeof(why));
+	a = arch_for(elfio_ehdr(e)->e_machine, elfio_machine_name(elfio_ehdr(e)->e_machine),
+		     ARCH_CAP_PIN, why, sizeof(why));
 	if (!a) {
 		elfio_err(e, "%s", why);
 		goto out;

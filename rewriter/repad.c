@@ -1155,7 +1155,7 @@ static int check_input(struct repad *rp)
 
 	char why[256];
 
-	rp->arch = arch_for(eh->e_machine, ARCH_CAP_REPAD, why, sizeof(why));
+	rp->arch = arch_for(eh->e_machine, elfio_machine_name(eh->e_machine), ARCH_CAP_REPAD, why, sizeof(why));
 	if (!rp->arch) {
 		elfio_error(rp->path, "%s", why);
 		return -ENOTSUP;

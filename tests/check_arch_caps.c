@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "arch/arch.h"
+#include "elfio/elfio.h"
 #include "tests/check_suites.h"
 
 /* Every table entry: its capabilities are complete. */
@@ -186,17 +187,17 @@ START_TEST(test_refusals)
 	char why[256], want[256];
 	size_t at;
 
-	ck_assert_ptr_eq(arch_for(EM_AARCH64, ARCH_CAP_EMBED, why, sizeof(why)), &arch_arm64);
-	ck_assert_ptr_eq(arch_for(EM_RISCV, ARCH_CAP_EMBED, why, sizeof(why)), &arch_riscv64);
-	ck_assert_ptr_null(arch_for(EM_PPC64, ARCH_CAP_EMBED, why, sizeof(why)));
+	ck_assert_ptr_eq(arch_for(EM_AARCH64, elfio_machine_name(EM_AARCH64), ARCH_CAP_EMBED, why, sizeof(why)), &arch_arm64);
+	ck_assert_ptr_eq(arch_for(EM_RISCV, elfio_machine_name(EM_RISCV), ARCH_CAP_EMBED, why, sizeof(why)), &arch_riscv64);
+	ck_assert_ptr_null(arch_for(EM_PPC64, elfio_machine_name(EM_PPC64), ARCH_CAP_EMBED, why, sizeof(why)));
 	ck_assert_str_eq(why, "embed is not supported on powerpc64le (patchsite arches lists what "
 			 "each architecture supports)");
-	ck_assert_ptr_null(arch_for(EM_X86_64, ARCH_CAP_PIN, why, sizeof(why)));
+	ck_assert_ptr_null(arch_for(EM_X86_64, elfio_machine_name(EM_X86_64), ARCH_CAP_PIN, why, sizeof(why)));
 	ck_assert_str_eq(why, "pin is not supported on x86_64 (patchsite arches lists what "
 			 "each architecture supports)");
 
 	/* an unknown machine: elfutils' name for it, and the table's architectures */
-	ck_assert_ptr_null(arch_for(EM_SPARCV9, ARCH_CAP_RECORD, why, sizeof(why)));
+	ck_assert_ptr_null(arch_for(EM_SPARCV9, elfio_machine_name(EM_SPARCV9), ARCH_CAP_RECORD, why, sizeof(why)));
 	at = (size_t)snprintf(want, sizeof(want), "(e_machine %u); patchsite handles ", EM_SPARCV9);
 	for (size_t i = 0; i < arch_count(); i++)
 		at += (size_t)snprintf(want + at, sizeof(want) - at, "%s%s",
@@ -209,9 +210,9 @@ START_TEST(test_refusals)
 
 	/* a short buffer: cut, still a string */
 	memset(why, 'x', sizeof(why));
-	ck_assert_ptr_null(arch_for(EM_SPARCV9, ARCH_CAP_RECORD, why, 30));
+	ck_assert_ptr_null(arch_for(EM_SPARCV9, elfio_machine_name(EM_SPARCV9), ARCH_CAP_RECORD, why, 30));
 	ck_assert_uint_eq(strlen(why), 29);
-	ck_assert_ptr_null(arch_for(EM_PPC64, ARCH_CAP_EMBED, why, 0));
+	ck_assert_ptr_null(arch_for(EM_PPC64, elfio_machine_name(EM_PPC64), ARCH_CAP_EMBED, why, 0));
 }
 END_TEST
 
