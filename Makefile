@@ -19,7 +19,7 @@ CPPFLAGS  += -D_GNU_SOURCE -DPATCHSITE_VERSION='"$(VERSION)"' -I.
 # Nothing here may run a tool that `make deps` installs: make parses this file
 # before deps runs (a fresh machine has no pkg-config).  These are the
 # libraries patchsite calls directly; Debian's pkg-config files add nothing.
-LIBS      := -ldw -lelf -lz -llzma -lzstd -llz4
+LIBS      := -ldw -lelf -lz -llzma -lzstd -llz4 -lbz2 -llzo2
 CHECK_LIBS := -lcheck -lsubunit -lm -lrt -lpthread
 
 LIB_SRCS  := $(sort $(wildcard base/*.c arch/*.c elfio/*.c recordsites/*.c rewriter/*.c))

@@ -35,11 +35,13 @@
  * says whether the build sorts the table and which ftrace layout the
  * kernel's Makefiles gave the compiler (audit.c and record_scan use both).
  */
+#include <bzlib.h>
 #include <errno.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <lz4.h>
+#include <lzo/lzo1x.h>
 #include <lzma.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -259,6 +261,153 @@ static int z_lz4(const uint8_t *in, size_t inlen, uint64_t limit, uint8_t **buf,
 	return *len && at == inlen ? 0 : -EINVAL;
 }
 
+static int z_bzip2(const uint8_t *in, size_t inlen, uint64_t limit, uint8_t **buf, size_t *cap,
+		   size_t *len)
+{
+	bz_stream bs;
+	int ret = -EINVAL;
+
+	memset(&bs, 0, sizeof(bs));
+	if (BZ2_bzDecompressInit(&bs, 0, 0) != BZ_OK)
+		return -ENOMEM;
+	bs.next_in = (char *)(uintptr_t)in;
+	bs.avail_in = inlen > UINT_MAX ? UINT_MAX : (unsigned int)inlen;
+	for (;;) {
+		size_t avail;
+		int r = room(buf, cap, *len, limit, &avail);
+		if (r) {
+			ret = r;
+			break;
+		}
+		if (avail > UINT_MAX)
+			avail = UINT_MAX;
+		bs.next_out = (char *)*buf + *len;
+		bs.avail_out = (unsigned int)avail;
+		r = BZ2_bzDecompress(&bs);
+		*len += avail - bs.avail_out;
+		if (r == BZ_STREAM_END) {
+			ret = 0;
+			break;
+		}
+		if (r != BZ_OK)
+			break;
+		if (!bs.avail_in && bs.avail_out)
+			break;	/* truncated */
+	}
+	BZ2_bzDecompressEnd(&bs);
+	return ret;
+}
+
+/*
+ * lzop's format, as the kernel's build writes it (lzop -9, then the size
+ * appended): a header (magic, versions, method, flags, mode, times, a name,
+ * a checksum), then blocks of a 32-bit big-endian decompressed size (0 ends
+ * them), a compressed size, the checksums the flags name, and the bytes
+ * (stored as they are when both sizes are equal).  A block inflates to at
+ * most 256 KiB (the kernel's own unlzo refuses more); checksums are not
+ * checked (the kernel's are not either).
+ */
+#define LZO_BLOCK		(256u << 10)
+#define LZOP_ADLER32_D		0x00000001u
+#define LZOP_ADLER32_C		0x00000002u
+#define LZOP_EXTRA_FIELD	0x00000040u
+#define LZOP_CRC32_D		0x00000100u
+#define LZOP_CRC32_C		0x00000200u
+#define LZOP_FILTER		0x00000800u
+
+static uint32_t be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static int lzop_header(const uint8_t *in, size_t inlen, size_t *at, uint32_t *flags)
+{
+	size_t p = 9;
+	unsigned int version;
+
+	if (inlen < p + 7 || memcmp(in, "\x89LZO\0\r\n\x1a\n", 9))
+		return -EINVAL;
+	version = (unsigned int)in[p] << 8 | in[p + 1];
+	p += 4;				/* version, library version */
+	if (version >= 0x0940)
+		p += 2;			/* version needed to extract */
+	if (inlen < p + 2)
+		return -EINVAL;
+	if (in[p] < 1 || in[p] > 3)	/* M_LZO1X_1, _1_15, _999 */
+		return -EINVAL;
+	p += 1 + (version >= 0x0940);	/* method, level */
+	if (inlen < p + 4)
+		return -EINVAL;
+	*flags = be32(in + p);
+	p += 4 + (*flags & LZOP_FILTER ? 4 : 0) + 8 + (version >= 0x0940 ? 4 : 0);
+	if (inlen < p + 1 || inlen - p - 1 < (size_t)in[p] + 4)
+		return -EINVAL;
+	p += 1 + in[p] + 4;		/* name, header checksum */
+	if (*flags & LZOP_EXTRA_FIELD) {
+		if (inlen - p < 4 || inlen - p - 4 < (size_t)be32(in + p) + 4)
+			return -EINVAL;
+		p += 4 + be32(in + p) + 4;
+	}
+	*at = p;
+	return 0;
+}
+
+static int z_lzo(const uint8_t *in, size_t inlen, uint64_t limit, uint8_t **buf, size_t *cap,
+		 size_t *len)
+{
+	uint32_t flags;
+	size_t at;
+	int r = lzop_header(in, inlen, &at, &flags);
+
+	if (r)
+		return r;
+	if (lzo_init() != LZO_E_OK)
+		return -ENOMEM;
+	for (;;) {
+		uint32_t dst, src;
+		size_t sums;
+
+		if (inlen - at < 4)
+			return -EINVAL;
+		dst = be32(in + at);
+		at += 4;
+		if (!dst)
+			return *len ? 0 : -EINVAL;
+		if (dst > LZO_BLOCK || inlen - at < 4)
+			return -EINVAL;
+		src = be32(in + at);
+		at += 4;
+		if (!src || src > dst)
+			return -EINVAL;
+		sums = (flags & LZOP_ADLER32_D ? 4 : 0) + (flags & LZOP_CRC32_D ? 4 : 0);
+		if (src < dst)
+			sums += (flags & LZOP_ADLER32_C ? 4 : 0) + (flags & LZOP_CRC32_C ? 4 : 0);
+		if (inlen - at < sums || inlen - at - sums < src)
+			return -EINVAL;
+		at += sums;
+		if (*len + dst > limit)
+			return -EFBIG;
+		if (*len + dst > *cap) {
+			size_t want = *cap * 2 > *len + dst ? *cap * 2 : *len + dst;
+			if (want > limit + 1)
+				want = (size_t)limit + 1;
+			if (elfio_grow(buf, cap, want, 1))
+				return -ENOMEM;
+		}
+		if (src == dst) {
+			memcpy(*buf + *len, in + at, dst);
+		} else {
+			lzo_uint out = dst;
+
+			if (lzo1x_decompress_safe(in + at, src, *buf + *len, &out, NULL) != LZO_E_OK ||
+			    out != dst)
+				return -EINVAL;
+		}
+		*len += dst;
+		at += src;
+	}
+}
+
 /*
  * hint: the size the stream says it inflates to (the kernel's build appends
  * it), taken as the first allocation when it is within the bound, so that
@@ -287,6 +436,12 @@ static int inflate_hinted(enum bootimg_z z, const uint8_t *in, size_t inlen, uin
 		break;
 	case BZ_LZ4:
 		ret = z_lz4(in, inlen, limit, &buf, &cap, &len);
+		break;
+	case BZ_BZIP2:
+		ret = z_bzip2(in, inlen, limit, &buf, &cap, &len);
+		break;
+	case BZ_LZO:
+		ret = z_lzo(in, inlen, limit, &buf, &cap, &len);
 		break;
 	default:
 		return -ENOTSUP;
@@ -905,7 +1060,7 @@ static int inflate_payload(const char *path, const char *what, const uint8_t *in
 	if (ret && !quiet) {
 		if (ret == -ENOTSUP)
 			elfio_error(path, "%s is %s-compressed, which this build cannot "
-				    "decompress (gzip, xz, lzma, zstd and lz4 only)", what, bootimg_z_name(z));
+				    "decompress", what, bootimg_z_name(z));
 		else if (ret == -EFBIG)
 			elfio_error(path, "%s inflates past %" PRIu64 " bytes (%llu times its %zu "
 				    "bytes, at most %llu): refused as a decompression bomb", what,

@@ -2,8 +2,8 @@
 # Install what patchsite needs to build and test, on Debian.  Does nothing
 # when everything is already there; needs root (or sudo) otherwise.
 set -e
-pkgs="make gcc pkg-config libelf-dev libdw-dev zlib1g-dev liblzma-dev libzstd-dev liblz4-dev check
-      elfutils python3 gzip xz-utils zstd clang libclang-rt-14-dev time
+pkgs="make gcc pkg-config libelf-dev libdw-dev zlib1g-dev liblzma-dev libzstd-dev liblz4-dev libbz2-dev liblzo2-dev check
+      elfutils python3 gzip xz-utils zstd bzip2 lzop clang libclang-rt-14-dev time
       dpkg-dev llvm-14 autoconf automake libtool g++ uftrace strace
       debhelper fakeroot lintian git man-db groff-base curl"
 # each architecture's cross compiler, binutils and runner: fixtures/arches.mk

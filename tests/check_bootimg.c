@@ -12,11 +12,13 @@
  * libraries' own compressors (lz4 in the kernel's legacy format), and must give the input back, refuse more
  * than the limit, and refuse a truncated stream.
  */
+#include <bzlib.h>
 #include <check.h>
 #include <elf.h>
 #include <errno.h>
 #include <lz4.h>
 #include <lzma.h>
+#include <lzo/lzo1x.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,6 +285,64 @@ static size_t z_gzip(const uint8_t *in, size_t n, uint8_t *out, size_t cap)
 	return r;
 }
 
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
+}
+
+/*
+ * lzop's container as lzop 1.04 writes it (the header of its lzop.c: magic,
+ * version 0x1040, library version, version needed 0x0940, method M_LZO1X_1,
+ * level, flags, mode, mtime low and high, a name, the header's checksum),
+ * then 256 KiB blocks: sizes, the checksums FLAGS names, the bytes; the
+ * checksums are left 0 (the reader does not check them, as the kernel's
+ * does not).  A block lzo does not shrink is stored.
+ */
+static size_t lzop_pack(const uint8_t *in, size_t n, uint8_t *out, size_t cap, uint32_t flags,
+			const char *name)
+{
+	static uint8_t wrk[LZO1X_1_MEM_COMPRESS];
+	size_t pos = 0, nl = strlen(name);
+
+	ck_assert_int_eq(lzo_init(), LZO_E_OK);
+	memcpy(out, "\x89LZO\0\r\n\x1a\n", 9);
+	pos = 9;
+	out[pos++] = 0x10, out[pos++] = 0x40;	/* version */
+	out[pos++] = 0x20, out[pos++] = 0xa0;	/* library version */
+	out[pos++] = 0x09, out[pos++] = 0x40;	/* needed */
+	out[pos++] = 1, out[pos++] = 5;		/* method, level */
+	put_be32(out + pos, flags), pos += 4;
+	if (flags & 0x800)
+		put_be32(out + pos, 0), pos += 4;	/* filter */
+	put_be32(out + pos, 0100644), pos += 4;
+	put_be32(out + pos, 0), pos += 4;
+	put_be32(out + pos, 0), pos += 4;
+	out[pos++] = (uint8_t)nl;
+	memcpy(out + pos, name, nl), pos += nl;
+	put_be32(out + pos, 0), pos += 4;	/* header checksum */
+	for (size_t at = 0; at < n; at += 256u << 10) {
+		size_t chunk = n - at < (256u << 10) ? n - at : 256u << 10, sums;
+		lzo_uint clen = cap - pos - 24;
+		uint8_t *hdr = out + pos;
+
+		ck_assert_int_eq(lzo1x_1_compress(in + at, chunk, hdr + 24, &clen, wrk), LZO_E_OK);
+		if (clen >= chunk) {
+			clen = chunk;
+			memcpy(hdr + 24, in + at, chunk);
+		}
+		sums = (flags & 1 ? 4 : 0) + (flags & 0x100 ? 4 : 0);
+		if (clen < chunk)
+			sums += (flags & 2 ? 4 : 0) + (flags & 0x200 ? 4 : 0);
+		put_be32(hdr, (uint32_t)chunk);
+		put_be32(hdr + 4, (uint32_t)clen);
+		memset(hdr + 8, 0, sums);
+		memmove(hdr + 8 + sums, hdr + 24, clen);
+		pos += 8 + sums + clen;
+	}
+	put_be32(out + pos, 0);
+	return pos + 4;
+}
+
 static size_t compress_as(enum bootimg_z z, const uint8_t *in, size_t n, uint8_t *out, size_t cap)
 {
 	size_t pos = 0;
@@ -323,6 +383,14 @@ static size_t compress_as(enum bootimg_z z, const uint8_t *in, size_t n, uint8_t
 		put_le32(out + pos, (uint32_t)n);
 		return pos + 4;
 	}
+	case BZ_BZIP2: {
+		unsigned int olen = (unsigned int)cap;
+		ck_assert_int_eq(BZ2_bzBuffToBuffCompress((char *)out, &olen, (char *)(uintptr_t)in,
+							 (unsigned int)n, 9, 0, 0), BZ_OK);
+		return olen;
+	}
+	case BZ_LZO:
+		return lzop_pack(in, n, out, cap, 0x1 | 0x2, "vmlinux.bin");
 	case BZ_ZSTD: {
 		size_t r = ZSTD_compress(out, cap, in, n, 19);
 		ck_assert(!ZSTD_isError(r));
@@ -363,6 +431,35 @@ START_TEST(inflate_zstd) { round_trip(BZ_ZSTD); }
 END_TEST
 START_TEST(inflate_lz4) { round_trip(BZ_LZ4); }
 END_TEST
+START_TEST(inflate_bzip2) { round_trip(BZ_BZIP2); }
+END_TEST
+START_TEST(inflate_lzo) { round_trip(BZ_LZO); }
+END_TEST
+
+/* lzop's other flags: CRC32 checksums, a filter word, no name; a stored
+   block among compressed ones (random bytes lzo cannot shrink) */
+START_TEST(inflate_lzo_flags)
+{
+	size_t n = 600u << 10, cap = n + 65536, outlen = 0;
+	uint8_t *in = sample(n), *c = malloc(cap), *out = NULL;
+	uint32_t x = 7;
+
+	for (size_t i = 256u << 10; i < 512u << 10; i++)
+		in[i] = (uint8_t)((x = x * 1103515245u + 12345u) >> 16);
+	size_t clen = lzop_pack(in, n, c, cap, 0x100 | 0x200 | 0x800, "");
+	ck_assert_int_eq(bootimg_sniff(c, clen), BZ_LZO);
+	ck_assert_int_eq(bootimg_inflate(BZ_LZO, c, clen, n, &out, &outlen), 0);
+	ck_assert_uint_eq(outlen, n);
+	ck_assert(!memcmp(out, in, n));
+	elfio_free(out);
+	/* the first block says it inflates past 256 KiB (the header is 9 + 6 +
+	   2 + 4 + 4 + 12 + 1 + 4 bytes here): refused */
+	put_be32(c + 42, (256u << 10) + 1);
+	ck_assert_int_eq(bootimg_inflate(BZ_LZO, c, clen, n, &out, &outlen), -EINVAL);
+	free(in);
+	free(c);
+}
+END_TEST
 
 START_TEST(inflate_bomb_and_unknown)
 {
@@ -375,7 +472,7 @@ START_TEST(inflate_bomb_and_unknown)
 	ck_assert_int_eq(bootimg_inflate(BZ_ZSTD, c, clen, clen * BOOTIMG_MAX_RATIO, &out, &outlen),
 			 -EFBIG);
 	ck_assert_int_eq(bootimg_sniff((const uint8_t *)"BZh91AY&SY", 10), BZ_BZIP2);
-	ck_assert_int_eq(bootimg_inflate(BZ_BZIP2, c, clen, n, &out, &outlen), -ENOTSUP);
+	ck_assert_int_eq(bootimg_inflate(BZ_NONE, c, clen, n, &out, &outlen), -ENOTSUP);
 	ck_assert_int_eq(bootimg_sniff((const uint8_t *)"\x7f" "ELF", 4), BZ_NONE);
 	free(zero);
 	free(c);
@@ -533,6 +630,9 @@ Suite *bootimg_suite(void)
 	tcase_add_test(t, inflate_lzma);
 	tcase_add_test(t, inflate_zstd);
 	tcase_add_test(t, inflate_lz4);
+	tcase_add_test(t, inflate_bzip2);
+	tcase_add_test(t, inflate_lzo);
+	tcase_add_test(t, inflate_lzo_flags);
 	tcase_add_test(t, inflate_bomb_and_unknown);
 	tcase_add_test(t, boot_headers);
 	tcase_add_test(t, riscv_image_header);

@@ -29,6 +29,7 @@ The symbols a kernel has and a minikernel does not are added: _text,
 _sinittext = _einittext (no init text) where the data starts, _end.
 """
 import argparse
+import bz2
 import gzip
 import lzma
 import os
@@ -137,6 +138,11 @@ def compress(data, kind):
         return lzma.compress(data, lzma.FORMAT_ALONE)
     if kind == "zstd":
         return subprocess.run(["zstd", "-19", "-q", "-c"], input=data, check=True,
+                              capture_output=True).stdout
+    if kind == "bzip2":
+        return bz2.compress(data, 9)
+    if kind == "lzo":                   # as the kernel's build: lzop -9
+        return subprocess.run(["lzop", "-9", "-c"], input=data, check=True,
                               capture_output=True).stdout
     raise SystemExit("unknown compression " + kind)
 

@@ -95,7 +95,7 @@ for k in x86_64-pad x86_64; do
 	ps_check "$k: record ELF" 0 "$tmp/$k.elf.sym" -- record --symbolize "$elf" &&
 		ps_check "$k: audit ELF" 0 "$tmp/$k.elf.audit" -- audit "$elf"
 	check "$k: oracle table has entries" test -s "$tmp/$k.want"
-	for z in gzip xz lzma zstd; do
+	for z in gzip xz lzma zstd bzip2 lzo; do
 		for l in 6.12 6.1; do
 			img=$tmp/$k-$z-$l
 			if ! $mk "$elf" "$img" --comp "$z" --layout "$l" 2>"$tmp/mk.err"; then
