@@ -314,14 +314,15 @@ struct arch_ops {
 	 * if it is the kind the compiler emits for a call to mcount/fentry,
 	 * return how many bytes before r the call instruction starts
 	 * (x86 PLT32/PC32: 1, GOTPCRELX: 2; arm64 CALL26/JUMP26: 0;
-	 * riscv CALL/CALL_PLT: 0), else -1.
+	 * riscv CALL/CALL_PLT: 0), else -1 (not an errno: a count or none,
+	 * the one place arch/ returns -1).
 	 */
 	int (*call_reloc_back)(unsigned int type);
 
 	/*
 	 * Decode one PLT entry at buf[0..len) (address addr).  On success
 	 * store the address of the GOT slot it jumps through in *slot and
-	 * return 0; return -1 if these bytes are not a PLT entry (PLT0, padding).
+	 * return 0; return -ENOENT if these bytes are not a PLT entry (PLT0, padding).
 	 * NULL where there is no PLT code in .plt (see text_plt_slot).
 	 */
 	int (*plt_slot)(const uint8_t *buf, size_t len, uint64_t addr, uint64_t *slot);
@@ -332,8 +333,8 @@ struct arch_ops {
 	 * r12; bctr`), where other architectures have .plt entries for
 	 * plt_slot.  The stub at buf[0..len) (address addr) addresses its slot
 	 * from a base the ABI fixes relative to the image's .got, whose address
-	 * is `got`: store the slot in *slot and return 0, or return -1 if these
-	 * bytes are not such a stub.  NULL where PLT entries are in .plt.
+	 * is `got`: store the slot in *slot and return 0, or return -ENOENT if
+	 * these bytes are not such a stub.  NULL where PLT entries are in .plt.
 	 */
 	int (*text_plt_slot)(const uint8_t *buf, size_t len, uint64_t addr, uint64_t got,
 			     uint64_t *slot);
@@ -350,8 +351,8 @@ struct arch_ops {
 
 	/*
 	 * Encoders, used by the rewriting commands.  Each writes exactly len
-	 * bytes (len a multiple of insn_align) and returns 0, or -1 if the
-	 * request cannot be encoded (len not representable, target out of range).
+	 * bytes (len a multiple of insn_align) and returns 0, or -EINVAL (len not
+	 * representable) or -ERANGE (target out of range).
 	 */
 	int (*encode_nops)(uint8_t *buf, size_t len);
 	int (*encode_call)(uint8_t *buf, uint64_t from, uint64_t to);	/* call_len bytes */
@@ -405,15 +406,15 @@ struct arch_ops {
 	/*
 	 * An alignment relocation (align_reloc) at offset with addend: the
 	 * offset it pads up to, which is where its NOP bytes end (*to), and
-	 * the alignment the linker establishes there (*align).  0, or -1 for
-	 * an addend no assembler emits (negative, 1 MiB or more).
+	 * the alignment the linker establishes there (*align).  0, or -ERANGE
+	 * for an addend no assembler emits (negative, 1 MiB or more).
 	 */
 	int (*align_target)(uint64_t offset, int64_t addend, uint64_t *to, uint64_t *align);
 
 	/*
 	 * `.balign align` in code built with e_flags that the linker relaxes:
 	 * the NOP bytes and the relocation the assembler emits (*pad).  0, or
-	 * -1 when align is not a power of two larger than the NOP unit.
+	 * -EINVAL when align is not a power of two larger than the NOP unit.
 	 */
 	int (*align_padding)(unsigned int e_flags, uint64_t align, struct arch_align_pad *pad);
 
@@ -453,9 +454,9 @@ struct arch_ops {
 	 * the runtime turns into CALL rel32, and after a 6-byte call one 0x90
 	 * more; riscv64 `auipc t0, hi20(tramp - at); nop`: the upper half of
 	 * the call, written once, and the NOP the runtime turns into `jalr t0,
-	 * lo12(t0)`).  Writes exactly len bytes: 0, or -1 (buf untouched) when
-	 * len is not a disabled_len callops_site gives or tramp is out of the
-	 * call's reach from at.
+	 * lo12(t0)`).  Writes exactly len bytes: 0, or (buf untouched) -EINVAL
+	 * when len is not a disabled_len callops_site gives, -ERANGE when tramp
+	 * is out of the call's reach from at.
 	 */
 	int (*callops_disabled)(uint8_t *buf, size_t len, uint64_t at, uint64_t tramp);
 
@@ -463,8 +464,8 @@ struct arch_ops {
 	 * callops_tramp: the trampoline blob for link-time address addr, with
 	 * the anchor (addr + tramp_anchor) and the default ops' func (addr +
 	 * tramp_noop) filled in and the default ops' other fields zero.
-	 * Writes exactly len bytes: 0, or -1 (buf untouched) when len is not
-	 * callops->tramp_size or addr is not 8-byte aligned.  NULL without a
+	 * Writes exactly len bytes: 0, or -EINVAL (buf untouched) when len is
+	 * not callops->tramp_size or addr is not 8-byte aligned.  NULL without a
 	 * blob (tramp_size 0).
 	 */
 	int (*callops_tramp)(uint8_t *buf, size_t len, uint64_t addr);

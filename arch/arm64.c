@@ -155,12 +155,12 @@ static int a64_plt_slot(const uint8_t *buf, size_t len, uint64_t addr, uint64_t 
 		uint32_t w, imm;
 
 		if (len - off < A64_INSN_SIZE)
-			return -1;
+			return -ENOENT;
 		w = get_le32(buf + off);
 		if ((w & s->mask) != s->value) {
 			if (s->optional)
 				continue;
-			return -1;
+			return -ENOENT;
 		}
 
 		switch (s->role) {
@@ -183,7 +183,7 @@ static int a64_plt_slot(const uint8_t *buf, size_t len, uint64_t addr, uint64_t 
 
 	/* Both immediates are :lo12: of the same slot; anything else is not a PLT. */
 	if (ldr_off != add_off)
-		return -1;
+		return -ENOENT;
 	*slot = page + ldr_off;
 	return 0;
 }
@@ -300,7 +300,7 @@ static unsigned int a64_nop_unit(unsigned int e_flags)
 static int a64_encode_nops(uint8_t *buf, size_t len)
 {
 	if (len % A64_INSN_SIZE)
-		return -1;
+		return -EINVAL;
 	for (size_t off = 0; off < len; off += A64_INSN_SIZE)
 		put_le32(buf + off, A64_NOP);
 	return 0;
@@ -312,7 +312,7 @@ static int a64_encode_call(uint8_t *buf, uint64_t from, uint64_t to)
 
 	/* disp is two's complement: biasing by the range maps the legal span onto [0, 2*range) */
 	if (disp & 3 || disp + A64_BRANCH_RANGE >= 2 * A64_BRANCH_RANGE)
-		return -1;
+		return -ERANGE;
 	put_le32(buf, A64_BL | ((uint32_t)(disp >> 2) & A64_IMM26_MASK));
 	return 0;
 }
@@ -382,7 +382,7 @@ static int a64_callops_disabled(uint8_t *buf, size_t len, uint64_t at, uint64_t 
 	(void)at;	/* the runtime writes the BL; the idle form is the same anywhere */
 	(void)tramp;
 	if (len != sizeof(a64_callops_disabled_words))
-		return -1;
+		return -EINVAL;
 	for (size_t i = 0; i < len / A64_INSN_SIZE; i++)
 		put_le32(buf + i * A64_INSN_SIZE, a64_callops_disabled_words[i]);
 	return 0;
@@ -491,7 +491,7 @@ static const struct arch_callops a64_callops = {
 static int a64_callops_tramp(uint8_t *buf, size_t len, uint64_t addr)
 {
 	if (len != sizeof(a64_callops_tramp_words) || addr % 8)
-		return -1;
+		return -EINVAL;
 	for (size_t i = 0; i < len / A64_INSN_SIZE; i++)
 		put_le32(buf + i * A64_INSN_SIZE, a64_callops_tramp_words[i]);
 	put_le64(buf + A64_TB_ANCHOR, addr + A64_TB_ANCHOR);

@@ -83,6 +83,7 @@
  * sweep resynchronises at the next word).
  */
 #include <elf.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -184,29 +185,29 @@ static int ppc_text_plt_slot(const uint8_t *buf, size_t len, uint64_t addr, uint
 
 	(void)addr;
 	if (!got)
-		return -1;
+		return -ENOENT;
 	if (len >= PPC_INSN_SIZE && ppc_get32(buf) == PPC_STD_R2_24_R1)
 		at += PPC_INSN_SIZE;
 	if (len < at + 3 * PPC_INSN_SIZE)
-		return -1;
+		return -ENOENT;
 	w = ppc_get32(buf + at);
 	if ((w & PPC_HI16) == PPC_ADDIS_R12_R2) {
 		off = ppc_sext(w & 0xffffu, 16) << 16;
 		at += PPC_INSN_SIZE;
 		if (len < at + 3 * PPC_INSN_SIZE)
-			return -1;
+			return -ENOENT;
 		w = ppc_get32(buf + at);
 		if ((w & PPC_HI16) != PPC_LD_R12_R12)
-			return -1;
+			return -ENOENT;
 	} else if ((w & PPC_HI16) != PPC_LD_R12_R2) {
-		return -1;
+		return -ENOENT;
 	}
 	if (w & PPC_DS_XO)		/* ldu, lwa: not a plain ld */
-		return -1;
+		return -ENOENT;
 	off += ppc_sext(w & PPC_DS_MASK, 16);
 	if (ppc_get32(buf + at + PPC_INSN_SIZE) != PPC_MTCTR_R12 ||
 	    ppc_get32(buf + at + 2 * PPC_INSN_SIZE) != PPC_BCTR)
-		return -1;
+		return -ENOENT;
 	*slot = got + PPC_TOC_BIAS + off;
 	return 0;
 }

@@ -287,10 +287,10 @@ static int rv_plt_slot(const uint8_t *buf, size_t len, uint64_t addr, uint64_t *
 	size_t n = sizeof(rv_plt_steps) / sizeof(rv_plt_steps[0]);
 
 	if (len < n * 4)
-		return -1;
+		return -ENOENT;
 	for (size_t i = 0; i < n; i++)
 		if ((get_le32(buf + i * 4) & rv_plt_steps[i].mask) != rv_plt_steps[i].value)
-			return -1;
+			return -ENOENT;
 
 	*slot = addr + rv_uimm(get_le32(buf)) + rv_iimm(get_le32(buf + 4));
 	return 0;
@@ -301,7 +301,7 @@ static int rv_encode_nops(uint8_t *buf, size_t len)
 	size_t off = 0;
 
 	if (len % 2)
-		return -1;
+		return -EINVAL;
 	for (; len - off >= 4; off += 4)
 		put_le32(buf + off, RV_NOP);
 	if (off < len)
@@ -316,7 +316,7 @@ static int rv_encode_call(uint8_t *buf, uint64_t from, uint64_t to)
 	uint32_t hi, lo;
 
 	if (disp & 1 || disp + RV_PAIR_LOW >= RV_PAIR_SPAN)
-		return -1;
+		return -ERANGE;
 	/* lo12 is signed, so round hi20 up when lo12 will subtract */
 	hi = (uint32_t)((disp + 0x800) & 0xfffff000u);
 	lo = (uint32_t)(disp & 0xfffu);
@@ -577,7 +577,7 @@ static int rv_align_target(uint64_t offset, int64_t addend, uint64_t *to, uint64
 	uint64_t al = 2;
 
 	if (addend < 0 || addend >= 1 << 20)
-		return -1;
+		return -ERANGE;
 	while (al <= (uint64_t)addend)
 		al <<= 1;
 	*to = offset + (uint64_t)addend;
@@ -595,7 +595,7 @@ static int rv_align_padding(unsigned int e_flags, uint64_t align, struct arch_al
 	unsigned int unit = rv_nop_unit(e_flags);
 
 	if ((align & (align - 1)) || align <= unit)
-		return -1;
+		return -EINVAL;
 	pad->size = align - unit;
 	pad->type = R_RISCV_ALIGN;
 	pad->addend = (int64_t)pad->size;
@@ -667,8 +667,10 @@ static int rv_callops_disabled(uint8_t *buf, size_t len, uint64_t at, uint64_t t
 {
 	uint64_t disp = tramp - at;
 
-	if (len != 8 || disp & 1 || disp + RV_PAIR_LOW >= RV_PAIR_SPAN)
-		return -1;
+	if (len != 8)
+		return -EINVAL;
+	if (disp & 1 || disp + RV_PAIR_LOW >= RV_PAIR_SPAN)
+		return -ERANGE;
 	/* lo12 is signed, so round hi20 up when the jalr's lo12 will subtract */
 	put_le32(buf, (uint32_t)((disp + 0x800) & 0xfffff000u) | RV_OP_AUIPC_T0);
 	put_le32(buf + 4, RV_NOP);
@@ -801,7 +803,7 @@ static const struct arch_callops rv_callops = {
 static int rv_callops_tramp(uint8_t *buf, size_t len, uint64_t addr)
 {
 	if (len != sizeof(rv_callops_tramp_words) || addr % 8)
-		return -1;
+		return -EINVAL;
 	for (size_t i = 0; i < len / 4; i++)
 		put_le32(buf + i * 4, rv_callops_tramp_words[i]);
 	put_le64(buf + RV_TB_ANCHOR, addr + RV_TB_ANCHOR);

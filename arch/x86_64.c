@@ -17,6 +17,7 @@
  * as ARCH_DECODE_BAD so that a sweep running into data stops early.
  */
 #include <elf.h>
+#include <errno.h>
 #include <string.h>
 
 #include "arch/arch.h"
@@ -600,7 +601,7 @@ static int x86_plt_slot(const uint8_t *buf, size_t len, uint64_t addr, uint64_t 
 	if (pos < len && buf[pos] == 0xf2)
 		pos++;
 	if (len < pos + 6 || buf[pos] != 0xff || buf[pos + 1] != 0x25)
-		return -1;
+		return -ENOENT;
 	*slot = addr + pos + 6 + (uint64_t)sext32(get_le32(buf + pos + 2));
 	return 0;
 }
@@ -636,7 +637,7 @@ static int x86_encode_call(uint8_t *buf, uint64_t from, uint64_t to)
 
 	/* rel must be a sign-extended 32-bit value: bias it into [0, 2^32). */
 	if (rel + 0x80000000u > 0xffffffffu)
-		return -1;
+		return -ERANGE;
 	buf[0] = 0xe8;
 	put_le32(buf + 1, (uint32_t)rel);
 	return 0;
@@ -713,7 +714,7 @@ static int x86_callops_disabled(uint8_t *buf, size_t len, uint64_t at, uint64_t 
 	(void)at;	/* the runtime writes the call; the idle NOP is the same anywhere */
 	(void)tramp;
 	if (len != 5 && len != 6)
-		return -1;
+		return -EINVAL;
 	memcpy(buf, x86_nops[5], 5);
 	if (len == 6)
 		buf[5] = 0x90;

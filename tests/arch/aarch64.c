@@ -158,16 +158,16 @@ END_TEST
 static const struct arch_plt_case plt_cases[] = {
 	{ "PLT0 (ld, lazy)", 0x680, 32,
 	  { W(0xa9bf7bf0), W(0xf00000f0), W(0xf947fe11), W(0x913fe210),
-	    W(0xd61f0220), W(0xd503201f), W(0xd503201f), W(0xd503201f) }, -1, 0 },
+	    W(0xd61f0220), W(0xd503201f), W(0xd503201f), W(0xd503201f) }, -ENOENT, 0 },
 	{ "PLT0 first 16 bytes", 0x680, 16,
-	  { W(0xa9bf7bf0), W(0xf00000f0), W(0xf947fe11), W(0x913fe210) }, -1, 0 },
+	  { W(0xa9bf7bf0), W(0xf00000f0), W(0xf947fe11), W(0x913fe210) }, -ENOENT, 0 },
 	{ "strlen@plt", 0x6a0, 16,
 	  { W(0x90000110), W(0xf9400211), W(0x91000210), W(0xd61f0220) }, 0, 0x20000 },
 	{ "printf@plt", 0x710, 16,
 	  { W(0x90000110), W(0xf9401e11), W(0x9100e210), W(0xd61f0220) }, 0, 0x20038 },
 	{ "PLT0 with BTI (-z force-bti)", 0x4005c0, 32,
 	  { W(0xd503245f), W(0xa9bf7bf0), W(0xf00000f0), W(0xf947fe11),
-	    W(0x913fe210), W(0xd61f0220), W(0xd503201f), W(0xd503201f) }, -1, 0 },
+	    W(0x913fe210), W(0xd61f0220), W(0xd503201f), W(0xd503201f) }, -ENOENT, 0 },
 	{ "puts@plt with BTI C (-z force-bti, address taken)", 0x400640, 24,
 	  { W(0xd503245f), W(0x90000110), W(0xf9401211), W(0x91008210),
 	    W(0xd61f0220), W(0xd503201f) }, 0, 0x420020 },
@@ -175,7 +175,7 @@ static const struct arch_plt_case plt_cases[] = {
 	  { W(0xd503245f), W(0x90000110), W(0xf9400211), W(0x91000210),
 	    W(0xd61f0220), W(0xd503201f) }, 0, 0x420000 },
 	{ "BTI PLT entry cut at 16 bytes", 0x400640, 16,
-	  { W(0xd503245f), W(0x90000110), W(0xf9401211), W(0x91008210) }, -1, 0 },
+	  { W(0xd503245f), W(0x90000110), W(0xf9401211), W(0x91008210) }, -ENOENT, 0 },
 	{ "exit@plt with -z pac-plt", 0x6b8, 24,
 	  { W(0x90000110), W(0xf9400611), W(0x91002210), W(0xd503219f),
 	    W(0xd61f0220), W(0xd503201f) }, 0, 0x20008 },
@@ -191,14 +191,14 @@ static const struct arch_plt_case plt_cases[] = {
 	  { W(0x90800010), W(0xf9400611), W(0x91002210), W(0xd61f0220) },
 	  0, 0xffffffff00010008 },
 	{ "ldr and add disagree", 0x6a0, 16,
-	  { W(0x90000110), W(0xf9400611), W(0x91000210), W(0xd61f0220) }, -1, 0 },
+	  { W(0x90000110), W(0xf9400611), W(0x91000210), W(0xd61f0220) }, -ENOENT, 0 },
 	{ "br x16 instead of x17", 0x6a0, 16,
-	  { W(0x90000110), W(0xf9400211), W(0x91000210), W(0xd61f0200) }, -1, 0 },
+	  { W(0x90000110), W(0xf9400211), W(0x91000210), W(0xd61f0200) }, -ENOENT, 0 },
 	{ "NOP padding", 0x700, 16,
-	  { W(0xd503201f), W(0xd503201f), W(0xd503201f), W(0xd503201f) }, -1, 0 },
+	  { W(0xd503201f), W(0xd503201f), W(0xd503201f), W(0xd503201f) }, -ENOENT, 0 },
 	{ "short buffer", 0x6a0, 12,
-	  { W(0x90000110), W(0xf9400211), W(0x91000210) }, -1, 0 },
-	{ "empty buffer", 0x6a0, 0, { 0 }, -1, 0 },
+	  { W(0x90000110), W(0xf9400211), W(0x91000210) }, -ENOENT, 0 },
+	{ "empty buffer", 0x6a0, 0, { 0 }, -ENOENT, 0 },
 };
 
 static const struct arch_nops_case nops_cases[] = {
@@ -206,8 +206,8 @@ static const struct arch_nops_case nops_cases[] = {
 	{ 4, 0, { W(0xd503201f) }, 1 },
 	{ 8, 0, { W(0xd503201f), W(0xd503201f) }, 2 },
 	{ 16, 0, { W(0xd503201f), W(0xd503201f), W(0xd503201f), W(0xd503201f) }, 4 },
-	{ 2, -1, { 0 }, 0 },
-	{ 6, -1, { 0 }, 0 },
+	{ 2, -EINVAL, { 0 }, 0 },
+	{ 6, -EINVAL, { 0 }, 0 },
 };
 
 static const struct arch_call_case call_cases[] = {
@@ -215,12 +215,12 @@ static const struct arch_call_case call_cases[] = {
 	{ "bl backwards (as assembled)", 0x40012c, 0x400000, 0, { W(0x97ffffb5) } },
 	{ "bl to itself", 0x1000, 0x1000, 0, { W(0x94000000) } },
 	{ "+128 MiB - 4", 0x10000000, 0x10000000 + 0x7fffffc, 0, { W(0x95ffffff) } },
-	{ "+128 MiB", 0x10000000, 0x10000000 + 0x8000000, -1, { 0 } },
+	{ "+128 MiB", 0x10000000, 0x10000000 + 0x8000000, -ERANGE, { 0 } },
 	{ "-128 MiB", 0x10000000, 0x10000000 - 0x8000000, 0, { W(0x96000000) } },
-	{ "-128 MiB - 4", 0x10000000, 0x10000000 - 0x8000004, -1, { 0 } },
-	{ "far kernel address", 0xffff800080000000, 0x1000, -1, { 0 } },
+	{ "-128 MiB - 4", 0x10000000, 0x10000000 - 0x8000004, -ERANGE, { 0 } },
+	{ "far kernel address", 0xffff800080000000, 0x1000, -ERANGE, { 0 } },
 	{ "wraps below zero", 0, 0xfffffffffffffffc, 0, { W(0x97ffffff) } },
-	{ "misaligned target", 0x1000, 0x1002, -1, { 0 } },
+	{ "misaligned target", 0x1000, 0x1002, -ERANGE, { 0 } },
 };
 
 /* --- PC-relative references: decode --- */
@@ -504,9 +504,9 @@ struct disabled_case {
 /* as: mov x9, x30; nop */
 static const struct disabled_case disabled_cases[] = {
 	{ 8, 0, { W(0xaa1e03e9), W(0xd503201f) } },
-	{ 4, -1, { 0 } },
-	{ 12, -1, { 0 } },
-	{ 0, -1, { 0 } },
+	{ 4, -EINVAL, { 0 } },
+	{ 12, -EINVAL, { 0 } },
+	{ 0, -EINVAL, { 0 } },
 };
 
 START_TEST(test_callops_disabled)
@@ -757,12 +757,12 @@ START_TEST(test_callops_tramp_reach)
 	ck_assert_int_eq(ops->encode_call(bl, tramp - 0x7fffffc, tramp), 0);
 	ck_assert_int_eq(ops->decode(bl, 4, tramp - 0x7fffffc, &insn), ARCH_DECODE_OK);
 	ck_assert_uint_eq(insn.target, tramp);
-	ck_assert_int_eq(ops->encode_call(bl, tramp - 0x8000000, tramp), -1);
+	ck_assert_int_eq(ops->encode_call(bl, tramp - 0x8000000, tramp), -ERANGE);
 	/* from above: 128 MiB back */
 	ck_assert_int_eq(ops->encode_call(bl, tramp + 0x8000000, tramp), 0);
 	ck_assert_int_eq(ops->decode(bl, 4, tramp + 0x8000000, &insn), ARCH_DECODE_OK);
 	ck_assert_uint_eq(insn.target, tramp);
-	ck_assert_int_eq(ops->encode_call(bl, tramp + 0x8000004, tramp), -1);
+	ck_assert_int_eq(ops->encode_call(bl, tramp + 0x8000004, tramp), -ERANGE);
 }
 END_TEST
 
@@ -780,7 +780,7 @@ START_TEST(test_callops_tramp_bad)
 	memset(untouched, 0xaa, sizeof(untouched));
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		memset(buf, 0xaa, sizeof(buf));
-		ck_assert_int_eq(ops->callops_tramp(buf, bad[i].len, bad[i].addr), -1);
+		ck_assert_int_eq(ops->callops_tramp(buf, bad[i].len, bad[i].addr), -EINVAL);
 		ck_assert_mem_eq(buf, untouched, sizeof(buf));
 	}
 }

@@ -8,6 +8,7 @@
  * a -pg program whose .got is at 0x1ff00, slot 0x20030 (R_PPC64_JMP_SLOT
  * _mcount in .rela.plt).
  */
+#include <errno.h>
 #include <check.h>
 #include <stdint.h>
 #include <string.h>
@@ -59,25 +60,25 @@ START_TEST(plt_stub_refused)
 
 	/* cut before the bctr */
 	n = put_words(buf, stub_short, 4);
-	ck_assert_int_eq(ppc->text_plt_slot(buf, n - 1, 0, 0x1ff00, &slot), -1);
+	ck_assert_int_eq(ppc->text_plt_slot(buf, n - 1, 0, 0x1ff00, &slot), -ENOENT);
 	/* bctrl: a call through CTR, not a stub's jump */
 	memcpy(w, stub_short, sizeof(stub_short));
 	w[3] = 0x4e800421u;
 	n = put_words(buf, w, 4);
-	ck_assert_int_eq(ppc->text_plt_slot(buf, n, 0, 0x1ff00, &slot), -1);
+	ck_assert_int_eq(ppc->text_plt_slot(buf, n, 0, 0x1ff00, &slot), -ENOENT);
 	/* ldu r12,..(r2) (DS-form XO 1) */
 	memcpy(w, stub_short, sizeof(stub_short));
 	w[1] |= 1;
 	n = put_words(buf, w, 4);
-	ck_assert_int_eq(ppc->text_plt_slot(buf, n, 0, 0x1ff00, &slot), -1);
+	ck_assert_int_eq(ppc->text_plt_slot(buf, n, 0, 0x1ff00, &slot), -ENOENT);
 	/* after addis r12,r2 the ld must use r12, not r2 */
 	memcpy(w, stub_long, sizeof(stub_long));
 	w[2] = 0xe9828010u;
 	n = put_words(buf, w, 5);
-	ck_assert_int_eq(ppc->text_plt_slot(buf, n, 0, 0x1ff00, &slot), -1);
+	ck_assert_int_eq(ppc->text_plt_slot(buf, n, 0, 0x1ff00, &slot), -ENOENT);
 	/* no .got: no TOC pointer to count from */
 	n = put_words(buf, stub_short, 4);
-	ck_assert_int_eq(ppc->text_plt_slot(buf, n, 0, 0, &slot), -1);
+	ck_assert_int_eq(ppc->text_plt_slot(buf, n, 0, 0, &slot), -ENOENT);
 	ck_assert_uint_eq(slot, 0x5555);
 }
 END_TEST

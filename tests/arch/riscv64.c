@@ -131,9 +131,9 @@ END_TEST
 static const struct arch_plt_case plt_cases[] = {
 	{ "PLT0", 0x620, 32,
 	  { W(0x00002397), W(0x41c30333), W(0x9e83be03), W(0xfd430313),
-	    W(0x9e838293), W(0x00135313), W(0x0082b283), W(0x000e0067) }, -1, 0 },
+	    W(0x9e838293), W(0x00135313), W(0x0082b283), W(0x000e0067) }, -ENOENT, 0 },
 	{ "PLT0 first 16 bytes", 0x620, 16,
-	  { W(0x00002397), W(0x41c30333), W(0x9e83be03), W(0xfd430313) }, -1, 0 },
+	  { W(0x00002397), W(0x41c30333), W(0x9e83be03), W(0xfd430313) }, -ENOENT, 0 },
 	{ "__libc_start_main@plt", 0x640, 16,
 	  { W(0x00002e17), W(0x9d8e3e03), W(0x000e0367), W(0x00000013) }, 0, 0x2018 },
 	{ "puts@plt", 0x660, 16,
@@ -146,14 +146,14 @@ static const struct arch_plt_case plt_cases[] = {
 	  { W(0xfffffe17), W(0x008e3e03), W(0x000e0367), W(0x00000013) }, 0, 0x7ffff008 },
 	{ "entry without its padding nop", 0x660, 12,
 	  { W(0x00002e17), W(0x9c8e3e03), W(0x000e0367) }, 0, 0x2028 },
-	{ "short buffer", 0x660, 8, { W(0x00002e17), W(0x9c8e3e03) }, -1, 0 },
+	{ "short buffer", 0x660, 8, { W(0x00002e17), W(0x9c8e3e03) }, -ENOENT, 0 },
 	{ "lw instead of ld (RV32 PLT)", 0x660, 16,
-	  { W(0x00002e17), W(0x9c8e2e03), W(0x000e0367), W(0x00000013) }, -1, 0 },
+	  { W(0x00002e17), W(0x9c8e2e03), W(0x000e0367), W(0x00000013) }, -ENOENT, 0 },
 	{ "jalr ra instead of t1", 0x660, 16,
-	  { W(0x00002e17), W(0x9c8e3e03), W(0x000e00e7), W(0x00000013) }, -1, 0 },
+	  { W(0x00002e17), W(0x9c8e3e03), W(0x000e00e7), W(0x00000013) }, -ENOENT, 0 },
 	{ "nop padding", 0x690, 16,
-	  { W(0x00000013), W(0x00000013), W(0x00000013), W(0x00000013) }, -1, 0 },
-	{ "empty buffer", 0x660, 0, { 0 }, -1, 0 },
+	  { W(0x00000013), W(0x00000013), W(0x00000013), W(0x00000013) }, -ENOENT, 0 },
+	{ "empty buffer", 0x660, 0, { 0 }, -ENOENT, 0 },
 };
 
 static const struct arch_nops_case nops_cases[] = {
@@ -164,8 +164,8 @@ static const struct arch_nops_case nops_cases[] = {
 	{ 8, 0, { W(0x00000013), W(0x00000013) }, 2 },
 	{ 14, 0, { W(0x00000013), W(0x00000013), W(0x00000013), H(0x0001) }, 4 },
 	{ 16, 0, { W(0x00000013), W(0x00000013), W(0x00000013), W(0x00000013) }, 4 },
-	{ 1, -1, { 0 }, 0 },
-	{ 7, -1, { 0 }, 0 },
+	{ 1, -EINVAL, { 0 }, 0 },
+	{ 7, -EINVAL, { 0 }, 0 },
 };
 
 static const struct arch_call_case call_cases[] = {
@@ -177,13 +177,13 @@ static const struct arch_call_case call_cases[] = {
 	{ "backwards", 0x80001000, 0x80000000, 0, { W(0xfffff097), W(0x000080e7) } },
 	{ "largest forward reach", 0x10000000, 0x10000000ull + 0x7ffff7fe, 0,
 	  { W(0x7ffff097), W(0x7fe080e7) } },
-	{ "one step too far forward", 0x10000000, 0x10000000ull + 0x7ffff800, -1, { 0 } },
+	{ "one step too far forward", 0x10000000, 0x10000000ull + 0x7ffff800, -ERANGE, { 0 } },
 	{ "largest backward reach", 0x90000000, 0x90000000ull - 0x80000800, 0,
 	  { W(0x80000097), W(0x800080e7) } },
-	{ "one step too far back", 0x90000000, 0x90000000ull - 0x80000802, -1, { 0 } },
-	{ "kernel to user distance", 0xffffffff80000000, 0x1000, -1, { 0 } },
+	{ "one step too far back", 0x90000000, 0x90000000ull - 0x80000802, -ERANGE, { 0 } },
+	{ "kernel to user distance", 0xffffffff80000000, 0x1000, -ERANGE, { 0 } },
 	{ "wraps below zero", 0, 0xfffffffffffffff0, 0, { W(0x00000097), W(0xff0080e7) } },
-	{ "odd target", 0x1000, 0x1001, -1, { 0 } },
+	{ "odd target", 0x1000, 0x1001, -ERANGE, { 0 } },
 };
 
 /* --- PC-relative references: decode --- */
@@ -332,9 +332,9 @@ static const struct arch_align_case align_cases[] = {
 	{ 0x10, 1, 0, 0x11, 2 },
 	{ 0x10, 0, 0, 0x10, 2 },	/* pads nothing: counted from 2 */
 	{ 0x10, (1 << 20) - 1, 0, 0x10 + (1 << 20) - 1, 1 << 20 },
-	{ 0x10, 1 << 20, -1, 0, 0 },	/* no assembler pads 1 MiB */
-	{ 0x10, -1, -1, 0, 0 },
-	{ 0x10, INT64_MIN, -1, 0, 0 },
+	{ 0x10, 1 << 20, -ERANGE, 0, 0 },	/* no assembler pads 1 MiB */
+	{ 0x10, -1, -ERANGE, 0, 0 },
+	{ 0x10, INT64_MIN, -ERANGE, 0, 0 },
 };
 
 static const struct arch_pad_case pad_cases[] = {
@@ -343,10 +343,10 @@ static const struct arch_pad_case pad_cases[] = {
 	{ EF_RISCV_RVC, 16, 0, 14 },
 	{ 0, 16, 0, 12 },
 	{ EF_RISCV_RVC, 4, 0, 2 },
-	{ 0, 4, -1, 0 },		/* GNU as emits nothing: 4 is every instruction's */
-	{ EF_RISCV_RVC, 2, -1, 0 },
-	{ EF_RISCV_RVC, 12, -1, 0 },	/* not a power of two */
-	{ EF_RISCV_RVC, 0, -1, 0 },
+	{ 0, 4, -EINVAL, 0 },		/* GNU as emits nothing: 4 is every instruction's */
+	{ EF_RISCV_RVC, 2, -EINVAL, 0 },
+	{ EF_RISCV_RVC, 12, -EINVAL, 0 },	/* not a power of two */
+	{ EF_RISCV_RVC, 0, -EINVAL, 0 },
 };
 
 static const struct arch_reloc_case reloc_cases[] = {
@@ -443,12 +443,12 @@ static const struct rv_disabled_case {
 	{ 8, 0x10000, 0x20828, 0, 0x00011297 },		/* lo12 -0x7d8: hi rounded up to 0x11 */
 	{ 8, 0x20000, 0x1f028, 0, 0xfffff297 },		/* backwards */
 	{ 8, 0x10000, 0x10000 + UINT64_C(0x7ffff7fe), 0, 0x7ffff297 },	/* the farthest forward */
-	{ 8, 0x10000, 0x10000 + UINT64_C(0x7ffff800), -1, 0 },	/* hi20 would be 0x80000: backwards */
+	{ 8, 0x10000, 0x10000 + UINT64_C(0x7ffff800), -ERANGE, 0 },	/* hi20 would be 0x80000: backwards */
 	{ 8, UINT64_C(0x80010000), UINT64_C(0x80010000) - UINT64_C(0x80000800), 0, 0x80000297 },	/* the farthest back */
-	{ 8, UINT64_C(0x80010000), UINT64_C(0x80010000) - UINT64_C(0x80000802), -1, 0 },
-	{ 8, 0x10000, 0x20029, -1, 0 },			/* an odd target */
-	{ 4, 0x10000, 0x20028, -1, 0 },
-	{ 16, 0x10000, 0x20028, -1, 0 },
+	{ 8, UINT64_C(0x80010000), UINT64_C(0x80010000) - UINT64_C(0x80000802), -ERANGE, 0 },
+	{ 8, 0x10000, 0x20029, -ERANGE, 0 },			/* an odd target */
+	{ 4, 0x10000, 0x20028, -EINVAL, 0 },
+	{ 16, 0x10000, 0x20028, -EINVAL, 0 },
 };
 
 START_TEST(test_callops_disabled)
@@ -563,7 +563,7 @@ START_TEST(test_callops_tramp_bad)
 	memset(untouched, 0xaa, sizeof(untouched));
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		memset(buf, 0xaa, sizeof(buf));
-		ck_assert_int_eq(ops->callops_tramp(buf, bad[i].len, bad[i].addr), -1);
+		ck_assert_int_eq(ops->callops_tramp(buf, bad[i].len, bad[i].addr), -EINVAL);
 		ck_assert_mem_eq(buf, untouched, sizeof(buf));
 	}
 }

@@ -16,6 +16,7 @@
  * lengths never depend on bytes past the end.
  */
 #include <elf.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,7 +188,7 @@ static const struct arch_reloc_case reloc_cases[] = {
 static const struct arch_plt_case plt_cases[] = {
 	{ "no-pie PLT0", 0x401020,
 	  B("\xff\x35\xca\x2f\x00\x00\xff\x25\xcc\x2f\x00\x00\x0f\x1f\x40\x00"),
-	  -1, 0 },
+	  -ENOENT, 0 },
 	{ "no-pie lazy puts@plt", 0x401030,
 	  B("\xff\x25\xca\x2f\x00\x00\x68\x00\x00\x00\x00\xe9\xe0\xff\xff\xff"),
 	  0, 0x404000 },
@@ -202,10 +203,10 @@ static const struct arch_plt_case plt_cases[] = {
 	  0, 0x23f88 },
 	{ "ibt PLT0", 0x1020,
 	  B("\xff\x35\xca\x2f\x00\x00\xff\x25\xcc\x2f\x00\x00\x0f\x1f\x40\x00"),
-	  -1, 0 },
+	  -ENOENT, 0 },
 	{ "ibt lazy stub", 0x1030,
 	  B("\xf3\x0f\x1e\xfa\x68\x00\x00\x00\x00\xe9\xe2\xff\xff\xff\x66\x90"),
-	  -1, 0 },
+	  -ENOENT, 0 },
 	{ "ibt .plt.sec puts@plt", 0x1080,
 	  B("\xf3\x0f\x1e\xfa\xff\x25\x76\x2f\x00\x00\x66\x0f\x1f\x44\x00\x00"),
 	  0, 0x4000 },
@@ -220,18 +221,18 @@ static const struct arch_plt_case plt_cases[] = {
 	  0, 0x4000 },
 	{ "bnd+ibt lazy stub (hand-made)", 0x1030,
 	  B("\xf3\x0f\x1e\xfa\x68\x00\x00\x00\x00\xf2\xe9\xe1\xff\xff\xff\x90"),
-	  -1, 0 },
+	  -ENOENT, 0 },
 	{ "bnd .plt.bnd, 8 bytes (hand-made)", 0x2000,
 	  B("\xf2\xff\x25\x00\x10\x00\x00\x90"),
 	  0, 0x3007 },
 	{ "slot behind the entry", 0x2000, B("\xff\x25\x00\xff\xff\xff"), 0, 0x1f06 },
-	{ "jmp truncated", 0x2000, B("\xff\x25\x00\x10\x00"), -1, 0 },
-	{ "endbr64 only", 0x2000, B("\xf3\x0f\x1e\xfa"), -1, 0 },
-	{ "empty", 0x2000, 0, "", -1, 0 },
+	{ "jmp truncated", 0x2000, B("\xff\x25\x00\x10\x00"), -ENOENT, 0 },
+	{ "endbr64 only", 0x2000, B("\xf3\x0f\x1e\xfa"), -ENOENT, 0 },
+	{ "empty", 0x2000, 0, "", -ENOENT, 0 },
 	{ "padding", 0x2000,
 	  B("\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"),
-	  -1, 0 },
-	{ "call *disp(%rip) is no PLT jump", 0x2000, B("\xff\x15\x00\x10\x00\x00\x66\x90"), -1, 0 },
+	  -ENOENT, 0 },
+	{ "call *disp(%rip) is no PLT jump", 0x2000, B("\xff\x15\x00\x10\x00\x00\x66\x90"), -ENOENT, 0 },
 };
 
 /* encode_nops(len) decodes as NOPs covering exactly len bytes; _i is len. */
@@ -269,15 +270,15 @@ static const struct arch_call_case call_cases[] = {
 	{ "to the next instruction", 0x1000, 0x1005, 0, "\xe8\x00\x00\x00\x00", 1 },
 	{ "to itself", 0x1000, 0x1000, 0, "\xe8\xfb\xff\xff\xff", 1 },
 	{ "largest forward reach", 0x1000, 0x1005 + 0x7fffffffull, 0, "\xe8\xff\xff\xff\x7f", 1 },
-	{ "one past the forward reach", 0x1000, 0x1005 + 0x80000000ull, -1, { 0 }, 0 },
+	{ "one past the forward reach", 0x1000, 0x1005 + 0x80000000ull, -ERANGE, { 0 }, 0 },
 	{ "largest backward reach", 0x80001000ull, 0x80001005ull - 0x80000000ull, 0,
 	  "\xe8\x00\x00\x00\x80", 1 },
-	{ "one past the backward reach", 0x80001000ull, 0x80001004ull - 0x80000000ull, -1,
+	{ "one past the backward reach", 0x80001000ull, 0x80001004ull - 0x80000000ull, -ERANGE,
 	  { 0 }, 0 },
 	{ "within kernel text", 0xffffffff81000000ull, 0xffffffff81e00000ull, 0,
 	  "\xe8\xfb\xff\xdf\x00", 1 },
-	{ "user to the top 4 GiB", 0x1000, 0xffffffff00000000ull, -1, { 0 }, 0 },
-	{ "kernel to user", 0xffffffff81000000ull, 0x100000000ull, -1, { 0 }, 0 },
+	{ "user to the top 4 GiB", 0x1000, 0xffffffff00000000ull, -ERANGE, { 0 }, 0 },
+	{ "kernel to user", 0xffffffff81000000ull, 0x100000000ull, -ERANGE, { 0 }, 0 },
 	/* the displacement adds modulo 2^64, as in the CPU */
 	{ "wraps below zero", 0x10, 0xfffffffffffffff0ull, 0, "\xe8\xdb\xff\xff\xff", 1 },
 };
@@ -364,7 +365,7 @@ START_TEST(test_callops_disabled)
 			ck_assert_mem_eq(buf, nop6, len);
 			ck_assert_uint_eq(buf[len], 0xcc);
 		} else {
-			ck_assert_int_eq(arch_x86_64.callops_disabled(buf, len, 0x401000, 0x402000), -1);
+			ck_assert_int_eq(arch_x86_64.callops_disabled(buf, len, 0x401000, 0x402000), -EINVAL);
 			ck_assert_uint_eq(buf[0], 0xcc);
 		}
 	}
