@@ -110,6 +110,7 @@ static const char *lacks_scan(const struct arch_ops *a)
 	/* PLT code in .plt entries, or call stubs among the text (ppc64) */
 	NEED(a->plt_slot || a->text_plt_slot, a->plt_entry_size ? "plt_slot" : "text_plt_slot");
 	NEED(!a->plt_slot || a->plt_entry_size, "plt_entry_size");
+	NEED(!a->plt_slot || a->plt_stride, "plt_stride");
 	NEED(a->nop_unit, "nop_unit");
 	NEED(a->nop_name, "nop_name");
 	NEED(!a->align_reloc || a->align_target, "align_target");

@@ -190,7 +190,7 @@ struct arch_callops {
  * NULL.
  *
  *   RECORD    record: find and verify the sites (decode, patch_nop_at,
- *             call_reloc_back, plt_slot with plt_entry_size or
+ *             call_reloc_back, plt_slot with plt_entry_size and plt_stride, or
  *             text_plt_slot, nop_unit, nop_name; align_target
  *             where there is an align_reloc; patch_point_len with
  *             patch_points)
@@ -264,6 +264,10 @@ struct arch_ops {
 	unsigned int jump_slot_reloc;	/* R_*_JUMP_SLOT */
 	unsigned int glob_dat_reloc;	/* R_*_GLOB_DAT (0 when the arch has none) */
 	unsigned int plt_entry_size;	/* 16 on all three (arm64 BTI/PAC PLTs: 24) */
+	unsigned int plt_stride;	/* step between offsets in .plt/.iplt where
+					   plt_slot is tried: the gcd of every entry
+					   size and PLT header the arch's linkers emit
+					   (x86 .plt.got without IBT 8; arm64 24) */
 	unsigned int align_reloc;	/* R_RISCV_ALIGN: alignment the final link will
 					   establish in an object (0: none) */
 	unsigned int relax_reloc;	/* R_RISCV_RELAX: lets the link shrink the

@@ -521,6 +521,7 @@ const struct arch_ops arch_arm64 = {
 	.jump_slot_reloc	= R_AARCH64_JUMP_SLOT,
 	.glob_dat_reloc		= R_AARCH64_GLOB_DAT,
 	.plt_entry_size		= 16,
+	.plt_stride		= 8,	/* 32-byte PLT0, then 16 or 24 (BTI/PAC) */
 	.decode			= a64_decode,
 	.call_reloc_back	= a64_call_reloc_back,
 	.plt_slot		= a64_plt_slot,

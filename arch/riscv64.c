@@ -857,6 +857,7 @@ const struct arch_ops arch_riscv64 = {
 	.jump_slot_reloc	= R_RISCV_JUMP_SLOT,
 	.glob_dat_reloc		= 0,
 	.plt_entry_size		= 16,
+	.plt_stride		= 8,	/* 32-byte PLT0, 16-byte entries; 8 as before */
 	.align_reloc		= R_RISCV_ALIGN,
 	.relax_reloc		= R_RISCV_RELAX,
 	.none_reloc		= R_RISCV_NONE,

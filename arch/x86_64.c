@@ -760,6 +760,7 @@ const struct arch_ops arch_x86_64 = {
 	.jump_slot_reloc = R_X86_64_JUMP_SLOT,
 	.glob_dat_reloc = R_X86_64_GLOB_DAT,
 	.plt_entry_size = 16,
+	.plt_stride = 8,		/* .plt.got without IBT: 8-byte entries */
 	/*
 	 * The x86-64 link never changes an instruction's size: GOTPCRELX
 	 * relaxation rewrites `call *slot(%rip)` as `addr32 call`, six bytes

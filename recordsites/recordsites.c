@@ -607,8 +607,9 @@ static int collect_targets_linked(struct record *r)
 		ret = elfio_section_data(r->e, s);
 		if (ret)
 			return ret;
-		/* entries are 16 bytes, x86's .plt.got without IBT 8: step by 8 */
-		for (uint64_t off = 0; off + 8 <= s->size; off += 8) {
+		/* the arch says how far apart entries can start (arch.h plt_stride) */
+		for (uint64_t off = 0; off + r->arch->plt_stride <= s->size;
+		     off += r->arch->plt_stride) {
 			uint64_t slot;
 			const struct target *t;
 

@@ -326,7 +326,7 @@ static const struct arch_ops_want fields = {
 	.name = "arm64", .machine = EM_AARCH64, .insn_align = 4, .call_len = 4,
 	.literal_size = 8, .abs64_reloc = R_AARCH64_ABS64, .relative_reloc = R_AARCH64_RELATIVE,
 	.jump_slot_reloc = R_AARCH64_JUMP_SLOT, .glob_dat_reloc = R_AARCH64_GLOB_DAT,
-	.plt_entry_size = 16, .align_reloc = 0,
+	.plt_entry_size = 16, .plt_stride = 8, .align_reloc = 0,
 };
 
 START_TEST(test_ops_fields)

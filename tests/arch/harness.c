@@ -106,6 +106,7 @@ void arch_check_ops_fields(const struct arch_ops *ops, const struct arch_ops_wan
 	WANT_EQ(jump_slot_reloc);
 	WANT_EQ(glob_dat_reloc);
 	WANT_EQ(plt_entry_size);
+	WANT_EQ(plt_stride);
 	WANT_EQ(align_reloc);
 }
 

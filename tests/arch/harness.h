@@ -92,7 +92,7 @@ struct arch_ops_want {
 	const char *name;
 	unsigned int machine, insn_align, call_len, literal_size;
 	unsigned int abs64_reloc, relative_reloc, jump_slot_reloc, glob_dat_reloc;
-	unsigned int plt_entry_size, align_reloc;
+	unsigned int plt_entry_size, plt_stride, align_reloc;
 };
 
 /* Asserts each field of *w against ops (called from an ARCH.c ops test). */

@@ -363,7 +363,7 @@ static const struct arch_reloc_case reloc_cases[] = {
 static const struct arch_ops_want fields = {
 	.name = "riscv64", .machine = EM_RISCV, .insn_align = 2, .call_len = 8,
 	.literal_size = 8, .abs64_reloc = R_RISCV_64, .relative_reloc = R_RISCV_RELATIVE,
-	.jump_slot_reloc = R_RISCV_JUMP_SLOT, .glob_dat_reloc = 0, .plt_entry_size = 16,
+	.jump_slot_reloc = R_RISCV_JUMP_SLOT, .glob_dat_reloc = 0, .plt_entry_size = 16, .plt_stride = 8,
 	.align_reloc = R_RISCV_ALIGN,
 };
 

@@ -29,7 +29,7 @@ static const struct arch_ops_want fields = {
 	.name = "x86_64", .machine = EM_X86_64, .insn_align = 1, .call_len = 5,
 	.literal_size = 0, .abs64_reloc = R_X86_64_64, .relative_reloc = R_X86_64_RELATIVE,
 	.jump_slot_reloc = R_X86_64_JUMP_SLOT, .glob_dat_reloc = R_X86_64_GLOB_DAT,
-	.plt_entry_size = 16, .align_reloc = 0,
+	.plt_entry_size = 16, .plt_stride = 8, .align_reloc = 0,
 };
 
 START_TEST(test_ops_fields)
