@@ -171,7 +171,7 @@ static int write_full(int fd, const void *buf, size_t len)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			return -1;
+			return w < 0 ? -errno : -EIO;
 		p += w;
 		len -= (size_t)w;
 	}
@@ -188,12 +188,16 @@ static int send_fd(int pipefd, int fd, size_t len)
 
 	for (size_t at = 0; at < len;) {
 		size_t n = len - at < sizeof(buf) ? len - at : sizeof(buf);
-		if (pread(fd, buf, n, (off_t)at) != (ssize_t)n || write_full(pipefd, buf, n))
-			return -1;
+		ssize_t got = pread(fd, buf, n, (off_t)at);
+		int ret;
+		if (got != (ssize_t)n)
+			return got < 0 ? -errno : -EIO;
+		if ((ret = write_full(pipefd, buf, n)))
+			return ret;
 		at += n;
 	}
 	if (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET))
-		return -1;
+		return -errno;
 	return 0;
 }
 
@@ -247,7 +251,7 @@ static int read_full(int fd, void *buf, size_t len)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			return -1;
+			return r < 0 ? -errno : -EIO;	/* 0: the worker ended early */
 		p += r;
 		len -= (size_t)r;
 	}
@@ -269,8 +273,8 @@ static void report(const struct batch *b, struct result *res, size_t i, batch_do
 	} else {
 		done(b->paths[i], r->status, r->data, r->out, r->outlen, r->err, r->errlen, ctx);
 	}
-	free(r->out);
-	free(r->err);
+	elfio_free(r->out);
+	elfio_free(r->err);
 	r->out = r->err = NULL;
 }
 
@@ -279,22 +283,22 @@ int batch_run(const struct batch *b, unsigned int jobs, size_t ressize, batch_fn
 {
 	static const unsigned char zeros[BATCH_RESULT_MAX];
 	size_t nw = jobs ? jobs : (size_t)sysconf(_SC_NPROCESSORS_ONLN);
-	struct result *res = calloc(b->n ? b->n : 1, sizeof(*res));
+	struct result *res = elfio_calloc(b->n, sizeof(*res));
 	struct pollfd *pfd = NULL;
 	pid_t *pid = NULL;
 	size_t next = 0, live = 0;
 	int ret = 0;
 
 	if (ressize > BATCH_RESULT_MAX) {
-		free(res);
+		elfio_free(res);
 		return -EINVAL;
 	}
 	if (nw < 1)
 		nw = 1;
 	if (nw > b->n)
 		nw = b->n ? b->n : 1;
-	pfd = calloc(nw, sizeof(*pfd));
-	pid = calloc(nw, sizeof(*pid));
+	pfd = elfio_calloc(nw, sizeof(*pfd));
+	pid = elfio_calloc(nw, sizeof(*pid));
 	for (size_t k = 0; pfd && k < nw; k++)
 		pfd[k].fd = -1;
 	if (!res || !pfd || !pid) {
@@ -349,8 +353,8 @@ int batch_run(const struct batch *b, unsigned int jobs, size_t ressize, batch_fn
 				continue;
 			}
 			struct result *r = &res[h.index];
-			r->out = malloc(h.outlen + 1);
-			r->err = malloc(h.errlen + 1);
+			r->out = elfio_calloc(h.outlen + 1, 1);
+			r->err = elfio_calloc(h.errlen + 1, 1);
 			if (!r->out || !r->err) {
 				/* read past the report, and say why it is missing */
 				char skip[1 << 12];
@@ -360,8 +364,8 @@ int batch_run(const struct batch *b, unsigned int jobs, size_t ressize, batch_fn
 					bad = read_full(pfd[k].fd, skip, n);
 					left -= n;
 				}
-				free(r->out);
-				free(r->err);
+				elfio_free(r->out);
+				elfio_free(r->err);
 				r->out = r->err = NULL;
 				r->oom = true;
 				r->outlen = h.outlen + h.errlen;
@@ -410,8 +414,8 @@ int batch_run(const struct batch *b, unsigned int jobs, size_t ressize, batch_fn
 			report(b, res, next, done, ctx);
 	}
 out:
-	free(res);
-	free(pfd);
-	free(pid);
+	elfio_free(res);
+	elfio_free(pfd);
+	elfio_free(pid);
 	return ret;
 }

@@ -22,7 +22,7 @@
  *     shapes, a second table; the calls found by a sweep of the functions
  *     take part in the vote.  In a relocatable object the compiler's own
  *     relocations and tables are the evidence: the flavours are what their
- *     entries decode as (rs_detect_from_tables).
+ *     entries decode as (rs_detect_from_tables, flavour.c).
  *  4. Candidates: the calls the sweep found, the entry of every function
  *     whose layout gives it a NOP-shaped site, and the table entries.  Each
  *     one is verified by decoding the bytes at its address as the layout of
@@ -549,14 +549,14 @@ static int table_seen(struct record *r, uint64_t start, uint64_t end)
 		size_t cap = p->tset_cap ? 2 * p->tset_cap : 64;
 		while (2 * (r->ntables + 1) > cap)
 			cap *= 2;
-		struct table_key *set = calloc(cap, sizeof(*set));
+		struct table_key *set = elfio_calloc(cap, sizeof(*set));
 		if (!set)
 			return -ENOMEM;
 		for (size_t i = 0; i < r->ntables; i++) {
 			size_t k = table_slot(set, cap, r->tables[i].start, r->tables[i].end);
 			set[k] = (struct table_key){ r->tables[i].start, r->tables[i].end, true };
 		}
-		free(p->tset);
+		elfio_free(p->tset);
 		p->tset = set;
 		p->tset_cap = cap;
 	}
@@ -723,7 +723,7 @@ static int collect_tables(struct record *r)
 	int ret;
 
 	if (elfio_is_rel(r->e)) {
-		relas = calloc(elfio_nsections(r->e), sizeof(*relas));
+		relas = elfio_calloc(elfio_nsections(r->e), sizeof(*relas));
 		if (!relas)
 			return -ENOMEM;
 		for_each_section(r->e, s)
@@ -746,11 +746,11 @@ static int collect_tables(struct record *r)
 		if (ret == 0 && elfio_is_rel(r->e))
 			ret = fill_table_rel(r, &r->tables[r->ntables - 1], s, relas, nrelas);
 		if (ret < 0) {
-			free(relas);
+			elfio_free(relas);
 			return ret;
 		}
 	}
-	free(relas);
+	elfio_free(relas);
 
 	/* A kernel's reserved region (its ends found by collect_targets_linked). */
 	size_t main = elfio_main_symtab(r->e), count = 0;
@@ -1173,12 +1173,12 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 	int ret;
 
 	*out = NULL;
-	r = calloc(1, sizeof(*r));
+	r = elfio_calloc(1, sizeof(*r));
 	if (!r)
 		goto oom;
-	r->priv = calloc(1, sizeof(*r->priv));
+	r->priv = elfio_calloc(1, sizeof(*r->priv));
 	if (!r->priv) {
-		free(r);
+		elfio_free(r);
 		goto oom;
 	}
 	r->e = e;
@@ -1339,16 +1339,16 @@ void record_free(struct record *r)
 		elfio_free(r->priv->relsites);
 		elfio_free(r->priv->alignpts);
 		elfio_free(r->priv->dynrel);
-		free(r->priv->tset);
+		elfio_free(r->priv->tset);
 		elfio_free(r->priv->calls);
 		elfio_free(r->priv->layouts);
 		elfio_free(r->priv->regions);
 		elfio_free(r->priv->shapes);
-		free(r->priv);
+		elfio_free(r->priv);
 	}
 	for (size_t i = 0; i < r->ntables; i++)
 		elfio_free(r->tables[i].entries);
 	elfio_free(r->tables);
 	elfio_free(r->sites);
-	free(r);
+	elfio_free(r);
 }
