@@ -23,7 +23,7 @@ LIBS      := -ldw -lelf -lz -llzma -lzstd -llz4 -lbz2 -llzo2
 CHECK_LIBS := -lcheck -lsubunit -lm -lrt -lpthread
 
 LIB_SRCS  := $(sort $(wildcard base/*.c arch/*.c elfio/*.c recordsites/*.c rewriter/*.c))
-CLI_SRCS  := patchsite.c batch.c $(sort $(wildcard trace/*.c))
+CLI_SRCS  := patchsite.c $(sort $(wildcard trace/*.c))
 TEST_SRCS := $(sort $(wildcard tests/check_*.c tests/arch/*.c)) tests/elfgen.c
 
 BUILD     ?= build

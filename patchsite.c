@@ -14,9 +14,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "batch.h"
 #include "elfio/bootimg.h"
 #include "elfio/elfio.h"
+#include "recordsites/package.h"
 #include "recordsites/recordsites.h"
 #include "rewriter/rewriter.h"
 #include "trace/inject.h"
@@ -241,167 +241,47 @@ static int site_option(int c, struct record_options *ro)
 	return -1;
 }
 
-/* What every image of an audit is run with. */
-struct audit_ctx {
-	struct record_options ro;
-	bool json, verbose, quiet, batch;
-	unsigned int ignore;
-	/* the batch's totals */
-	size_t images, clean, with_findings, unreadable, count[FIND_COUNT], ignored[FIND_COUNT];
-	bool first_json;
-};
-
-/* Audit one image: the report to out; its exit status. */
-static int audit_one(const char *path, FILE *out, void *vctx)
+/* The package audit's total line, from its counts. */
+static void print_total(const struct package_totals *t)
 {
-	const struct audit_ctx *ctx = vctx;
-	struct elfio *e = elfio_open(path, 0);
-	struct record *r = NULL;
-	struct audit a;
-	int ret;
+	/* the findings of all images by kind, then what was ignored */
+	char kinds[512] = "";
+	size_t kl = 0;
 
-	if (!e)
+	for (int k = 0; k < FIND_COUNT; k++)
+		if (t->count[k] && kl < sizeof(kinds))
+			kl += (size_t)snprintf(kinds + kl, sizeof(kinds) - kl, "%s%zu %s",
+					       kl ? ", " : " (", t->count[k], finding_kind_name(k));
+	if (kl && kl < sizeof(kinds))
+		snprintf(kinds + kl, sizeof(kinds) - kl, ")");
+	printf("total: %zu images: %zu clean, %zu with findings%s, %zu could not be read",
+	       t->images, t->clean, t->with_findings, kinds, t->unreadable);
+	for (int k = 0, first = 1; k < FIND_COUNT; k++)
+		if (t->ignored[k]) {
+			printf("%s %zu %s", first ? "; ignored:" : ",", t->ignored[k],
+			       finding_kind_name(k));
+			first = 0;
+		}
+	putchar('\n');
+}
+
+static int audit_package(const struct package_options *o, bool quiet, char **args, int nargs)
+{
+	struct package_totals t;
+
+	if (package_audit(o, args, nargs, &t))
 		return EXIT_ERROR;
-	ret = record_scan(e, &ctx->ro, &r);
-	if (!ret)
-		ret = audit_run(r, &a);
-	if (!ret) {
-		audit_ignore(&a, ctx->ignore);
-		ret = audit_print(r, &a, ctx->json, out) ? EXIT_ERROR : a.n ? EXIT_FINDINGS : 0;
-		audit_free(&a);
-	} else {
-		ret = EXIT_ERROR;
-	}
-	record_free(r);
-	elfio_close(e);
-	return ret;
-}
-
-/* A count "N KIND" out of a summary line, added to v[]. */
-static void add_summary(const char *line, size_t *v, const char *prefix)
-{
-	const char *p = strstr(line, prefix);
-
-	if (!p)
-		return;
-	p += strlen(prefix);
-	for (int k = 0; k < FIND_COUNT; k++) {
-		char pat[32];
-		const char *q;
-		snprintf(pat, sizeof(pat), " %s", finding_kind_name(k));
-		for (q = p; (q = strstr(q, pat)); q++) {
-			const char *d = q;
-			while (d > p && d[-1] >= '0' && d[-1] <= '9')
-				d--;
-			char end = q[strlen(pat)];
-			if (d < q && (end == ',' || end == '\n' || end == ';' || end == ' ' || !end)) {
-				v[k] += strtoull(d, NULL, 10);
-				break;
-			}
-		}
-	}
-}
-
-/* One image of a batch, in path order: its findings, each line naming it. */
-static void audit_done(const char *path, int status, const char *out, size_t outlen,
-		       const char *err, size_t errlen, void *vctx)
-{
-	struct audit_ctx *ctx = vctx;
-
-	ctx->images++;
-	fwrite(err, 1, errlen, stderr);
-	if (errlen)
-		usage_said = true;	/* the worker gave its reason */
-	if (status == EXIT_ERROR || status > EXIT_ERROR) {
-		ctx->unreadable++;
-		if (ctx->json) {
-			printf("%s\n{\"path\":", ctx->first_json ? "" : ",");
-			record_json_string(stdout, path);
-			printf(",\"status\":2,\"audit\":null}");
-			ctx->first_json = false;
-		}
-		return;
-	}
-	if (status == 0)
-		ctx->clean++;
-	else
-		ctx->with_findings++;
-	if (ctx->json) {
-		printf("%s\n{\"path\":", ctx->first_json ? "" : ",");
-		record_json_string(stdout, path);
-		printf(",\"status\":%d,\"audit\":", status);
-		size_t n = outlen;
-		while (n && out[n - 1] == '\n')
-			n--;
-		fwrite(out, 1, n, stdout);
-		putchar('}');
-		ctx->first_json = false;
-	}
-	/* the text's lines: the first (how the layout was established), the
-	   findings, the summary */
-	const char *p = out, *end = out + outlen;
-	for (int line = 0; p < end; line++) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		if (!ctx->json) {
-			char *l = strndup(p, len);
-			if (l && !strncmp(l, "summary:", 8)) {
-				add_summary(l, ctx->count, "summary:");
-				add_summary(l, ctx->ignored, "ignored:");
-			}
-			if (l && (status || ctx->verbose) && (line || ctx->verbose))
-				printf("%s: %s\n", path, l);
-			free(l);
-		}
-		p += len + 1;
-	}
-}
-
-static int audit_batch(struct audit_ctx *ctx, char **args, int nargs, unsigned int jobs)
-{
-	struct batch b;
-	int ret;
-
-	if (batch_collect(&b, args, nargs))
-		return EXIT_ERROR;
-	ctx->first_json = true;
-	if (ctx->json)
-		printf("{\"schema\":%d,\"images\":[", RECORD_JSON_SCHEMA);
-	ret = batch_run(&b, jobs, audit_one, audit_done, ctx);
-	ctx->unreadable += b.unreadable;
-	if (ctx->json) {
-		printf("\n],\"total\":{\"images\":%zu,\"clean\":%zu,\"with_findings\":%zu,"
-		       "\"unreadable\":%zu}}\n", ctx->images, ctx->clean, ctx->with_findings,
-		       ctx->unreadable);
-	} else if (!ctx->quiet || ctx->with_findings || ctx->unreadable || ret) {
-		/* the findings of all images by kind, then what was ignored */
-		char kinds[512] = "";
-		size_t kl = 0;
-		for (int k = 0; k < FIND_COUNT; k++)
-			if (ctx->count[k] && kl < sizeof(kinds))
-				kl += (size_t)snprintf(kinds + kl, sizeof(kinds) - kl, "%s%zu %s",
-						       kl ? ", " : " (", ctx->count[k],
-						       finding_kind_name(k));
-		if (kl && kl < sizeof(kinds))
-			snprintf(kinds + kl, sizeof(kinds) - kl, ")");
-		printf("total: %zu images: %zu clean, %zu with findings%s, %zu could not be read",
-		       ctx->images, ctx->clean, ctx->with_findings, kinds, ctx->unreadable);
-		for (int k = 0, first = 1; k < FIND_COUNT; k++)
-			if (ctx->ignored[k]) {
-				printf("%s %zu %s", first ? "; ignored:" : ",", ctx->ignored[k],
-				       finding_kind_name(k));
-				first = 0;
-			}
-		putchar('\n');
-	}
-	batch_free(&b);
+	if (t.said)
+		usage_said = true;	/* a worker gave its reason */
+	if (!o->json && (!quiet || t.with_findings || t.unreadable || t.run))
+		print_total(&t);
 	if (fflush(stdout)) {
 		elfio_error("<stdout>", "write error: %s", strerror(errno));
 		return EXIT_ERROR;
 	}
-	if (ret || ctx->unreadable)
+	if (t.run || t.unreadable)
 		return EXIT_ERROR;
-	return ctx->with_findings ? EXIT_FINDINGS : 0;
+	return t.with_findings ? EXIT_FINDINGS : 0;
 }
 
 static int cmd_audit(int argc, char **argv)
@@ -421,8 +301,8 @@ static int cmd_audit(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct audit_ctx ctx;
-	unsigned int jobs = 0;
+	struct package_options ctx;
+	bool quiet = false;
 	int c, ret;
 
 	memset(&ctx, 0, sizeof(ctx));
@@ -450,12 +330,12 @@ static int cmd_audit(int argc, char **argv)
 			if (*end || !j || j > 256)
 				return usage_error("-j takes a number of jobs from 1 to 256, not '%s'",
 						   optarg);
-			jobs = (unsigned int)j;
+			ctx.jobs = (unsigned int)j;
 			continue;
 		}
 		if (c == 'v' || c == 'q') {
 			ctx.verbose = c == 'v';
-			ctx.quiet = c == 'q';
+			quiet = c == 'q';
 			continue;
 		}
 		if (c == 'h') {
@@ -474,9 +354,9 @@ static int cmd_audit(int argc, char **argv)
 	/* many images, or a directory: the batch's report and total */
 	struct stat st;
 	if (optind + 1 < argc || (stat(argv[optind], &st) == 0 && S_ISDIR(st.st_mode)))
-		return audit_batch(&ctx, argv + optind, argc - optind, jobs);
+		return audit_package(&ctx, quiet, argv + optind, argc - optind);
 
-	ret = audit_one(argv[optind], stdout, &ctx);
+	ret = package_audit_image(&ctx, argv[optind], stdout, NULL);
 	if (fflush(stdout)) {
 		elfio_error("<stdout>", "write error: %s", strerror(errno));
 		ret = EXIT_ERROR;

@@ -61,7 +61,7 @@ int audit_ignore_parse(const char *list, unsigned int *mask)
 		else if (len == 4 && !strncmp(p, "weak", 4))
 			*mask |= AUDIT_IGNORE_WEAK;
 		else
-			return -1;
+			return -EINVAL;
 		p += len;
 		if (*p == ',')
 			p++;
@@ -359,13 +359,13 @@ int audit_run(struct record *r, struct audit *a)
 
 	for (size_t t = 0; t < r->ntables; t++) {
 		const struct site_table *tb = &r->tables[t];
-		uint64_t *vals = calloc(tb->count ? tb->count : 1, sizeof(*vals));
-		bool *is_site = calloc(tb->count ? tb->count : 1, sizeof(*is_site));
+		uint64_t *vals = elfio_calloc(tb->count, sizeof(*vals));
+		bool *is_site = elfio_calloc(tb->count, sizeof(*is_site));
 		size_t nv = 0, hint = 0;
 
 		if (!vals || !is_site) {
-			free(vals);
-			free(is_site);
+			elfio_free(vals);
+			elfio_free(is_site);
 			elfio_err(r->e, "out of memory for the %zu entries of table '%s'",
 				  tb->count, tb->name);
 			goto out;
@@ -440,12 +440,12 @@ int audit_run(struct record *r, struct audit *a)
 			fd->table = tb->name;
 			snprintf(fd->msg, sizeof(fd->msg), "listed %zu times", k - i + 1);
 		}
-		free(vals);
-		free(is_site);
+		elfio_free(vals);
+		elfio_free(is_site);
 		continue;
 out_table:
-		free(vals);
-		free(is_site);
+		elfio_free(vals);
+		elfio_free(is_site);
 		goto out;
 	}
 
@@ -516,10 +516,10 @@ out_table:
 	 * relaxed kernel's stale table has one per function.
 	 */
 	if (a->n > 1) {
-		size_t *ord = malloc(a->n * sizeof(*ord));
+		size_t *ord = elfio_calloc(a->n, sizeof(*ord));
 		struct finding *sorted = elfio_calloc(a->n, sizeof(*sorted));
 		if (!ord || !sorted) {
-			free(ord);
+			elfio_free(ord);
 			elfio_free(sorted);
 			goto out;
 		}
@@ -528,7 +528,7 @@ out_table:
 		qsort_r(ord, a->n, sizeof(*ord), cmp_finding, a->v);
 		for (size_t i = 0; i < a->n; i++)
 			sorted[i] = a->v[ord[i]];
-		free(ord);
+		elfio_free(ord);
 		elfio_free(a->v);
 		a->v = sorted;
 		a->cap = a->n;

@@ -510,7 +510,7 @@ static int stmt_of(const struct stmts *ss, const struct fshape *s)
 /*
  * The bytes before the symbol, among the functions that carry the area
  * after it (c[] their indexes).  0 when decided (fills v->layout.pre and
- * v->pre_agree), -1 when ambiguous (v->why says why).
+ * v->pre_agree), -EINVAL when ambiguous (v->why says why).
  *
  *  1. Where almost every function (97%) has exactly the same NOPs before
  *     it, nothing pads them: that is the area (-Os, where GCC aligns
@@ -562,14 +562,14 @@ static int vote_pre(const struct fshape *sh, const uint32_t *c, size_t t, unsign
 			snprintf(v->why, sizeof(v->why), "the NOPs before the symbol: the functions "
 				 "are aligned to %u (+%u), but only %zu of %zu have %u bytes of NOPs "
 				 "before them", A, res, atleast[res % A], t, res % A);
-			return -1;
+			return -EINVAL;
 		}
 		unsigned int next = (unsigned int)q_best + A;
 		if (next <= SHAPE_MAX && atleast[next] * 3 > t) {
 			snprintf(v->why, sizeof(v->why), "the NOPs before the symbol: %zu of %zu "
 				 "functions have %d bytes or more, %zu have %u or more", atleast[q_best],
 				 t, q_best, atleast[next], next);
-			return -1;
+			return -EINVAL;
 		}
 		mode = (unsigned int)q_best;
 		goto decided;
@@ -578,12 +578,12 @@ static int vote_pre(const struct fshape *sh, const uint32_t *c, size_t t, unsign
 		goto decided;
 	snprintf(v->why, sizeof(v->why), "the NOPs before the symbol agree on no count: %zu of "
 		 "%zu functions have %u bytes, %zu have none", hist[mode], t, mode, hist[0]);
-	return -1;
+	return -EINVAL;
 decided:
 	if (mode % u) {
 		snprintf(v->why, sizeof(v->why), "the NOPs before the symbol (%u bytes) are not a "
 			 "whole number of %u-byte NOPs", mode, u);
-		return -1;
+		return -EINVAL;
 	}
 	v->layout.pre = mode;
 	v->pre_agree = atleast[mode];
@@ -710,7 +710,7 @@ static int vote(const struct fshape *sh, const uint32_t *idx, size_t n, struct v
 		v->layout.kind = LAYOUT_NOP5;
 		return 0;
 	}
-	uint32_t *c = malloc(area * sizeof(*c));
+	uint32_t *c = elfio_calloc(area, sizeof(*c));
 	size_t t = 0;
 	if (!c)
 		return -ENOMEM;
@@ -721,7 +721,7 @@ static int vote(const struct fshape *sh, const uint32_t *idx, size_t n, struct v
 	}
 	v->layout = (struct layout){ LAYOUT_AREA, bu, 0, bk * bu };
 	v->result = vote_pre(sh, c, t, bu, v) ? VOTE_AMBIGUOUS : VOTE_DECIDED;
-	free(c);
+	elfio_free(c);
 	return 0;
 }
 
@@ -759,7 +759,7 @@ const struct layout *record_layout_at(const struct record *r, uint64_t addr)
 static int build_regions(struct record *r, const struct fshape *sh, int *fk, size_t n)
 {
 	struct record_priv *p = r->priv;
-	size_t *cnt = calloc(p->nlayouts, sizeof(*cnt)), cap = 0;
+	size_t *cnt = elfio_calloc(p->nlayouts, sizeof(*cnt)), cap = 0;
 	unsigned int d = 0;
 
 	if (!cnt)
@@ -769,7 +769,7 @@ static int build_regions(struct record *r, const struct fshape *sh, int *fk, siz
 	for (unsigned int k = 1; k < p->nlayouts; k++)
 		if (cnt[k] > cnt[d])
 			d = k;
-	free(cnt);
+	elfio_free(cnt);
 	if (d) {
 		struct layout t = p->layouts[0];
 		p->layouts[0] = p->layouts[d];
@@ -874,7 +874,7 @@ int rs_check_stated(struct record *r)
 	for (size_t i = 0; t && i < t->count; i++)
 		entries += t->entries[i].value != 0;
 	if (p->nshapes) {
-		uint32_t *all = malloc(p->nshapes * sizeof(*all));
+		uint32_t *all = elfio_calloc(p->nshapes, sizeof(*all));
 		if (!all) {
 			elfio_err(r->e, "out of memory for the vote that checks the stated layout");
 			return -ENOMEM;
@@ -882,7 +882,7 @@ int rs_check_stated(struct record *r)
 		for (size_t i = 0; i < p->nshapes; i++)
 			all[i] = (uint32_t)i;
 		int ret = vote(p->shapes, all, p->nshapes, &v);
-		free(all);
+		elfio_free(all);
 		if (ret) {
 			elfio_err(r->e, "out of memory for the vote that checks the stated layout");
 			return -ENOMEM;
@@ -947,7 +947,7 @@ static int vote_by_section(struct record *r, const struct fshape *sh, const uint
 			   size_t n, int *fk, struct vote *best, char *why, size_t whylen)
 {
 	struct elfio_section *s;
-	uint32_t *sub = malloc((n ? n : 1) * sizeof(*sub));
+	uint32_t *sub = elfio_calloc(n, sizeof(*sub));
 	int ret = 0;
 
 	if (!sub)
@@ -981,7 +981,7 @@ static int vote_by_section(struct record *r, const struct fshape *sh, const uint
 		if (v.result == VOTE_DECIDED && v.carriers > best->carriers)
 			*best = v;
 	}
-	free(sub);
+	elfio_free(sub);
 	return ret;
 }
 
@@ -1050,7 +1050,7 @@ int rs_establish_layout(struct record *r, const struct record_options *o)
 
 	if ((ret = compute_shapes(r, f, nf, &sh, &nsh)))
 		return ret;
-	pool = malloc((nsh ? nsh : 1) * sizeof(*pool));
+	pool = elfio_calloc(nsh, sizeof(*pool));
 	if (!pool)
 		goto oom;
 	/*
@@ -1082,9 +1082,9 @@ int rs_establish_layout(struct record *r, const struct record_options *o)
 		compiler_units |= ss.v[k].kind == STMT_LAYOUT;
 	if (!compiler_units)
 		ss.nranges = 0;
-	fk = calloc(nsh ? nsh : 1, sizeof(*fk));
-	per = calloc(ss.n ? ss.n : 1, sizeof(*per));
-	lk = calloc(ss.n ? ss.n : 1, sizeof(*lk));
+	fk = elfio_calloc(nsh, sizeof(*fk));
+	per = elfio_calloc(ss.n, sizeof(*per));
+	lk = elfio_calloc(ss.n, sizeof(*lk));
 	if (!fk || !per || !lk)
 		goto oom;
 
@@ -1213,10 +1213,10 @@ oom:
 	elfio_err(r->e, "out of memory while establishing the patch-site layout");
 	ret = -ENOMEM;
 out:
-	free(pool);
-	free(fk);
-	free(lk);
-	free(per);
+	elfio_free(pool);
+	elfio_free(fk);
+	elfio_free(lk);
+	elfio_free(per);
 	elfio_free(sh);
 	stmts_free(&ss);
 	return ret;
@@ -1338,7 +1338,7 @@ int record_describe(struct record *r, char *buf, size_t len)
 	describe_evidence(r, ev, sizeof(ev));
 	if (t) {
 		size_t nonzero = 0, listed = 0, stale = 0;
-		uint64_t *vals = malloc((t->count ? t->count : 1) * sizeof(*vals));
+		uint64_t *vals = elfio_calloc(t->count, sizeof(*vals));
 		if (!vals) {
 			elfio_err(r->e, "out of memory for sorting the %zu entries of table '%s'",
 				  t->count, t->name);
@@ -1366,7 +1366,7 @@ int record_describe(struct record *r, char *buf, size_t len)
 				stale++;
 			}
 		}
-		free(vals);
+		elfio_free(vals);
 		if (!nonzero)
 			snprintf(tab, sizeof(tab), "; table '%s': all %zu slots are zero", t->name,
 				 t->count);

@@ -265,13 +265,13 @@ int record_write_in_place(struct record *r, const struct inplace_options *o, con
 	w = elfio_rw_new(r->e);
 	if (!w)
 		return -ENOMEM;
-	cov = calloc(tb->count ? tb->count : 1, sizeof(*cov));
-	want = calloc(tb->count ? tb->count : 1, sizeof(*want));
-	slot_off = calloc(tb->count ? tb->count : 1, sizeof(*slot_off));
+	cov = elfio_calloc(tb->count, sizeof(*cov));
+	want = elfio_calloc(tb->count, sizeof(*want));
+	slot_off = elfio_calloc(tb->count, sizeof(*slot_off));
 	if (!cov || !want || !slot_off) {
-		free(cov);
-		free(want);
-		free(slot_off);
+		elfio_free(cov);
+		elfio_free(want);
+		elfio_free(slot_off);
 		elfio_rw_free(w);
 		elfio_err(r->e, "out of memory for a table of %zu slots", tb->count);
 		return -ENOMEM;
@@ -369,8 +369,8 @@ int record_write_in_place(struct record *r, const struct inplace_options *o, con
 	}
 out:
 	elfio_rw_free(w);
-	free(cov);
-	free(want);
-	free(slot_off);
+	elfio_free(cov);
+	elfio_free(want);
+	elfio_free(slot_off);
 	return ret;
 }

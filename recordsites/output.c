@@ -263,7 +263,7 @@ static int emit_asm(struct record *r, FILE *o)
 	if (rel) {
 		fputs("/* link this object first: ld -r -o OUT.o THIS.o INPUT.o */\n", o);
 		/* declare every referenced section, empty, so its symbol exists */
-		bool *used = calloc(elfio_nsections(r->e), sizeof(*used));
+		bool *used = elfio_calloc(elfio_nsections(r->e), sizeof(*used));
 		if (!used)
 			return -ENOMEM;
 		for (size_t k = 0; k < r->nsites; k++) {
@@ -278,14 +278,14 @@ static int emit_asm(struct record *r, FILE *o)
 			if (!plain_name(s->name)) {
 				elfio_err(r->e, "section name '%s' cannot be written as assembler",
 					  s->name);
-				free(used);
+				elfio_free(used);
 				return -EINVAL;
 			}
 			fprintf(o, "\t.section %s,\"a%s%s\",%%progbits\n", s->name,
 				(s->shdr.sh_flags & SHF_EXECINSTR) ? "x" : "",
 				(s->shdr.sh_flags & SHF_WRITE) ? "w" : "");
 		}
-		free(used);
+		elfio_free(used);
 	}
 	fputs("\t.section __mcount_loc,\"a\",%progbits\n\t.balign 8\n", o);
 	for (size_t i = 0; i < r->nsites; i++) {
@@ -315,8 +315,8 @@ static int check_unique_names(struct record *r)
 {
 	struct elfio_section *prev = NULL;
 	size_t nsec = elfio_nsections(r->e), n = 0;
-	struct elfio_section **v = calloc(nsec, sizeof(*v));
-	bool *dup = calloc(nsec, sizeof(*dup));
+	struct elfio_section **v = elfio_calloc(nsec, sizeof(*v));
+	bool *dup = elfio_calloc(nsec, sizeof(*dup));
 	int ret = 0;
 
 	/*
@@ -350,14 +350,14 @@ static int check_unique_names(struct record *r)
 		}
 	}
 out:
-	free(v);
-	free(dup);
+	elfio_free(v);
+	elfio_free(dup);
 	return ret;
 }
 
 static int build_elf(struct record *r, uint8_t **buf, size_t *len)
 {
-	struct elfio_table_ref *refs = calloc(r->nsites ? r->nsites : 1, sizeof(*refs));
+	struct elfio_table_ref *refs = elfio_calloc(r->nsites, sizeof(*refs));
 	bool rel = elfio_is_rel(r->e);
 	int ret;
 
@@ -377,7 +377,7 @@ static int build_elf(struct record *r, uint8_t **buf, size_t *len)
 	ret = elfio_build_table_object(r->arch->machine, elfio_ehdr(r->e)->e_flags,
 				       r->arch->abs64_reloc, "__mcount_loc", refs, r->nsites, buf,
 				       len);
-	free(refs);
+	elfio_free(refs);
 	return ret;
 }
 

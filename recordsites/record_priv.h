@@ -1,9 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * record_priv.h - shared between the files of recordsites/, not a public
- * interface: the private state of a record and the decoding helpers that
- * recordsites.c (candidates, verification) and evidence.c (the layout)
- * both use.
+ * interface: the private state of a record and the functions its files
+ * call each other by.  The calls go one way, down a line:
+ *
+ *   recordsites.c (the scan: targets, tables, candidates, verification)
+ *     -> evidence.c (the layout) -> flavour.c (what the tables show)
+ *     -> decode.c (bytes and decoding)
+ *
+ * A file calls only the ones below it; output.c, audit.c and inplace.c
+ * use the public interface (recordsites.h).
  */
 #ifndef PATCHSITE_RECORD_PRIV_H
 #define PATCHSITE_RECORD_PRIV_H
@@ -87,7 +93,7 @@ struct record_priv {
 	size_t nshapes;
 };
 
-/* Bytes and decoding (recordsites.c) */
+/* Bytes and decoding (decode.c) */
 bool rs_is_padding_symbol(struct record *r, const struct elfio_symbol *f);
 int rs_decode_at(struct record *r, uint64_t addr, struct arch_insn *insn);
 void rs_prefetch_text(const struct record *r, uint64_t addr);
@@ -103,6 +109,25 @@ unsigned int rs_nops_before(struct record *r, uint64_t addr, uint64_t lo, unsign
 			    unsigned int limit);
 int rs_push_target(struct target **v, size_t *n, size_t *cap, uint64_t addr, bool entry);
 const struct target *rs_find_target(const struct target *v, size_t n, uint64_t addr);
+int rs_push_call(struct record *r, uint64_t addr, const struct elfio_symbol *func, bool entry);
+/*
+ * Function entry: the symbol, or just after its landing pad; where the
+ * symbol has a local entry point apart from it, that one too.
+ */
+bool rs_at_entry(struct record *r, const struct elfio_symbol *f, uint64_t addr);
+/* Decode NOPs of exactly `unit` bytes from *addr covering exactly `bytes`; advance *addr. */
+bool rs_nops_exactly(struct record *r, uint64_t *addr, unsigned int bytes, unsigned int unit);
+/* The function at addr (elfio_function_at), past padding symbols. */
+const struct elfio_symbol *rs_function_past_padding(struct record *r, uint64_t addr,
+						    uint64_t slack);
+/* The function starting exactly at addr (the first of its aliases), or NULL. */
+const struct elfio_symbol *rs_function_starting(struct record *r, uint64_t addr);
+
+/* The old table-driven inference, for objects and symbol-less images (flavour.c). */
+void rs_detect_from_tables(struct record *r, const struct record_options *o,
+			   const struct site_table *only);
+/* x86 kernels get __patchable_function_entries from call padding: drop that table. */
+void rs_drop_call_padding(struct record *r);
 
 /*
  * The layout (evidence.c): fills r->ev, the layouts and regions, and the
@@ -113,18 +138,10 @@ int rs_establish_layout(struct record *r, const struct record_options *o);
 /* A stated layout checked against the code (0, or -EINVAL with the error printed). */
 int rs_check_stated(struct record *r);
 
-int rs_push_call(struct record *r, uint64_t addr, const struct elfio_symbol *func, bool entry);
-/* The site a decoded call is, under its function's layout: true and *s filled. */
-bool rs_call_site(struct record *r, const struct call *c, struct site *s);
-
 /*
  * The site function shape i carries under its layout: true and *s filled,
  * or false.  The NOPs were decoded when the shape was taken.
  */
 bool rs_shape_site(struct record *r, size_t i, struct site *s);
-
-/* The old table-driven inference, for objects and symbol-less images (recordsites.c). */
-void rs_detect_from_tables(struct record *r, const struct record_options *o,
-			   const struct site_table *only);
 
 #endif /* PATCHSITE_RECORD_PRIV_H */

@@ -22,7 +22,7 @@
  *     shapes, a second table; the calls found by a sweep of the functions
  *     take part in the vote.  In a relocatable object the compiler's own
  *     relocations and tables are the evidence: the flavours are what their
- *     entries decode as (rs_detect_from_tables).
+ *     entries decode as (rs_detect_from_tables, flavour.c).
  *  4. Candidates: the calls the sweep found, the entry of every function
  *     whose layout gives it a NOP-shaped site, and the table entries.  Each
  *     one is verified by decoding the bytes at its address as the layout of
@@ -73,11 +73,6 @@ void record_options_init(struct record_options *o)
 	o->cap = ARCH_CAP_RECORD;
 }
 
-bool record_options_stated(const struct record_options *o)
-{
-	return o->patchable_n >= 0 || o->force_nop_mcount || o->force_calls;
-}
-
 /* --- Sorted arrays ------------------------------------------------------- */
 
 static int cmp_target(const void *a, const void *b)
@@ -87,23 +82,6 @@ static int cmp_target(const void *a, const void *b)
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
 	return (int)x->entry - (int)y->entry;
-}
-
-const struct target *rs_find_target(const struct target *v, size_t n, uint64_t addr)
-{
-	size_t lo = BOUND(v, n, addr, addr, false);
-
-	return lo < n && v[lo].addr == addr ? &v[lo] : NULL;
-}
-
-int rs_push_target(struct target **v, size_t *n, size_t *cap, uint64_t addr, bool entry)
-{
-	if (elfio_grow(v, cap, *n + 1, sizeof(**v)))
-		return -ENOMEM;
-	(*v)[*n].addr = addr;
-	(*v)[*n].entry = entry;
-	(*n)++;
-	return 0;
 }
 
 static void sort_targets(struct target *v, size_t *n)
@@ -117,256 +95,6 @@ static void sort_targets(struct target *v, size_t *n)
 		if (!w || v[w - 1].addr != v[i].addr)
 			v[w++] = v[i];
 	*n = w;
-}
-
-/* --- Bytes and decoding -------------------------------------------------- */
-
-/* Executable bytes at addr: pointer and how many remain in the section. */
-static const uint8_t *text_at(struct record *r, uint64_t addr, size_t *avail)
-{
-	struct record_priv *p = r->priv;
-	struct elfio_section *s = p->cache;
-
-	if (!s || addr < s->addr || addr - s->addr >= s->shdr.sh_size) {
-		s = elfio_addr_to_sec(r->e, addr);
-		if (!s || !is_text_section(s) || elfio_section_data(r->e, s))
-			return NULL;
-		p->cache = s;
-	}
-	uint64_t off = addr - s->addr;
-	if (off >= s->size)
-		return NULL;
-	*avail = s->size - off;
-	return s->data + off;
-}
-
-/*
- * Start loading the text around addr (the bytes before it too: a CALL_OPS
- * literal) while other functions are decoded.  A function's first decode
- * is mostly a wait for memory: one new cache line, often a new page, per
- * function (perf: a64_decode and compute_shapes took a third of record's
- * time for a tenth of its instructions).  Only within the text section
- * last read, the common case; elsewhere nothing.
- */
-void rs_prefetch_text(const struct record *r, uint64_t addr)
-{
-	const struct elfio_section *s = r->priv->cache;
-
-	if (s && addr >= s->addr + 8 && addr - s->addr < s->size) {
-		__builtin_prefetch(s->data + (addr - s->addr) - 8);
-		__builtin_prefetch(s->data + (addr - s->addr));
-	}
-}
-
-int rs_decode_at(struct record *r, uint64_t addr, struct arch_insn *insn)
-{
-	size_t avail;
-	const uint8_t *b = text_at(r, addr, &avail);
-
-	if (!b)
-		return ARCH_DECODE_TRUNC;
-	memset(insn, 0, sizeof(*insn));
-	return r->arch->decode(b, avail, addr, insn);
-}
-
-/* Length of a landing pad (ENDBR64, BTI C) at addr, else 0. */
-unsigned int rs_landing_len(struct record *r, uint64_t addr)
-{
-	struct arch_insn in;
-
-	if (rs_decode_at(r, addr, &in) == ARCH_DECODE_OK && in.kind == INSN_LANDING)
-		return in.len;
-	return 0;
-}
-
-/* Is the decoded call at addr a call to an mcount target?  *entry tells which kind. */
-bool rs_is_mcount_call(struct record *r, uint64_t addr, const struct arch_insn *in, bool *entry)
-{
-	struct record_priv *p = r->priv;
-	const struct target *t;
-
-	if (in->kind != INSN_CALL && in->kind != INSN_CALL_MEM)
-		return false;
-	if (elfio_is_rel(r->e)) {
-		/* The displacement must be the one the mcount relocation fills. */
-		t = rs_find_target(p->relsites, p->nrelsites, addr);
-		if (!t)
-			return false;
-		*entry = t->entry;
-		return true;
-	}
-	if (in->kind == INSN_CALL) {
-		t = rs_find_target(p->targets, p->ntargets, in->target);
-	} else {
-		t = rs_find_target(p->slots, p->nslots, in->target);
-		if (!t) {
-			uint64_t v;
-			/* a GOT slot the static linker filled with the target itself */
-			if (elfio_read_u64(r->e, in->target, &v) == 0)
-				t = rs_find_target(p->targets, p->ntargets, v);
-		}
-	}
-	if (!t)
-		return false;
-	*entry = t->entry;
-	return true;
-}
-
-unsigned int rs_local_entry(const struct record *r, const struct elfio_symbol *f)
-{
-	return r->arch->local_entry ? r->arch->local_entry(f->other) : 0;
-}
-
-/*
- * Function entry: the symbol, or just after its landing pad; where the
- * symbol has a local entry point apart from it (arch.h local_entry), that
- * one too, or just after a landing pad there.
- */
-static bool at_entry(struct record *r, const struct elfio_symbol *f, uint64_t addr)
-{
-	uint64_t local = f->addr + rs_local_entry(r, f);
-
-	if (addr == f->addr || (addr > f->addr && addr == f->addr + rs_landing_len(r, f->addr)))
-		return true;
-	return local != f->addr && (addr == local || (addr > local &&
-						      addr == local + rs_landing_len(r, local)));
-}
-
-bool rs_is_patch_nop(const struct record *r, const struct arch_insn *in)
-{
-	return in->kind == INSN_NOP && in->len < 32 && (r->arch->patch_nop_sizes & (1u << in->len));
-}
-
-/* A NOP of exactly `unit` bytes, or any patch unit when unit is 0. */
-static bool is_unit_nop(const struct record *r, const struct arch_insn *in, unsigned int unit)
-{
-	return rs_is_patch_nop(r, in) && (!unit || in->len == unit);
-}
-
-/*
- * Decode NOPs from *addr covering exactly `bytes`; advance *addr.  The
- * compiler fills a patch area with NOP units (x86 0x90, arm64 NOP, riscv
- * c.nop or nop): a multi-byte x86 NOP of the same size is a different
- * instruction, not a patch area, and a riscv image built with C has c.nop
- * areas while its static keys and alternatives are 4-byte nops, so each
- * NOP must be the layout's unit (unit 0: any of the arch's patch units).
- */
-static bool nops_exactly(struct record *r, uint64_t *addr, unsigned int bytes, unsigned int unit)
-{
-	struct arch_insn in;
-	uint64_t a = *addr, end = *addr + bytes;
-
-	while (a < end) {
-		if (rs_decode_at(r, a, &in) != ARCH_DECODE_OK || !is_unit_nop(r, &in, unit))
-			return false;
-		a += in.len;
-	}
-	if (a != end)
-		return false;
-	*addr = a;
-	return true;
-}
-
-unsigned int rs_nop_run(struct record *r, uint64_t addr, unsigned int unit, unsigned int limit)
-{
-	size_t avail;
-	const uint8_t *b = text_at(r, addr, &avail);
-	unsigned int n = 0, u;
-
-	if (!b)
-		return 0;
-	while (n < limit && (u = r->arch->patch_nop_at(b + n, avail - n)) &&
-	       (!unit || u == unit))
-		n += u;
-	return n;
-}
-
-/*
- * NOP bytes just before addr, walking back one NOP at a time, not below lo,
- * up to limit.  With unit 0 each step tries the architecture's NOP sizes
- * largest first and takes one that is a NOP of exactly that length: on
- * riscv a 4-byte NOP's upper half (0x0000) is not an instruction, and two
- * C.NOPs are not a 4-byte NOP, so the walk is unambiguous even where a link
- * mixes rv64g and rv64gc objects.
- */
-unsigned int rs_nops_before(struct record *r, uint64_t addr, uint64_t lo, unsigned int unit,
-			    unsigned int limit)
-{
-	unsigned int sizes = unit ? 1u << unit : r->arch->patch_nop_sizes, n = 0;
-	unsigned int top = 31 - (unsigned int)__builtin_clz(sizes | 1);
-	size_t left;
-	const uint8_t *end;
-
-	/*
-	 * One unit (every function's shape asks so): walk the bytes of the
-	 * section that holds addr - 1 directly, and leave the general walk
-	 * only what crosses into another section.
-	 */
-	if (unit && addr && (end = text_at(r, addr - 1, &left)) != NULL) {
-		uint64_t back = addr - r->priv->cache->addr;	/* bytes of it before addr */
-
-		end++;
-		left--;
-		while (n + unit <= limit && n + unit <= back && addr - n - unit >= lo &&
-		       r->arch->patch_nop_at(end - n - unit, left + n + unit) == unit)
-			n += unit;
-		if (n + unit > back && n + unit <= limit && addr >= n + unit &&
-		    addr - n - unit >= lo)
-			goto general;	/* the run may go on in the section before */
-		return n;
-	}
-general:
-	for (;;) {
-		unsigned int step = 0;
-
-		for (unsigned int u = top; u >= 1 && !step; u--) {
-			size_t avail;
-			const uint8_t *b;
-
-			if (!(sizes & (1u << u)) || n + u > limit || addr < n + u ||
-			    addr - n - u < lo)
-				continue;
-			b = text_at(r, addr - n - u, &avail);
-			if (b && r->arch->patch_nop_at(b, avail) == u)
-				step = u;
-		}
-		if (!step)
-			return n;
-		n += step;
-	}
-}
-
-/*
- * A symbol that is nothing but NOPs falls through into what follows: it is
- * padding with a name (objtool's __pfx_ symbols over x86 call padding),
- * never a function with a patch area.
- */
-bool rs_is_padding_symbol(struct record *r, const struct elfio_symbol *f)
-{
-	return f->size <= 64 && rs_nop_run(r, f->addr, 0, (unsigned int)f->size) >= f->size;
-}
-
-/* The function at addr (elfio_function_at), past padding symbols. */
-static const struct elfio_symbol *function_past_padding(struct record *r, uint64_t addr,
-							 uint64_t slack)
-{
-	const struct elfio_symbol *f = elfio_function_at(r->e, addr, slack);
-
-	for (int i = 0; f && i < 4 && rs_is_padding_symbol(r, f); i++) {
-		const struct elfio_symbol *g = elfio_function_at(r->e, f->addr + f->size, 0);
-		if (!g || g->addr != f->addr + f->size)
-			return f;
-		f = g;
-	}
-	return f;
-}
-
-/* The function starting exactly at addr (the first of its aliases), or NULL. */
-static const struct elfio_symbol *function_starting(struct record *r, uint64_t addr)
-{
-	const struct elfio_symbol *f = elfio_function_at(r->e, addr, 0);
-
-	return f && f->addr == addr ? f : NULL;
 }
 
 /* Does the layout of function f (linked images) allow this kind of site? */
@@ -389,7 +117,7 @@ static bool verify_call(struct record *r, uint64_t addr, struct site *s)
 		s->func = elfio_function_at(r->e, addr, 0);
 		if (!s->func)
 			return false;
-		if (entry && !at_entry(r, s->func, addr))
+		if (entry && !rs_at_entry(r, s->func, addr))
 			return false;
 	}
 	return layout_is(r, s->func, LAYOUT_CALLS);
@@ -405,7 +133,7 @@ static bool verify_nop_mcount(struct record *r, uint64_t addr, struct site *s)
 	s->flavour = FLAVOUR_FENTRY_NOP;
 	if (r->has_symbols) {
 		s->func = elfio_function_at(r->e, addr, 0);
-		if (!s->func || !at_entry(r, s->func, addr))
+		if (!s->func || !rs_at_entry(r, s->func, addr))
 			return false;
 	}
 	return layout_is(r, s->func, LAYOUT_NOP5);
@@ -422,14 +150,14 @@ static bool verify_area_at(struct record *r, uint64_t addr, const struct layout 
 	uint64_t a = addr;
 
 	if (l->pre) {
-		if (!nops_exactly(r, &a, l->pre, l->unit))
+		if (!rs_nops_exactly(r, &a, l->pre, l->unit))
 			return false;
 		a += rs_landing_len(r, a);
-	} else if (f && !at_entry(r, f, addr)) {
+	} else if (f && !rs_at_entry(r, f, addr)) {
 		return false;
 	}
 	if (l->post) {
-		if (!nops_exactly(r, &a, l->post, l->unit))
+		if (!rs_nops_exactly(r, &a, l->post, l->unit))
 			return false;
 	} else if (!rs_nop_run(r, a, l->unit, 1)) {
 		return false;
@@ -470,7 +198,7 @@ static bool verify_patchable(struct record *r, uint64_t addr, struct site *s)
 		struct layout l = table_layout(r);
 		if (!r->has_symbols)
 			return verify_area_at(r, addr, &l, NULL, s);
-		f = l.pre ? function_starting(r, addr + l.pre) : elfio_function_at(r->e, addr, 0);
+		f = l.pre ? rs_function_starting(r, addr + l.pre) : elfio_function_at(r->e, addr, 0);
 		return f && verify_area_at(r, addr, &l, f, s);
 	}
 	if (!r->has_symbols)
@@ -480,7 +208,7 @@ static bool verify_patchable(struct record *r, uint64_t addr, struct site *s)
 		const struct layout *l = &r->priv->layouts[i];
 		if (l->kind != LAYOUT_AREA)
 			continue;
-		f = l->pre ? function_starting(r, addr + l->pre) : elfio_function_at(r->e, addr, 0);
+		f = l->pre ? rs_function_starting(r, addr + l->pre) : elfio_function_at(r->e, addr, 0);
 		if (f && record_layout_at(r, f->addr) == l && verify_area_at(r, addr, l, f, s))
 			return true;
 	}
@@ -822,14 +550,14 @@ static int table_seen(struct record *r, uint64_t start, uint64_t end)
 		size_t cap = p->tset_cap ? 2 * p->tset_cap : 64;
 		while (2 * (r->ntables + 1) > cap)
 			cap *= 2;
-		struct table_key *set = calloc(cap, sizeof(*set));
+		struct table_key *set = elfio_calloc(cap, sizeof(*set));
 		if (!set)
 			return -ENOMEM;
 		for (size_t i = 0; i < r->ntables; i++) {
 			size_t k = table_slot(set, cap, r->tables[i].start, r->tables[i].end);
 			set[k] = (struct table_key){ r->tables[i].start, r->tables[i].end, true };
 		}
-		free(p->tset);
+		elfio_free(p->tset);
 		p->tset = set;
 		p->tset_cap = cap;
 	}
@@ -996,7 +724,7 @@ static int collect_tables(struct record *r)
 	int ret;
 
 	if (elfio_is_rel(r->e)) {
-		relas = calloc(elfio_nsections(r->e), sizeof(*relas));
+		relas = elfio_calloc(elfio_nsections(r->e), sizeof(*relas));
 		if (!relas)
 			return -ENOMEM;
 		for_each_section(r->e, s)
@@ -1019,11 +747,11 @@ static int collect_tables(struct record *r)
 		if (ret == 0 && elfio_is_rel(r->e))
 			ret = fill_table_rel(r, &r->tables[r->ntables - 1], s, relas, nrelas);
 		if (ret < 0) {
-			free(relas);
+			elfio_free(relas);
 			return ret;
 		}
 	}
-	free(relas);
+	elfio_free(relas);
 
 	/* A kernel's reserved region (its ends found by collect_targets_linked). */
 	size_t main = elfio_main_symtab(r->e), count = 0;
@@ -1056,71 +784,6 @@ static int collect_tables(struct record *r)
 }
 
 /* --- Step 3: flavours ---------------------------------------------------- */
-
-/* Tables the table-driven inference reads: `only`, or all of them. */
-#define for_each_table(r, only, t)						\
-	for (size_t __t = 0; __t < (r)->ntables && ((t) = (only) ? (only) : &(r)->tables[__t]);	\
-	     __t = (only) ? (r)->ntables : __t + 1)
-
-/*
- * Infer the patch area from the table entries that look like one: the
- * distance from entry to the symbol (pre) is the most common one seen; the
- * NOPs after the symbol (post) the smallest run seen, since a function body
- * may itself begin with a NOP but the area is never shorter than N.  Only
- * where the table is the compiler's own word (an object) or the only thing
- * there is (no symbols), or a second table.
- */
-static void infer_patchable(struct record *r, const struct site_table *only)
-{
-	const struct site_table *tb;
-	unsigned int hist[65] = { 0 };
-	unsigned int best = 0, post = ~0u;
-
-	if (!r->has_symbols)
-		return;		/* pre 0, post unknown: only "starts with a NOP" is checked */
-	for_each_table(r, only, tb) {
-		for (size_t i = 0; i < tb->count; i++) {
-			uint64_t v = tb->entries[i].value;
-			const struct elfio_symbol *f;
-			if (!v || !rs_nop_run(r, v, 0, 1))
-				continue;
-			f = function_past_padding(r, v, 64);
-			if (!f)
-				continue;
-			if (v < f->addr)
-				hist[f->addr - v]++;
-			else if (at_entry(r, f, v))
-				hist[0]++;
-		}
-	}
-	for (unsigned int i = 1; i <= 64; i++)
-		if (hist[i] > hist[best])
-			best = i;
-	r->pre_bytes = best;
-	for_each_table(r, only, tb) {
-		for (size_t i = 0; i < tb->count; i++) {
-			uint64_t v = tb->entries[i].value;
-			const struct elfio_symbol *f;
-			uint64_t a;
-			if (!v)
-				continue;
-			f = elfio_function_at(r->e, v + best, 0);
-			if (!f)
-				continue;
-			if (best ? f->addr != v + best : !at_entry(r, f, v))
-				continue;
-			a = best ? f->addr + rs_landing_len(r, f->addr) : v;
-			unsigned int run = rs_nop_run(r, a, 0, 64);
-			if (run && run < post)
-				post = run;
-		}
-	}
-	if (post != ~0u) {
-		r->post_bytes = post;
-		r->post_known = true;
-	}
-}
-
 static bool any_table_entry(const struct record *r)
 {
 	for (size_t t = 0; t < r->ntables; t++)
@@ -1128,101 +791,6 @@ static bool any_table_entry(const struct record *r)
 			if (r->tables[t].entries[i].value)
 				return true;
 	return false;
-}
-
-/* x86 kernels get __patchable_function_entries from call padding, not from ftrace. */
-static void drop_call_padding(struct record *r)
-{
-	for (size_t t = 0; t < r->ntables; t++) {
-		if (r->tables[t].kind == TABLE_PFE) {
-			elfio_free(r->tables[t].entries);
-			memmove(&r->tables[t], &r->tables[t + 1],
-				(r->ntables - t - 1) * sizeof(r->tables[0]));
-			r->ntables--;
-			t--;
-		}
-	}
-}
-
-/*
- * The flavours a table shows: the entries that decode as calls to a target,
- * x86 5-byte NOPs at entry (-mnop-mcount), or NOP areas around a symbol.
- * The evidence of an object (whose tables and relocations are the
- * compiler's own), of an image without symbols, and of a second table.
- */
-void rs_detect_from_tables(struct record *r, const struct record_options *o,
-			   const struct site_table *only)
-{
-	struct record_priv *p = r->priv;
-	const struct site_table *tb;
-	bool pfe = false, other = false;
-
-	r->has_calls = p->ntargets || p->nslots || p->nrelsites;
-	r->patchable = r->nop_mcount = r->post_known = false;
-	r->pre_bytes = r->post_bytes = 0;
-	for_each_table(r, only, tb) {
-		if (tb->kind == TABLE_PFE)
-			pfe = true;
-		else
-			other = true;
-	}
-	if (pfe && (r->arch->policy & ARCH_POLICY_PFE_IS_PADDING) && r->has_calls) {
-		if (!only)
-			drop_call_padding(r);
-		pfe = false;
-		if (only)
-			return;
-	}
-	r->nop_mcount = o->force_nop_mcount;
-
-	/* Entries of __mcount_loc-style tables that are neither calls nor
-	   decodable areas tell us about -mnop-mcount */
-	if (other && !r->nop_mcount && (r->arch->policy & ARCH_POLICY_NOP_MCOUNT)) {
-		/* a table is one flavour: its first entries tell */
-		for_each_table(r, only, tb) {
-			if (r->nop_mcount)
-				break;
-			for (size_t i = 0, seen = 0; i < tb->count && seen < 64; i++) {
-				struct arch_insn in;
-				uint64_t v = tb->entries[i].value;
-				seen += v != 0;
-				if (v && rs_decode_at(r, v, &in) == ARCH_DECODE_OK &&
-				    in.kind == INSN_NOP && in.len == r->arch->call_len &&
-				    !rs_is_patch_nop(r, &in)) {
-					r->nop_mcount = true;
-					break;
-				}
-			}
-		}
-	}
-	r->patchable = pfe || o->patchable_n >= 0;
-	if (!r->patchable && other && !(r->arch->policy & ARCH_POLICY_PFE_IS_PADDING)) {
-		/* arm64/riscv kernels link __patchable_function_entries into the
-		   region: entries that land on NOPs mean a patchable layout */
-		for_each_table(r, only, tb) {
-			for (size_t i = 0; i < tb->count && !r->patchable; i++) {
-				uint64_t v = tb->entries[i].value;
-				struct arch_insn in;
-				if (v && rs_decode_at(r, v, &in) == ARCH_DECODE_OK &&
-				    in.kind == INSN_NOP)
-					r->patchable = true;
-			}
-		}
-	}
-	if (r->patchable)
-		infer_patchable(r, only);
-	/*
-	 * x86: a __patchable_function_entries whose areas leave no NOP at the
-	 * entry (=16,16, in objects built without -mfentry) is call padding
-	 * too, not a table of sites.
-	 */
-	if (pfe && o->patchable_n < 0 && r->has_symbols && !r->post_known &&
-	    (r->arch->policy & ARCH_POLICY_PFE_IS_PADDING)) {
-		if (!only)
-			drop_call_padding(r);
-		r->patchable = false;
-		r->pre_bytes = 0;
-	}
 }
 
 /* An object's flavours: the compiler's tables and relocations, or what was stated. */
@@ -1300,23 +868,14 @@ static int cand_push(struct cand *c, uint64_t a)
 	return 0;
 }
 
-int rs_push_call(struct record *r, uint64_t addr, const struct elfio_symbol *func, bool entry)
-{
-	struct record_priv *p = r->priv;
-
-	if (elfio_grow(&p->calls, &p->calls_cap, p->ncalls + 1, sizeof(*p->calls)))
-		return -ENOMEM;
-	p->calls[p->ncalls++] = (struct call){ addr, func, entry };
-	return 0;
-}
-
-bool rs_call_site(struct record *r, const struct call *c, struct site *s)
+/* The site a decoded call is, under its function's layout: true and *s filled. */
+static bool call_site(struct record *r, const struct call *c, struct site *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->addr = c->addr;
 	s->func = c->func;
 	s->flavour = c->entry ? FLAVOUR_FENTRY : FLAVOUR_MCOUNT;
-	if (c->func && c->entry && !at_entry(r, c->func, c->addr))
+	if (c->func && c->entry && !rs_at_entry(r, c->func, c->addr))
 		return false;
 	return record_layout_at(r, c->func ? c->func->addr : 0)->kind == LAYOUT_CALLS;
 }
@@ -1550,7 +1109,7 @@ static int sites_from_decodes(struct record *r)
 		if (i < p->nshapes && !have)
 			continue;
 		for (; k < p->ncalls && (i == p->nshapes || p->calls[k].addr <= s.addr); k++) {
-			if (!rs_call_site(r, &p->calls[k], &c))
+			if (!call_site(r, &p->calls[k], &c))
 				continue;
 			c.sources = SRC_SCAN;
 			r->sites[ns++] = c;
@@ -1615,12 +1174,12 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 	int ret;
 
 	*out = NULL;
-	r = calloc(1, sizeof(*r));
+	r = elfio_calloc(1, sizeof(*r));
 	if (!r)
 		goto oom;
-	r->priv = calloc(1, sizeof(*r->priv));
+	r->priv = elfio_calloc(1, sizeof(*r->priv));
 	if (!r->priv) {
-		free(r);
+		elfio_free(r);
 		goto oom;
 	}
 	r->e = e;
@@ -1700,7 +1259,7 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 		if (ret)
 			goto err;
 		if (r->has_calls && (r->arch->policy & ARCH_POLICY_PFE_IS_PADDING))
-			drop_call_padding(r);
+			rs_drop_call_padding(r);
 	}
 
 	if (!elfio_is_rel(e) && r->has_symbols) {
@@ -1739,7 +1298,7 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 		/* a function's shape and a swept call were decoded already; anything
 		   else (a table entry) is decoded now */
 		if (shape >= 0 ? !rs_shape_site(r, (size_t)shape, &s) :
-		    call >= 0 ? !rs_call_site(r, &r->priv->calls[call], &s) :
+		    call >= 0 ? !call_site(r, &r->priv->calls[call], &s) :
 				!record_verify(r, c.v[i].addr, &s))
 			continue;
 		s.sources = src;
@@ -1764,17 +1323,6 @@ oom:
 	return -ENOMEM;
 }
 
-const struct site_table *record_table_under_test(const struct record *r)
-{
-	static const enum table_kind order[] = { TABLE_REGION, TABLE_MCOUNT_LOC, TABLE_PFE };
-
-	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++)
-		for (size_t t = 0; t < r->ntables; t++)
-			if (r->tables[t].kind == order[k])
-				return &r->tables[t];
-	return NULL;
-}
-
 long record_find(const struct record *r, uint64_t addr)
 {
 	size_t lo = BOUND(r->sites, r->nsites, addr, addr, false);
@@ -1792,16 +1340,16 @@ void record_free(struct record *r)
 		elfio_free(r->priv->relsites);
 		elfio_free(r->priv->alignpts);
 		elfio_free(r->priv->dynrel);
-		free(r->priv->tset);
+		elfio_free(r->priv->tset);
 		elfio_free(r->priv->calls);
 		elfio_free(r->priv->layouts);
 		elfio_free(r->priv->regions);
 		elfio_free(r->priv->shapes);
-		free(r->priv);
+		elfio_free(r->priv);
 	}
 	for (size_t i = 0; i < r->ntables; i++)
 		elfio_free(r->tables[i].entries);
 	elfio_free(r->tables);
 	elfio_free(r->sites);
-	free(r);
+	elfio_free(r);
 }

@@ -226,6 +226,7 @@ struct finding {
 /* --ignore: kinds of finding that do not count, and "weak" (stale entries
    outside every sized function: the leftovers of overridden weak functions) */
 #define AUDIT_IGNORE_WEAK	(1u << FIND_COUNT)
+/* 0, or -EINVAL for a kind it does not know. */
 int audit_ignore_parse(const char *list, unsigned int *mask);
 
 struct audit {

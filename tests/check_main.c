@@ -20,6 +20,7 @@ int main(void)
 	srunner_add_suite(sr, embed_suite());
 	srunner_add_suite(sr, recordsites_suite());
 	srunner_add_suite(sr, repad_suite());
+	srunner_add_suite(sr, batch_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

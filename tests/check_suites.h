@@ -10,5 +10,6 @@ Suite *bootimg_suite(void);	/* elfio/bootimg.c, elfio/kallsyms.c */
 Suite *embed_suite(void);
 Suite *recordsites_suite(void);
 Suite *repad_suite(void);		/* the one DWARF reader as repad uses it; repad's plan */
+Suite *batch_suite(void);		/* the package audit: recordsites/batch.c, package.c */
 
 #endif

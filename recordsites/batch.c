@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * batch.c - audit a whole kernel package in one call: many images, and
- * directories walked for vmlinux, .ko and compressed modules.
+ * batch.c - one command over a whole kernel package: many images, and
+ * directories walked for vmlinux, .ko and compressed modules (the package
+ * audit, package.c, runs on it).
  *
  * Strategy: the paths are collected first (a directory is walked for files
  * named vmlinux* and *.ko, *.ko.gz, *.ko.xz, *.ko.zst; the walk's results
@@ -9,10 +10,11 @@
  * audited by as many forked workers as there are cores.  Worker k takes
  * images k, k+N, k+2N...; for each it captures what the audit prints (its
  * report, and its error line, which elfio prints to standard error) into
- * memory files, and sends both with the exit status through a pipe.  The
- * parent prints every image's result in path order as soon as the results
- * before it are in, so the output is the same whatever the scheduling, and
- * sums a total.  Workers are processes, not threads: libelf, libdw and the
+ * memory files, and sends both with the exit status and a fixed-size block
+ * of data the caller counts (the audit's findings by kind) through a pipe.  The
+ * parent hands every image's result on in path order as soon as the
+ * results before it are in, so the output is the same whatever the
+ * scheduling.  Workers are processes, not threads: libelf, libdw and the
  * error counter are per process, and a crash in one image takes one worker,
  * which the parent reports, not the run.
  *
@@ -32,7 +34,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "batch.h"
+#include "recordsites/batch.h"
 #include "elfio/elfio.h"
 
 /* --- Collecting the images -------------------------------------------------- */
@@ -149,12 +151,13 @@ int batch_collect(struct batch *b, char **args, int nargs)
 struct result_hdr {
 	uint32_t index;
 	int32_t status;		/* 0, 1, 2; 3: the worker died on it */
-	uint64_t outlen, errlen;
+	uint64_t outlen, errlen;	/* then ressize bytes of data, the report, the errors */
 };
 
 struct result {
 	bool done, oom;		/* oom: no memory for its report */
 	int status;
+	unsigned char data[BATCH_RESULT_MAX];	/* fn's res */
 	char *out, *err;
 	size_t outlen, errlen;
 };
@@ -168,7 +171,7 @@ static int write_full(int fd, const void *buf, size_t len)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			return -1;
+			return w < 0 ? -errno : -EIO;
 		p += w;
 		len -= (size_t)w;
 	}
@@ -185,12 +188,16 @@ static int send_fd(int pipefd, int fd, size_t len)
 
 	for (size_t at = 0; at < len;) {
 		size_t n = len - at < sizeof(buf) ? len - at : sizeof(buf);
-		if (pread(fd, buf, n, (off_t)at) != (ssize_t)n || write_full(pipefd, buf, n))
-			return -1;
+		ssize_t got = pread(fd, buf, n, (off_t)at);
+		int ret;
+		if (got != (ssize_t)n)
+			return got < 0 ? -errno : -EIO;
+		if ((ret = write_full(pipefd, buf, n)))
+			return ret;
 		at += n;
 	}
 	if (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET))
-		return -1;
+		return -errno;
 	return 0;
 }
 
@@ -202,7 +209,7 @@ static size_t written(int fd)
 }
 
 static void worker(const struct batch *b, size_t k, size_t nworkers, int pipefd,
-		   batch_fn fn, void *ctx)
+		   size_t ressize, batch_fn fn, void *ctx)
 {
 	int outfd = memfd_create("patchsite-out", 0), errfd = memfd_create("patchsite-err", 0);
 
@@ -211,21 +218,24 @@ static void worker(const struct batch *b, size_t k, size_t nworkers, int pipefd,
 	for (size_t i = k; i < b->n; i += nworkers) {
 		int dfd = dup(outfd);
 		FILE *o = dfd < 0 ? NULL : fdopen(dfd, "w");
+		unsigned char data[BATCH_RESULT_MAX];
 		int st;
 
+		memset(data, 0, sizeof(data));
 		if (!o && dfd >= 0 && errno == ENOMEM)
 			elfio_error(b->paths[i], "out of memory for the stream of its report");
 		else if (!o)
 			elfio_error(b->paths[i], "cannot open its report: %s", strerror(errno));
 		if (!o && dfd >= 0)
 			close(dfd);
-		st = o ? fn(b->paths[i], o, ctx) : 2;
+		st = o ? fn(b->paths[i], o, data, ctx) : 2;
 		if (o && fclose(o))
 			st = 2;
 		fflush(stderr);
 
 		struct result_hdr h = { (uint32_t)i, st, written(outfd), written(errfd) };
-		if (write_full(pipefd, &h, sizeof(h)) || send_fd(pipefd, outfd, h.outlen) ||
+		if (write_full(pipefd, &h, sizeof(h)) || write_full(pipefd, data, ressize) ||
+		    send_fd(pipefd, outfd, h.outlen) ||
 		    send_fd(pipefd, errfd, h.errlen))
 			_exit(3);
 	}
@@ -241,7 +251,7 @@ static int read_full(int fd, void *buf, size_t len)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			return -1;
+			return r < 0 ? -errno : -EIO;	/* 0: the worker ended early */
 		p += r;
 		len -= (size_t)r;
 	}
@@ -258,31 +268,37 @@ static void report(const struct batch *b, struct result *res, size_t i, batch_do
 		char msg[600];
 		int n = snprintf(msg, sizeof(msg), "patchsite: %s: out of memory for the report of "
 				 "its audit (%zu bytes)\n", b->paths[i], r->outlen);
-		done(b->paths[i], 2, "", 0, msg, (size_t)(n > 0 ? n : 0), ctx);
+		memset(r->data, 0, sizeof(r->data));
+		done(b->paths[i], 2, r->data, "", 0, msg, (size_t)(n > 0 ? n : 0), ctx);
 	} else {
-		done(b->paths[i], r->status, r->out, r->outlen, r->err, r->errlen, ctx);
+		done(b->paths[i], r->status, r->data, r->out, r->outlen, r->err, r->errlen, ctx);
 	}
-	free(r->out);
-	free(r->err);
+	elfio_free(r->out);
+	elfio_free(r->err);
 	r->out = r->err = NULL;
 }
 
-int batch_run(const struct batch *b, unsigned int jobs, batch_fn fn, batch_done_fn done,
-	      void *ctx)
+int batch_run(const struct batch *b, unsigned int jobs, size_t ressize, batch_fn fn,
+	      batch_done_fn done, void *ctx)
 {
+	static const unsigned char zeros[BATCH_RESULT_MAX];
 	size_t nw = jobs ? jobs : (size_t)sysconf(_SC_NPROCESSORS_ONLN);
-	struct result *res = calloc(b->n ? b->n : 1, sizeof(*res));
+	struct result *res = elfio_calloc(b->n, sizeof(*res));
 	struct pollfd *pfd = NULL;
 	pid_t *pid = NULL;
 	size_t next = 0, live = 0;
 	int ret = 0;
 
+	if (ressize > BATCH_RESULT_MAX) {
+		elfio_free(res);
+		return -EINVAL;
+	}
 	if (nw < 1)
 		nw = 1;
 	if (nw > b->n)
 		nw = b->n ? b->n : 1;
-	pfd = calloc(nw, sizeof(*pfd));
-	pid = calloc(nw, sizeof(*pid));
+	pfd = elfio_calloc(nw, sizeof(*pfd));
+	pid = elfio_calloc(nw, sizeof(*pid));
 	for (size_t k = 0; pfd && k < nw; k++)
 		pfd[k].fd = -1;
 	if (!res || !pfd || !pid) {
@@ -312,7 +328,7 @@ int batch_run(const struct batch *b, unsigned int jobs, batch_fn fn, batch_done_
 			close(p[0]);
 			for (size_t j = 0; j < k; j++)
 				close(pfd[j].fd);
-			worker(b, k, nw, p[1], fn, ctx);
+			worker(b, k, nw, p[1], ressize, fn, ctx);
 		}
 		close(p[1]);
 		pfd[k] = (struct pollfd){ .fd = p[0], .events = POLLIN };
@@ -329,15 +345,16 @@ int batch_run(const struct batch *b, unsigned int jobs, batch_fn fn, batch_done_
 			if (pfd[k].fd < 0 || !(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
 			if (read_full(pfd[k].fd, &h, sizeof(h)) || h.index >= b->n ||
-			    h.outlen > SIZE_MAX / 2 || h.errlen > SIZE_MAX / 2) {
+			    h.outlen > SIZE_MAX / 2 || h.errlen > SIZE_MAX / 2 ||
+			    read_full(pfd[k].fd, res[h.index].data, ressize)) {
 				close(pfd[k].fd);
 				pfd[k].fd = -1;
 				live--;
 				continue;
 			}
 			struct result *r = &res[h.index];
-			r->out = malloc(h.outlen + 1);
-			r->err = malloc(h.errlen + 1);
+			r->out = elfio_calloc(h.outlen + 1, 1);
+			r->err = elfio_calloc(h.errlen + 1, 1);
 			if (!r->out || !r->err) {
 				/* read past the report, and say why it is missing */
 				char skip[1 << 12];
@@ -347,8 +364,8 @@ int batch_run(const struct batch *b, unsigned int jobs, batch_fn fn, batch_done_
 					bad = read_full(pfd[k].fd, skip, n);
 					left -= n;
 				}
-				free(r->out);
-				free(r->err);
+				elfio_free(r->out);
+				elfio_free(r->err);
 				r->out = r->err = NULL;
 				r->oom = true;
 				r->outlen = h.outlen + h.errlen;
@@ -392,13 +409,13 @@ int batch_run(const struct batch *b, unsigned int jobs, batch_fn fn, batch_done_
 		int n = snprintf(msg, sizeof(msg), "patchsite: %s: the audit of this image did not "
 				 "finish (its worker died)\n", b->paths[next]);
 		if (!res[next].done)
-			done(b->paths[next], 2, "", 0, msg, (size_t)(n > 0 ? n : 0), ctx);
+			done(b->paths[next], 2, zeros, "", 0, msg, (size_t)(n > 0 ? n : 0), ctx);
 		else
 			report(b, res, next, done, ctx);
 	}
 out:
-	free(res);
-	free(pfd);
-	free(pid);
+	elfio_free(res);
+	elfio_free(pfd);
+	elfio_free(pid);
 	return ret;
 }
