@@ -101,7 +101,8 @@ static struct gen make_tables(int layout, bool abs_percpu, uint64_t base, size_t
 	for (int i = 0; i < NSYM; i++) {
 		char full[210];
 		uint8_t enc[210];
-		snprintf(full, sizeof(full), "%c%s", types[i], names[i]);
+		int fl = snprintf(full, sizeof(full), "%c%.*s", types[i], (int)sizeof(full) - 2, names[i]);
+		ck_assert_int_lt(fl, (int)sizeof(full));
 		size_t n = encode(full, enc);
 		if (i % 256 == 0)
 			marks[i / 256] = (uint32_t)nm.len;
