@@ -27,6 +27,9 @@
 #   trace     `patchsite trace` (every call's entry and exit recorded,
 #             uftrace's data directory written)
 #   uftrace   `uftrace record --no-libcall` of the same -pg binary
+# With BEFORE=DIR (a libpatchsite-trace.so built from an earlier tree:
+# `make -C runtime/tracer O=DIR CROSS=`), also `count` with that tracer,
+# interleaved with the others (count-before).
 # Every way's standard output is checked against plain's.  The issue's
 # goals: trace adds a tenth of what uftrace adds or less; count under 1.5x
 # plain.
@@ -92,9 +95,9 @@ for p in speedtest1 bash; do
 done
 
 cd "$O"	# the -pg programs write gmon.out where they run
-python3 - "$O" "$REPS" "$root/patchsite" <<'PYEOF'
+python3 - "$O" "$REPS" "$root/patchsite" "${BEFORE:-}" <<'PYEOF'
 import os, re, shutil, statistics, subprocess, sys
-o, reps, ps = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+o, reps, ps, before = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 so, stat = o + '/rt/libpatchsite-trace.so', o + '/stat.txt'
 
 def cpu(cmd, env=None):
@@ -112,7 +115,7 @@ def cpu(cmd, env=None):
 def outkey(prog, out):
     # speedtest1 prints its own timings: compare what it did, not how long
     if prog == 'speedtest1':
-        return re.sub(rb'[0-9.]+s\n', b'\n', out)
+        return re.sub(rb' *[0-9.]+s\n', b'\n', out)
     return out
 
 def bench(prog, args):
@@ -124,6 +127,8 @@ def bench(prog, args):
         'trace': ([ps, 'trace', '--tracer=' + so, '-o', o + '/pt', '--'] + emb, None),
         'uftrace': (['uftrace', 'record', '--no-libcall', '-d', o + '/uf', '--'] + pg, None),
     }
+    if before:
+        ways['count-before'] = (emb, dict(ways['count'][1], LD_PRELOAD=before + '/libpatchsite-trace.so'))
     got, ref = {k: [] for k in ways}, None
     for r in range(reps + 1):
         for k, (cmd, env) in ways.items():
@@ -152,4 +157,6 @@ for name, (m, recs) in rows:
     print('| %s | %d | %.3f | %.3f (%.2fx) | %.3f (%.2fx) | %.3f (%.2fx) | %.0f%% |' % (
         name, recs, p, m['count'], m['count'] / p, m['trace'], m['trace'] / p,
         m['uftrace'], m['uftrace'] / p, 100 * (m['trace'] - p) / (m['uftrace'] - p)))
+    if 'count-before' in m:
+        print('|   count with BEFORE\'s tracer | | | %.3f (%.2fx) | | | |' % (m['count-before'], m['count-before'] / p))
 PYEOF
