@@ -7,8 +7,9 @@
  * touch, not the file size: a 350 MB vmlinux with full DWARF is read for
  * its section headers, its symbol table and the few text bytes at each
  * candidate, nothing more.  Compressed modules are the exception: they are
- * inflated into a buffer we own and given to libelf with elf_memory(), as
- * is an image opened from memory (an archive's member, elfio_open_memory).
+ * inflated (elfio/decompress.c) into a buffer we own and given to libelf
+ * with elf_memory(), as is an image opened from memory (an archive's
+ * member, elfio_open_memory).
  * Symbol tables and relocations are read where they lie: a table is checked
  * whole once, and only what a caller keeps is copied out (the sized
  * functions; every symbol only for elfio_symbols).  A caller done with a
@@ -30,14 +31,11 @@
 #include <unistd.h>
 
 #include <elfutils/libdwelf.h>
-#include <lzma.h>
-#include <zlib.h>
-#include <zstd.h>
-#include <zstd_errors.h>
 
 #include "elfio/elfio.h"
 #include "elfio/elfio_priv.h"
 #include "elfio/bootimg.h"
+#include "elfio/decompress.h"
 
 struct elfio {
 	char *path;
@@ -163,159 +161,25 @@ int elfio_elf_err(const struct elfio *e, const char *what, const char *fmt, ...)
 
 /* --- Decompression of whole files (.ko.gz, .ko.xz, .ko.zst) -------------- */
 
-enum zkind { Z_NONE, Z_GZIP, Z_XZ, Z_ZSTD };
-
-static enum zkind sniff_compression(const uint8_t *m, size_t n)
+/*
+ * The whole-file formats: gzip (deflate only), xz and zstd, as kmod reads
+ * modules.  The decompressor family knows more (a boot image's payload may
+ * be lzma, bzip2, lz4 or lzo), but a whole file in those is not opened as
+ * one: it stays "not an ELF file".
+ */
+static enum elfio_z sniff_compression(const uint8_t *m, size_t n)
 {
 	if (n >= 2 && m[0] == 0x1f && m[1] == 0x8b)
-		return Z_GZIP;
+		return ELFIO_Z_GZIP;
 	if (n >= 6 && !memcmp(m, "\xfd" "7zXZ\0", 6))
-		return Z_XZ;
+		return ELFIO_Z_XZ;
 	if (n >= 4 && !memcmp(m, "\x28\xb5\x2f\xfd", 4))
-		return Z_ZSTD;
-	return Z_NONE;
+		return ELFIO_Z_ZSTD;
+	return ELFIO_Z_NONE;
 }
 
-/*
- * Each inflate call is given at least INFLATE_STEP bytes more room; the
- * buffer doubles (elfio_grow).  Most modules inflate to less than 1 MiB and
- * so stay in malloc's heap: a first step of 1 MiB sent every module to
- * mem.c's 2 MiB huge-page mapping, whose zeroing cost a package audit more
- * system time than the decompression saved.
- */
-#define INFLATE_STEP	(64u << 10)
-
-/* Grow *buf so that at least `need` more bytes fit after *len, up to the bound. */
-static int grow(uint8_t **buf, size_t *cap, size_t len, size_t need)
+static int decompress_file(struct elfio *e, enum elfio_z kind)
 {
-	if (len + need > MAX_DECOMPRESSED)
-		return -EFBIG;
-	return elfio_grow(buf, cap, len + need, 1);
-}
-
-static int inflate_gzip(const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen)
-{
-	z_stream zs = { 0 };
-	uint8_t *buf = NULL;
-	size_t cap = 0, len = 0;
-	int ret = -EINVAL;
-
-	if (inflateInit2(&zs, 15 + 32) != Z_OK)
-		return -ENOMEM;
-	zs.next_in = (Bytef *)in;
-	/* zlib counts in uInt; modules are far below 4 GiB */
-	if (inlen > UINT_MAX)
-		goto out;
-	zs.avail_in = (uInt)inlen;
-	for (;;) {
-		int r = grow(&buf, &cap, len, INFLATE_STEP);
-		if (r) {
-			ret = r;
-			goto out;
-		}
-		zs.next_out = buf + len;
-		zs.avail_out = (uInt)(cap - len);
-		int zr = inflate(&zs, Z_NO_FLUSH);
-		len = cap - zs.avail_out;
-		if (zr == Z_STREAM_END)
-			break;
-		if (zr == Z_MEM_ERROR)
-			ret = -ENOMEM;
-		if (zr != Z_OK && zr != Z_BUF_ERROR)
-			goto out;
-		if (zr == Z_BUF_ERROR && zs.avail_in == 0)
-			goto out;	/* truncated stream */
-	}
-	*out = buf;
-	*outlen = len;
-	buf = NULL;
-	ret = 0;
-out:
-	inflateEnd(&zs);
-	elfio_free(buf);
-	return ret;
-}
-
-static int inflate_xz(const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen)
-{
-	lzma_stream zs = LZMA_STREAM_INIT;
-	uint8_t *buf = NULL;
-	size_t cap = 0, len = 0;
-	int ret = -EINVAL;
-
-	if (lzma_stream_decoder(&zs, UINT64_MAX, 0) != LZMA_OK)
-		return -ENOMEM;
-	zs.next_in = in;
-	zs.avail_in = inlen;
-	for (;;) {
-		int r = grow(&buf, &cap, len, INFLATE_STEP);
-		if (r) {
-			ret = r;
-			goto out;
-		}
-		zs.next_out = buf + len;
-		zs.avail_out = cap - len;
-		lzma_ret lr = lzma_code(&zs, LZMA_FINISH);
-		len = cap - zs.avail_out;
-		if (lr == LZMA_STREAM_END)
-			break;
-		if (lr == LZMA_MEM_ERROR)
-			ret = -ENOMEM;
-		if (lr != LZMA_OK)
-			goto out;
-	}
-	*out = buf;
-	*outlen = len;
-	buf = NULL;
-	ret = 0;
-out:
-	lzma_end(&zs);
-	elfio_free(buf);
-	return ret;
-}
-
-static int inflate_zstd(const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen)
-{
-	ZSTD_DStream *zs = ZSTD_createDStream();
-	uint8_t *buf = NULL;
-	size_t cap = 0, len = 0;
-	int ret = -EINVAL;
-	ZSTD_inBuffer ib = { in, inlen, 0 };
-
-	if (!zs)
-		return -ENOMEM;
-	ZSTD_initDStream(zs);
-	for (;;) {
-		int r = grow(&buf, &cap, len, INFLATE_STEP);
-		if (r) {
-			ret = r;
-			goto out;
-		}
-		ZSTD_outBuffer ob = { buf + len, cap - len, 0 };
-		size_t zr = ZSTD_decompressStream(zs, &ob, &ib);
-		len += ob.pos;
-		if (ZSTD_isError(zr) && ZSTD_getErrorCode(zr) == ZSTD_error_memory_allocation)
-			ret = -ENOMEM;
-		if (ZSTD_isError(zr))
-			goto out;
-		if (zr == 0)
-			break;		/* frame complete */
-		if (ib.pos == ib.size && ob.pos < ob.size)
-			goto out;	/* truncated */
-	}
-	*out = buf;
-	*outlen = len;
-	buf = NULL;
-	ret = 0;
-out:
-	ZSTD_freeDStream(zs);
-	elfio_free(buf);
-	return ret;
-}
-
-static int decompress_file(struct elfio *e, enum zkind kind)
-{
-	static const char *const names[] = { "", "gzip", "xz", "zstd" };
 	struct stat st;
 	uint8_t *in = NULL;
 	int ret;
@@ -324,7 +188,7 @@ static int decompress_file(struct elfio *e, enum zkind kind)
 		return -errno;
 	in = malloc(st.st_size ? (size_t)st.st_size : 1);
 	if (!in) {
-		elfio_err(e, "out of memory for the %s-compressed file (%jd bytes)", names[kind],
+		elfio_err(e, "out of memory for the %s-compressed file (%jd bytes)", elfio_z_name(kind),
 			  (intmax_t)st.st_size);
 		return -ENOMEM;
 	}
@@ -340,21 +204,11 @@ static int decompress_file(struct elfio *e, enum zkind kind)
 	}
 	uint8_t *out = NULL;
 	size_t outlen = 0;
-	switch (kind) {
-	case Z_GZIP:
-		ret = inflate_gzip(in, got, &out, &outlen);
-		break;
-	case Z_XZ:
-		ret = inflate_xz(in, got, &out, &outlen);
-		break;
-	default:
-		ret = inflate_zstd(in, got, &out, &outlen);
-		break;
-	}
+	ret = elfio_z_inflate(kind, in, got, MAX_DECOMPRESSED, 0, &out, &outlen);
 	if (ret == -ENOMEM)
-		elfio_err(e, "out of memory for the module decompressed from %s", names[kind]);
+		elfio_err(e, "out of memory for the module decompressed from %s", elfio_z_name(kind));
 	else if (ret)
-		elfio_err(e, "corrupt or truncated %s stream", names[kind]);
+		elfio_err(e, "corrupt or truncated %s stream", elfio_z_name(kind));
 	if (ret)
 		goto out;
 	e->mem = out;
@@ -691,8 +545,8 @@ struct elfio *elfio_open(const char *path, unsigned int flags)
 		elfio_err(e, "cannot read: %s", strerror(errno));
 		goto err;
 	}
-	enum zkind z = sniff_compression(magic, (size_t)n);
-	if (z != Z_NONE) {
+	enum elfio_z z = sniff_compression(magic, (size_t)n);
+	if (z != ELFIO_Z_NONE) {
 		ret = decompress_file(e, z);
 		if (ret)
 			goto err;
