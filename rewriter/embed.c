@@ -187,7 +187,7 @@ static bool entry_flavour(const struct arch_ops *ops, enum site_flavour f)
 {
 	if (ops->literal_size)
 		return f == FLAVOUR_CALL_OPS;
-	return f == FLAVOUR_FENTRY || f == FLAVOUR_FENTRY_NOP || f == FLAVOUR_PATCHABLE;
+	return f == FLAVOUR_FENTRY || f == FLAVOUR_ENTRY_NOP || f == FLAVOUR_PATCHABLE;
 }
 
 /*
