@@ -68,12 +68,12 @@ int elfio_build_table_object(unsigned int machine, unsigned int e_flags, unsigne
 	int ret = -ENOMEM;
 	uint32_t off;
 
-	ph = calloc(n + 1, sizeof(*ph));
-	phflags = calloc(n + 1, sizeof(*phflags));
-	order = calloc(n + 1, sizeof(*order));
-	first = calloc(n + 1, sizeof(*first));
-	lead = calloc(n + 1, sizeof(*lead));
-	rank = calloc(n + 1, sizeof(*rank));
+	ph = elfio_calloc(n + 1, sizeof(*ph));
+	phflags = elfio_calloc(n + 1, sizeof(*phflags));
+	order = elfio_calloc(n + 1, sizeof(*order));
+	first = elfio_calloc(n + 1, sizeof(*first));
+	lead = elfio_calloc(n + 1, sizeof(*lead));
+	rank = elfio_calloc(n + 1, sizeof(*rank));
 	if (!ph || !phflags || !order || !first || !lead || !rank)
 		goto out;
 	/*
@@ -110,7 +110,7 @@ int elfio_build_table_object(unsigned int machine, unsigned int e_flags, unsigne
 	size_t i_strtab = i_symtab + 1;
 	size_t i_shstr = i_strtab + 1;
 	size_t nsec = i_shstr + 1;
-	Elf64_Shdr *sh = calloc(nsec, sizeof(*sh));
+	Elf64_Shdr *sh = elfio_calloc(nsec, sizeof(*sh));
 	if (!sh)
 		goto out;
 
@@ -150,7 +150,7 @@ int elfio_build_table_object(unsigned int machine, unsigned int e_flags, unsigne
 	size_t o_sh = align8(o);
 	size_t total = o_sh + nsec * sizeof(Elf64_Shdr);
 
-	out = calloc(1, total);
+	out = calloc(1, total);		/* malloc'd: *buf's contract, the caller frees it */
 	if (!out)
 		goto out_sh;
 
@@ -235,15 +235,15 @@ int elfio_build_table_object(unsigned int machine, unsigned int e_flags, unsigne
 	out = NULL;
 	ret = 0;
 out_sh:
-	free(sh);
+	elfio_free(sh);
 out:
 	free(out);
-	free(ph);
-	free(phflags);
-	free(order);
-	free(first);
-	free(lead);
-	free(rank);
+	elfio_free(ph);
+	elfio_free(phflags);
+	elfio_free(order);
+	elfio_free(first);
+	elfio_free(lead);
+	elfio_free(rank);
 	elfio_free(str.buf);
 	elfio_free(shstr.buf);
 	return ret;

@@ -119,7 +119,7 @@ static void vreport(const char *path, const char *fmt, va_list ap)
 	if (vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
 	put_escaped(msg ? msg : fmt, ERR_MSG_MAX);
-	free(msg);
+	free(msg);		/* vasprintf's: the library mallocs it */
 	fputc('\n', stderr);
 }
 
@@ -186,7 +186,7 @@ static int decompress_file(struct elfio *e, enum elfio_z kind)
 
 	if (fstat(e->fd, &st) < 0)
 		return -errno;
-	in = malloc(st.st_size ? (size_t)st.st_size : 1);
+	in = elfio_calloc(st.st_size ? (size_t)st.st_size : 1, 1);
 	if (!in) {
 		elfio_err(e, "out of memory for the %s-compressed file (%jd bytes)", elfio_z_name(kind),
 			  (intmax_t)st.st_size);
@@ -215,7 +215,7 @@ static int decompress_file(struct elfio *e, enum elfio_z kind)
 	e->memlen = outlen;
 	e->compressed = true;
 out:
-	free(in);
+	elfio_free(in);
 	return ret;
 }
 
@@ -280,7 +280,7 @@ static int load_sections(struct elfio *e)
 		return -EINVAL;
 	}
 
-	e->secs = calloc(e->nsec, sizeof(*e->secs));
+	e->secs = elfio_calloc(e->nsec, sizeof(*e->secs));
 	if (!e->secs) {
 		elfio_err(e, "out of memory for %zu sections", e->nsec);
 		return -ENOMEM;
@@ -337,7 +337,7 @@ static int load_sections(struct elfio *e)
 		if (e->secs[i].shdr.sh_type != SHT_SYMTAB_SHNDX || link >= e->nsec)
 			continue;
 		if (!e->xndx_of) {
-			e->xndx_of = calloc(e->nsec, sizeof(*e->xndx_of));
+			e->xndx_of = elfio_calloc(e->nsec, sizeof(*e->xndx_of));
 			if (!e->xndx_of)
 				return -ENOMEM;
 		}
@@ -393,7 +393,7 @@ static void assign_addresses(struct elfio *e)
 
 static int index_sections(struct elfio *e)
 {
-	e->by_addr = calloc(e->nsec, sizeof(*e->by_addr));
+	e->by_addr = elfio_calloc(e->nsec, sizeof(*e->by_addr));
 	if (!e->by_addr) {
 		elfio_err(e, "out of memory for the index of %zu sections", e->nsec);
 		return -ENOMEM;
@@ -504,13 +504,13 @@ struct elfio *elfio_open(const char *path, unsigned int flags)
 
 	elf_version(EV_CURRENT);
 
-	e = calloc(1, sizeof(*e));
+	e = elfio_calloc(1, sizeof(*e));
 	if (e)
-		e->path = strdup(path);
+		e->path = elfio_strdup(path);
 	if (!e || !e->path) {
 		if (!(flags & ELFIO_QUIET))
 			elfio_error(path, "out of memory for the image's descriptor");
-		free(e);
+		elfio_free(e);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -582,14 +582,14 @@ struct elfio *elfio_open_memory(const char *name, const void *buf, size_t len,
 	int ret = -ENOMEM;
 
 	elf_version(EV_CURRENT);
-	e = calloc(1, sizeof(*e));
+	e = elfio_calloc(1, sizeof(*e));
 	if (!e) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	e->fd = -1;
 	e->flags = flags;
-	e->path = strdup(name);
+	e->path = elfio_strdup(name);
 	/* ours, for libelf to read (and inflate sections of) as it reads a file */
 	e->mem = elfio_calloc(len ? len : 1, 1);
 	if (!e->path || !e->mem) {
@@ -617,24 +617,24 @@ void elfio_close(struct elfio *e)
 		return;
 	for (size_t i = 0; i < e->ntabs; i++)
 		elfio_free(e->tabs[i].syms);
-	free(e->tabs);
-	free(e->tab_of);
-	free(e->xndx_of);
-	free(e->views);
+	elfio_free(e->tabs);
+	elfio_free(e->tab_of);
+	elfio_free(e->xndx_of);
+	elfio_free(e->views);
 	elfio_free(e->fsyms);
 	elfio_free(e->funcs);
 	elfio_free(e->funcs_maxend);
 	for (size_t i = 0; e->secs && i < e->nsec; i++)
 		elfio_free(e->secs[i].relas);
-	free(e->by_addr);
-	free(e->secs);
+	elfio_free(e->by_addr);
+	elfio_free(e->secs);
 	if (e->elf)
 		elf_end(e->elf);
 	elfio_free(e->mem);
 	if (e->fd >= 0)
 		close(e->fd);
-	free(e->path);
-	free(e);
+	elfio_free(e->path);
+	elfio_free(e);
 }
 
 const char *elfio_path(const struct elfio *e) { return e->path; }
@@ -843,7 +843,7 @@ static int symtab_view(struct elfio *e, size_t shndx, struct symview **out)
 	int ret;
 
 	if (!e->views) {
-		e->views = calloc(e->nsec, sizeof(*e->views));
+		e->views = elfio_calloc(e->nsec, sizeof(*e->views));
 		if (!e->views) {
 			elfio_err(e, "out of memory for the symbol tables");
 			return -ENOMEM;
@@ -1071,8 +1071,8 @@ int elfio_symtab_by_index(struct elfio *e, size_t shndx, const struct elfio_symt
 	}
 	/* Pointers handed out earlier must stay valid: allocate the array once. */
 	if (!e->tabs) {
-		e->tabs = calloc(e->nsec, sizeof(*e->tabs));
-		e->tab_of = calloc(e->nsec, sizeof(*e->tab_of));
+		e->tabs = elfio_calloc(e->nsec, sizeof(*e->tabs));
+		e->tab_of = elfio_calloc(e->nsec, sizeof(*e->tab_of));
 		if (!e->tabs || !e->tab_of) {
 			elfio_err(e, "out of memory for the symbol tables of %zu sections",
 				  e->nsec);
