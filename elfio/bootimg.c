@@ -72,8 +72,8 @@ struct syms {
 
 static void syms_free(struct syms *s)
 {
-	free(s->v);
-	free(s->pool);
+	elfio_free(s->v);
+	elfio_free(s->pool);
 	kallsyms_free(&s->k);
 }
 
@@ -101,14 +101,11 @@ static int read_map(const char *image, const char *path, bool quiet, struct syms
 		return -errno;
 	}
 	for (;;) {
-		if (len + 65536 + 1 > cap) {
-			char *t = realloc(text, cap = (cap ? cap * 2 : 1 << 20));
-			if (!t) {
-				free(text);
-				fclose(f);
-				return -ENOMEM;
-			}
-			text = t;
+		if (len + 65536 + 1 > cap &&
+		    elfio_grow(&text, &cap, cap ? cap * 2 : 1 << 20, 1)) {
+			elfio_free(text);
+			fclose(f);
+			return -ENOMEM;
 		}
 		size_t r = fread(text + len, 1, cap - len - 1, f);
 		len += r;
@@ -118,15 +115,15 @@ static int read_map(const char *image, const char *path, bool quiet, struct syms
 	fclose(f);
 	text[len] = 0;
 	if (strstr(text, "The real System.map is in") && !strchr(text, '\n')[1]) {
-		free(text);
+		elfio_free(text);
 		return 1;
 	}
 	size_t lines = 0;
 	for (size_t i = 0; i < len; i++)
 		lines += text[i] == '\n';
-	s->v = calloc(lines + 1, sizeof(*s->v));
+	s->v = elfio_calloc(lines + 1, sizeof(*s->v));
 	if (!s->v) {
-		free(text);
+		elfio_free(text);
 		return -ENOMEM;
 	}
 	char *save = NULL;
@@ -139,7 +136,7 @@ static int read_map(const char *image, const char *path, bool quiet, struct syms
 			if (!quiet)
 				elfio_error(image, "System.map %s: line %zu is not \"ADDRESS TYPE NAME\"",
 					    path, lineno);
-			free(text);
+			elfio_free(text);
 			return -EINVAL;
 		}
 		p = end + 3;
@@ -180,7 +177,7 @@ static int payload_parse(struct payload *p, const char **why)
 	}
 	p->eh = eh;
 	p->nsh = eh.e_shnum;
-	p->sh = malloc(p->nsh * sizeof(*p->sh));
+	p->sh = elfio_calloc(p->nsh, sizeof(*p->sh));
 	if (!p->sh)
 		return -ENOMEM;
 	memcpy(p->sh, p->b + eh.e_shoff, p->nsh * sizeof(*p->sh));
@@ -329,7 +326,7 @@ static void alt_ranges_read(const struct payload *p, const struct syms *s, struc
 		return;
 	size_t n = (size_t)(z->addr - a->addr) / 12;
 	const uint8_t *b = bytes_at(p, a->addr, n * 12);
-	uint64_t *v = b ? malloc(n * 2 * sizeof(*v)) : NULL;
+	uint64_t *v = b ? elfio_calloc(n * 2, sizeof(*v)) : NULL;
 	if (!v)
 		return;
 	for (size_t i = 0; i < n; i++) {
@@ -410,7 +407,7 @@ static int synthesize(const struct payload *p, struct syms *s, uint8_t **out, si
 	size_t total = shoff + nsh * sizeof(Elf64_Shdr);
 	uint8_t *o = elfio_calloc(total, 1);
 	if (!o) {
-		free(ar.lo);
+		elfio_free(ar.lo);
 		return -ENOMEM;
 	}
 	memcpy(o, p->b, p->len);
@@ -479,7 +476,7 @@ static int synthesize(const struct payload *p, struct syms *s, uint8_t **out, si
 	Elf64_Ehdr *eh = (Elf64_Ehdr *)o;
 	eh->e_shoff = shoff;
 	eh->e_shnum = (Elf64_Half)nsh;
-	free(ar.lo);
+	elfio_free(ar.lo);
 	*out = o;
 	*outlen = total;
 	return 0;
@@ -526,7 +523,7 @@ static int from_kallsyms(const struct payload *p, struct syms *s, const char **w
 	if (text_only(&s->k))
 		return -ENODATA;
 	kallsyms_resolve(&s->k, s->k.relative_base);
-	s->v = calloc(s->k.count ? s->k.count : 1, sizeof(*s->v));
+	s->v = elfio_calloc(s->k.count ? s->k.count : 1, sizeof(*s->v));
 	if (!s->v)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->k.count; i++)
@@ -619,8 +616,8 @@ static int elf_payload(const char *path, struct payload *p, struct syms *pre, bo
 	if (ret == -ENOMEM && !quiet)
 		elfio_error(path, "out of memory for the image made from the boot image");
 out:
-	free(map);
-	free(p->sh);
+	free(map);		/* beside()'s: asprintf's */
+	elfio_free(p->sh);
 	syms_free(&s);
 	return ret;
 }
@@ -857,7 +854,7 @@ static int raw_image(const struct image_arch *ia, const char *path, const uint8_
 			goto out;
 		}
 		kallsyms_resolve(&s.k, base);
-		s.v = calloc(s.k.count + 1, sizeof(*s.v));
+		s.v = elfio_calloc(s.k.count + 1, sizeof(*s.v));
 		if (!s.v) {
 			ret = -ENOMEM;
 			goto out;
@@ -965,7 +962,7 @@ static int raw_image(const struct image_arch *ia, const char *path, const uint8_
 	ret = elf_payload(path, &p, &s, quiet, out, outlen);
 	elfio_free(e);
 out:
-	free(map);
+	free(map);		/* beside()'s: asprintf's */
 	syms_free(&s);
 	return ret;
 }
@@ -1008,7 +1005,7 @@ static bool stripped_kernel(const char *path, const uint8_t *b, size_t len)
 		return true;
 	char *map = beside(path, "System.map");
 	FILE *f = map ? fopen(map, "r") : NULL;
-	free(map);
+	free(map);		/* beside()'s: asprintf's */
 	if (f) {
 		fclose(f);
 		return true;
@@ -1121,7 +1118,7 @@ static char *config_text(const char *path, const uint8_t *img, size_t len, size_
 	char *c = beside(path, "config");
 	if (c) {
 		snprintf(beside_path, sizeof(beside_path), "%s", c);
-		free(c);
+		free(c);	/* asprintf's */
 		if ((t = config_file(beside_path, tl))) {
 			*from = beside_path;
 			return t;
@@ -1135,6 +1132,7 @@ static char *config_text(const char *path, const uint8_t *img, size_t len, size_
 		if (ed && elfio_z_sniff(img + at, (size_t)(ed - (img + at))) == ELFIO_Z_GZIP &&
 		    !elfio_z_inflate(ELFIO_Z_GZIP, img + at, (size_t)(ed - (img + at)), 16u << 20, 0,
 				     &text, tl)) {
+			/* malloc'd: the callers free it as config_file's (open_memstream's) */
 			t = malloc(*tl + 1);
 			if (t) {
 				memcpy(t, text, *tl);
