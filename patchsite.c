@@ -514,7 +514,7 @@ static int cmd_pin(int argc, char **argv)
 	};
 	struct pin_options po = { .pin_mcount = true };
 	struct pin_report rep;
-	const char **points = calloc((size_t)argc + 1, sizeof(*points));
+	const char **points = elfio_calloc((size_t)argc + 1, sizeof(*points));
 	size_t np = 0;
 	int c, ret;
 
@@ -540,20 +540,20 @@ static int cmd_pin(int argc, char **argv)
 			break;
 		case 'h':
 			help(help_pin);
-			free(points);
+			elfio_free(points);
 			return 0;
 		default:
-			free(points);
+			elfio_free(points);
 			return bad_option(argv);
 		}
 	}
 	if (optind >= argc) {
-		free(points);
+		elfio_free(points);
 		return usage_error("%s", "pin takes one or more objects or thin archives");
 	}
 	po.extra_points = points;
 	ret = pin_objects((const char *const *)argv + optind, (size_t)(argc - optind), &po, &rep);
-	free(points);
+	elfio_free(points);
 	if (ret)
 		return EXIT_ERROR;
 	if (!po.verbose && !po.dry_run)

@@ -134,12 +134,15 @@ static inline size_t bound(const void *v, size_t n, size_t size, size_t key_off,
 /* The names keep their elfio_ prefix: the layers above call them by it. */
 
 /*
- * The big arrays' allocator (base/mem.c): zeroed, blocks of 1 MiB and more on
+ * The allocator of patchsite (base/mem.c): zeroed, blocks of 1 MiB and more on
  * transparent huge pages.  Everything from these is freed with elfio_free,
- * nothing else is.  NULL with errno set on failure (overflow included).
+ * nothing else is.  Raw malloc/free remain only where a library's API hands
+ * over or takes back malloc'd memory (each such place says so).  NULL with errno set on failure (overflow included).
  */
 void *elfio_calloc(size_t n, size_t size);
 void elfio_free(void *p);
+/* A copy of s from elfio_calloc (freed with elfio_free), or NULL with errno set. */
+char *elfio_strdup(const char *s);
 /*
  * The growth helper, the one way an array of patchsite grows: make *(T **)v
  * (NULL, or from elfio_calloc/elfio_grow) hold at least `need` elements of

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * mem.c - memory for the big arrays (symbols, relocations, function shapes,
- * candidates, sites) and the one growth helper every growable array uses.
+ * mem.c - the one allocator family: every allocation of patchsite (the big
+ * arrays of symbols, relocations, shapes and sites, and the small objects
+ * and strings alike: elfio_calloc, elfio_strdup, elfio_free) and the one
+ * growth helper every growable array uses.
  *
  * Strategy: on the virtual machines patchsite is measured on, a page fault
  * costs about 25 us, and glibc's malloc hands out large blocks in 4 KiB
@@ -15,7 +17,10 @@
  * had, the mapping simply stays 4 KiB pages.
  *
  * elfio_grow() is the one growth helper: every growable array of patchsite
- * grows with it (and is freed with elfio_free).  The one sorted lookup and
+ * grows with it (and is freed with elfio_free).  One family, so that who
+ * frees what is never a question: raw malloc/free remain only where a
+ * library hands over or takes back malloc'd memory (getline, realpath,
+ * open_memstream, asprintf, libelf), each marked where it is.  The one sorted lookup and
  * the one little-endian accessor are in base/base.h.
  */
 #include <errno.h>
@@ -75,6 +80,16 @@ void *elfio_calloc(size_t n, size_t size)
 	}
 	size_t bytes = n * size;
 	return block(bytes ? bytes : 1, true);
+}
+
+char *elfio_strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d = elfio_calloc(n, 1);
+
+	if (d)
+		memcpy(d, s, n);
+	return d;
 }
 
 void elfio_free(void *p)

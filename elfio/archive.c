@@ -68,7 +68,7 @@ int elfio_thin_archive_members(const char *path, char ***out, size_t *count)
 			    "before archiving them, or use a thin archive");
 		goto out;
 	}
-	copy = strdup(path);
+	copy = elfio_strdup(path);
 	if (!copy) {
 		ret = -ENOMEM;
 		goto out;
@@ -95,8 +95,8 @@ int elfio_thin_archive_members(const char *path, char ***out, size_t *count)
 			continue;
 		}
 		if (!memcmp(h, "// ", 3)) {
-			free(longnames);
-			longnames = malloc(size + 1);
+			elfio_free(longnames);
+			longnames = elfio_calloc(size + 1, 1);
 			if (!longnames) {
 				ret = -ENOMEM;
 				goto out;
@@ -145,10 +145,13 @@ int elfio_thin_archive_members(const char *path, char ***out, size_t *count)
 			ret = -ENOMEM;
 			goto out;
 		}
-		if (name[0] == '/')
-			names[n] = strdup(name);
-		else if (asprintf(&names[n], "%s/%s", dir, name) < 0)
-			names[n] = NULL;
+		if (name[0] == '/') {
+			names[n] = elfio_strdup(name);
+		} else {
+			size_t len = strlen(dir) + 1 + strlen(name) + 1;
+			if ((names[n] = elfio_calloc(len, 1)))
+				snprintf(names[n], len, "%s/%s", dir, name);
+		}
 		if (!names[n]) {
 			ret = -ENOMEM;
 			goto out;
@@ -162,10 +165,10 @@ int elfio_thin_archive_members(const char *path, char ***out, size_t *count)
 	ret = 0;
 out:
 	for (size_t i = 0; i < n; i++)
-		free(names[i]);
+		elfio_free(names[i]);
 	elfio_free(names);
-	free(longnames);
-	free(copy);
+	elfio_free(longnames);
+	elfio_free(copy);
 	fclose(f);
 	return ret;
 }
@@ -223,16 +226,16 @@ void elfio_ar_free(struct elfio_ar *ar)
 	if (!ar)
 		return;
 	for (size_t i = 0; i < ar->n; i++)
-		free(ar->m[i].data);
+		free(ar->m[i].data);	/* malloc'd: see elfio_ar_replace */
 	elfio_free(ar->m);
-	free(ar->path);
-	free(ar);
+	elfio_free(ar->path);
+	elfio_free(ar);
 }
 
 int elfio_ar_read(const char *path, struct elfio_ar **out)
 {
 	FILE *f = fopen(path, "rb");
-	struct elfio_ar *ar = calloc(1, sizeof(*ar));
+	struct elfio_ar *ar = elfio_calloc(1, sizeof(*ar));
 	struct stat st;
 	char magic[8];
 	size_t cap = 0;
@@ -250,7 +253,7 @@ int elfio_ar_read(const char *path, struct elfio_ar **out)
 		goto out;
 	}
 	ar->mode = st.st_mode & 07777;
-	ar->path = strdup(path);
+	ar->path = elfio_strdup(path);
 	if (!ar->path || fread(magic, 1, 8, f) != 8 || memcmp(magic, "!<arch>\n", 8)) {
 		elfio_error(path, "not a regular archive");
 		goto out;
@@ -271,6 +274,7 @@ int elfio_ar_read(const char *path, struct elfio_ar **out)
 		mb.is_index = !memcmp(mb.hdr, "/ ", 2);
 		mb.is_index64 = !memcmp(mb.hdr, "/SYM64/ ", 8);
 		mb.is_names = !memcmp(mb.hdr, "// ", 3);
+		/* malloc'd: elfio_ar_replace's contract (its data is the caller's malloc) */
 		mb.data = malloc(mb.size ? mb.size : 1);
 		if (!mb.data) {
 			ret = -ENOMEM;
@@ -374,7 +378,7 @@ int elfio_ar_open_member(struct elfio_ar *ar, size_t i, unsigned int flags, stru
 	}
 	*out = elfio_open_memory(full, data, size, flags);
 	ret = *out ? 0 : -errno;
-	free(full);
+	free(full);		/* asprintf's */
 	return ret;
 }
 
@@ -410,7 +414,7 @@ static void put_be(uint8_t *p, uint64_t v, int n)
 
 int elfio_ar_write(struct elfio_ar *ar, const char *out_path)
 {
-	uint64_t *new_off = calloc(ar->n ? ar->n : 1, sizeof(*new_off));
+	uint64_t *new_off = elfio_calloc(ar->n ? ar->n : 1, sizeof(*new_off));
 	uint64_t off = 8;
 	uint8_t *buf = NULL;
 	int ret = -EINVAL;
@@ -454,7 +458,7 @@ int elfio_ar_write(struct elfio_ar *ar, const char *out_path)
 			put_be(p, new_off[j], w);
 		}
 	}
-	buf = malloc(off);
+	buf = elfio_calloc(off, 1);
 	if (!buf) {
 		ret = -ENOMEM;
 		elfio_error(ar->path, "out of memory for a %" PRIu64 "-byte archive", off);
@@ -470,7 +474,7 @@ int elfio_ar_write(struct elfio_ar *ar, const char *out_path)
 	}
 	ret = elfio_write_file_atomic(out_path, buf, off, ar->mode);
 out:
-	free(buf);
-	free(new_off);
+	elfio_free(buf);
+	elfio_free(new_off);
 	return ret;
 }

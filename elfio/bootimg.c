@@ -10,8 +10,9 @@
  * zboot ("zimg" at 4, the payload's offset, size and compression name);
  * and a vmlinux stripped of its symbols (powerpc64le's packages ship one)
  * by an ELF with no .symtab, an .init.text and a banner.
- * The payload is decompressed with a bound (BOOTIMG_MAX_RATIO times the
- * input and BOOTIMG_MAX_OUT), so that a bomb is refused, not followed.
+ * The payload is decompressed by elfio/decompress.c with a bound
+ * (BOOTIMG_MAX_RATIO times the input and BOOTIMG_MAX_OUT), so that a bomb
+ * is refused, not followed.
  *
  * x86's payload is vmlinux stripped of its symbols (objcopy -S keeps the
  * section headers): the ELF image made here is that payload byte for byte,
@@ -35,433 +36,23 @@
  * says whether the build sorts the table and which ftrace layout the
  * kernel's Makefiles gave the compiler (audit.c and record_scan use both).
  */
-#include <bzlib.h>
 #include <errno.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <lz4.h>
-#include <lzo/lzo1x.h>
-#include <lzma.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
-#include <zstd.h>
 
 #include "base/base.h"
 #include "elfio/bootimg.h"
+#include "elfio/decompress.h"
 #include "elfio/elfio.h"
 
 static const char *opt_map, *opt_config;
 
 void bootimg_set_system_map(const char *path) { opt_map = path; }
 void bootimg_set_config(const char *path) { opt_config = path; }
-
-/* --- Bounded decompression --------------------------------------------- */
-
-enum bootimg_z bootimg_sniff(const uint8_t *m, size_t n)
-{
-	if (n >= 2 && m[0] == 0x1f && (m[1] == 0x8b || m[1] == 0x9e))
-		return BZ_GZIP;
-	if (n >= 6 && !memcmp(m, "\xfd" "7zXZ\0", 6))
-		return BZ_XZ;
-	if (n >= 4 && !memcmp(m, "\x28\xb5\x2f\xfd", 4))
-		return BZ_ZSTD;
-	if (n >= 3 && !memcmp(m, "BZh", 3))
-		return BZ_BZIP2;
-	if (n >= 4 && !memcmp(m, "\x02\x21\x4c\x18", 4))
-		return BZ_LZ4;
-	if (n >= 4 && !memcmp(m, "\x89LZO", 4))
-		return BZ_LZO;
-	/* .lzma ("alone"): properties byte 0x5d, then a 32-bit dictionary size */
-	if (n >= 13 && m[0] == 0x5d && m[1] == 0 && m[2] == 0)
-		return BZ_LZMA;
-	return BZ_NONE;
-}
-
-const char *bootimg_z_name(enum bootimg_z z)
-{
-	static const char *const names[] = { "none", "gzip", "xz", "lzma", "zstd", "bzip2",
-					     "lz4", "lzo" };
-	return (unsigned)z < sizeof(names) / sizeof(names[0]) ? names[z] : "?";
-}
-
-#define STEP	(1u << 20)
-
-/*
- * Room for more output: *avail bytes after len, never more than one byte
- * past the limit (a stream that fills that byte is refused, not cut).
- */
-static int room(uint8_t **buf, size_t *cap, size_t len, uint64_t limit, size_t *avail)
-{
-	if (len > limit)
-		return -EFBIG;
-	if (len == *cap) {
-		size_t want = *cap ? *cap * 2 : STEP;
-		if (want > limit + 1)
-			want = (size_t)limit + 1;
-		if (elfio_grow(buf, cap, want, 1))
-			return -ENOMEM;
-	}
-	size_t end = *cap < limit + 1 ? *cap : (size_t)limit + 1;
-	*avail = end - len;
-	return 0;
-}
-
-static int z_gzip(const uint8_t *in, size_t inlen, uint64_t limit, uint8_t **buf, size_t *cap,
-		  size_t *len)
-{
-	z_stream zs = { 0 };
-	int ret = -EINVAL;
-
-	if (inlen > UINT_MAX)
-		return -EFBIG;
-	if (inflateInit2(&zs, 15 + 32) != Z_OK)
-		return -ENOMEM;
-	zs.next_in = (Bytef *)in;
-	zs.avail_in = (uInt)inlen;
-	for (;;) {
-		size_t avail;
-		int r = room(buf, cap, *len, limit, &avail);
-		if (r) {
-			ret = r;
-			break;
-		}
-		zs.next_out = *buf + *len;
-		zs.avail_out = avail > UINT_MAX ? UINT_MAX : (uInt)avail;
-		uInt before = zs.avail_out;
-		int zr = inflate(&zs, Z_NO_FLUSH);
-		*len += before - zs.avail_out;
-		if (zr == Z_STREAM_END) {
-			ret = 0;
-			break;
-		}
-		if (zr != Z_OK && !(zr == Z_BUF_ERROR && zs.avail_in))
-			break;
-		if (zr == Z_BUF_ERROR && !zs.avail_in)
-			break;
-	}
-	inflateEnd(&zs);
-	return ret;
-}
-
-static int z_lzma(bool alone, const uint8_t *in, size_t inlen, uint64_t limit, uint8_t **buf,
-		  size_t *cap, size_t *len)
-{
-	lzma_stream zs = LZMA_STREAM_INIT;
-	int ret = -EINVAL;
-
-	if ((alone ? lzma_alone_decoder(&zs, UINT64_MAX)
-		   : lzma_stream_decoder(&zs, UINT64_MAX, 0)) != LZMA_OK)
-		return -ENOMEM;
-	zs.next_in = in;
-	zs.avail_in = inlen;
-	for (;;) {
-		size_t avail;
-		int r = room(buf, cap, *len, limit, &avail);
-		if (r) {
-			ret = r;
-			break;
-		}
-		zs.next_out = *buf + *len;
-		zs.avail_out = avail;
-		size_t before = zs.avail_out;
-		/* LZMA_RUN: the kernel appends its size after the stream */
-		lzma_ret lr = lzma_code(&zs, LZMA_RUN);
-		*len += before - zs.avail_out;
-		if (lr == LZMA_STREAM_END) {
-			ret = 0;
-			break;
-		}
-		if (lr != LZMA_OK)
-			break;
-		if (!zs.avail_in && zs.avail_out)
-			break;	/* truncated */
-	}
-	lzma_end(&zs);
-	return ret;
-}
-
-static int z_zstd(const uint8_t *in, size_t inlen, uint64_t limit, uint8_t **buf, size_t *cap,
-		  size_t *len)
-{
-	ZSTD_DStream *zs = ZSTD_createDStream();
-	ZSTD_inBuffer ib = { in, inlen, 0 };
-	int ret = -EINVAL;
-
-	if (!zs)
-		return -ENOMEM;
-	ZSTD_initDStream(zs);
-	for (;;) {
-		size_t avail;
-		int r = room(buf, cap, *len, limit, &avail);
-		if (r) {
-			ret = r;
-			break;
-		}
-		ZSTD_outBuffer ob = { *buf + *len, avail, 0 };
-		size_t zr = ZSTD_decompressStream(zs, &ob, &ib);
-		*len += ob.pos;
-		if (ZSTD_isError(zr))
-			break;
-		if (zr == 0) {
-			ret = 0;
-			break;
-		}
-		if (ib.pos == ib.size && ob.pos < ob.size)
-			break;	/* truncated */
-	}
-	ZSTD_freeDStream(zs);
-	return ret;
-}
-
-/*
- * lz4's legacy format, as the kernel's build writes it (lz4 -l): the magic,
- * then blocks of a 32-bit size and that many bytes, each at most 8 MiB
- * decompressed; the kernel appends the total size (4 bytes) after them.
- */
-#define LZ4_LEGACY_BLOCK	(8u << 20)
-
-static int z_lz4(const uint8_t *in, size_t inlen, uint64_t limit, uint8_t **buf, size_t *cap,
-		 size_t *len)
-{
-	size_t at = 4;
-
-	while (inlen - at >= 4) {
-		uint32_t n = get_le32(in + at);
-		if (n == 0x184c2102u) {		/* another stream's magic */
-			at += 4;
-			continue;
-		}
-		if (inlen - at == 4 && *len)
-			return 0;		/* the size the kernel's build appends */
-		at += 4;
-		if (!n || n > inlen - at || n > (uint32_t)LZ4_compressBound(LZ4_LEGACY_BLOCK))
-			return -EINVAL;
-		if (*len + LZ4_LEGACY_BLOCK > *cap) {
-			uint64_t want = *len + LZ4_LEGACY_BLOCK;
-			if (want > limit + 1)
-				want = limit + 1;
-			if (want > *cap && elfio_grow(buf, cap, (size_t)want, 1))
-				return -ENOMEM;
-		}
-		size_t room = *cap - *len;
-		if (room > limit + 1 - *len)
-			room = (size_t)(limit + 1 - *len);
-		int r = LZ4_decompress_safe((const char *)in + at, (char *)*buf + *len, (int)n,
-					    room > INT32_MAX ? INT32_MAX : (int)room);
-		if (r < 0)
-			return (size_t)room < LZ4_LEGACY_BLOCK && *len + room > limit ? -EFBIG : -EINVAL;
-		*len += (size_t)r;
-		if (*len > limit)
-			return -EFBIG;
-		at += n;
-	}
-	return *len && at == inlen ? 0 : -EINVAL;
-}
-
-static int z_bzip2(const uint8_t *in, size_t inlen, uint64_t limit, uint8_t **buf, size_t *cap,
-		   size_t *len)
-{
-	bz_stream bs;
-	int ret = -EINVAL;
-
-	memset(&bs, 0, sizeof(bs));
-	if (BZ2_bzDecompressInit(&bs, 0, 0) != BZ_OK)
-		return -ENOMEM;
-	bs.next_in = (char *)(uintptr_t)in;
-	bs.avail_in = inlen > UINT_MAX ? UINT_MAX : (unsigned int)inlen;
-	for (;;) {
-		size_t avail;
-		int r = room(buf, cap, *len, limit, &avail);
-		if (r) {
-			ret = r;
-			break;
-		}
-		if (avail > UINT_MAX)
-			avail = UINT_MAX;
-		bs.next_out = (char *)*buf + *len;
-		bs.avail_out = (unsigned int)avail;
-		r = BZ2_bzDecompress(&bs);
-		*len += avail - bs.avail_out;
-		if (r == BZ_STREAM_END) {
-			ret = 0;
-			break;
-		}
-		if (r != BZ_OK)
-			break;
-		if (!bs.avail_in && bs.avail_out)
-			break;	/* truncated */
-	}
-	BZ2_bzDecompressEnd(&bs);
-	return ret;
-}
-
-/*
- * lzop's format, as the kernel's build writes it (lzop -9, then the size
- * appended): a header (magic, versions, method, flags, mode, times, a name,
- * a checksum), then blocks of a 32-bit big-endian decompressed size (0 ends
- * them), a compressed size, the checksums the flags name, and the bytes
- * (stored as they are when both sizes are equal).  A block inflates to at
- * most 256 KiB (the kernel's own unlzo refuses more); checksums are not
- * checked (the kernel's are not either).
- */
-#define LZO_BLOCK		(256u << 10)
-#define LZOP_ADLER32_D		0x00000001u
-#define LZOP_ADLER32_C		0x00000002u
-#define LZOP_EXTRA_FIELD	0x00000040u
-#define LZOP_CRC32_D		0x00000100u
-#define LZOP_CRC32_C		0x00000200u
-#define LZOP_FILTER		0x00000800u
-
-static uint32_t be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static int lzop_header(const uint8_t *in, size_t inlen, size_t *at, uint32_t *flags)
-{
-	size_t p = 9;
-	unsigned int version;
-
-	if (inlen < p + 7 || memcmp(in, "\x89LZO\0\r\n\x1a\n", 9))
-		return -EINVAL;
-	version = (unsigned int)in[p] << 8 | in[p + 1];
-	p += 4;				/* version, library version */
-	if (version >= 0x0940)
-		p += 2;			/* version needed to extract */
-	if (inlen < p + 2)
-		return -EINVAL;
-	if (in[p] < 1 || in[p] > 3)	/* M_LZO1X_1, _1_15, _999 */
-		return -EINVAL;
-	p += 1 + (version >= 0x0940);	/* method, level */
-	if (inlen < p + 4)
-		return -EINVAL;
-	*flags = be32(in + p);
-	p += 4 + (*flags & LZOP_FILTER ? 4 : 0) + 8 + (version >= 0x0940 ? 4 : 0);
-	if (inlen < p + 1 || inlen - p - 1 < (size_t)in[p] + 4)
-		return -EINVAL;
-	p += 1 + in[p] + 4;		/* name, header checksum */
-	if (*flags & LZOP_EXTRA_FIELD) {
-		if (inlen - p < 4 || inlen - p - 4 < (size_t)be32(in + p) + 4)
-			return -EINVAL;
-		p += 4 + be32(in + p) + 4;
-	}
-	*at = p;
-	return 0;
-}
-
-static int z_lzo(const uint8_t *in, size_t inlen, uint64_t limit, uint8_t **buf, size_t *cap,
-		 size_t *len)
-{
-	uint32_t flags;
-	size_t at;
-	int r = lzop_header(in, inlen, &at, &flags);
-
-	if (r)
-		return r;
-	if (lzo_init() != LZO_E_OK)
-		return -ENOMEM;
-	for (;;) {
-		uint32_t dst, src;
-		size_t sums;
-
-		if (inlen - at < 4)
-			return -EINVAL;
-		dst = be32(in + at);
-		at += 4;
-		if (!dst)
-			return *len ? 0 : -EINVAL;
-		if (dst > LZO_BLOCK || inlen - at < 4)
-			return -EINVAL;
-		src = be32(in + at);
-		at += 4;
-		if (!src || src > dst)
-			return -EINVAL;
-		sums = (flags & LZOP_ADLER32_D ? 4 : 0) + (flags & LZOP_CRC32_D ? 4 : 0);
-		if (src < dst)
-			sums += (flags & LZOP_ADLER32_C ? 4 : 0) + (flags & LZOP_CRC32_C ? 4 : 0);
-		if (inlen - at < sums || inlen - at - sums < src)
-			return -EINVAL;
-		at += sums;
-		if (*len + dst > limit)
-			return -EFBIG;
-		if (*len + dst > *cap) {
-			size_t want = *cap * 2 > *len + dst ? *cap * 2 : *len + dst;
-			if (want > limit + 1)
-				want = (size_t)limit + 1;
-			if (elfio_grow(buf, cap, want, 1))
-				return -ENOMEM;
-		}
-		if (src == dst) {
-			memcpy(*buf + *len, in + at, dst);
-		} else {
-			lzo_uint out = dst;
-
-			if (lzo1x_decompress_safe(in + at, src, *buf + *len, &out, NULL) != LZO_E_OK ||
-			    out != dst)
-				return -EINVAL;
-		}
-		*len += dst;
-		at += src;
-	}
-}
-
-/*
- * hint: the size the stream says it inflates to (the kernel's build appends
- * it), taken as the first allocation when it is within the bound, so that
- * a 60 MB kernel is not grown by doubling and copying.
- */
-static int inflate_hinted(enum bootimg_z z, const uint8_t *in, size_t inlen, uint64_t limit,
-			  uint64_t hint, uint8_t **out, size_t *outlen)
-{
-	uint8_t *buf = NULL;
-	size_t cap = 0, len = 0;
-	int ret;
-
-	if (hint && hint <= limit && elfio_grow(&buf, &cap, (size_t)hint + 1, 1))
-		return -ENOMEM;
-
-	switch (z) {
-	case BZ_GZIP:
-		ret = z_gzip(in, inlen, limit, &buf, &cap, &len);
-		break;
-	case BZ_XZ:
-	case BZ_LZMA:
-		ret = z_lzma(z == BZ_LZMA, in, inlen, limit, &buf, &cap, &len);
-		break;
-	case BZ_ZSTD:
-		ret = z_zstd(in, inlen, limit, &buf, &cap, &len);
-		break;
-	case BZ_LZ4:
-		ret = z_lz4(in, inlen, limit, &buf, &cap, &len);
-		break;
-	case BZ_BZIP2:
-		ret = z_bzip2(in, inlen, limit, &buf, &cap, &len);
-		break;
-	case BZ_LZO:
-		ret = z_lzo(in, inlen, limit, &buf, &cap, &len);
-		break;
-	default:
-		return -ENOTSUP;
-	}
-	if (!ret && len > limit)
-		ret = -EFBIG;
-	if (ret) {
-		elfio_free(buf);
-		return ret;
-	}
-	*out = buf;
-	*outlen = len;
-	return 0;
-}
-
-int bootimg_inflate(enum bootimg_z z, const uint8_t *in, size_t inlen, uint64_t limit,
-		    uint8_t **out, size_t *outlen)
-{
-	return inflate_hinted(z, in, inlen, limit, 0, out, outlen);
-}
 
 /* --- Symbols ------------------------------------------------------------ */
 
@@ -481,8 +72,8 @@ struct syms {
 
 static void syms_free(struct syms *s)
 {
-	free(s->v);
-	free(s->pool);
+	elfio_free(s->v);
+	elfio_free(s->pool);
 	kallsyms_free(&s->k);
 }
 
@@ -510,14 +101,11 @@ static int read_map(const char *image, const char *path, bool quiet, struct syms
 		return -errno;
 	}
 	for (;;) {
-		if (len + 65536 + 1 > cap) {
-			char *t = realloc(text, cap = (cap ? cap * 2 : 1 << 20));
-			if (!t) {
-				free(text);
-				fclose(f);
-				return -ENOMEM;
-			}
-			text = t;
+		if (len + 65536 + 1 > cap &&
+		    elfio_grow(&text, &cap, cap ? cap * 2 : 1 << 20, 1)) {
+			elfio_free(text);
+			fclose(f);
+			return -ENOMEM;
 		}
 		size_t r = fread(text + len, 1, cap - len - 1, f);
 		len += r;
@@ -527,15 +115,15 @@ static int read_map(const char *image, const char *path, bool quiet, struct syms
 	fclose(f);
 	text[len] = 0;
 	if (strstr(text, "The real System.map is in") && !strchr(text, '\n')[1]) {
-		free(text);
+		elfio_free(text);
 		return 1;
 	}
 	size_t lines = 0;
 	for (size_t i = 0; i < len; i++)
 		lines += text[i] == '\n';
-	s->v = calloc(lines + 1, sizeof(*s->v));
+	s->v = elfio_calloc(lines + 1, sizeof(*s->v));
 	if (!s->v) {
-		free(text);
+		elfio_free(text);
 		return -ENOMEM;
 	}
 	char *save = NULL;
@@ -548,7 +136,7 @@ static int read_map(const char *image, const char *path, bool quiet, struct syms
 			if (!quiet)
 				elfio_error(image, "System.map %s: line %zu is not \"ADDRESS TYPE NAME\"",
 					    path, lineno);
-			free(text);
+			elfio_free(text);
 			return -EINVAL;
 		}
 		p = end + 3;
@@ -589,7 +177,7 @@ static int payload_parse(struct payload *p, const char **why)
 	}
 	p->eh = eh;
 	p->nsh = eh.e_shnum;
-	p->sh = malloc(p->nsh * sizeof(*p->sh));
+	p->sh = elfio_calloc(p->nsh, sizeof(*p->sh));
 	if (!p->sh)
 		return -ENOMEM;
 	memcpy(p->sh, p->b + eh.e_shoff, p->nsh * sizeof(*p->sh));
@@ -738,7 +326,7 @@ static void alt_ranges_read(const struct payload *p, const struct syms *s, struc
 		return;
 	size_t n = (size_t)(z->addr - a->addr) / 12;
 	const uint8_t *b = bytes_at(p, a->addr, n * 12);
-	uint64_t *v = b ? malloc(n * 2 * sizeof(*v)) : NULL;
+	uint64_t *v = b ? elfio_calloc(n * 2, sizeof(*v)) : NULL;
 	if (!v)
 		return;
 	for (size_t i = 0; i < n; i++) {
@@ -819,7 +407,7 @@ static int synthesize(const struct payload *p, struct syms *s, uint8_t **out, si
 	size_t total = shoff + nsh * sizeof(Elf64_Shdr);
 	uint8_t *o = elfio_calloc(total, 1);
 	if (!o) {
-		free(ar.lo);
+		elfio_free(ar.lo);
 		return -ENOMEM;
 	}
 	memcpy(o, p->b, p->len);
@@ -888,7 +476,7 @@ static int synthesize(const struct payload *p, struct syms *s, uint8_t **out, si
 	Elf64_Ehdr *eh = (Elf64_Ehdr *)o;
 	eh->e_shoff = shoff;
 	eh->e_shnum = (Elf64_Half)nsh;
-	free(ar.lo);
+	elfio_free(ar.lo);
 	*out = o;
 	*outlen = total;
 	return 0;
@@ -935,7 +523,7 @@ static int from_kallsyms(const struct payload *p, struct syms *s, const char **w
 	if (text_only(&s->k))
 		return -ENODATA;
 	kallsyms_resolve(&s->k, s->k.relative_base);
-	s->v = calloc(s->k.count ? s->k.count : 1, sizeof(*s->v));
+	s->v = elfio_calloc(s->k.count ? s->k.count : 1, sizeof(*s->v));
 	if (!s->v)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->k.count; i++)
@@ -1028,8 +616,8 @@ static int elf_payload(const char *path, struct payload *p, struct syms *pre, bo
 	if (ret == -ENOMEM && !quiet)
 		elfio_error(path, "out of memory for the image made from the boot image");
 out:
-	free(map);
-	free(p->sh);
+	free(map);		/* beside()'s: asprintf's */
+	elfio_free(p->sh);
 	syms_free(&s);
 	return ret;
 }
@@ -1045,22 +633,22 @@ static uint64_t limit_for(size_t inlen)
 static int inflate_payload(const char *path, const char *what, const uint8_t *in, size_t inlen,
 			   bool quiet, uint8_t **out, size_t *outlen)
 {
-	enum bootimg_z z = bootimg_sniff(in, inlen);
+	enum elfio_z z = elfio_z_sniff(in, inlen);
 	uint64_t limit = limit_for(inlen);
 	int ret;
 
-	if (z == BZ_NONE) {
+	if (z == ELFIO_Z_NONE) {
 		if (!quiet)
 			elfio_error(path, "%s is not a compressed stream (no gzip, xz, lzma, zstd, "
 				    "bzip2, lz4 or lzo magic)", what);
 		return -EINVAL;
 	}
-	ret = inflate_hinted(z, in, inlen, limit, inlen >= 4 ? get_le32(in + inlen - 4) : 0, out,
-			     outlen);
+	ret = elfio_z_inflate(z, in, inlen, limit, inlen >= 4 ? get_le32(in + inlen - 4) : 0, out,
+			      outlen);
 	if (ret && !quiet) {
 		if (ret == -ENOTSUP)
 			elfio_error(path, "%s is %s-compressed, which this build cannot "
-				    "decompress", what, bootimg_z_name(z));
+				    "decompress", what, elfio_z_name(z));
 		else if (ret == -EFBIG)
 			elfio_error(path, "%s inflates past %" PRIu64 " bytes (%llu times its %zu "
 				    "bytes, at most %llu): refused as a decompression bomb", what,
@@ -1069,7 +657,7 @@ static int inflate_payload(const char *path, const char *what, const uint8_t *in
 			elfio_error(path, "out of memory decompressing %s", what);
 		else
 			elfio_error(path, "%s: corrupt or truncated %s stream", what,
-				    bootimg_z_name(z));
+				    elfio_z_name(z));
 	}
 	return ret;
 }
@@ -1266,7 +854,7 @@ static int raw_image(const struct image_arch *ia, const char *path, const uint8_
 			goto out;
 		}
 		kallsyms_resolve(&s.k, base);
-		s.v = calloc(s.k.count + 1, sizeof(*s.v));
+		s.v = elfio_calloc(s.k.count + 1, sizeof(*s.v));
 		if (!s.v) {
 			ret = -ENOMEM;
 			goto out;
@@ -1374,7 +962,7 @@ static int raw_image(const struct image_arch *ia, const char *path, const uint8_
 	ret = elf_payload(path, &p, &s, quiet, out, outlen);
 	elfio_free(e);
 out:
-	free(map);
+	free(map);		/* beside()'s: asprintf's */
 	syms_free(&s);
 	return ret;
 }
@@ -1417,7 +1005,7 @@ static bool stripped_kernel(const char *path, const uint8_t *b, size_t len)
 		return true;
 	char *map = beside(path, "System.map");
 	FILE *f = map ? fopen(map, "r") : NULL;
-	free(map);
+	free(map);		/* beside()'s: asprintf's */
 	if (f) {
 		fclose(f);
 		return true;
@@ -1530,7 +1118,7 @@ static char *config_text(const char *path, const uint8_t *img, size_t len, size_
 	char *c = beside(path, "config");
 	if (c) {
 		snprintf(beside_path, sizeof(beside_path), "%s", c);
-		free(c);
+		free(c);	/* asprintf's */
 		if ((t = config_file(beside_path, tl))) {
 			*from = beside_path;
 			return t;
@@ -1541,9 +1129,10 @@ static char *config_text(const char *path, const uint8_t *img, size_t len, size_
 		size_t at = (size_t)(st - img) + 8;
 		const uint8_t *ed = memmem(img + at, len - at, "IKCFG_ED", 8);
 		uint8_t *text = NULL;
-		if (ed && bootimg_sniff(img + at, (size_t)(ed - (img + at))) == BZ_GZIP &&
-		    !bootimg_inflate(BZ_GZIP, img + at, (size_t)(ed - (img + at)), 16u << 20, &text,
-				     tl)) {
+		if (ed && elfio_z_sniff(img + at, (size_t)(ed - (img + at))) == ELFIO_Z_GZIP &&
+		    !elfio_z_inflate(ELFIO_Z_GZIP, img + at, (size_t)(ed - (img + at)), 16u << 20, 0,
+				     &text, tl)) {
+			/* malloc'd: the callers free it as config_file's (open_memstream's) */
 			t = malloc(*tl + 1);
 			if (t) {
 				memcpy(t, text, *tl);

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "elfio/decompress.h"
+
 /* --- kallsyms.c: the kernel's own symbol tables ------------------------ */
 
 struct ksym {
@@ -92,14 +94,26 @@ int bootimg_to_elf(const char *path, const uint8_t *buf, size_t len, bool quiet,
 		   size_t *outlen);
 
 /*
- * Bounded decompression: the stream at in (gzip, xz, lzma, zstd), into a
- * new buffer of at most limit bytes.  0, -EFBIG past the limit, -EINVAL for
- * a corrupt or truncated stream, -ENOTSUP for a kind not built in.
+ * The decompressor family's older names (elfio/decompress.h), kept for
+ * tests/check_bootimg.c and fuzz/fuzz_bootimg.c: bootimg_inflate is
+ * elfio_z_inflate without a size hint.
  */
-enum bootimg_z { BZ_NONE, BZ_GZIP, BZ_XZ, BZ_LZMA, BZ_ZSTD, BZ_BZIP2, BZ_LZ4, BZ_LZO };
-enum bootimg_z bootimg_sniff(const uint8_t *m, size_t n);
-const char *bootimg_z_name(enum bootimg_z z);
-int bootimg_inflate(enum bootimg_z z, const uint8_t *in, size_t inlen, uint64_t limit,
-		    uint8_t **out, size_t *outlen);
+#define bootimg_z	elfio_z
+#define BZ_NONE		ELFIO_Z_NONE
+#define BZ_GZIP		ELFIO_Z_GZIP
+#define BZ_XZ		ELFIO_Z_XZ
+#define BZ_LZMA		ELFIO_Z_LZMA
+#define BZ_ZSTD		ELFIO_Z_ZSTD
+#define BZ_BZIP2	ELFIO_Z_BZIP2
+#define BZ_LZ4		ELFIO_Z_LZ4
+#define BZ_LZO		ELFIO_Z_LZO
+#define bootimg_sniff	elfio_z_sniff
+#define bootimg_z_name	elfio_z_name
+
+static inline int bootimg_inflate(enum elfio_z z, const uint8_t *in, size_t inlen,
+				  uint64_t limit, uint8_t **out, size_t *outlen)
+{
+	return elfio_z_inflate(z, in, inlen, limit, 0, out, outlen);
+}
 
 #endif

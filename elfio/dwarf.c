@@ -1185,7 +1185,7 @@ int elfio_dw_die_attr(const struct elfio_dw_sizes *s, struct elfio_dw_cur *attrs
 
 struct elfio_dwarf *elfio_dwarf_open(struct elfio *e)
 {
-	struct elfio_dwarf *d = calloc(1, sizeof(*d));
+	struct elfio_dwarf *d = elfio_calloc(1, sizeof(*d));
 
 	if (!d) {
 		elfio_err(e, "out of memory for the DWARF reader");
@@ -1199,7 +1199,7 @@ struct elfio_dwarf *elfio_dwarf_open(struct elfio *e)
 	for (int i = 0; i < S_COUNT; i++)
 		dsec_init(d, (enum dsec_id)i);
 	if (!d->s[S_INFO].present) {
-		free(d);
+		elfio_free(d);
 		errno = ENODATA;	/* no DWARF: attribution is simply absent */
 		return NULL;
 	}
@@ -1216,15 +1216,15 @@ void elfio_dwarf_close(struct elfio_dwarf *d)
 			elfio_section_release(d->e, d->s[i].sec);
 	}
 	for (size_t i = 0; i < d->ncache; i++) {
-		free(d->cache[i].name);
-		free(d->cache[i].producer);
+		elfio_free(d->cache[i].name);
+		elfio_free(d->cache[i].producer);
 	}
 	elfio_free(d->cache);
-	free(d->single_cu.name);
-	free(d->single_cu.producer);
+	elfio_free(d->single_cu.name);
+	elfio_free(d->single_cu.producer);
 	elfio_free(d->ar);
 	elfio_free(d->prev);
-	free(d);
+	elfio_free(d);
 }
 
 /* The unit at off, header and first DIE: 1, 0 at the end, -ENOMEM. */
@@ -1659,14 +1659,14 @@ static int unit_strings(struct elfio_dwarf *d, uint64_t off, struct cu_cache *c)
 	if (ret <= 0 || !u.die_ok)
 		return ret;
 	s = formstring(d, &u, &u.a[A_NAME], &err);
-	if (!err && s && !(c->name = strdup(s)))
+	if (!err && s && !(c->name = elfio_strdup(s)))
 		err = -ENOMEM;
 	s = err ? NULL : formstring(d, &u, &u.a[A_PRODUCER], &err);
-	if (!err && s && !(c->producer = strdup(s)))
+	if (!err && s && !(c->producer = elfio_strdup(s)))
 		err = -ENOMEM;
 	if (err) {
-		free(c->name);
-		free(c->producer);
+		elfio_free(c->name);
+		elfio_free(c->producer);
 		memset(c, 0, sizeof(*c));
 		elfio_err(d->e, "out of memory for a DWARF unit's name and producer");
 	}
@@ -1711,8 +1711,8 @@ static int unit_at(struct elfio_dwarf *d, uint64_t addr, const struct cu_cache *
 		if ((ret = unit_strings(d, ar->unit, &nc)))
 			return ret;
 		if (elfio_grow(&d->cache, &d->cache_cap, d->ncache + 1, sizeof(*d->cache))) {
-			free(nc.name);
-			free(nc.producer);
+			elfio_free(nc.name);
+			elfio_free(nc.producer);
 			elfio_err(d->e, "out of memory for %zu DWARF units' names", d->ncache + 1);
 			return -ENOMEM;
 		}

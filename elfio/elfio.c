@@ -7,8 +7,9 @@
  * touch, not the file size: a 350 MB vmlinux with full DWARF is read for
  * its section headers, its symbol table and the few text bytes at each
  * candidate, nothing more.  Compressed modules are the exception: they are
- * inflated into a buffer we own and given to libelf with elf_memory(), as
- * is an image opened from memory (an archive's member, elfio_open_memory).
+ * inflated (elfio/decompress.c) into a buffer we own and given to libelf
+ * with elf_memory(), as is an image opened from memory (an archive's
+ * member, elfio_open_memory).
  * Symbol tables and relocations are read where they lie: a table is checked
  * whole once, and only what a caller keeps is copied out (the sized
  * functions; every symbol only for elfio_symbols).  A caller done with a
@@ -30,14 +31,11 @@
 #include <unistd.h>
 
 #include <elfutils/libdwelf.h>
-#include <lzma.h>
-#include <zlib.h>
-#include <zstd.h>
-#include <zstd_errors.h>
 
 #include "elfio/elfio.h"
 #include "elfio/elfio_priv.h"
 #include "elfio/bootimg.h"
+#include "elfio/decompress.h"
 
 struct elfio {
 	char *path;
@@ -121,7 +119,7 @@ static void vreport(const char *path, const char *fmt, va_list ap)
 	if (vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
 	put_escaped(msg ? msg : fmt, ERR_MSG_MAX);
-	free(msg);
+	free(msg);		/* vasprintf's: the library mallocs it */
 	fputc('\n', stderr);
 }
 
@@ -163,168 +161,34 @@ int elfio_elf_err(const struct elfio *e, const char *what, const char *fmt, ...)
 
 /* --- Decompression of whole files (.ko.gz, .ko.xz, .ko.zst) -------------- */
 
-enum zkind { Z_NONE, Z_GZIP, Z_XZ, Z_ZSTD };
-
-static enum zkind sniff_compression(const uint8_t *m, size_t n)
+/*
+ * The whole-file formats: gzip (deflate only), xz and zstd, as kmod reads
+ * modules.  The decompressor family knows more (a boot image's payload may
+ * be lzma, bzip2, lz4 or lzo), but a whole file in those is not opened as
+ * one: it stays "not an ELF file".
+ */
+static enum elfio_z sniff_compression(const uint8_t *m, size_t n)
 {
 	if (n >= 2 && m[0] == 0x1f && m[1] == 0x8b)
-		return Z_GZIP;
+		return ELFIO_Z_GZIP;
 	if (n >= 6 && !memcmp(m, "\xfd" "7zXZ\0", 6))
-		return Z_XZ;
+		return ELFIO_Z_XZ;
 	if (n >= 4 && !memcmp(m, "\x28\xb5\x2f\xfd", 4))
-		return Z_ZSTD;
-	return Z_NONE;
+		return ELFIO_Z_ZSTD;
+	return ELFIO_Z_NONE;
 }
 
-/*
- * Each inflate call is given at least INFLATE_STEP bytes more room; the
- * buffer doubles (elfio_grow).  Most modules inflate to less than 1 MiB and
- * so stay in malloc's heap: a first step of 1 MiB sent every module to
- * mem.c's 2 MiB huge-page mapping, whose zeroing cost a package audit more
- * system time than the decompression saved.
- */
-#define INFLATE_STEP	(64u << 10)
-
-/* Grow *buf so that at least `need` more bytes fit after *len, up to the bound. */
-static int grow(uint8_t **buf, size_t *cap, size_t len, size_t need)
+static int decompress_file(struct elfio *e, enum elfio_z kind)
 {
-	if (len + need > MAX_DECOMPRESSED)
-		return -EFBIG;
-	return elfio_grow(buf, cap, len + need, 1);
-}
-
-static int inflate_gzip(const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen)
-{
-	z_stream zs = { 0 };
-	uint8_t *buf = NULL;
-	size_t cap = 0, len = 0;
-	int ret = -EINVAL;
-
-	if (inflateInit2(&zs, 15 + 32) != Z_OK)
-		return -ENOMEM;
-	zs.next_in = (Bytef *)in;
-	/* zlib counts in uInt; modules are far below 4 GiB */
-	if (inlen > UINT_MAX)
-		goto out;
-	zs.avail_in = (uInt)inlen;
-	for (;;) {
-		int r = grow(&buf, &cap, len, INFLATE_STEP);
-		if (r) {
-			ret = r;
-			goto out;
-		}
-		zs.next_out = buf + len;
-		zs.avail_out = (uInt)(cap - len);
-		int zr = inflate(&zs, Z_NO_FLUSH);
-		len = cap - zs.avail_out;
-		if (zr == Z_STREAM_END)
-			break;
-		if (zr == Z_MEM_ERROR)
-			ret = -ENOMEM;
-		if (zr != Z_OK && zr != Z_BUF_ERROR)
-			goto out;
-		if (zr == Z_BUF_ERROR && zs.avail_in == 0)
-			goto out;	/* truncated stream */
-	}
-	*out = buf;
-	*outlen = len;
-	buf = NULL;
-	ret = 0;
-out:
-	inflateEnd(&zs);
-	elfio_free(buf);
-	return ret;
-}
-
-static int inflate_xz(const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen)
-{
-	lzma_stream zs = LZMA_STREAM_INIT;
-	uint8_t *buf = NULL;
-	size_t cap = 0, len = 0;
-	int ret = -EINVAL;
-
-	if (lzma_stream_decoder(&zs, UINT64_MAX, 0) != LZMA_OK)
-		return -ENOMEM;
-	zs.next_in = in;
-	zs.avail_in = inlen;
-	for (;;) {
-		int r = grow(&buf, &cap, len, INFLATE_STEP);
-		if (r) {
-			ret = r;
-			goto out;
-		}
-		zs.next_out = buf + len;
-		zs.avail_out = cap - len;
-		lzma_ret lr = lzma_code(&zs, LZMA_FINISH);
-		len = cap - zs.avail_out;
-		if (lr == LZMA_STREAM_END)
-			break;
-		if (lr == LZMA_MEM_ERROR)
-			ret = -ENOMEM;
-		if (lr != LZMA_OK)
-			goto out;
-	}
-	*out = buf;
-	*outlen = len;
-	buf = NULL;
-	ret = 0;
-out:
-	lzma_end(&zs);
-	elfio_free(buf);
-	return ret;
-}
-
-static int inflate_zstd(const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen)
-{
-	ZSTD_DStream *zs = ZSTD_createDStream();
-	uint8_t *buf = NULL;
-	size_t cap = 0, len = 0;
-	int ret = -EINVAL;
-	ZSTD_inBuffer ib = { in, inlen, 0 };
-
-	if (!zs)
-		return -ENOMEM;
-	ZSTD_initDStream(zs);
-	for (;;) {
-		int r = grow(&buf, &cap, len, INFLATE_STEP);
-		if (r) {
-			ret = r;
-			goto out;
-		}
-		ZSTD_outBuffer ob = { buf + len, cap - len, 0 };
-		size_t zr = ZSTD_decompressStream(zs, &ob, &ib);
-		len += ob.pos;
-		if (ZSTD_isError(zr) && ZSTD_getErrorCode(zr) == ZSTD_error_memory_allocation)
-			ret = -ENOMEM;
-		if (ZSTD_isError(zr))
-			goto out;
-		if (zr == 0)
-			break;		/* frame complete */
-		if (ib.pos == ib.size && ob.pos < ob.size)
-			goto out;	/* truncated */
-	}
-	*out = buf;
-	*outlen = len;
-	buf = NULL;
-	ret = 0;
-out:
-	ZSTD_freeDStream(zs);
-	elfio_free(buf);
-	return ret;
-}
-
-static int decompress_file(struct elfio *e, enum zkind kind)
-{
-	static const char *const names[] = { "", "gzip", "xz", "zstd" };
 	struct stat st;
 	uint8_t *in = NULL;
 	int ret;
 
 	if (fstat(e->fd, &st) < 0)
 		return -errno;
-	in = malloc(st.st_size ? (size_t)st.st_size : 1);
+	in = elfio_calloc(st.st_size ? (size_t)st.st_size : 1, 1);
 	if (!in) {
-		elfio_err(e, "out of memory for the %s-compressed file (%jd bytes)", names[kind],
+		elfio_err(e, "out of memory for the %s-compressed file (%jd bytes)", elfio_z_name(kind),
 			  (intmax_t)st.st_size);
 		return -ENOMEM;
 	}
@@ -340,28 +204,18 @@ static int decompress_file(struct elfio *e, enum zkind kind)
 	}
 	uint8_t *out = NULL;
 	size_t outlen = 0;
-	switch (kind) {
-	case Z_GZIP:
-		ret = inflate_gzip(in, got, &out, &outlen);
-		break;
-	case Z_XZ:
-		ret = inflate_xz(in, got, &out, &outlen);
-		break;
-	default:
-		ret = inflate_zstd(in, got, &out, &outlen);
-		break;
-	}
+	ret = elfio_z_inflate(kind, in, got, MAX_DECOMPRESSED, 0, &out, &outlen);
 	if (ret == -ENOMEM)
-		elfio_err(e, "out of memory for the module decompressed from %s", names[kind]);
+		elfio_err(e, "out of memory for the module decompressed from %s", elfio_z_name(kind));
 	else if (ret)
-		elfio_err(e, "corrupt or truncated %s stream", names[kind]);
+		elfio_err(e, "corrupt or truncated %s stream", elfio_z_name(kind));
 	if (ret)
 		goto out;
 	e->mem = out;
 	e->memlen = outlen;
 	e->compressed = true;
 out:
-	free(in);
+	elfio_free(in);
 	return ret;
 }
 
@@ -426,7 +280,7 @@ static int load_sections(struct elfio *e)
 		return -EINVAL;
 	}
 
-	e->secs = calloc(e->nsec, sizeof(*e->secs));
+	e->secs = elfio_calloc(e->nsec, sizeof(*e->secs));
 	if (!e->secs) {
 		elfio_err(e, "out of memory for %zu sections", e->nsec);
 		return -ENOMEM;
@@ -483,7 +337,7 @@ static int load_sections(struct elfio *e)
 		if (e->secs[i].shdr.sh_type != SHT_SYMTAB_SHNDX || link >= e->nsec)
 			continue;
 		if (!e->xndx_of) {
-			e->xndx_of = calloc(e->nsec, sizeof(*e->xndx_of));
+			e->xndx_of = elfio_calloc(e->nsec, sizeof(*e->xndx_of));
 			if (!e->xndx_of)
 				return -ENOMEM;
 		}
@@ -539,7 +393,7 @@ static void assign_addresses(struct elfio *e)
 
 static int index_sections(struct elfio *e)
 {
-	e->by_addr = calloc(e->nsec, sizeof(*e->by_addr));
+	e->by_addr = elfio_calloc(e->nsec, sizeof(*e->by_addr));
 	if (!e->by_addr) {
 		elfio_err(e, "out of memory for the index of %zu sections", e->nsec);
 		return -ENOMEM;
@@ -650,13 +504,13 @@ struct elfio *elfio_open(const char *path, unsigned int flags)
 
 	elf_version(EV_CURRENT);
 
-	e = calloc(1, sizeof(*e));
+	e = elfio_calloc(1, sizeof(*e));
 	if (e)
-		e->path = strdup(path);
+		e->path = elfio_strdup(path);
 	if (!e || !e->path) {
 		if (!(flags & ELFIO_QUIET))
 			elfio_error(path, "out of memory for the image's descriptor");
-		free(e);
+		elfio_free(e);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -691,8 +545,8 @@ struct elfio *elfio_open(const char *path, unsigned int flags)
 		elfio_err(e, "cannot read: %s", strerror(errno));
 		goto err;
 	}
-	enum zkind z = sniff_compression(magic, (size_t)n);
-	if (z != Z_NONE) {
+	enum elfio_z z = sniff_compression(magic, (size_t)n);
+	if (z != ELFIO_Z_NONE) {
 		ret = decompress_file(e, z);
 		if (ret)
 			goto err;
@@ -728,14 +582,14 @@ struct elfio *elfio_open_memory(const char *name, const void *buf, size_t len,
 	int ret = -ENOMEM;
 
 	elf_version(EV_CURRENT);
-	e = calloc(1, sizeof(*e));
+	e = elfio_calloc(1, sizeof(*e));
 	if (!e) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	e->fd = -1;
 	e->flags = flags;
-	e->path = strdup(name);
+	e->path = elfio_strdup(name);
 	/* ours, for libelf to read (and inflate sections of) as it reads a file */
 	e->mem = elfio_calloc(len ? len : 1, 1);
 	if (!e->path || !e->mem) {
@@ -763,24 +617,24 @@ void elfio_close(struct elfio *e)
 		return;
 	for (size_t i = 0; i < e->ntabs; i++)
 		elfio_free(e->tabs[i].syms);
-	free(e->tabs);
-	free(e->tab_of);
-	free(e->xndx_of);
-	free(e->views);
+	elfio_free(e->tabs);
+	elfio_free(e->tab_of);
+	elfio_free(e->xndx_of);
+	elfio_free(e->views);
 	elfio_free(e->fsyms);
 	elfio_free(e->funcs);
 	elfio_free(e->funcs_maxend);
 	for (size_t i = 0; e->secs && i < e->nsec; i++)
 		elfio_free(e->secs[i].relas);
-	free(e->by_addr);
-	free(e->secs);
+	elfio_free(e->by_addr);
+	elfio_free(e->secs);
 	if (e->elf)
 		elf_end(e->elf);
 	elfio_free(e->mem);
 	if (e->fd >= 0)
 		close(e->fd);
-	free(e->path);
-	free(e);
+	elfio_free(e->path);
+	elfio_free(e);
 }
 
 const char *elfio_path(const struct elfio *e) { return e->path; }
@@ -989,7 +843,7 @@ static int symtab_view(struct elfio *e, size_t shndx, struct symview **out)
 	int ret;
 
 	if (!e->views) {
-		e->views = calloc(e->nsec, sizeof(*e->views));
+		e->views = elfio_calloc(e->nsec, sizeof(*e->views));
 		if (!e->views) {
 			elfio_err(e, "out of memory for the symbol tables");
 			return -ENOMEM;
@@ -1217,8 +1071,8 @@ int elfio_symtab_by_index(struct elfio *e, size_t shndx, const struct elfio_symt
 	}
 	/* Pointers handed out earlier must stay valid: allocate the array once. */
 	if (!e->tabs) {
-		e->tabs = calloc(e->nsec, sizeof(*e->tabs));
-		e->tab_of = calloc(e->nsec, sizeof(*e->tab_of));
+		e->tabs = elfio_calloc(e->nsec, sizeof(*e->tabs));
+		e->tab_of = elfio_calloc(e->nsec, sizeof(*e->tab_of));
 		if (!e->tabs || !e->tab_of) {
 			elfio_err(e, "out of memory for the symbol tables of %zu sections",
 				  e->nsec);

@@ -585,7 +585,8 @@ bool elfio_is_archive(const char *path);
 
 /*
  * The member paths of a thin archive (resolved against the archive's
- * directory): malloc'd strings in an array freed with elfio_free.  Regular
+ * directory): strings and their array from the allocator family (each freed
+ * with elfio_free).  Regular
  * archives are refused (their members are inline).  0 or negative errno, error printed.
  */
 int elfio_thin_archive_members(const char *path, char ***names, size_t *count);
@@ -608,7 +609,11 @@ bool elfio_ar_is_object(const struct elfio_ar *ar, size_t i, const uint8_t **dat
  * and *out NULL when the member is no ELF object, or a negative errno.
  */
 int elfio_ar_open_member(struct elfio_ar *ar, size_t i, unsigned int flags, struct elfio **out);
-/* Replace member i's bytes with data (malloc'd, now the archive's). */
+/*
+ * Replace member i's bytes with data (now the archive's).  Member bytes are
+ * malloc'd, not from the allocator family: this contract is older than the
+ * family and callers (tests/check_elfio.c, repad_member) hand over malloc.
+ */
 int elfio_ar_replace(struct elfio_ar *ar, size_t i, uint8_t *data, size_t size);
 int elfio_ar_write(struct elfio_ar *ar, const char *out_path);
 

@@ -112,7 +112,7 @@ static int pread_all(int fd, uint8_t *p, size_t len, uint64_t off)
 /* fsync the directory holding path: a new or removed name becomes durable */
 static int sync_dir_of(const char *path)
 {
-	char *copy = strdup(path);
+	char *copy = elfio_strdup(path);
 	int ret = 0, dfd;
 
 	if (!copy)
@@ -122,7 +122,7 @@ static int sync_dir_of(const char *path)
 		ret = -errno;
 	if (dfd >= 0)
 		close(dfd);
-	free(copy);
+	elfio_free(copy);
 	return ret;
 }
 
@@ -271,7 +271,7 @@ int elfio_journal_recover(const char *path, bool quiet)
 	bool whole = false;
 	if ((uint64_t)jst.st_size <= JOURNAL_MAX) {
 		size_t len = (size_t)jst.st_size;
-		buf = malloc(len ? len : 1);
+		buf = elfio_calloc(len ? len : 1, 1);
 		if (!buf) {
 			ret = -ENOMEM;
 			what = "the journal of an interrupted write";
@@ -321,12 +321,12 @@ out:
 		elfio_error(path, "out of memory for %s", what);
 	else if (what && !quiet)
 		elfio_error(path, "%s (%s): %s", what, jpath ? jpath : "journal", strerror(-ret));
-	free(buf);
+	elfio_free(buf);
 	if (jfd >= 0)
 		close(jfd);
 	if (ifd >= 0)
 		close(ifd);	/* drops the lock */
-	free(jpath);
+	free(jpath);		/* asprintf's */
 	return ret;
 }
 
@@ -365,8 +365,8 @@ static int build_journal(int fd, const struct stat *st, unsigned int flags,
 	*jlen = 0;
 	if (!ed->n)
 		return 0;
-	by = malloc(ed->n * sizeof(*by));
-	rv = calloc(ed->n, sizeof(*rv));
+	by = elfio_calloc(ed->n, sizeof(*by));
+	rv = elfio_calloc(ed->n, sizeof(*rv));
 	if (!by || !rv) {
 		ret = -ENOMEM;
 		goto out;
@@ -400,7 +400,7 @@ static int build_journal(int fd, const struct stat *st, unsigned int flags,
 		}
 		total += JOURNAL_RANGE + 2 * rv[i].len;
 	}
-	b = malloc(total);
+	b = elfio_calloc(total, 1);
 	if (!b) {
 		ret = -ENOMEM;
 		goto out;
@@ -452,10 +452,10 @@ static int build_journal(int fd, const struct stat *st, unsigned int flags,
 	put_le64(p, crc32(0L, b, (uInt)(total - JOURNAL_TRAILER)));
 	memcpy(p + 4, "PSJE", 4);	/* over the CRC's upper half, which is zero */
 out:
-	free(by);
+	elfio_free(by);
 	if (ret || !n) {
-		free(rv);
-		free(b);
+		elfio_free(rv);
+		elfio_free(b);
 		return ret;
 	}
 	*out = rv;
@@ -628,8 +628,8 @@ out:
 		close(jfd);
 	if (fd >= 0)
 		close(fd);
-	free(jbuf);
-	free(rv);
-	free(jpath);
+	elfio_free(jbuf);
+	elfio_free(rv);
+	free(jpath);		/* asprintf's */
 	return ret;
 }

@@ -141,15 +141,10 @@ static int find_names(const uint8_t *buf, size_t T, struct kallsyms *k, const ch
 		if ((uint64_t)n * 2 > T - X)
 			continue;
 		size_t nm = (n + 255) / 256;
-		if (nm > cap) {
-			uint32_t *m = realloc(marks, nm * sizeof(*m));
-			if (!m) {
-				free(marks);
-				*why = "out of memory";
-				return -ENOMEM;
-			}
-			marks = m;
-			cap = nm;
+		if (elfio_grow(&marks, &cap, nm, sizeof(*marks))) {
+			elfio_free(marks);
+			*why = "out of memory";
+			return -ENOMEM;
 		}
 		if (!walk_names(buf, X + 8, T, n, marks, &end))
 			continue;
@@ -173,10 +168,10 @@ static int find_names(const uint8_t *buf, size_t T, struct kallsyms *k, const ch
 		k->num_syms_at = X;
 		k->names_at = X + 8;
 		k->markers_at = M;
-		free(marks);
+		elfio_free(marks);
 		return 0;
 	}
-	free(marks);
+	elfio_free(marks);
 	*why = "no kallsyms_num_syms, kallsyms_names and kallsyms_markers that agree before the "
 	       "token table";
 	return -EINVAL;
@@ -185,7 +180,7 @@ static int find_names(const uint8_t *buf, size_t T, struct kallsyms *k, const ch
 /* Is seqs (3-byte big-endian numbers, n of them) a permutation of 0..n-1? */
 static bool is_permutation(const uint8_t *seqs, size_t n)
 {
-	uint8_t *seen = calloc((n + 7) / 8, 1);
+	uint8_t *seen = elfio_calloc((n + 7) / 8, 1);
 	bool ok = seen != NULL;
 
 	for (size_t i = 0; i < n && ok; i++) {
@@ -194,7 +189,7 @@ static bool is_permutation(const uint8_t *seqs, size_t n)
 		if (ok)
 			seen[v / 8] |= (uint8_t)(1u << (v % 8));
 	}
-	free(seen);
+	elfio_free(seen);
 	return ok;
 }
 
@@ -245,8 +240,8 @@ int kallsyms_decode(const uint8_t *buf, size_t len, struct kallsyms *k, const ch
 		total += 1;
 		at += hdr + l;
 	}
-	k->pool = malloc(total ? total : 1);
-	k->syms = calloc(n, sizeof(*k->syms));
+	k->pool = elfio_calloc(total ? total : 1, 1);
+	k->syms = elfio_calloc(n, sizeof(*k->syms));
 	if (!k->pool || !k->syms) {
 		kallsyms_free(k);
 		*why = "out of memory";
@@ -315,8 +310,8 @@ long kallsyms_lookup(const struct kallsyms *k, const char *name)
 
 void kallsyms_free(struct kallsyms *k)
 {
-	free(k->syms);
-	free(k->pool);
+	elfio_free(k->syms);
+	elfio_free(k->pool);
 	k->syms = NULL;
 	k->pool = NULL;
 	k->count = 0;

@@ -71,13 +71,13 @@ struct elfio_rw {
 
 struct elfio_rw *elfio_rw_new(struct elfio *e)
 {
-	struct elfio_rw *w = calloc(1, sizeof(*w));
+	struct elfio_rw *w = elfio_calloc(1, sizeof(*w));
 
 	if (!w)
 		goto oom;
 	w->e = e;
 	w->nsec = elfio_nsections(e);
-	w->secs = calloc(w->nsec ? w->nsec : 1, sizeof(*w->secs));
+	w->secs = elfio_calloc(w->nsec ? w->nsec : 1, sizeof(*w->secs));
 	if (!w->secs)
 		goto oom;
 	for (size_t i = 1; i < w->nsec; i++)
@@ -87,8 +87,8 @@ struct elfio_rw *elfio_rw_new(struct elfio *e)
 oom:
 	elfio_err(e, "out of memory for a rewrite");
 	if (w)
-		free(w->secs);
-	free(w);
+		elfio_free(w->secs);
+	elfio_free(w);
 	return NULL;
 }
 
@@ -98,10 +98,10 @@ void elfio_rw_free(struct elfio_rw *w)
 		return;
 	elfio_edits_free(&w->patches);
 	for (size_t i = 0; i < w->nadded; i++)
-		free(w->added[i].name);
+		elfio_free(w->added[i].name);
 	elfio_free(w->added);
-	free(w->secs);
-	free(w);
+	elfio_free(w->secs);
+	elfio_free(w);
 }
 
 int elfio_rw_patch(struct elfio_rw *w, uint64_t off, const void *bytes, size_t len)
@@ -228,7 +228,7 @@ int elfio_rw_add_section(struct elfio_rw *w, const char *name, const GElf_Shdr *
 	}
 	if (elfio_grow(&w->added, &w->added_cap, w->nadded + 1, sizeof(*w->added)))
 		goto oom;
-	w->added[w->nadded].name = strdup(name);
+	w->added[w->nadded].name = elfio_strdup(name);
 	if (!w->added[w->nadded].name)
 		goto oom;
 	w->added[w->nadded].shdr = *sh;
@@ -360,6 +360,7 @@ static int commit_rel(struct elfio_rw *w, const char *out_path, const struct elf
 		goto out;
 	}
 	if (buf) {
+		/* malloc'd: elfio_rw_commit_memory's contract (see elfio_ar_replace) */
 		*buf = malloc(st.st_size ? (size_t)st.st_size : 1);
 		if (!*buf) {
 			ret = -ENOMEM;
@@ -507,7 +508,7 @@ static int commit_segment(struct elfio_rw *w, const char *out_path,
 	uint64_t sh_off = (str_off + str_size + 7) & ~7ull;
 	uint64_t olen = sh_off + (shnum + w->nadded) * sizeof(Elf64_Shdr);
 
-	ob = calloc(1, olen);
+	ob = elfio_calloc(1, olen);
 	if (!ob) {
 		elfio_err(e, "out of memory for a %" PRIu64 "-byte image", olen);
 		return -ENOMEM;
@@ -565,7 +566,7 @@ static int commit_segment(struct elfio_rw *w, const char *out_path,
 	put_le(ob + 0x3c, shnum + w->nadded, 2);
 
 	ret = elfio_write_file_atomic_check(out_path, ob, olen, elfio_mode(e), chk);
-	free(ob);
+	elfio_free(ob);
 	return ret;
 }
 
@@ -611,6 +612,7 @@ int elfio_rw_commit_memory(struct elfio_rw *w, uint8_t **buf, size_t *len)
 		elfio_err(w->e, "the image's bytes are not available");
 		return -EINVAL;
 	}
+	/* malloc'd: the caller's, and it goes on to elfio_ar_replace, which takes malloc */
 	*buf = malloc(rawlen ? rawlen : 1);
 	if (!*buf) {
 		elfio_err(w->e, "out of memory for a %zu-byte image", rawlen);

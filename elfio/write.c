@@ -102,10 +102,13 @@ static void temp_error(const char *out_path, int err)
 		elfio_error(out_path, "cannot create a temporary file: %s", strerror(-err));
 }
 
-/* Open a temporary file beside out_path; *tmp receives its malloc'd name. */
+/*
+ * Open a temporary file beside out_path; *tmp receives its name, asprintf's
+ * (malloc'd by the library: freed with free(), not elfio_free).
+ */
 static int open_temp(const char *out_path, char **tmp)
 {
-	char *copy = strdup(out_path);
+	char *copy = elfio_strdup(out_path);
 	char *name = NULL;
 	int fd;
 
@@ -113,10 +116,10 @@ static int open_temp(const char *out_path, char **tmp)
 		return -ENOMEM;
 	const char *dir = dirname(copy);
 	if (asprintf(&name, "%s/.patchsite.XXXXXX", dir) < 0) {
-		free(copy);
+		elfio_free(copy);
 		return -ENOMEM;
 	}
-	free(copy);
+	elfio_free(copy);
 	fd = mkostemp(name, O_CLOEXEC);
 	if (fd < 0) {
 		int err = -errno;
@@ -129,7 +132,7 @@ static int open_temp(const char *out_path, char **tmp)
 
 static void sync_dir(const char *path)
 {
-	char *copy = strdup(path);
+	char *copy = elfio_strdup(path);
 	if (!copy)
 		return;
 	int dfd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -137,7 +140,7 @@ static void sync_dir(const char *path)
 		fsync(dfd);	/* best effort: the rename itself is already atomic */
 		close(dfd);
 	}
-	free(copy);
+	elfio_free(copy);
 }
 
 /* mode for the output: the target's if it exists, else `mode` less the umask */
@@ -320,7 +323,7 @@ struct elfio_readback {
 
 struct elfio_readback *elfio_readback_open(const char *path)
 {
-	struct elfio_readback *rb = malloc(sizeof(*rb));
+	struct elfio_readback *rb = elfio_calloc(1, sizeof(*rb));
 
 	if (!rb) {
 		errno = ENOMEM;
@@ -329,7 +332,7 @@ struct elfio_readback *elfio_readback_open(const char *path)
 	rb->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (rb->fd < 0) {
 		int err = errno;
-		free(rb);
+		elfio_free(rb);
 		errno = err;
 		return NULL;
 	}
@@ -364,5 +367,5 @@ void elfio_readback_close(struct elfio_readback *rb)
 		return;
 	if (rb->fd >= 0)
 		close(rb->fd);
-	free(rb);
+	elfio_free(rb);
 }

@@ -296,7 +296,7 @@ static int check_config_layout(struct record *r, struct audit *a, bool *no_confi
 	if (ft.kind == BFT_CALLS)
 		l.kind = LAYOUT_CALLS;
 	else if (ft.kind == BFT_NOP5)
-		l.kind = LAYOUT_NOP5;
+		l.kind = LAYOUT_ENTRY_NOP;
 	else
 		l = (struct layout){ LAYOUT_AREA, u, (unsigned int)ft.m * u,
 				     (unsigned int)(ft.n - ft.m) * u };

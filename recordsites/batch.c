@@ -48,7 +48,7 @@ static int paths_add(struct paths *p, const char *s)
 {
 	if (elfio_grow(&p->v, &p->cap, p->n + 1, sizeof(*p->v)))
 		return -ENOMEM;
-	if (!(p->v[p->n] = strdup(s)))
+	if (!(p->v[p->n] = elfio_strdup(s)))
 		return -ENOMEM;
 	p->n++;
 	return 0;
@@ -101,7 +101,7 @@ static int cmp_str(const void *a, const void *b)
 void batch_free(struct batch *b)
 {
 	for (size_t i = 0; i < b->n; i++)
-		free(b->paths[i]);
+		elfio_free(b->paths[i]);
 	elfio_free(b->paths);
 	memset(b, 0, sizeof(*b));
 }

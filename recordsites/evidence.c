@@ -163,7 +163,7 @@ static void shape_of(struct record *r, const struct elfio_symbol *f, uint64_t lo
 			s->padding = true;
 		}
 	} else if ((r->arch->policy & ARCH_POLICY_NOP_MCOUNT) && in.len == r->arch->call_len) {
-		s->nop5 = true;
+		s->entry_nop = true;
 	}
 }
 
@@ -330,7 +330,7 @@ static int parse_producer(struct record *r, const char *prod, struct stmt *st)
 					      (unsigned int)(n - m) * unit };
 		st->flag = pfe_flag;
 	} else if (calls && nopmcount && (r->arch->policy & ARCH_POLICY_NOP_MCOUNT)) {
-		st->layout.kind = LAYOUT_NOP5;
+		st->layout.kind = LAYOUT_ENTRY_NOP;
 		st->flag = "-mnop-mcount";
 	} else if (calls) {
 		st->layout.kind = LAYOUT_CALLS;
@@ -607,7 +607,7 @@ static int vote(const struct fshape *sh, const uint32_t *idx, size_t n, struct v
 {
 	static const unsigned int units[3] = { 1, 2, 4 };
 	size_t hist[3][SHAPE_MAX + 1];
-	size_t calls = 0, nop5 = 0, strong = 0;
+	size_t calls = 0, entry_nops = 0, strong = 0;
 	unsigned int bu = 0, bk = 0;
 
 	memset(v, 0, sizeof(*v));
@@ -616,8 +616,8 @@ static int vote(const struct fshape *sh, const uint32_t *idx, size_t n, struct v
 	for (size_t i = 0; i < n; i++) {
 		const struct fshape *s = &sh[idx[i]];
 		calls += s->call;
-		if (s->nop5) {
-			nop5++;
+		if (s->entry_nop) {
+			entry_nops++;
 			strong++;
 		} else if (s->unit) {
 			hist[unit_index(s->unit)][s->post / s->unit]++;
@@ -643,11 +643,11 @@ static int vote(const struct fshape *sh, const uint32_t *idx, size_t n, struct v
 	bool weak = bu && bk == 1;
 	v->strong = strong;
 
-	/* calls, 5-byte NOPs or areas: one of them, by a wide margin */
+	/* calls, entry NOPs or areas: one of them, by a wide margin */
 	size_t best = calls, second = 0;
 	enum layout_kind kind = LAYOUT_CALLS;
-	const size_t cand[2] = { nop5, area };
-	const enum layout_kind kinds[2] = { LAYOUT_NOP5, LAYOUT_AREA };
+	const size_t cand[2] = { entry_nops, area };
+	const enum layout_kind kinds[2] = { LAYOUT_ENTRY_NOP, LAYOUT_AREA };
 	for (int i = 0; i < 2; i++) {
 		if (cand[i] > best) {
 			second = best;
@@ -663,7 +663,8 @@ static int vote(const struct fshape *sh, const uint32_t *idx, size_t n, struct v
 	}
 	if (second >= MIN_VOTE && second * 10 > best) {
 		snprintf(v->why, sizeof(v->why), "the functions mix flavours: %zu call an mcount "
-			 "target, %zu begin with a 5-byte NOP, %zu with a NOP area", calls, nop5, area);
+			 "target, %zu begin with a 5-byte NOP, %zu with a NOP area", calls, entry_nops,
+			 area);
 		v->result = VOTE_AMBIGUOUS;
 		/* the leader, for the option the refusal suggests */
 		v->layout = (struct layout){ kind, kind == LAYOUT_AREA ? bu : 0, 0,
@@ -676,7 +677,7 @@ static int vote(const struct fshape *sh, const uint32_t *idx, size_t n, struct v
 		v->carriers = calls;
 		return 0;
 	}
-	const char *what = kind == LAYOUT_NOP5 ? "a 5-byte NOP" : weak ? "a single NOP" :
+	const char *what = kind == LAYOUT_ENTRY_NOP ? "a 5-byte NOP" : weak ? "a single NOP" :
 			   "a NOP area";
 	v->carriers = best;
 	if (weak && best * 10 < n) {
@@ -705,9 +706,9 @@ static int vote(const struct fshape *sh, const uint32_t *idx, size_t n, struct v
 					     kind == LAYOUT_AREA ? bk * bu : 0 };
 		return 0;
 	}
-	if (kind == LAYOUT_NOP5) {
+	if (kind == LAYOUT_ENTRY_NOP) {
 		v->result = VOTE_DECIDED;
-		v->layout.kind = LAYOUT_NOP5;
+		v->layout.kind = LAYOUT_ENTRY_NOP;
 		return 0;
 	}
 	uint32_t *c = elfio_calloc(area, sizeof(*c));
@@ -716,7 +717,7 @@ static int vote(const struct fshape *sh, const uint32_t *idx, size_t n, struct v
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		const struct fshape *s = &sh[idx[i]];
-		if (s->unit == bu && !s->nop5 && s->post >= bk * bu)
+		if (s->unit == bu && !s->entry_nop && s->post >= bk * bu)
 			c[t++] = idx[i];
 	}
 	v->layout = (struct layout){ LAYOUT_AREA, bu, 0, bk * bu };
@@ -803,7 +804,7 @@ static void summarise(struct record *r)
 	r->ev.nlayouts = 0;
 	for (size_t i = 0; i < p->nlayouts; i++) {
 		r->has_calls |= p->layouts[i].kind == LAYOUT_CALLS;
-		r->nop_mcount |= p->layouts[i].kind == LAYOUT_NOP5;
+		r->nop_mcount |= p->layouts[i].kind == LAYOUT_ENTRY_NOP;
 		r->patchable |= p->layouts[i].kind == LAYOUT_AREA;
 		r->ev.nlayouts += p->layouts[i].kind != LAYOUT_NONE;
 	}
@@ -828,7 +829,7 @@ static void option_for(const struct record *r, const struct layout *l, bool pre_
 	case LAYOUT_CALLS:
 		snprintf(buf, len, "--calls");
 		break;
-	case LAYOUT_NOP5:
+	case LAYOUT_ENTRY_NOP:
 		snprintf(buf, len, "--nop-mcount");
 		break;
 	case LAYOUT_AREA:
@@ -1015,7 +1016,7 @@ int rs_establish_layout(struct record *r, const struct record_options *o)
 					     (unsigned int)o->patchable_m * u,
 					     (unsigned int)(o->patchable_n - o->patchable_m) * u };
 		else if (o->force_nop_mcount)
-			l.kind = LAYOUT_NOP5;
+			l.kind = LAYOUT_ENTRY_NOP;
 		else
 			l.kind = LAYOUT_CALLS;
 		p->layouts[0] = l;
@@ -1039,7 +1040,7 @@ int rs_establish_layout(struct record *r, const struct record_options *o)
 				p->layouts[0] = r->patchable
 					? (struct layout){ LAYOUT_AREA, 0, r->pre_bytes,
 							   r->post_known ? r->post_bytes : 0 }
-					: (struct layout){ LAYOUT_NOP5, 0, 0, 0 };
+					: (struct layout){ LAYOUT_ENTRY_NOP, 0, 0, 0 };
 				r->ev.source = EVIDENCE_UNDER_TEST;
 			}
 		}
@@ -1146,7 +1147,7 @@ int rs_establish_layout(struct record *r, const struct record_options *o)
 				rs_detect_from_tables(r, o, t2);
 				l = r->patchable ? (struct layout){ LAYOUT_AREA, 0, r->pre_bytes,
 								    r->post_known ? r->post_bytes : 0 }
-						 : (struct layout){ LAYOUT_NOP5, 0, 0, 0 };
+						 : (struct layout){ LAYOUT_ENTRY_NOP, 0, 0, 0 };
 			}
 			if (!t2 || (!r->patchable && !r->nop_mcount)) {
 				ret = ambiguous(r, why, &v.layout);
@@ -1229,11 +1230,11 @@ bool rs_shape_site(struct record *r, size_t i, struct site *s)
 
 	memset(s, 0, sizeof(*s));
 	s->func = sh->sym;
-	if (l->kind == LAYOUT_NOP5) {
-		if (!sh->nop5)
+	if (l->kind == LAYOUT_ENTRY_NOP) {
+		if (!sh->entry_nop)
 			return false;
 		s->addr = sh->addr + sh->land;
-		s->flavour = FLAVOUR_FENTRY_NOP;
+		s->flavour = FLAVOUR_ENTRY_NOP;
 		return true;
 	}
 	if (l->kind != LAYOUT_AREA || !sh->unit || (l->unit && sh->unit != l->unit) ||
@@ -1264,7 +1265,7 @@ void record_describe_layout(const struct record *r, const struct layout *l, char
 		snprintf(buf, len, "calls to %s", r->priv->entry_only ? "__fentry__" :
 			 "mcount/_mcount/__fentry__");
 		break;
-	case LAYOUT_NOP5:
+	case LAYOUT_ENTRY_NOP:
 		snprintf(buf, len, "5-byte NOPs at entry (-mnop-mcount)");
 		break;
 	case LAYOUT_AREA: {

@@ -154,6 +154,10 @@ static size_t put_hex_line(char *p, uint64_t v)
  */
 static char *render_plain_list(const struct record *r, size_t *len)
 {
+	/*
+	 * malloc'd: record_output frees it with free(), beside open_memstream's
+	 * buffer (the library's) and elfio_build_table_object's (*buf malloc'd)
+	 */
 	char *buf = malloc(r->nsites * 19 + 1);
 
 	*len = 0;

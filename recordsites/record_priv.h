@@ -35,7 +35,7 @@ struct fshape {
 	uint8_t unit;		/* bytes of the patch-unit NOP at entry, 0: none */
 	uint8_t post;		/* bytes of that unit's NOPs from entry */
 	uint8_t pre;		/* bytes of that unit's NOPs just before the symbol */
-	bool nop5;		/* begins with the call-sized NOP (x86 -mnop-mcount) */
+	bool entry_nop;		/* begins with the call-sized NOP (x86 -mnop-mcount) */
 	bool call;		/* holds a call to an mcount target */
 	bool padding;		/* nothing but NOPs: padding with a name (__pfx_) */
 	int stmt;		/* DWARF statement index, -1: none */

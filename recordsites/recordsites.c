@@ -43,7 +43,7 @@
 
 static const char *const flavour_names[FLAVOUR_COUNT] = {
 	[FLAVOUR_FENTRY] = "fentry",
-	[FLAVOUR_FENTRY_NOP] = "fentry-nop",
+	[FLAVOUR_ENTRY_NOP] = "fentry-nop",
 	[FLAVOUR_MCOUNT] = "mcount",
 	[FLAVOUR_PATCHABLE] = "patchable",
 	[FLAVOUR_CALL_OPS] = "call-ops",
@@ -130,13 +130,13 @@ static bool verify_nop_mcount(struct record *r, uint64_t addr, struct site *s)
 	if (rs_decode_at(r, addr, &in) != ARCH_DECODE_OK || in.kind != INSN_NOP ||
 	    in.len != r->arch->call_len)
 		return false;
-	s->flavour = FLAVOUR_FENTRY_NOP;
+	s->flavour = FLAVOUR_ENTRY_NOP;
 	if (r->has_symbols) {
 		s->func = elfio_function_at(r->e, addr, 0);
 		if (!s->func || !rs_at_entry(r, s->func, addr))
 			return false;
 	}
-	return layout_is(r, s->func, LAYOUT_NOP5);
+	return layout_is(r, s->func, LAYOUT_ENTRY_NOP);
 }
 
 /*
@@ -833,7 +833,7 @@ static void detect_object(struct record *r, const struct record_options *o)
 		       : (r->has_calls || r->patchable || r->nop_mcount) ? EVIDENCE_OBJECT
 		       : EVIDENCE_NOTHING;
 	r->ev.main = r->patchable ? table_layout(r)
-		     : r->nop_mcount ? (struct layout){ LAYOUT_NOP5, 0, 0, 0 }
+		     : r->nop_mcount ? (struct layout){ LAYOUT_ENTRY_NOP, 0, 0, 0 }
 		     : r->has_calls ? (struct layout){ LAYOUT_CALLS, 0, 0, 0 }
 		     : (struct layout){ LAYOUT_NONE, 0, 0, 0 };
 	r->ev.nlayouts = (size_t)r->has_calls + r->patchable + r->nop_mcount;

@@ -21,7 +21,10 @@
 
 enum site_flavour {
 	FLAVOUR_FENTRY,		/* call __fentry__ at entry (x86 -mfentry) */
-	FLAVOUR_FENTRY_NOP,	/* 5-byte NOP at entry (x86 -mnop-mcount) */
+	FLAVOUR_ENTRY_NOP,	/* a NOP as long as the architecture's call (call_len) at
+				   entry, where the compiler left the call out: x86's
+				   5-byte NOP of -mnop-mcount (ARCH_POLICY_NOP_MCOUNT);
+				   printed "fentry-nop" */
 	FLAVOUR_MCOUNT,		/* call mcount/_mcount in the prologue (-pg) */
 	FLAVOUR_PATCHABLE,	/* -fpatchable-function-entry NOPs */
 	FLAVOUR_CALL_OPS,	/* patchable, with the 8-byte ops literal before the symbol */
@@ -73,7 +76,8 @@ struct site_table {
 enum layout_kind {
 	LAYOUT_NONE,		/* no sites */
 	LAYOUT_CALLS,		/* calls to mcount/_mcount/__fentry__ (-pg, -mfentry) */
-	LAYOUT_NOP5,		/* x86 5-byte NOP at entry (-mnop-mcount) */
+	LAYOUT_ENTRY_NOP,	/* a call_len-byte NOP at entry (-mnop-mcount: x86's 5-byte
+				   NOP; only where the arch sets ARCH_POLICY_NOP_MCOUNT) */
 	LAYOUT_AREA,		/* -fpatchable-function-entry NOP area */
 };
 

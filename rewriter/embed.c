@@ -187,7 +187,7 @@ static bool entry_flavour(const struct arch_ops *ops, enum site_flavour f)
 {
 	if (ops->literal_size)
 		return f == FLAVOUR_CALL_OPS;
-	return f == FLAVOUR_FENTRY || f == FLAVOUR_FENTRY_NOP || f == FLAVOUR_PATCHABLE;
+	return f == FLAVOUR_FENTRY || f == FLAVOUR_ENTRY_NOP || f == FLAVOUR_PATCHABLE;
 }
 
 /*
@@ -367,7 +367,7 @@ static int embed_sites(struct embed *m, const char *in)
 		elfio_err(e, "%s", co->no_sites);
 		goto out;
 	}
-	if (!(v = m->v = calloc(total, sizeof(*v)))) {
+	if (!(v = m->v = elfio_calloc(total, sizeof(*v)))) {
 		err = -ENOMEM;
 		elfio_err(e, "out of memory for %zu entry sites", total);
 		goto out;
@@ -513,7 +513,7 @@ static int embed_segment(struct embed *m)
 		}
 	}
 
-	if (!(seg = m->seg = calloc(1, seg_size))) {
+	if (!(seg = m->seg = elfio_calloc(1, seg_size))) {
 		err = -ENOMEM;
 		elfio_err(e, "out of memory for the new segment (%zu bytes)", (size_t)seg_size);
 		goto out;
@@ -593,8 +593,8 @@ out:
 static void embed_free(struct embed *m)
 {
 	elfio_rw_free(m->w);
-	free(m->seg);
-	free(m->v);
+	elfio_free(m->seg);
+	elfio_free(m->v);
 	for (int k = 0; k < m->nscans; k++)
 		record_free(m->r[k]);
 	elfio_close(m->q);

@@ -208,7 +208,7 @@ static int pin_path(const char *path, const struct pin_options *o, struct pin_re
 	for (size_t k = 0; !ret && k < nm; k++)
 		ret = pin_path(m[k], o, rep, seen, depth + 1);
 	for (size_t k = 0; k < nm; k++)
-		free(m[k]);
+		elfio_free(m[k]);
 	elfio_free(m);
 	return ret;
 }
@@ -223,7 +223,7 @@ int pin_objects(const char *const *paths, size_t n, const struct pin_options *o,
 	memset(rep, 0, sizeof(*rep));
 	for (const char **p = o->extra_points; p && *p; p++)
 		nextra++;
-	seen = calloc(nextra + 1, sizeof(*seen));
+	seen = elfio_calloc(nextra + 1, sizeof(*seen));
 	if (!seen) {
 		elfio_error(n ? paths[0] : "patchsite", "out of memory for the list of patch points");
 		return -ENOMEM;
@@ -237,6 +237,6 @@ int pin_objects(const char *const *paths, size_t n, const struct pin_options *o,
 			ret = -ENOENT;
 		}
 	}
-	free(seen);
+	elfio_free(seen);
 	return ret;
 }

@@ -99,7 +99,7 @@
 /*
  * What happens to one section of the input: its part of the plan, and
  * (buf) its new contents.  The arrays grow with elfio_grow() and, buf
- * too, are elfio_free()d; cum is malloc'd.
+ * too, are elfio_free()d, as are cum and bucket.
  */
 struct grow {
 	uint64_t *points;	/* old offsets of the insertion points, increasing */
@@ -167,8 +167,8 @@ static void grow_free(struct grow *g)
 	elfio_free(g->maps);
 	elfio_free(g->sites);
 	elfio_free(g->relocated);
-	free(g->cum);
-	free(g->bucket);
+	elfio_free(g->cum);
+	elfio_free(g->bucket);
 	elfio_free(g->buf);
 }
 
@@ -320,7 +320,7 @@ static int finish_points(struct grow *g)
 
 	if (!g->n)
 		return 0;
-	g->cum = malloc((g->n + 1) * sizeof(*g->cum));
+	g->cum = elfio_calloc(g->n + 1, sizeof(*g->cum));
 	if (!g->cum)
 		return -ENOMEM;
 	g->cum[0] = 0;
@@ -331,7 +331,7 @@ static int finish_points(struct grow *g)
 	while (g->bshift < 63 && (2ull << g->bshift) <= span)
 		g->bshift++;
 	g->nbuckets = (size_t)(g->points[g->n - 1] >> g->bshift) + 1;
-	g->bucket = malloc((g->nbuckets + 1) * sizeof(*g->bucket));
+	g->bucket = elfio_calloc(g->nbuckets + 1, sizeof(*g->bucket));
 	if (!g->bucket)
 		return -ENOMEM;
 	k = 0;
@@ -1205,7 +1205,7 @@ static int load_input(struct repad *rp)
 	const struct elfio_symtab *st;
 
 	rp->nsec = elfio_nsections(rp->e);
-	rp->shdr = calloc(rp->nsec, sizeof(*rp->shdr));
+	rp->shdr = elfio_calloc(rp->nsec, sizeof(*rp->shdr));
 	if (!rp->shdr)
 		return -ENOMEM;
 	for (size_t i = 1; i < rp->nsec; i++)
@@ -1217,7 +1217,7 @@ static int load_input(struct repad *rp)
 		rp->symtab = st;
 		rp->symtab_index = st->shndx;
 	}
-	rp->g = calloc(rp->nsec, sizeof(*rp->g));
+	rp->g = elfio_calloc(rp->nsec, sizeof(*rp->g));
 	return rp->g ? 0 : -ENOMEM;
 }
 
@@ -1304,8 +1304,8 @@ out:
 	/* after the commit: the writer held our buffers until then */
 	for (size_t i = 0; rp.g && i < rp.nsec; i++)
 		grow_free(&rp.g[i]);
-	free(rp.g);
-	free(rp.shdr);
+	elfio_free(rp.g);
+	elfio_free(rp.shdr);
 	/* the paths that only return -ENOMEM: say it once, here, and what for */
 	if (ret == -ENOMEM && elfio_errors_reported() == errors)
 		elfio_error(in, "out of memory for %s", what);

@@ -58,7 +58,7 @@ static int repad_one_member(struct elfio_ar *ar, size_t i, struct repad_report *
 	}
 	add_report(rep, &r);
 out:
-	free(nb);
+	free(nb);		/* malloc'd: repad_member's (elfio_rw_commit_memory's) contract */
 	return ret;
 }
 
@@ -108,7 +108,7 @@ static int repad_path(const char *in, const char *out, struct repad_report *rep,
 		add_report(rep, &r);
 	}
 	for (size_t k = 0; k < nm; k++)
-		free(m[k]);
+		elfio_free(m[k]);
 	elfio_free(m);
 	return ret;
 }

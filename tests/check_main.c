@@ -17,6 +17,7 @@ int main(void)
 	srunner_add_suite(sr, arch_caps_suite());
 	srunner_add_suite(sr, elfio_suite());
 	srunner_add_suite(sr, bootimg_suite());
+	srunner_add_suite(sr, decompress_suite());
 	srunner_add_suite(sr, embed_suite());
 	srunner_add_suite(sr, recordsites_suite());
 	srunner_add_suite(sr, repad_suite());

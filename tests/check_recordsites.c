@@ -247,7 +247,7 @@ START_TEST(x86_nop_mcount_forced)
 	const uint64_t want[] = { 0x401020 };
 	expect_sites(r, want, 1);
 	ck_assert_int_eq(r->ev.source, EVIDENCE_STATED);
-	ck_assert_int_eq(r->sites[0].flavour, FLAVOUR_FENTRY_NOP);
+	ck_assert_int_eq(r->sites[0].flavour, FLAVOUR_ENTRY_NOP);
 	record_free(r);
 	elfio_close(e);
 	unlink(p);

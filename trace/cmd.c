@@ -70,11 +70,8 @@ struct opts {
 
 static int glob_add(struct trace_globs *g, const char *s)
 {
-	const char **v = realloc(g->v, (g->n + 1) * sizeof(*v));
-
-	if (!v)
+	if (elfio_grow(&g->v, &g->cap, g->n + 1, sizeof(*g->v)))
 		return -ENOMEM;
-	g->v = v;
 	g->v[g->n++] = s;
 	return 0;
 }
@@ -109,18 +106,18 @@ static char *find_prog(const char *name)
 	char buf[PATH_MAX];
 
 	if (strchr(name, '/') || !path)
-		return strdup(name);
+		return elfio_strdup(name);
 	while (*path) {
 		size_t l = strcspn(path, ":");
 
 		snprintf(buf, sizeof(buf), "%.*s%s%s", (int)l, path, l ? "/" : "", name);
 		if (access(buf, X_OK) == 0)
-			return strdup(buf);
+			return elfio_strdup(buf);
 		path += l;
 		if (*path == ':')
 			path++;
 	}
-	return strdup(name);
+	return elfio_strdup(name);
 }
 
 static int file_ok(const char *path)
@@ -139,7 +136,7 @@ static char *find_tracer(const char *given, const char *arch, const char *prog)
 			elfio_error(given, "%s", strerror(errno));
 			return NULL;
 		}
-		return strdup(given);
+		return elfio_strdup(given);
 	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n > 0) {
@@ -150,18 +147,18 @@ static char *find_tracer(const char *given, const char *arch, const char *prog)
 			/* the build tree: ./patchsite beside build/ */
 			snprintf(buf, sizeof(buf), "%s/build/runtime/%s/libpatchsite-trace.so", exe, arch);
 			if (file_ok(buf))
-				return strdup(buf);
+				return elfio_strdup(buf);
 			slash = strrchr(exe, '/');
 			if (slash) {
 				*slash = 0;	/* exe: PREFIX, or the build tree's root */
 				snprintf(buf, sizeof(buf), "%s/lib/patchsite/%s/libpatchsite-trace.so",
 					 exe, arch);
 				if (file_ok(buf))
-					return strdup(buf);
+					return elfio_strdup(buf);
 				snprintf(buf, sizeof(buf), "%s/build/runtime/%s/libpatchsite-trace.so",
 					 exe, arch);
 				if (file_ok(buf))
-					return strdup(buf);
+					return elfio_strdup(buf);
 			}
 		}
 	}
@@ -220,7 +217,7 @@ static char *join_args(int argc, char **argv)
 
 	for (int i = 0; i < argc; i++)
 		len += strlen(argv[i]) + 1;
-	s = malloc(len + 16);
+	s = elfio_calloc(len + 16, 1);
 	if (!s)
 		return NULL;
 	strcpy(s, "patchsite");
@@ -251,7 +248,7 @@ static int run_prog(const struct opts *o, const char *tracer, const char *raw, c
 		bufenv[64], pidenv[64];
 	const char *old = getenv("LD_PRELOAD");
 	int qemu = strcmp(arch, host_arch()) != 0;
-	char **argv = calloc((size_t)pargc + 16, sizeof(*argv));
+	char **argv = elfio_calloc((size_t)pargc + 16, sizeof(*argv));
 	struct sigaction ign = { .sa_handler = SIG_IGN }, oint, oquit;
 	int pipefd[2] = { -1, -1 }, err = 0, child_errno = 0;
 	pid_t pid;
@@ -296,7 +293,7 @@ static int run_prog(const struct opts *o, const char *tracer, const char *raw, c
 	}
 	if (pipe2(pipefd, O_CLOEXEC)) {
 		elfio_error(pargv[0], "pipe: %s", strerror(errno));
-		free(argv);
+		elfio_free(argv);
 		return -errno;
 	}
 	sigaction(SIGINT, &ign, &oint);
@@ -345,7 +342,7 @@ out:
 	sigaction(SIGINT, &oint, NULL);
 	sigaction(SIGQUIT, &oquit, NULL);
 	close(pipefd[0]);
-	free(argv);
+	elfio_free(argv);
 	return err;
 }
 
@@ -472,7 +469,7 @@ int cmd_trace(int argc, char **argv)
 		const struct trace_globs *g = k ? &o.filter.N : &o.filter.F;
 
 		for (size_t i = 0; i < g->n; i++) {
-			struct trace_globs one = { &g->v[i], 1 };
+			struct trace_globs one = { &g->v[i], 1, 1 };
 			size_t j;
 
 			for (j = 0; j < prog.nsyms; j++)
@@ -563,10 +560,10 @@ out:
 		o.chrome ? (void)unlink(dir) : (void)rm_tree(dir);
 	trace_data_free(&data);
 	trace_prog_free(&prog);
-	free(o.filter.F.v);
-	free(o.filter.N.v);
-	free(progpath);
-	free(tracer);
-	free(cmdline);
+	elfio_free(o.filter.F.v);
+	elfio_free(o.filter.N.v);
+	elfio_free(progpath);
+	elfio_free(tracer);
+	elfio_free(cmdline);
 	return rc;
 }

@@ -57,7 +57,7 @@ static char *slurp(const char *dir, const char *name, size_t *len)
 			    "tracer was not loaded)", strerror(errno));
 		goto fail;
 	}
-	buf = malloc((size_t)st.st_size + 1);
+	buf = elfio_calloc((size_t)st.st_size + 1, 1);
 	if (!buf) {
 		elfio_error(path, "out of memory");
 		goto fail;
@@ -79,7 +79,7 @@ static char *slurp(const char *dir, const char *name, size_t *len)
 fail:
 	if (fd >= 0)
 		close(fd);
-	free(buf);
+	elfio_free(buf);
 	return NULL;
 }
 
@@ -105,18 +105,13 @@ static int read_funcs(struct trace_data *d, const char *dir)
 			err = -EINVAL;
 			break;
 		}
-		if (d->nfn == cap) {
-			struct trace_fn *q = realloc(d->fn, (cap = cap * 2 + 256) * sizeof(*q));
-
-			if (!q) {
-				elfio_error(dir, "out of memory");
-				err = -ENOMEM;
-				break;
-			}
-			d->fn = q;
+		if (elfio_grow(&d->fn, &cap, d->nfn + 1, sizeof(*d->fn))) {
+			elfio_error(dir, "out of memory");
+			err = -ENOMEM;
+			break;
 		}
 		d->fn[d->nfn].addr = v;
-		d->fn[d->nfn].name = strdup(sp + 1);
+		d->fn[d->nfn].name = elfio_strdup(sp + 1);
 		if (!d->fn[d->nfn].name) {
 			elfio_error(dir, "out of memory");
 			err = -ENOMEM;
@@ -124,7 +119,7 @@ static int read_funcs(struct trace_data *d, const char *dir)
 		}
 		d->nfn++;
 	}
-	free(text);
+	elfio_free(text);
 	return err;
 }
 
@@ -162,13 +157,13 @@ static int read_dat(const char *dir, const char *name, struct trace_urec **recs,
 		goto out;
 	}
 	want = (size_t)st.st_size / sizeof(**recs) * sizeof(**recs);
-	q = realloc(*recs, (*n + want / sizeof(**recs) + 1) * sizeof(**recs));
-	if (!q) {
+	size_t cap = *n;	/* elfio_grow keeps what the block already holds */
+	if (elfio_grow(recs, &cap, *n + want / sizeof(**recs) + 1, sizeof(**recs))) {
 		err = -ENOMEM;
 		elfio_error(path, "out of memory");
 		goto out;
 	}
-	*recs = q;
+	q = *recs;
 	while (got < want) {
 		ssize_t r = read(fd, (char *)(q + *n) + got, want - got);
 
@@ -208,20 +203,6 @@ struct frame {
 	size_t entry;		/* record index (for -t) */
 };
 
-/* a growing array of n things of size sz: 0 or -ENOMEM */
-static int grow(void **v, size_t *cap, size_t n, size_t sz)
-{
-	void *q;
-
-	if (n < *cap)
-		return 0;
-	q = realloc(*v, (*cap = *cap * 2 + 64) * sz);
-	if (!q)
-		return -ENOMEM;
-	*v = q;
-	return 0;
-}
-
 /* the function of an address (funcs.txt is sorted by address), or -1 */
 static long fn_of(const struct trace_data *d, uint64_t addr)
 {
@@ -244,7 +225,7 @@ static long fn_of(const struct trace_data *d, uint64_t addr)
  */
 static uint64_t *durations(const struct trace_urec *recs, size_t n)
 {
-	uint64_t *dur = malloc((n ? n : 1) * sizeof(*dur));
+	uint64_t *dur = elfio_calloc(n ? n : 1, sizeof(*dur));
 	size_t *stack = NULL, sp = 0, cap = 0;
 
 	if (!dur)
@@ -252,8 +233,8 @@ static uint64_t *durations(const struct trace_urec *recs, size_t n)
 	for (size_t k = 0; k < n; k++) {
 		dur[k] = UINT64_MAX;
 		if (!TRACE_UREC_EXIT(recs[k].bits)) {
-			if (grow((void **)&stack, &cap, sp, sizeof(*stack))) {
-				free(dur);
+			if (elfio_grow(&stack, &cap, sp + 1, sizeof(*stack))) {
+				elfio_free(dur);
 				dur = NULL;
 				break;
 			}
@@ -267,7 +248,7 @@ static uint64_t *durations(const struct trace_urec *recs, size_t n)
 			dur[stack[sp]] = recs[k].time - recs[stack[sp]].time;
 		}
 	}
-	free(stack);
+	elfio_free(stack);
 	return dur;
 }
 
@@ -282,7 +263,7 @@ static int thread_events(struct trace_data *d, struct trace_thread *t, const str
 	uint64_t cache_addr = UINT64_MAX;
 	int err = -ENOMEM;
 
-	t->ev = malloc((n ? n : 1) * sizeof(*t->ev));
+	t->ev = elfio_calloc(n ? n : 1, sizeof(*t->ev));
 	if (!t->ev || (f->min_ns && !(dur = durations(recs, n))))
 		goto out;
 	for (size_t k = 0; k < n; k++) {
@@ -301,7 +282,7 @@ static int thread_events(struct trace_data *d, struct trace_thread *t, const str
 			const char *name = d->fn[fi].name;
 			struct frame *x;
 
-			if (grow((void **)&fr, &cap, nfr, sizeof(*fr)))
+			if (elfio_grow(&fr, &cap, nfr + 1, sizeof(*fr)))
 				goto out;
 			x = &fr[nfr++];
 			x->fn = fi;
@@ -349,8 +330,8 @@ static int thread_events(struct trace_data *d, struct trace_thread *t, const str
 out:
 	if (err)
 		elfio_error("trace", "out of memory for %zu records", n);
-	free(dur);
-	free(fr);
+	elfio_free(dur);
+	elfio_free(fr);
 	return err;
 }
 
@@ -393,6 +374,16 @@ static int rings_listed(const char *dir, char **text)
 	}
 	closedir(dd);
 	if (fclose(f)) {
+		free(*text);	/* open_memstream's: the library's malloc */
+		*text = NULL;
+		elfio_error(dir, "out of memory");
+		return -ENOMEM;
+	}
+	/* ours from here, freed as slurp's text is (open_memstream's is malloc'd) */
+	char *m = *text;
+	*text = elfio_strdup(m);
+	free(m);
+	if (!*text) {
 		elfio_error(dir, "out of memory");
 		return -ENOMEM;
 	}
@@ -456,21 +447,16 @@ int trace_data_read(struct trace_data *d, const char *dir, const struct trace_fi
 		r.dropped = dr;
 		r.lost = lo;
 		r.deep = de;
-		if (nri == cap) {
-			struct ring_info *q = realloc(ri, (cap = cap * 2 + 16) * sizeof(*q));
-
-			if (!q) {
-				err = -ENOMEM;
-				elfio_error(dir, "out of memory");
-				goto out;
-			}
-			ri = q;
+		if (elfio_grow(&ri, &cap, nri + 1, sizeof(*ri))) {
+			err = -ENOMEM;
+			elfio_error(dir, "out of memory");
+			goto out;
 		}
 		ri[nri++] = r;
 	}
 	if (nri)
 		qsort(ri, nri, sizeof(*ri), ring_cmp);
-	d->th = calloc(nri ? nri : 1, sizeof(*d->th));
+	d->th = elfio_calloc(nri ? nri : 1, sizeof(*d->th));
 	if (!d->th) {
 		err = -ENOMEM;
 		elfio_error(dir, "out of memory");
@@ -497,15 +483,15 @@ int trace_data_read(struct trace_data *d, const char *dir, const struct trace_fi
 		err = read_dat(dir, name, &recs, &n);
 		if (!err)
 			err = thread_events(d, t, recs, n, f);
-		free(recs);
+		elfio_free(recs);
 		if (err)
 			goto out;
 	}
 	err = 0;
 out:
-	free(clock);
-	free(threads);
-	free(ri);
+	elfio_free(clock);
+	elfio_free(threads);
+	elfio_free(ri);
 	if (err)
 		trace_data_free(d);
 	return err;
@@ -514,10 +500,10 @@ out:
 void trace_data_free(struct trace_data *d)
 {
 	for (size_t i = 0; i < d->nfn; i++)
-		free(d->fn[i].name);
-	free(d->fn);
+		elfio_free(d->fn[i].name);
+	elfio_free(d->fn);
 	for (size_t i = 0; i < d->nth; i++)
-		free(d->th[i].ev);
-	free(d->th);
+		elfio_free(d->th[i].ev);
+	elfio_free(d->th);
 	memset(d, 0, sizeof(*d));
 }

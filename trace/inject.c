@@ -177,15 +177,10 @@ static int read_maps(pid_t pid, struct map **out, size_t *n)
 			snprintf(e.path, sizeof(e.path), "%s", line + pos);
 			e.path[strcspn(e.path, "\n")] = 0;
 		}
-		if (*n == cap) {
-			struct map *q = realloc(m, (cap = cap * 2 + 64) * sizeof(*m));
-
-			if (!q) {
-				free(m);
-				fclose(f);
-				return -ENOMEM;
-			}
-			m = q;
+		if (elfio_grow(&m, &cap, *n + 1, sizeof(*m))) {
+			elfio_free(m);
+			fclose(f);
+			return -ENOMEM;
 		}
 		m[(*n)++] = e;
 	}
@@ -290,12 +285,12 @@ static int find_libc(struct target *t)
 	int err = read_maps(t->pid, &m, &n);
 
 	if (err) {
-		free(m);
+		elfio_free(m);
 		return gone(t) ? exited_msg(t) : refused_msg(t, -err);
 	}
 	if (elfio_dynsym_lookup(t->exe, NULL, NULL, 0, &first) || map_bias(m, n, t->exe, first, &t->bias)) {
 		elfio_error(t->name, "%s: not found in /proc/%d/maps", t->exe, (int)t->pid);
-		free(m);
+		elfio_free(m);
 		return EXIT_BAD;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -307,7 +302,7 @@ static int find_libc(struct target *t)
 		if (err) {
 			elfio_error(t->name, "%s: no dlopen, dlclose or dlerror in its .dynsym (glibc "
 				    "2.34 or later exports them from libc)", m[i].path);
-			free(m);
+			elfio_free(m);
 			return EXIT_BAD;
 		}
 		map_bias(m, n, m[i].path, first, &bias);
@@ -315,10 +310,10 @@ static int find_libc(struct target *t)
 		t->dlclose = bias + vals[1];
 		t->dlerror = bias + vals[2];
 		t->munmap = bias + vals[3];
-		free(m);
+		elfio_free(m);
 		return 0;
 	}
-	free(m);
+	elfio_free(m);
 	elfio_error(t->name, "%s: no libc.so.6 in its maps (a static program cannot load the "
 		    "tracer)", t->exe);
 	return EXIT_BAD;
@@ -549,7 +544,7 @@ static void find_libs(struct target *t, const char *lib)
 		t->attach_fn = bias + vals[0];
 		t->detach_fn = bias + vals[1];
 	}
-	free(m);
+	elfio_free(m);
 }
 
 /* the mappings of the program's own file (its code: a safe place to stop) */
@@ -589,13 +584,8 @@ static int thread_list(pid_t pid, pid_t **tids, size_t *n)
 
 		if (tid <= 0 || tid == pid)
 			continue;
-		if (*n == cap) {
-			pid_t *q = realloc(*tids, (cap = cap * 2 + 16) * sizeof(**tids));
-
-			if (!q)
-				break;
-			*tids = q;
-		}
+		if (elfio_grow(tids, &cap, *n + 1, sizeof(**tids)))
+			break;
 		(*tids)[(*n)++] = tid;
 	}
 	closedir(d);
@@ -634,7 +624,7 @@ static int quiesce(struct target *t)
 		for (size_t i = 0; i < n; i++)
 			if (tids[i])
 				ptrace(PTRACE_DETACH, tids[i], 0, 0);
-		free(tids);
+		elfio_free(tids);
 		if (!busy)
 			return 0;
 		if (now_ms() > end)
@@ -700,7 +690,7 @@ static void unmap_leftovers(struct target *t, const struct map *m0, size_t n0,
 	if (fd < 0 || read_maps(t->pid, &m, &n)) {
 		if (fd >= 0)
 			close(fd);
-		free(m);
+		elfio_free(m);
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -725,7 +715,7 @@ static void unmap_leftovers(struct target *t, const struct map *m0, size_t n0,
 		call(t, t->munmap, NULL, m[i].lo, NULL, size, &ret);
 	}
 	close(fd);
-	free(m);
+	elfio_free(m);
 }
 
 /*
@@ -769,7 +759,7 @@ static long verify_code(const struct target *t)
 		}
 	}
 out:
-	free(m);
+	elfio_free(m);
 	close(fd);
 	return diff;
 }
@@ -830,7 +820,7 @@ static int fail_detach(struct target *t, int err)
 
 int trace_attach_pid(pid_t pid, const struct trace_attach_opts *o)
 {
-	struct target *t = calloc(1, sizeof(*t));
+	struct target *t = elfio_calloc(1, sizeof(*t));
 	char lib[PATH_MAX], dir[] = "/tmp/patchsite-attach.XXXXXX", out[PATH_MAX + 64],
 	     msg[PATH_MAX + 64], conf[8192], err_s[512];
 	struct map *em = NULL, *m0 = NULL;
@@ -1066,9 +1056,9 @@ rmdir:
 	unlink(msg);
 	rmdir(dir);
 out:
-	free(em);
-	free(m0);
-	free(t);
+	elfio_free(em);
+	elfio_free(m0);
+	elfio_free(t);
 	return rc;
 }
 
@@ -1094,6 +1084,7 @@ int trace_attach_cmd(int argc, char **argv)
 	};
 	struct trace_attach_opts o = { 0 };
 	char *globs = NULL, *end;
+	size_t globs_cap = 0;
 	long pid = 0;
 	int c, rc;
 
@@ -1104,28 +1095,26 @@ int trace_attach_cmd(int argc, char **argv)
 			errno = 0;
 			pid = strtol(optarg, &end, 10);
 			if (errno || *end || end == optarg || pid <= 0 || pid > INT_MAX) {
-				free(globs);
+				elfio_free(globs);
 				return attach_usage("-p takes a process id, not '%s'", optarg);
 			}
 			break;
 		case 'F': {
 			size_t l = globs ? strlen(globs) : 0;
-			char *g = realloc(globs, l + strlen(optarg) + 2);
 
-			if (!g) {
-				free(globs);
+			if (elfio_grow(&globs, &globs_cap, l + strlen(optarg) + 2, 1)) {
+				elfio_free(globs);
 				return attach_usage("%s", "out of memory");
 			}
 			if (l)
-				g[l++] = ',';
-			strcpy(g + l, optarg);
-			globs = g;
+				globs[l++] = ',';
+			strcpy(globs + l, optarg);
 			break;
 		}
 		case OPT_DURATION:
 			o.duration = strtod(optarg, &end);
 			if (end == optarg || *end || !(o.duration > 0)) {
-				free(globs);
+				elfio_free(globs);
 				return attach_usage("--duration takes seconds, not '%s'", optarg);
 			}
 			break;
@@ -1137,23 +1126,23 @@ int trace_attach_cmd(int argc, char **argv)
 			break;
 		case OPT_FORMAT:
 			if (strcmp(optarg, "text") && strcmp(optarg, "tsv") && strcmp(optarg, "json")) {
-				free(globs);
+				elfio_free(globs);
 				return attach_usage("--format takes text, tsv or json, not '%s'", optarg);
 			}
 			o.format = optarg;
 			break;
 		default:
-			free(globs);
+			elfio_free(globs);
 			return attach_usage("bad option '%s' (unknown, or without its argument)",
 					    argv[optind - 1]);
 		}
 	}
 	if (!pid || optind != argc) {
-		free(globs);
+		elfio_free(globs);
 		return attach_usage("%s", "-p PID attaches to a running program and takes no PROG");
 	}
 	o.globs = globs;
 	rc = trace_attach_pid((pid_t)pid, &o);
-	free(globs);
+	elfio_free(globs);
 	return rc;
 }

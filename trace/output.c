@@ -306,7 +306,7 @@ struct open_call {
 /* the thread's calls into rows (one per function), open[] zeroed */
 static int thread_stats(const struct trace_thread *t, struct stat_row *rows, uint32_t *open)
 {
-	struct open_call *st = malloc((t->nev ? t->nev : 1) * sizeof(*st));
+	struct open_call *st = elfio_calloc(t->nev ? t->nev : 1, sizeof(*st));
 	size_t sp = 0;
 
 	if (!st)
@@ -345,7 +345,7 @@ static int thread_stats(const struct trace_thread *t, struct stat_row *rows, uin
 	}
 	while (sp)
 		open[st[--sp].fn]--;
-	free(st);
+	elfio_free(st);
 	return 0;
 }
 
@@ -353,9 +353,9 @@ int trace_write_summary(FILE *out, const struct trace_run *r, int per_thread)
 {
 	const struct trace_data *d = r->data;
 	size_t groups = per_thread ? d->nth : 1, n = 0;
-	struct stat_row *rows = calloc((d->nfn ? d->nfn : 1) * groups, sizeof(*rows));
-	struct stat_row *list = calloc((d->nfn ? d->nfn : 1) * groups, sizeof(*list));
-	uint32_t *open = calloc(d->nfn ? d->nfn : 1, sizeof(*open));
+	struct stat_row *rows = elfio_calloc((d->nfn ? d->nfn : 1) * groups, sizeof(*rows));
+	struct stat_row *list = elfio_calloc((d->nfn ? d->nfn : 1) * groups, sizeof(*list));
+	uint32_t *open = elfio_calloc(d->nfn ? d->nfn : 1, sizeof(*open));
 	uint64_t records = 0, dropped = 0, deep = 0, lost = 0, called = 0;
 	int err = -ENOMEM;
 
@@ -410,8 +410,8 @@ int trace_write_summary(FILE *out, const struct trace_run *r, int per_thread)
 out:
 	if (err == -ENOMEM)
 		elfio_error("trace", "out of memory for the summary");
-	free(rows);
-	free(list);
-	free(open);
+	elfio_free(rows);
+	elfio_free(list);
+	elfio_free(open);
 	return err;
 }

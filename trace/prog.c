@@ -146,7 +146,7 @@ int trace_prog_open(struct trace_prog *p, const char *path)
 		elfio_error(path, "the embedded segment's site table is out of bounds");
 		goto out;
 	}
-	sites = calloc(seg->count ? seg->count : 1, sizeof(*sites));
+	sites = elfio_calloc(seg->count ? seg->count : 1, sizeof(*sites));
 	if (!sites) {
 		elfio_error(path, "out of memory for %llu sites", (unsigned long long)seg->count);
 		err = -ENOMEM;
@@ -187,7 +187,7 @@ int trace_prog_open(struct trace_prog *p, const char *path)
 		const Elf64_Sym *sy = (const Elf64_Sym *)(b + tab->sh_offset);
 		size_t n = tab->sh_size / sizeof(Elf64_Sym);
 
-		p->syms = calloc(n ? n : 1, sizeof(*p->syms));
+		p->syms = elfio_calloc(n ? n : 1, sizeof(*p->syms));
 		if (!p->syms) {
 			elfio_error(path, "out of memory for %zu symbols", n);
 			err = -ENOMEM;
@@ -205,7 +205,7 @@ int trace_prog_open(struct trace_prog *p, const char *path)
 			if (!end || end == nm)
 				continue;
 			s = &p->syms[p->nsyms];
-			s->name = strdup(nm);
+			s->name = elfio_strdup(nm);
 			if (!s->name) {
 				elfio_error(path, "out of memory for names");
 				err = -ENOMEM;
@@ -219,7 +219,7 @@ int trace_prog_open(struct trace_prog *p, const char *path)
 		}
 		qsort(p->syms, p->nsyms, sizeof(*p->syms), sym_cmp);
 	}
-	p->path = strdup(real);
+	p->path = elfio_strdup(real);
 	if (!p->path) {
 		elfio_error(path, "out of memory");
 		err = -ENOMEM;
@@ -227,7 +227,7 @@ int trace_prog_open(struct trace_prog *p, const char *path)
 	}
 	err = 0;
 out:
-	free(sites);
+	elfio_free(sites);
 	if (b != MAP_FAILED)
 		munmap((void *)b, size);
 	if (fd >= 0)
@@ -240,8 +240,8 @@ out:
 void trace_prog_free(struct trace_prog *p)
 {
 	for (size_t i = 0; i < p->nsyms; i++)
-		free(p->syms[i].name);
-	free(p->syms);
-	free(p->path);
+		elfio_free(p->syms[i].name);
+	elfio_free(p->syms);
+	elfio_free(p->path);
 	memset(p, 0, sizeof(*p));
 }

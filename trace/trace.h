@@ -48,8 +48,9 @@ const char *trace_prog_arch(const struct trace_prog *p);
 /* --- The records (data.c) --- */
 
 struct trace_globs {
-	const char **v;
+	const char **v;		/* elfio_grow'n, elfio_free'd */
 	size_t n;
+	size_t cap;
 };
 
 int trace_globs_match(const struct trace_globs *g, const char *name);
