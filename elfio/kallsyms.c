@@ -245,7 +245,7 @@ int kallsyms_decode(const uint8_t *buf, size_t len, struct kallsyms *k, const ch
 		total += 1;
 		at += hdr + l;
 	}
-	k->pool = malloc(total ? total : 1);
+	k->pool = malloc(total + 16);	/* + 16: a token is stored 16 bytes at a time */
 	k->syms = calloc(n, sizeof(*k->syms));
 	if (!k->pool || !k->syms) {
 		kallsyms_free(k);
@@ -258,11 +258,15 @@ int kallsyms_decode(const uint8_t *buf, size_t len, struct kallsyms *k, const ch
 	 * token that was a seventh of auditing an arm64 Image, perf).
 	 */
 	bool printable[256];
+	uint8_t tok16[256][16];		/* each token of 16 bytes or less, padded to 16 */
+	memset(tok16, 0, sizeof(tok16));
 	for (int i = 0; i < 256; i++) {
 		printable[i] = true;
 		for (size_t j = 0; j < t.len[i]; j++)
 			if (t.tab[t.idx[i] + j] < 0x21 || t.tab[t.idx[i] + j] > 0x7e)
 				printable[i] = false;
+		if (t.len[i] <= 16)
+			memcpy(tok16[i], t.tab + t.idx[i], t.len[i]);
 	}
 	char *o = k->pool;
 	size_t neg = 0;
@@ -277,10 +281,13 @@ int kallsyms_decode(const uint8_t *buf, size_t len, struct kallsyms *k, const ch
 		bool ok = true;
 		for (size_t j = 0; j < l; j++) {
 			uint8_t tok = buf[at + hdr + j];
-			const uint8_t *from = t.tab + t.idx[tok];
 			ok &= printable[tok];
-			for (size_t c = 0; c < t.len[tok]; c++)	/* tokens are a few bytes */
-				*o++ = (char)from[c];
+			/* a fixed-size copy: no branch on the token's length */
+			if (t.len[tok] <= 16)
+				memcpy(o, tok16[tok], 16);
+			else
+				memcpy(o, t.tab + t.idx[tok], t.len[tok]);
+			o += t.len[tok];
 		}
 		*o++ = 0;
 		at += hdr + l;
