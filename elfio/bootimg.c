@@ -481,7 +481,7 @@ struct syms {
 
 static void syms_free(struct syms *s)
 {
-	free(s->v);
+	elfio_free(s->v);
 	free(s->pool);
 	kallsyms_free(&s->k);
 }
@@ -533,7 +533,7 @@ static int read_map(const char *image, const char *path, bool quiet, struct syms
 	size_t lines = 0;
 	for (size_t i = 0; i < len; i++)
 		lines += text[i] == '\n';
-	s->v = calloc(lines + 1, sizeof(*s->v));
+	s->v = elfio_calloc(lines + 1, sizeof(*s->v));
 	if (!s->v) {
 		free(text);
 		return -ENOMEM;
@@ -976,7 +976,7 @@ static int from_kallsyms(const struct payload *p, struct syms *s, const char **w
 	if (text_only(&s->k))
 		return -ENODATA;
 	kallsyms_resolve(&s->k, s->k.relative_base);
-	s->v = calloc(s->k.count ? s->k.count : 1, sizeof(*s->v));
+	s->v = elfio_calloc(s->k.count ? s->k.count : 1, sizeof(*s->v));
 	if (!s->v)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->k.count; i++)
@@ -1327,7 +1327,7 @@ static int raw_image(const struct image_arch *ia, const char *path, const uint8_
 			goto out;
 		}
 		kallsyms_resolve(&s.k, base);
-		s.v = calloc(s.k.count + 1, sizeof(*s.v));
+		s.v = elfio_calloc(s.k.count + 1, sizeof(*s.v));
 		if (!s.v) {
 			ret = -ENOMEM;
 			goto out;

@@ -245,8 +245,9 @@ int kallsyms_decode(const uint8_t *buf, size_t len, struct kallsyms *k, const ch
 		total += 1;
 		at += hdr + l;
 	}
-	k->pool = malloc(total + 16);	/* + 16: a token is stored 16 bytes at a time */
-	k->syms = calloc(n, sizeof(*k->syms));
+	/* elfio_calloc: a kernel's are megabytes, in huge pages (base/mem.c) */
+	k->pool = elfio_calloc(total + 16, 1);	/* + 16: a token is stored 16 bytes at a time */
+	k->syms = elfio_calloc(n, sizeof(*k->syms));
 	if (!k->pool || !k->syms) {
 		kallsyms_free(k);
 		*why = "out of memory";
@@ -336,8 +337,8 @@ long kallsyms_lookup(const struct kallsyms *k, const char *name)
 
 void kallsyms_free(struct kallsyms *k)
 {
-	free(k->syms);
-	free(k->pool);
+	elfio_free(k->syms);
+	elfio_free(k->pool);
 	k->syms = NULL;
 	k->pool = NULL;
 	k->count = 0;
