@@ -749,7 +749,12 @@ static void alt_ranges_read(const struct payload *p, const struct syms *s, struc
 		v[2 * i] = a->addr + 12 * i + (uint64_t)(int64_t)off;
 		v[2 * i + 1] = v[2 * i] + b[12 * i + 10];
 	}
-	qsort(v, n, 2 * sizeof(*v), cmp_u64p);
+	/* the table is in link order, so mostly by address already: sort when not */
+	size_t i = 1;
+	while (i < n && v[2 * (i - 1)] <= v[2 * i])
+		i++;
+	if (i < n)
+		qsort(v, n, 2 * sizeof(*v), cmp_u64p);
 	ar->lo = v;
 	ar->n = n;
 }
