@@ -354,6 +354,19 @@ struct arch_ops {
 	unsigned int (*local_entry)(unsigned int st_other);
 
 	/*
+	 * Where an entry-profiling call (ppc64 -mprofile-kernel: `mflr r0;
+	 * [std r0,16(r1);] bl _mcount` at the local entry, after the global
+	 * entry's TOC setup) sits from a function's symbol, told from the code
+	 * at the symbol (buf, len bytes; len may be short): 0 when no such
+	 * call belongs there.  Used where the symbols have no sizes (a
+	 * kernel's kallsyms or System.map, whose extents run to the next
+	 * symbol and so take in the code of an overridden weak function that
+	 * has no symbol): a call elsewhere in the extent is not a site.  NULL:
+	 * the call's place is not fixed (mcount calls after the prologue).
+	 */
+	unsigned int (*entry_call_offset)(const uint8_t *buf, size_t len);
+
+	/*
 	 * Encoders, used by the rewriting commands.  Each writes exactly len
 	 * bytes (len a multiple of insn_align) and returns 0, or -EINVAL (len not
 	 * representable) or -ERANGE (target out of range).

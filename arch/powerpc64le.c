@@ -114,6 +114,14 @@
 #define PPC_DS_MASK		0x0000fffcu	/* DS-form: low two bits are the XO */
 #define PPC_DS_XO		0x00000003u
 
+/* The entry of a -mprofile-kernel function: TOC setup, then the link register saved. */
+#define PPC_ADDIS_R2_R12	0x3c4c0000u	/* addis r2,r12,HI */
+#define PPC_LIS_R2		0x3c400000u	/* lis r2,HI: ld's form of it in a static
+						   non-PIE link (the TOC's address is known) */
+#define PPC_ADDI_R2_R2		0x38420000u	/* addi r2,r2,LO */
+#define PPC_MFLR_R0		0x7c0802a6u
+#define PPC_STD_R0_16_R1	0xf8010010u	/* std r0,16(r1) */
+
 /* The TOC pointer is this far past the start of .got (ELFv2 ABI, GNU ld). */
 #define PPC_TOC_BIAS		0x8000u
 
@@ -220,6 +228,32 @@ static unsigned int ppc_local_entry(unsigned int st_other)
 	return v >= 2 && v <= 6 ? 1u << v : 0;
 }
 
+/*
+ * -mprofile-kernel's call from the code at the symbol: [addis r2,r12,HI (or
+ * lis r2,HI); addi r2,r2,LO] (the global entry's TOC setup, local entry
+ * +8), `mflr
+ * r0`, [`std r0,16(r1)`: older GCCs], then the `bl`: at +4, +8, +12 or
+ * +16, the sequence ftrace_init_nop checks before the site
+ * (arch/powerpc/kernel/trace/ftrace.c) and within FTRACE_MCOUNT_MAX_OFFSET
+ * (16), past which the kernel ignores an entry as a weak leftover.
+ */
+static unsigned int ppc_entry_call_offset(const uint8_t *buf, size_t len)
+{
+	unsigned int at = 0;
+
+	uint32_t w = len >= PPC_INSN_SIZE ? ppc_get32(buf) & PPC_HI16 : 0;
+
+	if ((w == PPC_ADDIS_R2_R12 || w == PPC_LIS_R2) && len >= 2 * PPC_INSN_SIZE &&
+	    (ppc_get32(buf + 4) & PPC_HI16) == PPC_ADDI_R2_R2)
+		at = 2 * PPC_INSN_SIZE;
+	if (len < at + 2 * PPC_INSN_SIZE || ppc_get32(buf + at) != PPC_MFLR_R0)
+		return 0;
+	at += PPC_INSN_SIZE;
+	if (ppc_get32(buf + at) == PPC_STD_R0_16_R1)
+		at += PPC_INSN_SIZE;
+	return at;
+}
+
 /* GCC and GNU as pad with `nop` whatever the flags say. */
 static unsigned int ppc_nop_unit(unsigned int e_flags)
 {
@@ -254,6 +288,7 @@ const struct arch_ops arch_powerpc64le = {
 	/* PLT code is call stubs among the text, not .plt entries: plt_slot stays NULL */
 	.text_plt_slot		= ppc_text_plt_slot,
 	.local_entry		= ppc_local_entry,
+	.entry_call_offset	= ppc_entry_call_offset,
 	.nop_unit		= ppc_nop_unit,
 	.nop_name		= ppc_nop_name,
 	/* record, audit and in-place only (caps): the rewriting hooks stay NULL */

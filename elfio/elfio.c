@@ -476,7 +476,12 @@ static int open_boot_image(struct elfio *e, uint8_t *magic, ssize_t *n)
 	int ret;
 
 	if (!b) {
-		b = e->file_size ? mmap(NULL, e->file_size, PROT_READ, MAP_PRIVATE, e->fd, 0) : NULL;
+		/* a boot image is read whole (copied into the ELF made from it): its
+		   page tables filled in one call, not a fault at a time (an ELF is
+		   mostly not read here: only whether it is a stripped kernel) */
+		bool elf = *n >= SELFMAG && !memcmp(magic, ELFMAG, SELFMAG);
+		b = e->file_size ? mmap(NULL, e->file_size, PROT_READ,
+					MAP_PRIVATE | (elf ? 0 : MAP_POPULATE), e->fd, 0) : NULL;
 		if (b == MAP_FAILED)
 			return 0;	/* parse_image says what it is not */
 		len = e->file_size;

@@ -416,6 +416,8 @@ int audit_run(struct record *r, struct audit *a)
 				continue;
 			const struct elfio_symbol *f = r->has_symbols
 				? elfio_function_at(r->e, v, r->pre_bytes) : NULL;
+			if (record_unnamed_code(r, v, f))
+				f = NULL;	/* as vmlinux's sizes say: in no function */
 			fd = add(a, FIND_STALE, v, f);
 			if (!fd)
 				goto out_table;

@@ -167,6 +167,27 @@ bool rs_at_entry(struct record *r, const struct elfio_symbol *f, uint64_t addr)
 						      addr == local + rs_landing_len(r, local)));
 }
 
+/*
+ * A boot image's symbols have no sizes (kallsyms, System.map): f's extent
+ * runs to the next symbol and takes in the code of an overridden weak
+ * function, which has no symbol of its own.  Where the architecture fixes
+ * an mcount call's place from the symbol (arch.h entry_call_offset), a call
+ * elsewhere in the extent is not f's: on vmlinux, whose sizes end f before
+ * it, it lies outside every sized function.
+ */
+bool rs_call_outside(struct record *r, const struct elfio_symbol *f, uint64_t addr)
+{
+	size_t avail;
+	const uint8_t *b;
+	unsigned int off;
+
+	if (!f || !r->arch->entry_call_offset || !elfio_is_boot_image(r->e))
+		return false;
+	b = text_at(r, f->addr, &avail);
+	off = b ? r->arch->entry_call_offset(b, avail) : 0;
+	return !off || addr != f->addr + off;
+}
+
 bool rs_is_patch_nop(const struct record *r, const struct arch_insn *in)
 {
 	return in->kind == INSN_NOP && in->len < 32 && (r->arch->patch_nop_sizes & (1u << in->len));

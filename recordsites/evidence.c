@@ -246,7 +246,9 @@ static int compute_shapes(struct record *r, const struct elfio_symbol *const *f,
 	} else {
 		for (size_t i = 0; i < r->priv->ncalls; i++) {
 			const struct elfio_symbol *g = r->priv->calls[i].func;
-			long k = g ? shape_find(v, n, g->addr) : -1;
+			/* a boot image's sizeless extent: a weak leftover's call is not g's */
+			long k = g && !rs_call_outside(r, g, r->priv->calls[i].addr)
+				 ? shape_find(v, n, g->addr) : -1;
 			if (k >= 0)
 				v[k].call = true;
 		}

@@ -101,6 +101,9 @@ unsigned int rs_landing_len(struct record *r, uint64_t addr);
 /* Bytes from f's symbol to its local entry point (arch.h local_entry), 0 for most. */
 unsigned int rs_local_entry(const struct record *r, const struct elfio_symbol *f);
 bool rs_is_patch_nop(const struct record *r, const struct arch_insn *in);
+/* A call at addr in f's extent (a boot image's: no sizes) that cannot be f's (arch.h
+   entry_call_offset): the code of a function with no symbol. */
+bool rs_call_outside(struct record *r, const struct elfio_symbol *f, uint64_t addr);
 bool rs_is_mcount_call(struct record *r, uint64_t addr, const struct arch_insn *in, bool *entry);
 /* NOP bytes from addr in NOPs of exactly `unit` bytes (any patch unit: 0), up to limit. */
 unsigned int rs_nop_run(struct record *r, uint64_t addr, unsigned int unit, unsigned int limit);

@@ -115,7 +115,7 @@ static bool verify_call(struct record *r, uint64_t addr, struct site *s)
 	s->flavour = entry ? FLAVOUR_FENTRY : FLAVOUR_MCOUNT;
 	if (r->has_symbols) {
 		s->func = elfio_function_at(r->e, addr, 0);
-		if (!s->func)
+		if (!s->func || rs_call_outside(r, s->func, addr))
 			return false;
 		if (entry && !rs_at_entry(r, s->func, addr))
 			return false;
@@ -877,6 +877,8 @@ static bool call_site(struct record *r, const struct call *c, struct site *s)
 	s->flavour = c->entry ? FLAVOUR_FENTRY : FLAVOUR_MCOUNT;
 	if (c->func && c->entry && !rs_at_entry(r, c->func, c->addr))
 		return false;
+	if (rs_call_outside(r, c->func, c->addr))
+		return false;
 	return record_layout_at(r, c->func ? c->func->addr : 0)->kind == LAYOUT_CALLS;
 }
 
@@ -1321,6 +1323,15 @@ err:
 oom:
 	oom_for(e, before, -ENOMEM, what);
 	return -ENOMEM;
+}
+
+bool record_unnamed_code(struct record *r, uint64_t addr, const struct elfio_symbol *f)
+{
+	struct arch_insn in;
+	bool entry;
+
+	return f && rs_decode_at(r, addr, &in) == ARCH_DECODE_OK &&
+	       rs_is_mcount_call(r, addr, &in, &entry) && rs_call_outside(r, f, addr);
 }
 
 long record_find(const struct record *r, uint64_t addr)

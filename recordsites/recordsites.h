@@ -162,6 +162,12 @@ void record_free(struct record *r);
  * returns true if it decodes as one.  Used by audit for table entries.
  */
 bool record_verify(struct record *r, uint64_t addr, struct site *s);
+/*
+ * Is addr, in f's extent, a call to an mcount target that cannot be f's (a
+ * boot image, whose symbols have no sizes: the code of an overridden weak
+ * function, which vmlinux's sizes leave outside every function)?
+ */
+bool record_unnamed_code(struct record *r, uint64_t addr, const struct elfio_symbol *f);
 /* Index of site at addr, or -1. */
 long record_find(const struct record *r, uint64_t addr);
 /* The table a kernel reads and `record --in-place` writes, or NULL. */

@@ -42,7 +42,7 @@ static const struct field {
 	FIELD(abs64_reloc), FIELD(relative_reloc), FIELD(plt_entry_size), FIELD(align_reloc),
 	FIELD(relax_reloc), FIELD(patch_points), FIELD(patch_point_len), FIELD(max_page_size),
 	FIELD(decode), FIELD(patch_nop_at), FIELD(call_reloc_back), FIELD(plt_slot),
-	FIELD(text_plt_slot), FIELD(local_entry),
+	FIELD(text_plt_slot), FIELD(local_entry), FIELD(entry_call_offset),
 	FIELD(encode_nops), FIELD(encode_call), FIELD(nop_unit), FIELD(nop_name),
 	FIELD(insn_len), FIELD(pcrel_decode), FIELD(pcrel_encode), FIELD(align_target),
 	FIELD(align_padding), FIELD(mapping_symbol), FIELD(callops), FIELD(callops_site),

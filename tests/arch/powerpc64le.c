@@ -3,7 +3,8 @@
  * powerpc64le's hooks beyond decode (tests/arch/README): the PLT call stubs
  * ld puts among the text (text_plt_slot) and local entry points from
  * st_other (local_entry), and its call relocations (rows for
- * tests/arch/harness.c's shared call_reloc_back body).  The stub words
+ * tests/arch/harness.c's shared call_reloc_back body), and where
+ * -mprofile-kernel's call sits from a symbol (entry_call_offset).  The stub words
  * are those of a real link: GNU ld 2.40's `0000004b.plt_call._mcount` in
  * a -pg program whose .got is at 0x1ff00, slot 0x20030 (R_PPC64_JMP_SLOT
  * _mcount in .rela.plt).
@@ -11,6 +12,7 @@
 #include <errno.h>
 #include <check.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tests/arch/harness.h"
@@ -97,6 +99,44 @@ START_TEST(local_entry_from_st_other)
 }
 END_TEST
 
+/*
+ * -mprofile-kernel's call place from the code at the symbol: words of the
+ * minikernel fixture's b_one (no TOC), b_square (static link: lis r2) and
+ * a relocatable kernel's global entry (addis r2,r12).
+ */
+#define MFLR_R0		0x7c0802a6u
+#define BL_MCOUNT	0x4bfff231u
+#define ADDIS_R2_R12	0x3c4c0190u	/* addis r2,r12,400 */
+#define LIS_R2		0x3c401001u	/* lis r2,4097 */
+#define ADDI_R2_R2	0x3842a000u	/* addi r2,r2,-24576 */
+#define STD_R0_16_R1	0xf8010010u
+START_TEST(entry_call_offset_from_code)
+{
+	static const struct { uint32_t w[5]; size_t n; unsigned int off; } t[] = {
+		{ { MFLR_R0, BL_MCOUNT }, 2, 4 },
+		{ { ADDIS_R2_R12, ADDI_R2_R2, MFLR_R0, BL_MCOUNT }, 4, 12 },
+		{ { LIS_R2, ADDI_R2_R2, MFLR_R0, BL_MCOUNT }, 4, 12 },
+		{ { MFLR_R0, STD_R0_16_R1, BL_MCOUNT }, 3, 8 },
+		{ { ADDIS_R2_R12, ADDI_R2_R2, MFLR_R0, STD_R0_16_R1, BL_MCOUNT }, 5, 16 },
+		{ { ADDIS_R2_R12, ADDI_R2_R2, 0x38600000u /* li r3,0 */, 0x4e800020u }, 4, 0 },
+		{ { 0xf821ffd1u /* stdu r1,-48(r1) */, MFLR_R0, BL_MCOUNT }, 3, 0 },
+		{ { 0x3c6c0190u /* addis r3,r12 */, ADDI_R2_R2, MFLR_R0, BL_MCOUNT }, 4, 0 },
+		{ { ADDIS_R2_R12, 0x38630010u /* addi r3,r3 */, MFLR_R0, BL_MCOUNT }, 4, 0 },
+		{ { MFLR_R0 }, 1, 0 },		/* the section ends: no room for the call */
+		{ { ADDIS_R2_R12, ADDI_R2_R2, MFLR_R0 }, 3, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		uint8_t buf[20];
+		size_t n = put_words(buf, t[i].w, t[i].n);
+		uint8_t *b = arch_dup_exact(buf, n);	/* ASan: no read past n */
+		unsigned int got = ppc->entry_call_offset(b, n);
+		free(b);
+		ck_assert_msg(got == t[i].off, "case %zu: %u, want %u", i, got, t[i].off);
+	}
+}
+END_TEST
+
 static const struct arch_reloc_case reloc_cases[] = {
 	{ 10, 0 },		/* R_PPC64_REL24 */
 	{ 116, 0 },		/* R_PPC64_REL24_NOTOC */
@@ -112,6 +152,7 @@ void arch_tests_powerpc64le(Suite *s)
 	tcase_add_test(tc, plt_stub_toc_relative);
 	tcase_add_test(tc, plt_stub_refused);
 	tcase_add_test(tc, local_entry_from_st_other);
+	tcase_add_test(tc, entry_call_offset_from_code);
 	arch_add_reloc_cases(tc, ppc, reloc_cases, ARRAY_SIZE(reloc_cases));
 	suite_add_tcase(s, tc);
 }

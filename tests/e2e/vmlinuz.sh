@@ -26,7 +26,10 @@
 #                       another build, no symbols at all, corrupt kallsyms,
 #                       record --in-place: each exit 2 and one line
 #
-#   stripped vmlinux    an ELF with no .symtab: kallsyms or a System.map
+#   stripped vmlinux    an ELF with no .symtab: kallsyms or a System.map;
+#                       an overridden weak function's leftover (its symbol
+#                       stripped): stale, as on the ELF, not a site of the
+#                       function whose sizeless extent runs over it
 #   Images              arm64 and riscv64 Image and Image.gz made from the
 #                       aarch64 and riscv64-norelax minikernels (kallsyms,
 #                       or a System.map): table, names and audit = the ELF's;
@@ -270,6 +273,60 @@ if ps_run 0 "$tmp/got" -- record --system-map="$tmp/stripped.map" "$tmp/stripped
 	ok "stripped vmlinux without kallsyms, --system-map: table = the ELF's bytes"
 else
 	not_ok "stripped vmlinux without kallsyms, --system-map: table = the ELF's bytes" "$ps_msg"
+fi
+
+# an overridden weak function's leftover: the code stays, the symbol goes
+# (b_mix's, stripped from the linked ELF as ld drops a weak definition's).
+# Oracles: objdump (its `mflr r0; bl _mcount` at b_mix+12, after the TOC
+# setup), nm (no symbol left for it), the table's bytes (it is an entry).
+# On the ELF, b_square's size ends before it: stale, outside every sized
+# function.  From the stripped image (kallsyms or a System.map: no sizes)
+# b_square's extent runs over it; -mprofile-kernel's call sits at a fixed
+# place from its symbol, so it is no site of b_square: the same finding.
+ppc_objcopy=powerpc64le-linux-gnu-objcopy
+w=$(nm "$fx/$sk.elf" | sed -n 's/^0*\([0-9a-f]*\) T b_mix$/\1/p')
+w=$(printf '%x' $((0x$w + 12)))
+$ppc_objcopy --strip-symbol=b_mix "$fx/$sk.elf" "$tmp/weak.elf" || exit 1
+$mk "$tmp/weak.elf" "$tmp/weak" --format stripped
+$mk "$tmp/weak.elf" "$tmp/weak-nok" --format stripped --no-kallsyms --map "$tmp/weak.map"
+table "$tmp/weak.elf" >"$tmp/weak.want"
+if grep -qx "0x$w" "$tmp/weak.want" && ! nm "$tmp/weak.elf" | grep -q ' b_mix$' &&
+	powerpc64le-linux-gnu-objdump -d "$tmp/weak.elf" | grep -A1 "^ *$(printf '%x' $((0x$w - 4))):.*mflr" |
+	grep -q "^ *$w:.*bl .*<_mcount>"; then
+	ok "weak leftover: 0x$w is \`mflr r0; bl _mcount\` with no symbol, and a table entry (objdump, nm)"
+else
+	not_ok "weak leftover: 0x$w is \`mflr r0; bl _mcount\` with no symbol, and a table entry (objdump, nm)"
+fi
+ps_check "weak leftover: audit of the ELF" 1 "$tmp/weak.elf.audit" -- audit "$tmp/weak.elf"
+ps_check "weak leftover: record of the ELF" 0 "$tmp/weak.elf.rec" -- record "$tmp/weak.elf"
+for how in kallsyms map; do
+	case $how in
+	kallsyms) img=$tmp/weak; set -- ;;
+	map) img=$tmp/weak-nok; set -- --system-map="$tmp/weak.map" ;;
+	esac
+	if ps_run 1 "$tmp/got" -- audit "$@" "$img" &&
+		grep -q "^stale: 0x$w ?: table entry is outside every sized function (code of an overridden weak function" "$tmp/got" &&
+		[ "$(grep -c '^[a-z]*: 0x' "$tmp/got")" = 1 ] &&
+		[ "$(grep '^summary' "$tmp/got")" = "$(grep '^summary' "$tmp/weak.elf.audit")" ]; then
+		ok "weak leftover, stripped vmlinux ($how): stale as on the ELF, in the same words, not a site"
+	else
+		{ cat "$ps_msg"; diff "$tmp/got" "$tmp/weak.elf.audit"; } >"$tmp/d" 2>&1
+		not_ok "weak leftover, stripped vmlinux ($how): stale as on the ELF, in the same words, not a site" "$tmp/d"
+	fi
+	if ps_run 0 "$tmp/got" -- record "$@" "$img" && cmp -s "$tmp/got" "$tmp/weak.elf.rec" &&
+		! grep -qx "0x$w" "$tmp/got"; then
+		ok "weak leftover, stripped vmlinux ($how): record = the ELF's, without it"
+	else
+		{ cat "$ps_msg"; diff "$tmp/got" "$tmp/weak.elf.rec"; } >"$tmp/d" 2>&1
+		not_ok "weak leftover, stripped vmlinux ($how): record = the ELF's, without it" "$tmp/d"
+	fi
+done
+if ps_run 0 "$tmp/got" -- audit --ignore=weak "$tmp/weak" &&
+	grep -q "ignored: 1 stale (1 of them weak leftovers)" "$tmp/got"; then
+	ok "weak leftover, stripped vmlinux: --ignore=weak passes it as on vmlinux"
+else
+	{ cat "$ps_msg"; cat "$tmp/got"; } >"$tmp/d" 2>&1
+	not_ok "weak leftover, stripped vmlinux: --ignore=weak passes it as on vmlinux" "$tmp/d"
 fi
 
 # the build's config decides whether an unsorted table is a finding

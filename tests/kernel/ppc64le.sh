@@ -85,9 +85,7 @@ kbuild powerpc vmlinux >"$OUT/ppc64le.build.log" 2>&1 || {
 	die "ppc64le kernel build failed"
 }
 echo "# ppc64le kernel build: $(($(date +%s) - t0)) s"
-# not bootimg_check: from a stripped vmlinux (symbols without sizes) the
-# leftovers of overridden weak functions are counted as sites, 62 here
-# (doc/audit-vmlinuz.md, Limits)
+bootimg_check powerpc "$X" ppc64le
 V=$T/built.vmlinux
 cp "$X/vmlinux" "$V"
 [ "$(readelf -h "$V" | sed -n 's/^ *Machine: *//p')" = "PowerPC64" ] || die "$V is not a PowerPC64 image"
