@@ -7,9 +7,11 @@
  * `CALL rel32` to where its ops' sites call.  There is no literal: each
  * ops gets its own trampoline, a 16-byte slot carved from the segment's
  * trampoline room (zero-filled R+X, within rel32 reach of every site):
- * `movabs $ops, %r11; jmp common`, where `common` is the shared
- * save-and-call code (arch/x86_64.S) copied to the start of the room at
- * first use.  An ops with direct_call has its sites call direct_call
+ * `movabs $cell, %r11; jmp common`, where the cell is the slot's word in
+ * a runtime-owned array (mmap'd once, never freed or moved) holding the
+ * ops, and `common` is the shared save-and-call code (arch/x86_64.S)
+ * copied to the start of the room at first use: it loads the ops from the
+ * cell and returns into the body at once when it is NULL.  An ops with direct_call has its sites call direct_call
  * itself when it is within rel32 reach of every site, else a slot holding
  * `jmp *0(%rip); .quad direct_call`.  A slot's page is writable (and still
  * executable: other slots on it run) only while that slot is written.
@@ -35,15 +37,33 @@
  * checked: a failed first or second sync (membarrier denied mid-round)
  * puts the old bytes back and returns the error.  runtime/README.md "Safety" states the guarantees and limits.
  *
+ * Dormant slots: a refused round that only takes calls away, and leaves
+ * no site calling the slots it takes sites from (the core checks:
+ * ps_arch_dormant), is made by a data store instead: NULL in each slot's
+ * cell (sequentially consistent: a thread whose load in common comes
+ * after it returns sees it).  The sites still CALL the slot, which now
+ * returns at once; the slot is SLOT_DORMANT and its sites are listed.
+ * Every later round that passes the threads' check adds the NOP of each
+ * listed site still calling its slot (its page made writable here: it is
+ * not among the core's runs) to its batch, unless the batch writes that
+ * site anyway; when that round has published (or nothing calls them any
+ * more), the slots are retired like any other.  A round with nothing of
+ * its own to change and a thread blocking SIGTRAP leaves them for later.
+ *
  * Freeing rule: a slot holds instructions only in its first 15 bytes and
- * ops->func returns into `common`, never into the slot, so a thread can be
- * in a slot only with its program counter inside those bytes.  A slot
+ * ops->func returns into `common`, never into the slot (a dormant slot's
+ * `ret` is common's too), so a thread can be in a slot only with its
+ * program counter inside those bytes, or about to load its cell: at
+ * common's first instruction with %r11 the cell's address (a reused slot's
+ * cell holds the next ops: that thread would call it).  Past that load
+ * %r11 is the ops, as before.  A slot
  * whose ops has no site left is retired, its bytes kept.  Retired slots
  * are reused only when no free slot is left, and only after every other
  * thread of the process has reported where it stands: each is sent SIGTRAP
  * (rt_tgsigqueueinfo, SI_QUEUE, a marker naming the round) and our handler
- * records the interrupted rip; a retired slot that holds some thread's rip
- * stays retired, the others become free.  A thread that runs nowhere (a
+ * records the interrupted rip and %r11; a retired slot that holds some
+ * thread's rip (or whose cell it is about to load) stays retired, the
+ * others become free.  A thread that runs nowhere (a
  * zombie leader, a thread exiting: /proc state Z or X, or no entry) is
  * not asked, nor waited for once it is gone.  A thread that does not
  * answer within five seconds (SIGTRAP blocked, stopped) means nothing is
