@@ -11,9 +11,10 @@
  * a runtime-owned array (mmap'd once, never freed or moved) holding the
  * ops, and `common` is the shared save-and-call code (arch/x86_64.S)
  * copied to the start of the room at first use: it loads the ops from the
- * cell and returns into the body at once when it is NULL.  An ops with direct_call has its sites call direct_call
- * itself when it is within rel32 reach of every site, else a slot holding
- * `jmp *0(%rip); .quad direct_call`.  A slot's page is writable (and still
+ * cell and returns into the body at once when it is NULL.  An ops with
+ * direct_call has its sites call direct_call itself when it is within
+ * rel32 reach of every site, else a slot holding
+ * `jmp *0(%rip); .quad direct_call` (no cell).  A slot's page is writable (and still
  * executable: other slots on it run) only while that slot is written.
  *
  * Publishing (the kernel's text_poke_bp protocol, once for a whole batch):

@@ -105,7 +105,8 @@ NOTRACE static int as_in_file(const char *when, void *const *fs, int n)
 
 		file_bytes(fs[i], want);
 		if (want[0] != 0x0f || memcmp(p, want, 5)) {
-			fprintf(stderr, "%s: site %d holds %02x %02x %02x %02x %02x, the file %02x %02x %02x %02x %02x\n",
+			fprintf(stderr, "%s: site %d holds %02x %02x %02x %02x %02x, "
+				"the file %02x %02x %02x %02x %02x\n",
 				when, i, p[0], p[1], p[2], p[3], p[4],
 				want[0], want[1], want[2], want[3], want[4]);
 			bad++;
