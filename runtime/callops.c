@@ -727,7 +727,7 @@ static int ps_apply(const struct ps_site **v, size_t n, int sorted, struct ps_op
 		int pub2 = 0, e2 = ps_publish(w + ne, nd, 0, &pub2);
 
 		/* refused, it may still be done without a round (dormant slots) */
-		if (e2 == -EDEADLK && !ne && !ps_dormant(c, nc, w, nd, ops, mode, lreg))
+		if (e2 == -EDEADLK && !ne && !ps_dormant(c, nc, w + ne, nd, ops, mode, lreg))
 			e2 = 0, pub2 = 1;
 		if (!err)
 			err = e2;
