@@ -251,6 +251,14 @@ __attribute__((weak)) void ps_arch_tramp_put(const struct ps_image *img, struct 
 	(void)img, (void)r;
 }
 
+/* A patcher whose rounds are never refused has no other way (patcher.h). */
+__attribute__((weak)) int ps_arch_dormant(const struct ps_image *img, struct ps_reg *const *regs,
+					  size_t nregs, const struct ps_write *w, size_t n)
+{
+	(void)img, (void)regs, (void)nregs, (void)w, (void)n;
+	return -EDEADLK;
+}
+
 static struct ps_reg **ps_reg_slot(struct ps_ops *ops)
 {
 	uintptr_t h = (uintptr_t)ops;
@@ -528,6 +536,60 @@ static void ps_reg_count(struct ps_reg *r, long d)
 }
 
 /*
+ * The idle round w[0..n) of a batch that only takes calls away (no site
+ * keeps or gains one) was refused (-EDEADLK): if, for every entry some of
+ * those sites call, the batch takes all of its sites (so the state that
+ * follows puts it), the patcher may take the calls off without a round
+ * (patcher.h: ps_arch_dormant).  0: done, the state may follow as if the
+ * round had happened.
+ */
+static int ps_dormant(const struct ps_change *c, size_t nc, const struct ps_write *w, size_t n,
+		      struct ps_ops *ops, enum ps_mode mode, struct ps_reg *lreg)
+{
+	struct ps_reg **regs;
+	size_t nr = 0;
+	int err;
+
+	for (size_t b = 0; b < PS_REG_BUCKETS; b++)
+		for (struct ps_reg *r = ps_regs[b]; r; r = r->next)
+			r->gone = 0;
+	for (size_t i = 0; i < nc; i++) {
+		struct ps_sstate *st = &ps_state[c[i].site - ps_img.sites];
+		struct ps_list *l = ps_list_load(st);
+
+		if (mode == PS_REMOVE) {
+			ps_reg_find(ops)->gone++;	/* c holds the sites ops is on */
+			continue;
+		}
+		for (size_t k = 0; l && k < l->cap; k++) {	/* PS_CLEAR: all leave */
+			struct ps_ops *o = atomic_load_explicit(&l->ops[k], memory_order_relaxed);
+
+			if (o)
+				ps_reg_find(o)->gone++;
+		}
+		if (lreg && st->caller == lreg)
+			lreg->gone++;
+	}
+	if (!(regs = malloc(n * sizeof(*regs))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct ps_reg *r = ps_state[w[i].site - ps_img.sites].caller;
+
+		if (!r || r->gone == SIZE_MAX)
+			continue;	/* idle (its bytes may call a dormant slot), or listed */
+		if (r->gone != r->nsites) {
+			free(regs);
+			return -EDEADLK;	/* a site would keep calling it */
+		}
+		r->gone = SIZE_MAX;
+		regs[nr++] = r;
+	}
+	err = nr ? ps_arch_dormant(&ps_img, regs, nr, w, n) : 0;
+	free(regs);
+	return err;
+}
+
+/*
  * Apply one batch to the n sites of v (any order, repeats allowed; sorted
  * here unless `sorted`): ops joins them (PS_ADD), leaves them (PS_REMOVE;
  * with `strict`, a site without it is -ENOENT), or every ops leaves them
@@ -664,6 +726,9 @@ static int ps_apply(const struct ps_site **v, size_t n, int sorted, struct ps_op
 	if (!err || pub) {
 		int pub2 = 0, e2 = ps_publish(w + ne, nd, 0, &pub2);
 
+		/* refused, it may still be done without a round (dormant slots) */
+		if (e2 == -EDEADLK && !ne && !ps_dormant(c, nc, w + ne, nd, ops, mode, lreg))
+			e2 = 0, pub2 = 1;
 		if (!err)
 			err = e2;
 		if (!pub2)

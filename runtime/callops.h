@@ -47,7 +47,8 @@ struct ps_ops {
  * the program was not embedded, -EINVAL: no ops or no ops->func, -ENOMEM;
  * and where a change cannot be made safely, nothing changed: -EBUSY,
  * another copy of the runtime owns this process's sites; x86_64:
- * -EDEADLK, a thread blocks SIGTRAP; the errno of a membarrier call that
+ * -EDEADLK, a thread blocks SIGTRAP (a detach of every site of an ops is
+ * made anyway, by a data store: "dormant" slots); the errno of a membarrier call that
  * failed, e.g. -EPERM under a seccomp filter.  runtime/README.md "Safety").
  *
  * A function may have several ops attached (seed 001): with one, its site

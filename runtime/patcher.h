@@ -72,6 +72,7 @@ struct ps_reg {
 	size_t nsites;		/* sites whose state is this entry */
 	uint64_t target;	/* runtime address its sites call: ps_arch_tramp_get */
 	void *arch;		/* the patcher's own, e.g. the trampoline slot to free */
+	size_t gone;		/* the core's scratch: sites a batch takes from it */
 	struct ps_reg *next;	/* the core's hash chain */
 };
 
@@ -134,6 +135,20 @@ PS_HIDDEN int ps_arch_encode(const struct ps_image *img, const struct ps_site *s
  */
 PS_HIDDEN int ps_arch_publish(const struct ps_image *img, const struct ps_write *w, size_t n,
 			      int enable, const struct ps_run *runs, size_t nruns);
+
+/*
+ * The idle round w[0..n) was refused with -EDEADLK (a thread that cannot
+ * take the protocol's signal), and it takes every site away from each of
+ * regs[0..nregs) (the core checked: no site keeps calling their targets,
+ * each entry is put once the state follows).  Take their calls off without
+ * changing code, or refuse (-EDEADLK: nothing changed): x86_64 stores NULL
+ * in each slot's cell (sites still CALL the slot, which returns at once)
+ * and puts the NOPs back in a later round that may place INT3s.  A
+ * patcher that never refuses a round needs none: the core's weak default
+ * refuses.
+ */
+PS_HIDDEN int ps_arch_dormant(const struct ps_image *img, struct ps_reg *const *regs,
+			      size_t nregs, const struct ps_write *w, size_t n);
 
 /*
  * In a fork child, before it returns from fork (the core holds its lock

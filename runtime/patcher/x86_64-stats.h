@@ -27,6 +27,11 @@ struct ps_arch_stats {
 	uint64_t refused_blocked;	/* rounds refused (-EDEADLK): a thread blocked SIGTRAP */
 	uint64_t rounds_back;	/* rounds a failed sync put back (old bytes restored) */
 	uint64_t interposed;	/* the program's sigaction(SIGTRAP) kept as the chained one */
+	uint64_t dormant_detaches;	/* detaches refused INT3 (a thread blocked SIGTRAP)
+				   made by a NULL in the slots' cells instead */
+	uint64_t slots_dormant;	/* slots whose cell is NULL and which sites still call */
+	uint64_t dormant_cleanups;	/* dormant slots whose sites a later round put back
+				   to NOPs (then retired) */
 };
 
 __attribute__((visibility("hidden"))) void ps_arch_stats(struct ps_arch_stats *out);

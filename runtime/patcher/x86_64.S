@@ -8,7 +8,10 @@
  * reference leaves the blob.
  *
  * Entered by a slot's `jmp`, after a site's `call` into that slot:
- *   %r11     the ops (the slot's `movabs $ops, %r11`)
+ *   %r11     the slot's cell (the slot's `movabs $cell, %r11`): a
+ *            runtime-owned word holding the ops, or NULL once the ops was
+ *            detached while a thread blocked SIGTRAP (a dormant slot:
+ *            return into the body at once)
  *   (%rsp)   where the traced function's body resumes (site + 5)
  *   8(%rsp)  the traced function's return address (parent_ip)
  * It builds struct ps_regs (arch/x86_64.h) on a 16-byte aligned stack,
@@ -34,6 +37,10 @@
 	.hidden	ps_x86_common_end
 	.type	ps_x86_common, @function
 ps_x86_common:
+	movq	(%r11), %r11		/* the ops, from the slot's cell: the only
+					   instruction where %r11 still names a slot */
+	testq	%r11, %r11
+	jz	2f			/* dormant: the body runs untraced */
 	pushq	%rbp
 	movq	%rsp, %rbp		/* 8(%rbp): resume, 16(%rbp): parent_ip */
 	andq	$-16, %rsp
@@ -86,7 +93,7 @@ ps_x86_common:
 	movaps	192(%rsp), %xmm7
 	movq	%rbp, %rsp
 	popq	%rbp
-	ret
+2:	ret
 ps_x86_common_end:
 	.size	ps_x86_common, ps_x86_common_end - ps_x86_common
 

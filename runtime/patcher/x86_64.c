@@ -7,11 +7,14 @@
  * `CALL rel32` to where its ops' sites call.  There is no literal: each
  * ops gets its own trampoline, a 16-byte slot carved from the segment's
  * trampoline room (zero-filled R+X, within rel32 reach of every site):
- * `movabs $ops, %r11; jmp common`, where `common` is the shared
- * save-and-call code (arch/x86_64.S) copied to the start of the room at
- * first use.  An ops with direct_call has its sites call direct_call
- * itself when it is within rel32 reach of every site, else a slot holding
- * `jmp *0(%rip); .quad direct_call`.  A slot's page is writable (and still
+ * `movabs $cell, %r11; jmp common`, where the cell is the slot's word in
+ * a runtime-owned array (mmap'd once, never freed or moved) holding the
+ * ops, and `common` is the shared save-and-call code (arch/x86_64.S)
+ * copied to the start of the room at first use: it loads the ops from the
+ * cell and returns into the body at once when it is NULL.  An ops with
+ * direct_call has its sites call direct_call itself when it is within
+ * rel32 reach of every site, else a slot holding
+ * `jmp *0(%rip); .quad direct_call` (no cell).  A slot's page is writable (and still
  * executable: other slots on it run) only while that slot is written.
  *
  * Publishing (the kernel's text_poke_bp protocol, once for a whole batch):
@@ -35,15 +38,33 @@
  * checked: a failed first or second sync (membarrier denied mid-round)
  * puts the old bytes back and returns the error.  runtime/README.md "Safety" states the guarantees and limits.
  *
+ * Dormant slots: a refused round that only takes calls away, and leaves
+ * no site calling the slots it takes sites from (the core checks:
+ * ps_arch_dormant), is made by a data store instead: NULL in each slot's
+ * cell (sequentially consistent: a thread whose load in common comes
+ * after it returns sees it).  The sites still CALL the slot, which now
+ * returns at once; the slot is SLOT_DORMANT and its sites are listed.
+ * Every later round that passes the threads' check adds the NOP of each
+ * listed site still calling its slot (its page made writable here: it is
+ * not among the core's runs) to its batch, unless the batch writes that
+ * site anyway; when that round has published (or nothing calls them any
+ * more), the slots are retired like any other.  A round with nothing of
+ * its own to change and a thread blocking SIGTRAP leaves them for later.
+ *
  * Freeing rule: a slot holds instructions only in its first 15 bytes and
- * ops->func returns into `common`, never into the slot, so a thread can be
- * in a slot only with its program counter inside those bytes.  A slot
+ * ops->func returns into `common`, never into the slot (a dormant slot's
+ * `ret` is common's too), so a thread can be in a slot only with its
+ * program counter inside those bytes, or about to load its cell: at
+ * common's first instruction with %r11 the cell's address (a reused slot's
+ * cell holds the next ops: that thread would call it).  Past that load
+ * %r11 is the ops, as before.  A slot
  * whose ops has no site left is retired, its bytes kept.  Retired slots
  * are reused only when no free slot is left, and only after every other
  * thread of the process has reported where it stands: each is sent SIGTRAP
  * (rt_tgsigqueueinfo, SI_QUEUE, a marker naming the round) and our handler
- * records the interrupted rip; a retired slot that holds some thread's rip
- * stays retired, the others become free.  A thread that runs nowhere (a
+ * records the interrupted rip and %r11; a retired slot that holds some
+ * thread's rip (or whose cell it is about to load) stays retired, the
+ * others become free.  A thread that runs nowhere (a
  * zombie leader, a thread exiting: /proc state Z or X, or no entry) is
  * not asked, nor waited for once it is gone.  A thread that does not
  * answer within five seconds (SIGTRAP blocked, stopped) means nothing is
@@ -117,7 +138,7 @@ static long x86_gettid(void)
 
 /* --- The room and its slots (under the core's lock) ------------------------ */
 
-enum { SLOT_FREE, SLOT_USED, SLOT_RETIRED };
+enum { SLOT_FREE, SLOT_USED, SLOT_RETIRED, SLOT_DORMANT };
 
 static uint8_t *x86_room;	/* runtime address of the room; NULL until first use */
 static uint64_t x86_pagesize;
@@ -126,6 +147,20 @@ static uint32_t x86_nslots;
 static uint8_t *x86_state;	/* per slot */
 static uint32_t *x86_free, x86_nfree;	/* a stack: the lowest index on top */
 static uint32_t *x86_retired, x86_nretired;
+/*
+ * The cells: one word per slot, the ops its `common` calls (NULL: dormant).
+ * mmap'd once, never unmapped or moved (a slot names its cell by absolute
+ * address).
+ */
+static struct ps_ops **x86_cell;
+/* The sites that may still call a dormant slot (under the core's lock). */
+struct x86_dorm {
+	uint64_t addr;		/* the site's runtime address */
+	uint32_t slot;
+	uint32_t open;		/* its page made writable for the round in flight */
+};
+static struct x86_dorm *x86_dorm;
+static size_t x86_ndorm, x86_dorm_cap;
 
 static uint8_t *x86_slot(uint32_t i)
 {
@@ -167,7 +202,13 @@ static int x86_room_init(const struct ps_image *img)
 	x86_state = calloc(n, 1);
 	x86_free = malloc(n * sizeof(*x86_free));
 	x86_retired = malloc(n * sizeof(*x86_retired));
-	if (!x86_state || !x86_free || !x86_retired) {
+	if (!x86_cell) {
+		void *p = mmap(NULL, n * sizeof(*x86_cell), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		x86_cell = p == MAP_FAILED ? NULL : p;	/* kept if the rest fails */
+	}
+	if (!x86_state || !x86_free || !x86_retired || !x86_cell) {
 		free(x86_state), free(x86_free), free(x86_retired);
 		x86_state = NULL, x86_free = x86_retired = NULL;
 		return -ENOMEM;
@@ -206,6 +247,7 @@ struct x86_reply {
 	int32_t tid;
 	uint32_t done;
 	uint64_t rip;
+	uint64_t r11;	/* names a slot's cell at common's first instruction */
 };
 
 static struct x86_batch *x86_cur;	/* mmap'd, never unmapped (a late handler may read one) */
@@ -330,6 +372,7 @@ static void x86_answer(uint32_t round, const ucontext_t *uc)
 	for (uint32_t i = 0; i < n; i++)
 		if (rep[i].tid == tid) {
 			rep[i].rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+			rep[i].r11 = (uint64_t)uc->uc_mcontext.gregs[REG_R11];
 			__atomic_store_n(&rep[i].done, 1, __ATOMIC_RELEASE);
 			return;
 		}
@@ -667,6 +710,7 @@ static uint32_t x86_reclaim(void)
 		x86_rep[n].tid = (int32_t)tid;
 		x86_rep[n].done = 0;
 		x86_rep[n].rip = 0;
+		x86_rep[n].r11 = 0;
 		n++;
 	}
 	closedir(d);
@@ -724,10 +768,14 @@ static uint32_t x86_reclaim(void)
 	for (uint32_t k = x86_nretired; k-- > 0; ) {
 		uint32_t s = x86_retired[k];
 		uint64_t lo = (uint64_t)(uintptr_t)x86_slot(s), hi = lo + X86_SLOT;
+		uint64_t cell = (uint64_t)(uintptr_t)&x86_cell[s];
 		int busy = 0;
 
+		/* in the slot, or at common's load with %r11 naming its cell */
 		for (uint32_t i = 0; i < n && !busy; i++)
-			busy = x86_rep[i].rip >= lo && x86_rep[i].rip < hi;
+			busy = (x86_rep[i].rip >= lo && x86_rep[i].rip < hi) ||
+			       (x86_rep[i].rip == (uint64_t)(uintptr_t)x86_room &&
+				x86_rep[i].r11 == cell);
 		if (busy) {
 			X86_COUNT(reclaim_kept, 1);
 			continue;
@@ -782,11 +830,13 @@ int ps_arch_tramp_get(const struct ps_image *img, struct ps_reg *r)
 		memcpy(code, jmp, sizeof(jmp));
 		memcpy(code + 6, &dc, 8);
 	} else {
-		uint64_t ops = (uint64_t)(uintptr_t)r->ops;
+		uint64_t cell = (uint64_t)(uintptr_t)&x86_cell[s];
 		int32_t rel = (int32_t)((int64_t)(uintptr_t)x86_room - (int64_t)(uintptr_t)(slot + 15));
 
-		code[0] = 0x49, code[1] = 0xbb;		/* movabs $ops, %r11 */
-		memcpy(code + 2, &ops, 8);
+		/* the cell first: no site calls the slot before this batch */
+		__atomic_store_n(&x86_cell[s], r->ops, __ATOMIC_RELEASE);
+		code[0] = 0x49, code[1] = 0xbb;		/* movabs $cell, %r11 */
+		memcpy(code + 2, &cell, 8);
 		code[10] = 0xe9;			/* jmp rel32 common */
 		memcpy(code + 11, &rel, 4);
 	}
@@ -809,11 +859,148 @@ void ps_arch_tramp_put(const struct ps_image *img, struct ps_reg *r)
 	if (!r->arch)
 		return;
 	s = (uint32_t)((uintptr_t)r->arch - 1);
-	x86_state[s] = SLOT_RETIRED;
-	x86_retired[x86_nretired++] = s;
 	r->arch = NULL;
 	X86_COUNT(slots_used, -(uint64_t)1);
+	if (x86_state[s] == SLOT_DORMANT) {
+		/* sites still call it: retired by the round that puts their NOPs back */
+		X86_COUNT(slots_dormant, 1);
+		return;
+	}
+	x86_state[s] = SLOT_RETIRED;
+	x86_retired[x86_nretired++] = s;
 	X86_COUNT(slots_retired, 1);
+}
+
+/* The CALL rel32 at runtime address a to the slot s, as 5 little-endian bytes. */
+static uint64_t x86_call_bytes(uint64_t a, uint32_t s)
+{
+	int32_t rel = (int32_t)((int64_t)(uintptr_t)x86_slot(s) - (int64_t)(a + 5));
+
+	return X86_CALL | (uint64_t)(uint32_t)rel << 8;
+}
+
+static uint64_t x86_site_bytes(uint64_t a)
+{
+	uint64_t v = 0;
+
+	memcpy(&v, (const void *)(uintptr_t)a, 5);
+	return v;
+}
+
+int ps_arch_dormant(const struct ps_image *img, struct ps_reg *const *regs, size_t nregs,
+		    const struct ps_write *w, size_t n)
+{
+	size_t add = 0;
+
+	/* every one a slot of ours with a cell (a direct call has none) */
+	for (size_t k = 0; k < nregs; k++) {
+		uintptr_t a = (uintptr_t)regs[k]->arch;
+
+		if (!a || x86_state[a - 1] != SLOT_USED ||
+		    regs[k]->target != (uint64_t)(uintptr_t)x86_slot((uint32_t)(a - 1)))
+			return -EDEADLK;
+	}
+	if (x86_ndorm + n > x86_dorm_cap) {
+		size_t cap = 2 * x86_dorm_cap > x86_ndorm + n ? 2 * x86_dorm_cap : x86_ndorm + n + 64;
+		struct x86_dorm *d = realloc(x86_dorm, cap * sizeof(*d));
+
+		if (!d)
+			return -ENOMEM;
+		x86_dorm = d;
+		x86_dorm_cap = cap;
+	}
+	/* the sites that call them now: the NOPs a later round puts back */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a = w[i].site->call + img->bias, now = x86_site_bytes(a);
+
+		for (size_t k = 0; k < nregs; k++) {
+			uint32_t s = (uint32_t)((uintptr_t)regs[k]->arch - 1);
+
+			if (now == x86_call_bytes(a, s)) {
+				x86_dorm[x86_ndorm + add++] = (struct x86_dorm){ a, s, 0 };
+				break;
+			}
+		}
+	}
+	/* a slot no site calls (none did) is retired as usual by tramp_put */
+	for (size_t j = x86_ndorm; j < x86_ndorm + add; j++)
+		x86_state[x86_dorm[j].slot] = SLOT_DORMANT;
+	x86_ndorm += add;
+	/* the data stores that take the ops off: every later load in common
+	   reads NULL (sequentially consistent: visible before we return) */
+	for (size_t k = 0; k < nregs; k++)
+		__atomic_store_n(&x86_cell[(uintptr_t)regs[k]->arch - 1], NULL, __ATOMIC_SEQ_CST);
+	X86_COUNT(dormant_detaches, 1);
+	return 0;
+}
+
+static int x86_cmp_ent(const void *a, const void *b)
+{
+	uint64_t x = ((const struct x86_ent *)a)->addr, y = ((const struct x86_ent *)b)->addr;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Is a among e[0..m) (sorted)? */
+static int x86_in_batch(const struct x86_ent *e, size_t m, uint64_t a)
+{
+	size_t lo = 0, hi = m;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e[mid].addr < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m && e[lo].addr == a;
+}
+
+/* The pages of the dormant sites a round writes: writable (and executable), or R+X again. */
+static int x86_dormant_open(size_t i)
+{
+	uintptr_t pm = x86_pagesize - 1, a = x86_dorm[i].addr & ~pm;
+	uintptr_t b = (x86_dorm[i].addr + 5 + pm) & ~pm;
+
+	if (mprotect((void *)a, b - a, PROT_READ | PROT_WRITE | PROT_EXEC))
+		return -errno;
+	x86_dorm[i].open = 1;
+	return 0;
+}
+
+static int x86_dormant_close(void)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < x86_ndorm; i++) {
+		uintptr_t pm = x86_pagesize - 1, a = x86_dorm[i].addr & ~pm;
+		uintptr_t b = (x86_dorm[i].addr + 5 + pm) & ~pm;
+
+		if (!x86_dorm[i].open)
+			continue;
+		x86_dorm[i].open = 0;
+		if (mprotect((void *)a, b - a, PROT_READ | PROT_EXEC) && !err)
+			err = -errno;
+	}
+	return err;
+}
+
+/* A round put every dormant site's NOP back (or found it changed): retire the slots. */
+static void x86_dormant_done(void)
+{
+	for (size_t i = 0; i < x86_ndorm; i++) {
+		uint32_t s = x86_dorm[i].slot;
+
+		if (x86_state[s] != SLOT_DORMANT)
+			continue;
+		x86_state[s] = SLOT_RETIRED;
+		x86_retired[x86_nretired++] = s;
+		X86_COUNT(slots_dormant, -(uint64_t)1);
+		X86_COUNT(slots_retired, 1);
+		X86_COUNT(dormant_cleanups, 1);
+	}
+	x86_ndorm = 0;
 }
 
 int ps_arch_encode(const struct ps_image *img, const struct ps_site *s, uint64_t target,
@@ -884,18 +1071,19 @@ void ps_arch_fork_child(void)
 	__atomic_store_n(&x86_prev_busy, 0, __ATOMIC_RELEASE);
 }
 
-int ps_arch_publish(const struct ps_image *img, const struct ps_write *w, size_t n,
-		    int enable, const struct ps_run *runs, size_t nruns)
+/* ps_arch_publish's round; *cleaned: the dormant sites' NOPs are back. */
+static int x86_publish(const struct ps_image *img, const struct ps_write *w, size_t n,
+		       int *cleaned)
 {
 	struct x86_batch *b = x86_cur;
-	size_t m = 0;
-	int err;
+	size_t m = 0, mine, want = n + x86_ndorm;
+	int err, shut = 0;	/* shut: a dormant site's page could not be opened */
 
-	(void)enable, (void)runs, (void)nruns;	/* no literal: one order both ways */
+	*cleaned = 0;
 	if ((err = x86_setup(img)))
 		return err;
-	if (!b || b->cap < n) {
-		size_t cap = b && 2 * b->cap > n ? 2 * b->cap : (n < 256 ? 256 : n);
+	if (!b || b->cap < want) {
+		size_t cap = b && 2 * b->cap > want ? 2 * b->cap : (want < 256 ? 256 : want);
 
 		if (!(b = x86_map(sizeof(*b) + cap * sizeof(b->e[0]))))
 			return -ENOMEM;
@@ -920,13 +1108,39 @@ int ps_arch_publish(const struct ps_image *img, const struct ps_write *w, size_t
 		b->e[m].old = old;
 		m++;
 	}
+	/* the sites still calling a dormant slot get their NOPs back (their
+	   pages are not among the core's runs: made writable here), unless
+	   this batch writes them anyway; with a page that cannot be made
+	   writable, none is cleaned this time */
+	mine = m;
+	for (size_t i = 0; i < x86_ndorm; i++) {
+		uint64_t a = x86_dorm[i].addr, now = x86_site_bytes(a), nop = 0;
+
+		if (now != x86_call_bytes(a, x86_dorm[i].slot) || x86_in_batch(b->e, mine, a))
+			continue;
+		if (x86_dormant_open(i)) {
+			m = mine;
+			shut = 1;
+			break;
+		}
+		memcpy(&nop, x86_nop5, 5);
+		__atomic_store_n(&b->e[m].addr, a, __ATOMIC_RELAXED);
+		__atomic_store_n(&b->e[m].bytes, nop, __ATOMIC_RELAXED);
+		b->e[m].old = now;
+		m++;
+	}
+	if (m > mine)
+		qsort(b->e, m, sizeof(b->e[0]), x86_cmp_ent);
 	__atomic_store_n(&b->n, m, __ATOMIC_RELAXED);
 	__atomic_store_n(&x86_gen, x86_gen + 1, __ATOMIC_RELEASE);
-	if (!m)
+	if (!m) {
+		*cleaned = !shut;	/* no site calls a dormant slot any more */
 		return 0;
-	/* every other thread must be able to take an INT3, or nothing is stored */
+	}
+	/* every other thread must be able to take an INT3, or nothing is stored;
+	   with only dormant sites to clean, that waits for a later round */
 	if ((err = x86_threads_ok()))
-		return err;
+		return mine ? err : 0;
 	X86_COUNT(batches, 1);
 	for (size_t i = 0; i < m; i++)
 		__atomic_store_n((uint8_t *)(uintptr_t)b->e[i].addr, X86_INT3, __ATOMIC_RELAXED);
@@ -951,5 +1165,21 @@ int ps_arch_publish(const struct ps_image *img, const struct ps_write *w, size_t
 	/* the new instructions are whole: a failed last sync only leaves a core
 	   that may still meet an INT3, which the handler re-executes */
 	x86_sync(3);
+	*cleaned = !shut;
 	return 0;
+}
+
+int ps_arch_publish(const struct ps_image *img, const struct ps_write *w, size_t n,
+		    int enable, const struct ps_run *runs, size_t nruns)
+{
+	int cleaned, err;
+
+	(void)enable, (void)runs, (void)nruns;	/* no literal: one order both ways */
+	err = x86_publish(img, w, n, &cleaned);
+	/* R+X again; a page mprotect leaves writable changes no byte: the
+	   round's result stands */
+	x86_dormant_close();
+	if (cleaned)
+		x86_dormant_done();
+	return err;
 }

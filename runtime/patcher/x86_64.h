@@ -14,8 +14,9 @@
  * zero-filled trampoline room within rel32 reach of every site.
  *
  * ps_attach() turns the NOP into `CALL rel32` to the ops' own trampoline, a
- * 16-byte slot carved from the room (runtime/patcher/x86_64.c), which loads
- * the ops and jumps to the shared save-and-call code; a function with
+ * 16-byte slot carved from the room (runtime/patcher/x86_64.c), which names
+ * the ops' cell and jumps to the shared save-and-call code (it loads the
+ * ops from the cell; NULL: a dormant slot, it returns at once); a function with
  * several ops calls the list ops' slot, whose func walks that function's
  * ops.  Sites change while other threads run them by the kernel's
  * text_poke_bp protocol (INT3 first, membarrier SYNC_CORE between steps, a

@@ -32,7 +32,8 @@
 #                  SIG_DFL an int3 still kills with SIGTRAP
 #   many           4,096 distinct ops attached at once, each sees only its
 #                  function; twice (slots reused)
-#   free           a thread parked inside a retired slot keeps it from reuse;
+#   free           a thread parked inside a retired slot keeps it from reuse,
+#                  and so does one parked at common's load of the slot's cell;
 #                  a thread that cannot answer means nothing is reused
 #   threads        two threads call every function while the main thread
 #                  attaches and detaches (100 rounds): results unchanged; then

@@ -25,6 +25,12 @@
 #   core-handler-replace     the program installs SIGTRAP handlers during
 #                            rounds (sigaction, signal): none sees an INT3,
 #                            every SIGTRAP it raises reaches its handler
+#   core-dormant             a worker blocks every signal after the ops were
+#                            attached: a detach of every site of an ops
+#                            returns 0 without INT3 (dormant slots), the
+#                            ops' count stops, partial detaches and attaches
+#                            are refused, a fork child and a later round
+#                            once the worker unblocks put the file's NOPs back
 # The situations that apply where sites are literal swaps (no INT3, no
 # signal: runtime/README.md "Safety") run again for aarch64 and riscv64
 # under qemu-user (fixtures/arches.mk's RUN_ lines): core-fork and
