@@ -6,13 +6,17 @@
  *
  * Strategy: embed adds one loadable segment (R+X) to the program and puts
  * a struct ps_seg_header at its first byte, followed by the site table and
- * the trampoline.  The runtime needs no symbol and no reserved section: on
- * first use it walks the main program's program headers (dl_iterate_phdr,
- * whose first entry is the main program, in static and dynamic programs
- * alike, and also when this file is a preloaded shared object) and takes
- * the PT_LOAD that starts with PS_SEG_MAGIC and whose `self` field is its
- * own p_vaddr.  Every address in the segment is a link-time address; the
- * main program's load bias (dlpi_addr, 0 for ET_EXEC) is added here.  A
+ * the trampoline.  The runtime needs no symbol and no reserved section: it
+ * walks the program headers of every loaded object (dl_iterate_phdr, in
+ * static and dynamic programs alike, and also when this file is a
+ * preloaded shared object) and takes, in each, the PT_LOAD that starts
+ * with PS_SEG_MAGIC and whose `self` field is its own p_vaddr: the program
+ * and every embedded shared library, each an object of the registry with
+ * its own bias, per-site state and ops registry.  Each API call rescans
+ * when dlpi_adds or dlpi_subs moved (a dlopen or dlclose happened) and
+ * forgets an object that is gone without touching its memory.  Every
+ * address in a segment is a link-time address; the object's load bias
+ * (dlpi_addr, 0 for ET_EXEC) is added here.  A
  * literal holds (ops - bias); the trampoline adds the bias back, so a PIE
  * needs no relocation and its text stays read-only except while we patch
  * it.  This file must itself be built without -fpatchable-function-entry:

@@ -1,0 +1,151 @@
+#!/bin/sh
+# End-to-end test of shared libraries: `patchsite embed` of a library (ET_DYN
+# with DT_SONAME) and the runtime covering every embedded object of a process,
+# on fixtures/shlib: a program (not embedded, the static runtime linked in)
+# that links the embedded libsha.so and dlopens the embedded libshb.so,
+# closes it, opens it again and closes it while it is attached, with threads
+# calling both libraries.  The oracles are not patchsite: readelf, objdump,
+# eu-elflint, nm, the libraries' own call counters and the program's output
+# with the original libraries.
+#
+#   PATCHSITE=/path/to/patchsite sh tests/e2e/shlib.sh
+#
+# For each flavour in SHLIB_FLAVOURS: x86_64-fentry (-pg -mfentry: calls to
+# __fentry__ through the GOT), x86_64-pfe (-fpatchable-function-entry=5),
+# natively; arm64 (=4,2) and riscv64 (=8,4) cross-built, run under qemu-user:
+#   embed LIB       embed of libsha.so and libshb.so exits 0
+#   segment LIB     readelf: still DYN, DT_SONAME unchanged, one PT_LOAD more,
+#                   the new one R E and above every other PT_LOAD
+#   elflint LIB     eu-elflint --gnu-ld: no findings
+#   layout LIB      objdump: the first function starts with the idle form
+#                   (x86_64 a 5-byte NOP, arm64 MOV X9, X30, riscv64 auipc t0)
+#   run             the program with the embedded libraries exits 0 and its
+#                   results (R lines) equal those with the original libraries
+#   objects         the runtime lists libsha.so alone at start, then libsha.so
+#                   and libshb.so while it is open, libsha.so alone after each
+#                   dlclose, each with as many functions as nm lists (s[ab]_*)
+#   calls           every runtime call returned 0 (attach_all, attach_object,
+#                   detach_object before dlclose, attach_all after each
+#                   dlclose, which must not touch the closed library), and
+#                   ps_count after each dlclose equals that before the dlopen
+#   counts          for each life of libshb (detached before dlclose, then
+#                   closed while attached) and for libsha across both, the
+#                   calls the ops saw equal the calls each function counted,
+#                   and libshb's are exactly what the program makes (3
+#                   threads x 2000 sb_sum(5) and 1000 sb_sum(3): sb_sum 7000,
+#                   sb_sq 33000)
+# Prints `ok - NAME` / `not ok - NAME` and `N passed, M failed`.
+
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+fix=$root/fixtures/shlib
+PATCHSITE=${PATCHSITE:-$root/patchsite}
+SHLIB_FLAVOURS=${SHLIB_FLAVOURS:-x86_64-fentry x86_64-pfe arm64 riscv64}
+
+. "$here/lib.sh"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+ps_init "$work"
+ps_need_patchsite
+
+for fl in $SHLIB_FLAVOURS; do
+	case $fl in
+	x86_64-fentry) cross= flavour=fentry pre= idle='nopl +0x0\(%rax,%rax,1\)' ;;
+	x86_64-pfe) cross= flavour=pfe pre= idle='nopl +0x0\(%rax,%rax,1\)' ;;
+	arm64) cross=aarch64-linux-gnu- flavour=fentry
+		pre="qemu-aarch64 -L /usr/aarch64-linux-gnu" idle='mov[[:space:]]+x9, x30' ;;
+	riscv64) cross=riscv64-linux-gnu- flavour=fentry
+		pre="qemu-riscv64 -L /usr/riscv64-linux-gnu" idle='auipc[[:space:]]+t0' ;;
+	*) not_ok "SHLIB_FLAVOURS: no flavour $fl"; continue ;;
+	esac
+	o=$work/$fl
+	if ! make -s -C "$fix" O="$o" CROSS="$cross" FLAVOUR="$flavour" >"$work/make.log" 2>&1; then
+		not_ok "$fl: build fixtures/shlib" "$work/make.log"
+		continue
+	fi
+	mkdir -p "$o/emb"
+	for lib in libsha libshb; do
+		in=$o/$lib.so
+		out=$o/emb/$lib.so
+		ps_check "$fl: embed $lib" 0 /dev/null -- embed "$in" -o "$out" || continue
+		readelf -hW "$out" >"$o/$lib.h" 2>&1
+		readelf -dW "$in" | grep SONAME >"$o/$lib.soname.in"
+		readelf -dW "$out" | grep SONAME >"$o/$lib.soname.out"
+		readelf -lW "$in" | grep -c '^ *LOAD' >"$o/$lib.nload.in"
+		readelf -lW "$out" | awk '$1 == "LOAD"' >"$o/$lib.loads"
+		if grep -q 'Type:.*DYN' "$o/$lib.h" && grep -q "\[$lib.so\]" "$o/$lib.soname.out" &&
+		   cmp -s "$o/$lib.soname.in" "$o/$lib.soname.out" &&
+		   [ "$(wc -l <"$o/$lib.loads")" -eq $(($(cat "$o/$lib.nload.in") + 1)) ] &&
+		   python3 -c '
+import sys
+rows = [l.split() for l in open(sys.argv[1])]
+vs = [int(r[2], 16) for r in rows]
+sys.exit(not (vs[-1] == max(vs) and rows[-1][-2] == "E" and rows[-1][-3] == "R"))' "$o/$lib.loads"; then
+			ok "$fl: segment $lib"
+		else
+			cat "$o/$lib.h" "$o/$lib.soname.in" "$o/$lib.soname.out" "$o/$lib.loads" >"$o/detail"
+			not_ok "$fl: segment $lib" "$o/detail"
+		fi
+		check "$fl: elflint $lib" sh -c "eu-elflint --gnu-ld '$out' | grep -qx 'No errors'"
+		first=$(${cross}nm --defined-only "$in" | awk '$2 == "T" && $3 ~ /^s[ab]_/ { print $3 }' | sort | head -1)
+		${cross}objdump -d --no-show-raw-insn "$out" |
+			awk -v f="<$first>:" '$2 == f { go = 1; next } go { print; exit }' >"$o/$lib.first"
+		if [ -n "$first" ] && grep -Eq "$idle" "$o/$lib.first"; then
+			ok "$fl: layout $lib"
+		else
+			not_ok "$fl: layout $lib ($first)" "$o/$lib.first"
+		fi
+		${cross}nm --defined-only "$in" | awk '$2 == "T" && $3 ~ /^s[ab]_/' | wc -l >"$o/$lib.nfn"
+	done
+	# the program with the original libraries, then with the embedded ones
+	LD_LIBRARY_PATH=$o $pre ${pre:+-E LD_LIBRARY_PATH=$o} "$o/shmain" >"$o/orig.out" 2>"$o/orig.err"
+	orc=$?
+	LD_LIBRARY_PATH=$o/emb timeout 600 $pre ${pre:+-E LD_LIBRARY_PATH=$o/emb} "$o/shmain" \
+		>"$o/emb.out" 2>"$o/emb.err"
+	erc=$?
+	grep '^R' "$o/orig.out" >"$o/orig.r"
+	grep '^R' "$o/emb.out" >"$o/emb.r"
+	if [ $orc -eq 0 ] && [ $erc -eq 0 ] && [ -s "$o/orig.r" ] && cmp -s "$o/orig.r" "$o/emb.r"; then
+		ok "$fl: run"
+	else
+		{ echo "original exit $orc, embedded exit $erc"; diff "$o/orig.r" "$o/emb.r"; cat "$o/emb.err"; } >"$o/detail"
+		not_ok "$fl: run" "$o/detail"
+		continue
+	fi
+	na=$(cat "$o/libsha.nfn") nb=$(cat "$o/libshb.nfn")
+	printf '%s\n' "O start 1 libsha.so:$na" "O b1 2 libsha.so:$na libshb.so:$nb" \
+		"O closed1 1 libsha.so:$na" "O b2 2 libsha.so:$na libshb.so:$nb" \
+		"O closed2 1 libsha.so:$na" >"$o/want.o"
+	grep '^O' "$o/emb.out" >"$o/got.o"
+	if [ "$na" -ge 2 ] && [ "$nb" -ge 2 ] && cmp -s "$o/want.o" "$o/got.o"; then
+		ok "$fl: objects"
+	else
+		diff "$o/want.o" "$o/got.o" >"$o/detail"
+		not_ok "$fl: objects" "$o/detail"
+	fi
+	printf '%s\n' "E start attach_all 0" "E b1 attach_object 0" "E b1 detach_object 0" \
+		"E closed1 count same" "E closed1 attach_all 0" "E b2 attach_object 0" \
+		"E closed2 count same" "E closed2 attach_all 0" "E end detach_ops_all 0" >"$o/want.e"
+	grep '^E' "$o/emb.out" >"$o/got.e"
+	if cmp -s "$o/want.e" "$o/got.e"; then
+		ok "$fl: calls"
+	else
+		diff "$o/want.e" "$o/got.e" >"$o/detail"
+		not_ok "$fl: calls" "$o/detail"
+	fi
+	grep '^C' "$o/emb.out" >"$o/got.c"
+	if [ "$(wc -l <"$o/got.c")" -eq 6 ] &&
+	   awk '$4 != $5 || $5 <= 0 { bad = 1 }
+		$2 ~ /^b/ && $3 == "sb_sum" && $5 != 7000 { bad = 1 }
+		$2 ~ /^b/ && $3 == "sb_sq" && $5 != 33000 { bad = 1 }
+		END { exit bad }' "$o/got.c"; then
+		ok "$fl: counts"
+	else
+		not_ok "$fl: counts" "$o/got.c"
+	fi
+done
+
+finish
