@@ -84,7 +84,9 @@ int ps_detach_ops_list(void *const *functions, size_t n, struct ps_ops *ops);
  * addresses.  Every embedded object loaded at the time of the call counts:
  * the program and its shared libraries, linked or dlopen()ed, in the order
  * they were first seen (the program first), so an index is only good
- * until the next dlopen or dlclose.
+ * until the next dlopen or dlclose.  ps_count looks for objects loaded or
+ * unloaded since the last call; ps_function does not (it is cheap, for a
+ * loop after ps_count).
  */
 long ps_count(void);
 void *ps_function(long i);
