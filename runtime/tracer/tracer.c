@@ -21,10 +21,12 @@
  * architecture the runtime has a patcher for: the one piece that is not
  * C is the return stub below, one short block per architecture.
  *
- * Names come from the main program's file (/proc/self/exe), .symtab or else
- * .dynsym, read by the small ELF64 reader here (no libelf in the traced
- * process); a function is traceable if it is one of the runtime's sites
- * (ps_function(i)) and has a name.
+ * Names come from the file of each embedded object loaded at start (the
+ * program's /proc/self/exe, a shared library's path; ps_objects), .symtab
+ * or else .dynsym, read by the small ELF64 reader here (no libelf in the
+ * traced process); a function is traceable if it is one of the runtime's
+ * sites (ps_function(i)) and has a name.  Libraries dlopen()ed later are
+ * not traced.
  *
  * Time per call: the entry callback (on_entry, the ops' func) replaces the
  * traced function's return address (ps_regs_return_slot) with the address
@@ -598,27 +600,40 @@ static long site_lookup(const struct site_slot *hash, size_t hmask, uintptr_t a)
 	return -ENOENT;
 }
 
-/*
- * Give every site in fns[] its name from the program's symbol table.
- * Returns 0, or -errno after one message.
- */
-static int read_names(const char *prog)
+/* The blocks of names: each starts with a pointer to the one before. */
+static void names_free(void)
 {
-	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	while (names_buf) {
+		char *prev;
+
+		memcpy(&prev, names_buf, sizeof(prev));
+		free(names_buf);
+		names_buf = prev;
+	}
+}
+
+/*
+ * Give the sites in fns[] that lie in one object their names from its
+ * symbol table: the file at path (the program: /proc/self/exe), loaded at
+ * bias, the sites hashed by address in hash.  main: the program, whose
+ * symbol table says where names come from (names_from).  Returns 0, or
+ * -errno after one message.
+ */
+static int read_names_of(const char *prog, const char *path, uintptr_t bias, int main,
+			 const struct site_slot *hash, size_t hmask)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	const unsigned char *b;
 	const Elf64_Ehdr *eh;
 	const Elf64_Shdr *sh, *tab = NULL, *str;
 	uint64_t size, shnum, nsyms;
-	uintptr_t bias = 0;
 	struct { uint64_t sym; size_t len; int global; } *best = NULL;
-	struct site_slot *hash = NULL;
-	size_t hmask = 15;
 	int err = -ENOEXEC;
 
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		err = -errno;
-		say("%s: cannot read /proc/self/exe: %s", prog, strerror(errno));
+		say("%s: cannot read %s: %s", prog, path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return err;
@@ -627,13 +642,13 @@ static int read_names(const char *prog)
 	b = size >= sizeof(Elf64_Ehdr) ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
 	close(fd);
 	if (b == MAP_FAILED) {
-		say("%s: not an ELF file", prog);
+		say("%s: not an ELF file", main ? prog : path);
 		return -ENOEXEC;
 	}
 	eh = (const Elf64_Ehdr *)b;
 	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh->e_shentsize != sizeof(Elf64_Shdr)) {
-		say("%s: not an ELF64 file with section headers", prog);
+		say("%s: not an ELF64 file with section headers", main ? prog : path);
 		goto out;
 	}
 	shnum = eh->e_shnum;
@@ -652,9 +667,10 @@ static int read_names(const char *prog)
 	for (uint64_t i = 0; i < shnum && !tab; i++)
 		if (sh[i].sh_type == SHT_DYNSYM)
 			tab = &sh[i];
-	names_from = tab && tab->sh_type == SHT_SYMTAB ? ".symtab" : ".dynsym";
+	if (main)
+		names_from = tab && tab->sh_type == SHT_SYMTAB ? ".symtab" : ".dynsym";
 	if (!tab) {
-		say("%s: no .symtab or .dynsym: functions have no names to match", prog);
+		say("%s: no .symtab or .dynsym: functions have no names to match", main ? prog : path);
 		goto out;
 	}
 	if (tab->sh_link >= shnum || !in_file(tab->sh_offset, tab->sh_size, size) ||
@@ -676,29 +692,10 @@ static int read_names(const char *prog)
 	}
 	for (long i = 0; i < nfns; i++)
 		best[i].sym = UINT64_MAX;
-	/* the sites by address, hashed (the symbol table is in no useful order) */
-	while (hmask + 1 < 2 * (size_t)nfns)
-		hmask = hmask * 2 + 1;
-	hash = malloc((hmask + 1) * sizeof(*hash));
-	if (!hash) {
-		say("%s: out of memory for %ld names", prog, nfns);
-		err = -ENOMEM;
-		goto out;
-	}
-	memset(hash, 0xff, (hmask + 1) * sizeof(*hash));
-	for (long i = 0; i < nfns; i++) {
-		size_t h = site_hash(fns[i].addr) & hmask;
-
-		while (hash[h].i >= 0)
-			h = (h + 1) & hmask;
-		hash[h].addr = fns[i].addr;
-		hash[h].i = i;
-	}
-	dl_iterate_phdr(phdr_bias, &bias);
 	{
 		const Elf64_Sym *sy = (const Elf64_Sym *)(b + tab->sh_offset);
 		const char *strs = (const char *)b + str->sh_offset;
-		size_t namebytes = 0;
+		size_t namebytes = sizeof(char *);
 		char *p;
 
 		for (uint64_t k = 0; k < nsyms; k++) {
@@ -724,15 +721,19 @@ static int read_names(const char *prog)
 			best[i].len = (size_t)(end - nm);
 			namebytes += best[i].len + 1;
 		}
-		/* the names of the sites, copied (the mapping goes) */
-		names_buf = p = malloc(namebytes ? namebytes : 1);
-		if (!names_buf) {
+		/* the names of the sites, copied (the mapping goes), in a block
+		   chained to the blocks of the objects read before */
+		p = malloc(namebytes);
+		if (!p) {
 			say("%s: out of memory for names", prog);
 			err = -ENOMEM;
 			goto out;
 		}
+		memcpy(p, &names_buf, sizeof(names_buf));
+		names_buf = p;
+		p += sizeof(char *);
 		for (long i = 0; i < nfns; i++) {
-			if (best[i].sym == UINT64_MAX)
+			if (best[i].sym == UINT64_MAX || fns[i].name)
 				continue;
 			memcpy(p, strs + sy[best[i].sym].st_name, best[i].len + 1);
 			fns[i].name = p;
@@ -743,11 +744,64 @@ static int read_names(const char *prog)
 	err = 0;
 	goto out;
 badsh:
-	say("%s: bad section headers or symbol table", prog);
+	say("%s: bad section headers or symbol table", main ? prog : path);
 out:
 	free(best);
-	free(hash);
 	munmap((void *)b, size);
+	return err;
+}
+
+/*
+ * Give every site in fns[] its name from the symbol table of the object
+ * that holds it: the program's file (/proc/self/exe) and each embedded
+ * shared library's (its path as the dynamic linker loaded it).  Returns 0,
+ * or -errno after one message (the program's table, or memory: a library
+ * whose table cannot be read leaves its functions without names, said in
+ * one line).
+ */
+static int read_names(const char *prog)
+{
+	struct site_slot *hash = NULL;
+	struct ps_object *objs = NULL;
+	size_t hmask = 15;
+	long nobj = ps_objects(NULL, 0);
+	int err = -ENOMEM;
+
+	if (nobj < 0) {
+		say("%s: %s", prog, strerror((int)-nobj));
+		return (int)nobj;
+	}
+	/* the sites by address, hashed (the symbol table is in no useful order) */
+	while (hmask + 1 < 2 * (size_t)nfns)
+		hmask = hmask * 2 + 1;
+	hash = malloc((hmask + 1) * sizeof(*hash));
+	objs = malloc((nobj ? (size_t)nobj : 1) * sizeof(*objs));
+	if (!hash || !objs) {
+		say("%s: out of memory for %ld names", prog, nfns);
+		goto out;
+	}
+	nobj = ps_objects(objs, nobj);
+	memset(hash, 0xff, (hmask + 1) * sizeof(*hash));
+	for (long i = 0; i < nfns; i++) {
+		size_t h = site_hash(fns[i].addr) & hmask;
+
+		while (hash[h].i >= 0)
+			h = (h + 1) & hmask;
+		hash[h].addr = fns[i].addr;
+		hash[h].i = i;
+	}
+	err = 0;
+	for (long k = 0; k < nobj && !err; k++) {
+		int main = !objs[k].name[0];
+
+		err = read_names_of(prog, main ? "/proc/self/exe" : objs[k].name, objs[k].bias, main,
+				    hash, hmask);
+		if (!main && err != -ENOMEM)
+			err = 0;	/* said; its functions have no names */
+	}
+out:
+	free(objs);
+	free(hash);
 	return err;
 }
 
@@ -1459,6 +1513,13 @@ out:
 	return err;
 }
 
+static int fn_cmp(const void *a, const void *b)
+{
+	uintptr_t x = ((const struct fn *)a)->addr, y = ((const struct fn *)b)->addr;
+
+	return x < y ? -1 : x > y;
+}
+
 static const char *prog_name(void)
 {
 	static char path[512];
@@ -1483,10 +1544,12 @@ static int seg_found(struct dl_phdr_info *info, size_t size, void *data)
 		if (p->p_type != PT_LOAD || !(p->p_flags & PF_R) || p->p_filesz < sizeof(*h))
 			continue;
 		h = (const struct ps_seg_header *)(uintptr_t)(info->dlpi_addr + p->p_vaddr);
-		if (h->magic == PS_SEG_MAGIC && h->self == p->p_vaddr)
+		if (h->magic == PS_SEG_MAGIC && h->self == p->p_vaddr) {
 			*(int *)data = 1;
+			return 1;
+		}
 	}
-	return 1;		/* the first object is the main program */
+	return 0;		/* the program or any of its libraries */
 }
 
 static int embedded(void)
@@ -1562,6 +1625,8 @@ static long trace_setup(const char *globs, const char *out, const char *fmt, con
 	for (long i = 0; i < count; i++)
 		fns[i].addr = (uintptr_t)ps_function(i);
 	nfns = count;
+	/* each object's functions are sorted; the objects are in no order */
+	qsort(fns, (size_t)count, sizeof(*fns), fn_cmp);
 	for (long i = 1; i < count; i++)
 		if (fns[i].addr <= fns[i - 1].addr) {
 			say("%s: the site table is not sorted", prog);
@@ -1637,8 +1702,7 @@ untraced:
 	nfns = 0;
 	free(fns);		/* nothing is attached: no callback can read them */
 	fns = NULL;
-	free(names_buf);
-	names_buf = NULL;
+	names_free();
 	starting = 0;
 	return -EINVAL;
 }
@@ -1692,8 +1756,7 @@ __attribute__((destructor)) static void trace_end(void)
 		free(fns);
 		fns = NULL;
 		nfns = 0;
-		free(names_buf);
-		names_buf = NULL;
+		names_free();
 		free(out_path);
 		out_path = NULL;
 		free(attach_conf);

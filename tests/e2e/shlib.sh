@@ -34,6 +34,11 @@
 #                   and libshb's are exactly what the program makes (3
 #                   threads x 2000 sb_sum(5) and 1000 sb_sum(3): sb_sum 7000,
 #                   sb_sq 33000)
+#   tracer          libpatchsite-trace.so preloaded, PATCHSITE_TRACE='sa_*', into
+#                   shplain (links the embedded libsha.so, no runtime of its
+#                   own): the table names sa_add and sa_mul with the calls
+#                   libsha counted, nothing on stderr, the output as with the
+#                   original library
 # Prints `ok - NAME` / `not ok - NAME` and `N passed, M failed`.
 
 set -u
@@ -145,6 +150,29 @@ sys.exit(not (vs[-1] == max(vs) and rows[-1][-2] == "E" and rows[-1][-3] == "R")
 		ok "$fl: counts"
 	else
 		not_ok "$fl: counts" "$o/got.c"
+	fi
+	# the preloaded tracer on a program linking the embedded libsha.so
+	LD_LIBRARY_PATH=$o $pre ${pre:+-E LD_LIBRARY_PATH=$o} "$o/shplain" >"$o/plain.orig" 2>&1
+	rm -f "$o/t.tsv"
+	if [ -n "$pre" ]; then
+		timeout 600 $pre -E LD_LIBRARY_PATH="$o/emb" -E LD_PRELOAD="$o/libpatchsite-trace.so" \
+			-E PATCHSITE_TRACE='sa_*' -E PATCHSITE_TRACE_FORMAT=tsv \
+			-E PATCHSITE_TRACE_OUT="$o/t.tsv" "$o/shplain" >"$o/plain.out" 2>"$o/plain.err"
+	else
+		LD_LIBRARY_PATH=$o/emb LD_PRELOAD=$o/libpatchsite-trace.so PATCHSITE_TRACE='sa_*' \
+			PATCHSITE_TRACE_FORMAT=tsv PATCHSITE_TRACE_OUT=$o/t.tsv timeout 600 \
+			"$o/shplain" >"$o/plain.out" 2>"$o/plain.err"
+	fi
+	trc=$?
+	awk -F'\t' '$1 ~ /^sa_/ { print "C", $1, $4 }' "$o/t.tsv" 2>/dev/null | sort >"$o/t.c"
+	grep '^C' "$o/plain.out" | sort >"$o/own.c"
+	if [ $trc -eq 0 ] && [ ! -s "$o/plain.err" ] && [ "$(wc -l <"$o/own.c")" -eq 2 ] &&
+	   cmp -s "$o/t.c" "$o/own.c" && grep -q '^R' "$o/plain.orig" &&
+	   [ "$(grep '^R' "$o/plain.orig")" = "$(grep '^R' "$o/plain.out")" ]; then
+		ok "$fl: tracer"
+	else
+		{ echo "exit $trc"; cat "$o/plain.err" "$o/t.tsv" "$o/own.c"; } >"$o/detail" 2>&1
+		not_ok "$fl: tracer" "$o/detail"
 	fi
 done
 
