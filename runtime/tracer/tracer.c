@@ -68,6 +68,7 @@
  * wakes once a second to check, so it never spins on a closed descriptor.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -104,7 +105,29 @@ struct fn {
 	uint64_t total_ns;
 	int attached;		/* by this tracer (under ctl_lock) */
 	int selected;		/* scratch of set_attached (under ctl_lock) */
+	int gone;		/* its library was unloaded (under ctl_lock) */
 };
+
+/*
+ * fns[0..nstart): the functions of the objects loaded at start, sorted by
+ * address; then, up to fcap, those of each library dlopen()ed later (a
+ * struct late each, sorted inside).  Entries are never moved or freed: the
+ * hot path reads them without a lock; nfns and nlate are published after
+ * the entries they cover.
+ */
+#define TRACE_SPARE 65536	/* room for the functions of libraries dlopen()ed later */
+#define TRACE_LATE 256		/* libraries dlopen()ed later */
+struct late {
+	long lo, n;		/* fns[lo..lo+n) */
+	uintptr_t bias, first, last;
+	int gone;		/* unloaded (atomics) */
+};
+static struct late late[TRACE_LATE];
+static int nlate;		/* atomics */
+static long nstart, fcap;
+static uintptr_t *start_bias;	/* the objects loaded at start */
+static long nstart_obj;
+static char *force;		/* the globs attached so far: a dlopen()ed library gets them */
 
 static struct fn *fns;		/* one per site, sorted by address */
 static char *names_buf;		/* their names */
@@ -320,9 +343,9 @@ static inline uint64_t PS_NOTRACE now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static long PS_NOTRACE find_fn(uintptr_t ip)
+static long PS_NOTRACE find_in(uintptr_t ip, long lo, long end)
 {
-	long lo = 0, hi = nfns;
+	long hi = end;
 
 	while (lo < hi) {
 		long mid = lo + (hi - lo) / 2;
@@ -332,7 +355,24 @@ static long PS_NOTRACE find_fn(uintptr_t ip)
 		else
 			hi = mid;
 	}
-	return lo < nfns && fns[lo].addr == ip ? lo : -1;
+	return lo < end && fns[lo].addr == ip ? lo : -1;
+}
+
+static long PS_NOTRACE find_fn(uintptr_t ip)
+{
+	long i = find_in(ip, 0, nstart);
+
+	if (i >= 0)
+		return i;
+	/* the libraries dlopen()ed later, the newest first */
+	for (int k = __atomic_load_n(&nlate, __ATOMIC_ACQUIRE) - 1; k >= 0; k--) {
+		struct late *l = &late[k];
+
+		if (ip < l->first || ip > l->last || __atomic_load_n(&l->gone, __ATOMIC_RELAXED))
+			continue;
+		return find_in(ip, l->lo, l->lo + l->n);
+	}
+	return -1;
 }
 
 /* record mode: the entries above depth d are gone (longjmp, or a tail call
@@ -620,7 +660,7 @@ static void names_free(void)
  * -errno after one message.
  */
 static int read_names_of(const char *prog, const char *path, uintptr_t bias, int main,
-			 const struct site_slot *hash, size_t hmask)
+			 const struct site_slot *hash, size_t hmask, long flo, long fhi)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
@@ -684,13 +724,14 @@ static int read_names_of(const char *prog, const char *path, uintptr_t bias, int
 	populate(b, str->sh_offset, str->sh_size);
 	/* per site, the symbol that names it: a global one first, else the
 	   first in the table (no sort: each symbol looked up among the sites) */
-	best = malloc((nfns ? (size_t)nfns : 1) * sizeof(*best));
+	best = malloc((fhi > flo ? (size_t)(fhi - flo) : 1) * sizeof(*best));
 	if (!best) {
-		say("%s: out of memory for %ld names", prog, nfns);
+		say("%s: out of memory for %ld names", prog, fhi - flo);
 		err = -ENOMEM;
 		goto out;
 	}
-	for (long i = 0; i < nfns; i++)
+	best -= flo;	/* indexed like fns */
+	for (long i = flo; i < fhi; i++)
 		best[i].sym = UINT64_MAX;
 	{
 		const Elf64_Sym *sy = (const Elf64_Sym *)(b + tab->sh_offset);
@@ -707,7 +748,7 @@ static int read_names_of(const char *prog, const char *path, uintptr_t bias, int
 			    sy[k].st_name == 0 || sy[k].st_name >= str->sh_size)
 				continue;
 			i = site_lookup(hash, hmask, (uintptr_t)sy[k].st_value + bias);
-			if (i < 0 || (best[i].sym != UINT64_MAX && (best[i].global || !global)))
+			if (i < flo || i >= fhi || (best[i].sym != UINT64_MAX && (best[i].global || !global)))
 				continue;
 			const char *nm = strs + sy[k].st_name;
 			const char *end = memchr(nm, 0, str->sh_size - sy[k].st_name);
@@ -732,7 +773,7 @@ static int read_names_of(const char *prog, const char *path, uintptr_t bias, int
 		memcpy(p, &names_buf, sizeof(names_buf));
 		names_buf = p;
 		p += sizeof(char *);
-		for (long i = 0; i < nfns; i++) {
+		for (long i = flo; i < fhi; i++) {
 			if (best[i].sym == UINT64_MAX || fns[i].name)
 				continue;
 			memcpy(p, strs + sy[best[i].sym].st_name, best[i].len + 1);
@@ -746,7 +787,8 @@ static int read_names_of(const char *prog, const char *path, uintptr_t bias, int
 badsh:
 	say("%s: bad section headers or symbol table", main ? prog : path);
 out:
-	free(best);
+	if (best)
+		free(best + flo);
 	munmap((void *)b, size);
 	return err;
 }
@@ -781,6 +823,11 @@ static int read_names(const char *prog)
 		goto out;
 	}
 	nobj = ps_objects(objs, nobj);
+	if ((start_bias = malloc((nobj ? (size_t)nobj : 1) * sizeof(*start_bias)))) {
+		for (long k = 0; k < nobj; k++)
+			start_bias[k] = objs[k].bias;
+		nstart_obj = nobj;
+	}
 	memset(hash, 0xff, (hmask + 1) * sizeof(*hash));
 	for (long i = 0; i < nfns; i++) {
 		size_t h = site_hash(fns[i].addr) & hmask;
@@ -795,7 +842,7 @@ static int read_names(const char *prog)
 		int main = !objs[k].name[0];
 
 		err = read_names_of(prog, main ? "/proc/self/exe" : objs[k].name, objs[k].bias, main,
-				    hash, hmask);
+				    hash, hmask, 0, nfns);
 		if (!main && err != -ENOMEM)
 			err = 0;	/* said; its functions have no names */
 	}
@@ -899,7 +946,7 @@ static int globs_ok(const char *globs, const char *what)
 
 /* attach (or detach) the functions whose names match globs; called with
    ctl_lock held.  Returns how many changed, or -errno after a message. */
-static long set_attached(const char *globs, int attach, const char *what)
+static long set_attached_from(long from, const char *globs, int attach, const char *what)
 {
 	void **list = malloc((nfns ? nfns : 1) * sizeof(*list));
 	size_t ng = 0;
@@ -914,7 +961,8 @@ static long set_attached(const char *globs, int attach, const char *what)
 		return -ENOMEM;
 	}
 	for (long i = 0; i < nfns; i++) {
-		fns[i].selected = fns[i].name && (!globs || globs_match(g, ng, fns[i].name));
+		fns[i].selected = i >= from && !fns[i].gone && fns[i].name &&
+				  (!globs || globs_match(g, ng, fns[i].name));
 		if (!fns[i].selected)
 			continue;
 		matched++;
@@ -922,6 +970,10 @@ static long set_attached(const char *globs, int attach, const char *what)
 			list[n++] = (void *)fns[i].addr;
 	}
 	free(g);
+	if (from && !matched) {
+		free(list);
+		return 0;	/* a library dlopen()ed later that has none of them */
+	}
 	if (globs && !matched && names_from && strcmp(names_from, ".symtab")) {
 		/* stripped: the names are missing, not the functions */
 		say("%s=%s: no traced function matches: the program is stripped (no .symtab), "
@@ -946,6 +998,34 @@ static long set_attached(const char *globs, int attach, const char *what)
 	for (long i = 0; i < nfns; i++)
 		if (fns[i].selected)
 			fns[i].attached = attach;
+	return n;
+}
+
+/* The globs in force: those attached so far (a `detach` of all clears them). */
+static void force_add(const char *globs)
+{
+	size_t a = force ? strlen(force) : 0, b = globs ? strlen(globs) : 0;
+	char *f;
+
+	if (!globs) {
+		free(force);
+		force = NULL;
+		return;
+	}
+	if (!(f = realloc(force, a + b + 2)))
+		return;
+	if (a)
+		f[a++] = ',';
+	memcpy(f + a, globs, b + 1);
+	force = f;
+}
+
+static long set_attached(const char *globs, int attach, const char *what)
+{
+	long n = set_attached_from(0, globs, attach, what);
+
+	if (n >= 0 && (attach || !globs))
+		force_add(attach ? globs : NULL);
 	return n;
 }
 
@@ -1513,6 +1593,156 @@ out:
 	return err;
 }
 
+#ifndef TRACE_ATTACH
+/* --- Libraries dlopen()ed and dlclose()d while tracing ------------------- */
+
+static const char *prog_name(void);
+
+static int late_of(uintptr_t bias)
+{
+	for (int k = nlate - 1; k >= 0; k--)
+		if (!late[k].gone && late[k].bias == bias)
+			return k;
+	return -1;
+}
+
+/* An embedded library just loaded: its functions listed, named, and
+   attached by the globs in force.  Under ctl_lock. */
+static void late_add(const struct ps_object *o)
+{
+	struct site_slot *hash;
+	size_t hmask = 15;
+	long lo = nfns;
+	struct late *l;
+
+	if (nlate == TRACE_LATE || o->count > fcap - nfns) {
+		say("%s: not traced: no room for its %ld functions", o->name, o->count);
+		return;
+	}
+	for (long j = 0; j < o->count; j++)
+		fns[lo + j] = (struct fn){ .addr = (uintptr_t)ps_function(o->first + j) };
+	while (hmask + 1 < 2 * (size_t)o->count)
+		hmask = hmask * 2 + 1;
+	if (!(hash = malloc((hmask + 1) * sizeof(*hash))))
+		return;
+	memset(hash, 0xff, (hmask + 1) * sizeof(*hash));
+	for (long i = lo; i < lo + o->count; i++) {
+		size_t h = site_hash(fns[i].addr) & hmask;
+
+		while (hash[h].i >= 0)
+			h = (h + 1) & hmask;
+		hash[h].addr = fns[i].addr;
+		hash[h].i = i;
+	}
+	read_names_of(prog_name(), o->name, o->bias, 0, hash, hmask, lo, lo + o->count);
+	free(hash);
+	l = &late[nlate];
+	*l = (struct late){ lo, o->count, o->bias, o->count ? fns[lo].addr : 1,
+			    o->count ? fns[lo + o->count - 1].addr : 0, 0 };
+	__atomic_store_n(&nfns, lo + o->count, __ATOMIC_RELEASE);
+	__atomic_store_n(&nlate, nlate + 1, __ATOMIC_RELEASE);
+	if (force)
+		set_attached_from(lo, force, 1, o->name);
+}
+
+/*
+ * Bring the tracer up to date with the embedded objects loaded now: a
+ * library unloaded is marked gone (its rows stay in the table, nothing of
+ * it is touched), one loaded is added.  Under ctl_lock.
+ */
+static void late_scan(void)
+{
+	long nobj = ps_objects(NULL, 0);
+	struct ps_object *objs;
+
+	if (nobj < 0 || !(objs = malloc((nobj ? (size_t)nobj : 1) * sizeof(*objs))))
+		return;
+	nobj = ps_objects(objs, nobj);
+	for (int k = 0; k < nlate; k++) {
+		long j = 0;
+
+		while (j < nobj && objs[j].bias != late[k].bias)
+			j++;
+		if (late[k].gone || j < nobj)
+			continue;
+		__atomic_store_n(&late[k].gone, 1, __ATOMIC_RELEASE);
+		for (long i = late[k].lo; i < late[k].lo + late[k].n; i++)
+			fns[i].gone = 1, fns[i].attached = 0;
+	}
+	for (long j = 0; j < nobj; j++) {
+		long k = 0;
+
+		while (k < nstart_obj && start_bias[k] != objs[j].bias)
+			k++;
+		if (k == nstart_obj && late_of(objs[j].bias) < 0)
+			late_add(&objs[j]);
+	}
+	free(objs);
+}
+
+static int late_on(void)
+{
+	return __atomic_load_n(&active, __ATOMIC_ACQUIRE) && fns && !recording;
+}
+
+/*
+ * dlopen and dlclose, interposed (the preload comes before libc): the
+ * embedded libraries a dlopen brings are attached by the globs in force
+ * once it returns (their constructors ran untraced); a dlclose first
+ * detaches the library it may unload, then looks at what is still loaded
+ * (a library another handle holds is attached again).
+ */
+__attribute__((visibility("default"))) void *dlopen(const char *file, int mode)
+{
+	static void *(*real)(const char *, int);
+	void *h;
+
+	if (!real)
+		real = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
+	h = real(file, mode);
+	if (h && late_on()) {
+		pthread_mutex_lock(&ctl_lock);
+		late_scan();
+		pthread_mutex_unlock(&ctl_lock);
+	}
+	return h;
+}
+
+__attribute__((visibility("default"))) int dlclose(void *handle)
+{
+	static int (*real)(void *);
+	struct link_map *lm = NULL;
+	int k = -1, r;
+
+	if (!real)
+		real = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+	if (!late_on() || dlinfo(handle, RTLD_DI_LINKMAP, &lm) || !lm)
+		return real(handle);
+	pthread_mutex_lock(&ctl_lock);
+	if ((k = late_of(lm->l_addr)) >= 0) {
+		struct late *l = &late[k];
+		void **list = malloc((l->n ? (size_t)l->n : 1) * sizeof(*list));
+		long n = 0;
+
+		for (long i = l->lo; list && i < l->lo + l->n; i++)
+			if (fns[i].attached)
+				list[n++] = (void *)fns[i].addr;
+		if (list && (!n || !ps_detach_ops_list(list, (size_t)n, &trace_ops)))
+			for (long i = l->lo; i < l->lo + l->n; i++)
+				fns[i].attached = 0;
+		free(list);
+	}
+	pthread_mutex_unlock(&ctl_lock);
+	r = real(handle);
+	pthread_mutex_lock(&ctl_lock);
+	late_scan();
+	if (k >= 0 && !late[k].gone && force)	/* still loaded: attached again */
+		set_attached_from(late[k].lo, force, 1, "dlclose");
+	pthread_mutex_unlock(&ctl_lock);
+	return r;
+}
+#endif
+
 static int fn_cmp(const void *a, const void *b)
 {
 	uintptr_t x = ((const struct fn *)a)->addr, y = ((const struct fn *)b)->addr;
@@ -1617,20 +1847,22 @@ static long trace_setup(const char *globs, const char *out, const char *fmt, con
 		    "the runtime refuses", strerror((int)-count));
 		goto untraced;
 	}
-	fns = calloc(count ? (size_t)count : 1, sizeof(*fns));
+	/* room for the libraries dlopen()ed later (untouched pages cost nothing) */
+	fcap = count + TRACE_SPARE;
+	fns = calloc((size_t)fcap, sizeof(*fns));
 	if (!fns) {
 		say("out of memory for %ld functions", count);
 		goto untraced;
 	}
 	for (long i = 0; i < count; i++)
 		fns[i].addr = (uintptr_t)ps_function(i);
-	nfns = count;
+	nfns = nstart = count;
 	/* each object's functions are sorted; the objects are in no order */
 	qsort(fns, (size_t)count, sizeof(*fns), fn_cmp);
 	for (long i = 1; i < count; i++)
 		if (fns[i].addr <= fns[i - 1].addr) {
 			say("%s: the site table is not sorted", prog);
-			nfns = 0;
+			nfns = nstart = 0;
 			goto untraced;
 		}
 	if (read_names(prog) < 0)
@@ -1699,7 +1931,7 @@ untraced:
 	if (ctl_fd >= 0)
 		close(ctl_fd);
 	ctl_fd = -1;
-	nfns = 0;
+	nfns = nstart = 0;
 	free(fns);		/* nothing is attached: no callback can read them */
 	fns = NULL;
 	names_free();
@@ -1755,7 +1987,7 @@ __attribute__((destructor)) static void trace_end(void)
 	if (!active) {
 		free(fns);
 		fns = NULL;
-		nfns = 0;
+		nfns = nstart = 0;
 		names_free();
 		free(out_path);
 		out_path = NULL;

@@ -34,11 +34,14 @@
 #                   and libshb's are exactly what the program makes (3
 #                   threads x 2000 sb_sum(5) and 1000 sb_sum(3): sb_sum 7000,
 #                   sb_sq 33000)
-#   tracer          libpatchsite-trace.so preloaded, PATCHSITE_TRACE='sa_*', into
-#                   shplain (links the embedded libsha.so, no runtime of its
-#                   own): the table names sa_add and sa_mul with the calls
-#                   libsha counted, nothing on stderr, the output as with the
-#                   original library
+#   tracer          libpatchsite-trace.so preloaded, PATCHSITE_TRACE='sa_*,sb_*',
+#                   into shplain (links the embedded libsha.so, no runtime of
+#                   its own; 2 threads call libsha throughout while main
+#                   dlopens libshb.so, calls it from 3 threads and itself,
+#                   and dlcloses it, twice): the table has sa_add and sa_mul
+#                   and two rows (two lives) of sb_sq and sb_sum, with the
+#                   calls the libraries counted (sb_sum 14000, sb_sq 66000),
+#                   nothing on stderr, the output as with the originals
 # Prints `ok - NAME` / `not ok - NAME` and `N passed, M failed`.
 
 set -u
@@ -155,18 +158,23 @@ sys.exit(not (vs[-1] == max(vs) and rows[-1][-2] == "E" and rows[-1][-3] == "R")
 	LD_LIBRARY_PATH=$o $pre ${pre:+-E LD_LIBRARY_PATH=$o} "$o/shplain" >"$o/plain.orig" 2>&1
 	rm -f "$o/t.tsv"
 	if [ -n "$pre" ]; then
-		timeout 600 $pre -E LD_LIBRARY_PATH="$o/emb" -E LD_PRELOAD="$o/libpatchsite-trace.so" \
-			-E PATCHSITE_TRACE='sa_*' -E PATCHSITE_TRACE_FORMAT=tsv \
-			-E PATCHSITE_TRACE_OUT="$o/t.tsv" "$o/shplain" >"$o/plain.out" 2>"$o/plain.err"
+		# qemu-user hands its environment to the guest (-E splits at commas)
+		PATCHSITE_TRACE='sa_*,sb_*' PATCHSITE_TRACE_FORMAT=tsv PATCHSITE_TRACE_OUT=$o/t.tsv \
+			timeout 600 $pre -E LD_LIBRARY_PATH="$o/emb" \
+			-E LD_PRELOAD="$o/libpatchsite-trace.so" "$o/shplain" >"$o/plain.out" 2>"$o/plain.err"
 	else
-		LD_LIBRARY_PATH=$o/emb LD_PRELOAD=$o/libpatchsite-trace.so PATCHSITE_TRACE='sa_*' \
+		LD_LIBRARY_PATH=$o/emb LD_PRELOAD=$o/libpatchsite-trace.so PATCHSITE_TRACE='sa_*,sb_*' \
 			PATCHSITE_TRACE_FORMAT=tsv PATCHSITE_TRACE_OUT=$o/t.tsv timeout 600 \
 			"$o/shplain" >"$o/plain.out" 2>"$o/plain.err"
 	fi
 	trc=$?
-	awk -F'\t' '$1 ~ /^sa_/ { print "C", $1, $4 }' "$o/t.tsv" 2>/dev/null | sort >"$o/t.c"
+	# a library's two lives are two rows each: summed by name
+	awk -F'\t' '$1 ~ /^s[ab]_/ { n[$1] += $4 } END { for (f in n) print "C", f, n[f] }' \
+		"$o/t.tsv" 2>/dev/null | sort >"$o/t.c"
 	grep '^C' "$o/plain.out" | sort >"$o/own.c"
-	if [ $trc -eq 0 ] && [ ! -s "$o/plain.err" ] && [ "$(wc -l <"$o/own.c")" -eq 2 ] &&
+	if [ $trc -eq 0 ] && [ ! -s "$o/plain.err" ] && [ "$(wc -l <"$o/own.c")" -eq 4 ] &&
+	   grep -qx 'C sb_sum 14000' "$o/own.c" && grep -qx 'C sb_sq 66000' "$o/own.c" &&
+	   [ "$(awk -F'\t' '$1 ~ /^sb_/' "$o/t.tsv" | wc -l)" -eq 4 ] &&
 	   cmp -s "$o/t.c" "$o/own.c" && grep -q '^R' "$o/plain.orig" &&
 	   [ "$(grep '^R' "$o/plain.orig")" = "$(grep '^R' "$o/plain.out")" ]; then
 		ok "$fl: tracer"
