@@ -1688,18 +1688,112 @@ static int late_on(void)
 /*
  * dlopen and dlclose, interposed (the preload comes before libc): the
  * embedded libraries a dlopen brings are attached by the globs in force
- * once it returns (their constructors ran untraced); a dlclose first
+ * once it returns (their constructors ran untraced; a name is looked up
+ * in the caller's DT_RUNPATH first, as glibc would have: caller_path); a
+ * dlclose first
  * detaches the library it may unload, then looks at what is still loaded
  * (a library another handle holds is attached again).
  */
+/* path's directory (the program: /proc/self/exe's) into dir[cap]; 0 or -1 */
+static int dir_of(const char *path, char *dir, size_t cap)
+{
+	ssize_t n;
+	char *slash;
+
+	if (path && path[0]) {
+		if (strlen(path) >= cap)
+			return -1;
+		strcpy(dir, path);
+	} else {
+		if ((n = readlink("/proc/self/exe", dir, cap - 1)) <= 0)
+			return -1;
+		dir[n] = 0;
+	}
+	if (!(slash = strrchr(dir, '/')))
+		return -1;
+	*slash = 0;
+	return 0;
+}
+
+/*
+ * The file a dlopen(file) made by the object lm would find in that
+ * object's DT_RUNPATH (or DT_RPATH), or NULL.  glibc searches the caller's
+ * paths: called from here, the search would use the tracer's, so a name
+ * without a slash is looked up as the caller would (LD_LIBRARY_PATH
+ * first for DT_RUNPATH, after for DT_RPATH), and only a file that exists
+ * is handed over by its path.  $ORIGIN is the only token expanded.
+ */
+static char *caller_path(const struct link_map *lm, const char *file, char *buf, size_t cap)
+{
+	const ElfW(Dyn) *d;
+	uintptr_t strtab = 0, runpath = 0, rpath = 0, list;
+	int has_runpath = 0;
+	const char *p, *llp = getenv("LD_LIBRARY_PATH");
+	char origin[512];
+
+	for (d = lm->l_ld; d && d->d_tag != DT_NULL; d++) {
+		if (d->d_tag == DT_STRTAB)
+			strtab = d->d_un.d_ptr;
+		else if (d->d_tag == DT_RUNPATH)
+			runpath = d->d_un.d_val, has_runpath = 1;
+		else if (d->d_tag == DT_RPATH)
+			rpath = d->d_un.d_val;
+	}
+	if (!strtab || (!has_runpath && !rpath))
+		return NULL;
+	if (strtab < lm->l_addr)
+		strtab += lm->l_addr;	/* a read-only dynamic section (riscv64): not relocated */
+	list = strtab + (has_runpath ? runpath : rpath);
+	if (has_runpath && llp && *llp) {
+		/* LD_LIBRARY_PATH comes first: a file there is found by name alike */
+		for (p = llp; *p; p += *p == ':') {
+			size_t n = strcspn(p, ":");
+
+			if (n && (size_t)snprintf(buf, cap, "%.*s/%s", (int)n, p, file) < cap &&
+			    !access(buf, F_OK))
+				return NULL;
+			p += n;
+		}
+	}
+	if (dir_of(lm->l_name, origin, sizeof(origin)))
+		origin[0] = 0;
+	for (p = (const char *)list; *p; p += *p == ':') {
+		size_t n = strcspn(p, ":"), k = 0;
+		const char *q = p;
+
+		while (q < p + n && k + 1 < cap) {
+			if (!strncmp(q, "$ORIGIN", 7) || !strncmp(q, "${ORIGIN}", 9)) {
+				int w = snprintf(buf + k, cap - k, "%s", origin);
+
+				k += w > 0 ? (size_t)w : 0;
+				q += q[1] == '{' ? 9 : 7;
+			} else {
+				buf[k++] = *q++;
+			}
+		}
+		p += n;
+		if (k + 1 < cap && (size_t)snprintf(buf + k, cap - k, "/%s", file) < cap - k &&
+		    !access(buf, F_OK))
+			return buf;
+	}
+	return NULL;
+}
+
 __attribute__((visibility("default"))) void *dlopen(const char *file, int mode)
 {
 	static void *(*real)(const char *, int);
+	const void *caller = __builtin_extract_return_addr(__builtin_return_address(0));
+	struct link_map *lm = NULL;
+	Dl_info info;
+	char buf[1024], *path = NULL;
 	void *h;
 
 	if (!real)
 		real = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
-	h = real(file, mode);
+	if (file && !strchr(file, '/') && dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) &&
+	    lm)
+		path = caller_path(lm, file, buf, sizeof(buf));
+	h = real(path ? path : file, mode);
 	if (h && late_on()) {
 		pthread_mutex_lock(&ctl_lock);
 		late_scan();

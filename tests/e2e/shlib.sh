@@ -42,6 +42,11 @@
 #                   and two rows (two lives) of sb_sq and sb_sum, with the
 #                   calls the libraries counted (sb_sum 14000, sb_sq 66000),
 #                   nothing on stderr, the output as with the originals
+#   runpath         the same with shrun, which finds libsha.so and the
+#                   libshb.so it dlopens by its own DT_RUNPATH ($ORIGIN/emb)
+#                   while the tracer's directory holds the original
+#                   libshb.so: the dlopen the tracer interposes finds the
+#                   caller's (embedded) one, so sb_* are counted
 # Prints `ok - NAME` / `not ok - NAME` and `N passed, M failed`.
 
 set -u
@@ -181,6 +186,29 @@ sys.exit(not (vs[-1] == max(vs) and rows[-1][-2] == "E" and rows[-1][-3] == "R")
 	else
 		{ echo "exit $trc"; cat "$o/plain.err" "$o/t.tsv" "$o/own.c"; } >"$o/detail" 2>&1
 		not_ok "$fl: tracer" "$o/detail"
+	fi
+	# shrun finds its libraries by its DT_RUNPATH ($ORIGIN/emb) alone; the
+	# tracer's own directory ($o) holds the original libshb.so
+	rm -f "$o/r.tsv"
+	if [ -n "$pre" ]; then
+		PATCHSITE_TRACE='sa_*,sb_*' PATCHSITE_TRACE_FORMAT=tsv PATCHSITE_TRACE_OUT=$o/r.tsv \
+			timeout 600 $pre -E LD_PRELOAD="$o/libpatchsite-trace.so" "$o/shrun" \
+			>"$o/run.out" 2>"$o/run.err"
+	else
+		PATCHSITE_TRACE='sa_*,sb_*' PATCHSITE_TRACE_FORMAT=tsv PATCHSITE_TRACE_OUT=$o/r.tsv \
+			LD_PRELOAD=$o/libpatchsite-trace.so timeout 600 "$o/shrun" \
+			>"$o/run.out" 2>"$o/run.err"
+	fi
+	rrc=$?
+	awk -F'\t' '$1 ~ /^s[ab]_/ { n[$1] += $4 } END { for (f in n) print "C", f, n[f] }' \
+		"$o/r.tsv" 2>/dev/null | sort >"$o/r.c"
+	grep '^C' "$o/run.out" | sort >"$o/rown.c"
+	if [ $rrc -eq 0 ] && [ ! -s "$o/run.err" ] && [ "$(wc -l <"$o/rown.c")" -eq 4 ] &&
+	   cmp -s "$o/r.c" "$o/rown.c"; then
+		ok "$fl: runpath"
+	else
+		{ echo "exit $rrc"; cat "$o/run.err" "$o/r.tsv" "$o/rown.c"; } >"$o/detail" 2>&1
+		not_ok "$fl: runpath" "$o/detail"
 	fi
 done
 
