@@ -1837,6 +1837,38 @@ __attribute__((visibility("default"))) int dlclose(void *handle)
 }
 #endif
 
+/*
+ * Record mode (`patchsite trace`) writes uftrace's data for the program's
+ * own mapping and symbols only: the functions of shared libraries are
+ * left out of fns (an object's functions lie in its own mapping, so the
+ * program's are one run of the sorted array).
+ */
+static void main_only(void)
+{
+	long nobj = ps_objects(NULL, 0), k = 0, lo = 0, n = 0;
+	uintptr_t first = 1, last = 0;
+	struct ps_object *objs;
+
+	if (nobj <= 0 || !(objs = malloc((size_t)nobj * sizeof(*objs)))) {
+		nfns = nstart = 0;
+		return;
+	}
+	nobj = ps_objects(objs, nobj);
+	while (k < nobj && objs[k].name[0])
+		k++;
+	if (k < nobj && objs[k].count) {
+		first = (uintptr_t)ps_function(objs[k].first);
+		last = (uintptr_t)ps_function(objs[k].first + objs[k].count - 1);
+	}
+	free(objs);
+	while (lo < nfns && fns[lo].addr < first)
+		lo++;
+	while (lo + n < nfns && fns[lo + n].addr <= last)
+		n++;
+	memmove(fns, fns + lo, (size_t)n * sizeof(*fns));
+	nfns = nstart = n;
+}
+
 static int fn_cmp(const void *a, const void *b)
 {
 	uintptr_t x = ((const struct fn *)a)->addr, y = ((const struct fn *)b)->addr;
@@ -1959,6 +1991,8 @@ static long trace_setup(const char *globs, const char *out, const char *fmt, con
 			nfns = nstart = 0;
 			goto untraced;
 		}
+	if (rec)
+		main_only();
 	if (read_names(prog) < 0)
 		goto untraced;
 	if (out && open_out(out, 1) < 0)
