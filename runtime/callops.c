@@ -917,29 +917,61 @@ static int ps_cmp_pick(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Does ops sit on site s of o? */
+static int ps_member(struct ps_obj *o, const struct ps_site *s, struct ps_ops *ops)
+{
+	struct ps_list *l = o->state ? ps_list_load(&o->state[s - o->img.sites]) : NULL;
+
+	return l && ps_list_index(l, ops) < l->cap;
+}
+
 /*
  * Apply the sites of p[0..n) (sorted by table address, so grouped by object
- * and, inside one, sorted by function), one batch per object.  A batch
- * that fails stops there: the objects before it keep their change.
+ * and, inside one, sorted by function), one batch per object.  An attach
+ * is all or nothing: if an object's batch fails (x86_64: -ERANGE, an
+ * object out of reach of the trampoline room), ops leaves again the sites
+ * of the objects before it that it joined.  A detach that fails stops
+ * there (the objects before it are detached).
  */
 static int ps_apply_picks(struct ps_pick *p, size_t n, struct ps_ops *ops, enum ps_mode mode,
 			  int strict)
 {
 	const struct ps_site **v;
+	char *joined = NULL;
+	size_t i = 0;
 	int err = 0;
 
 	if (!n)
 		return 0;
-	if (!(v = malloc(n * sizeof(*v))))
+	if (!(v = malloc(n * sizeof(*v))) || (mode == PS_ADD && !(joined = calloc(n, 1)))) {
+		free(v);
 		return -ENOMEM;
-	for (size_t i = 0; i < n && !err;) {
+	}
+	for (size_t j = 0; joined && j < n; j++)
+		joined[j] = !ps_member(p[j].obj, p[j].site, ops);
+	while (i < n && !err) {
 		size_t k = 0;
 		struct ps_obj *o = p[i].obj;
 
-		while (i < n && p[i].obj == o)
-			v[k++] = p[i++].site;
-		err = ps_apply(o, v, k, 1, ops, mode, strict);
+		while (i + k < n && p[i + k].obj == o) {
+			v[k] = p[i + k].site;
+			k++;
+		}
+		if ((err = ps_apply(o, v, k, 1, ops, mode, strict)))
+			break;
+		i += k;
 	}
+	/* an attach that failed in an object: undone in those before it */
+	for (size_t j = 0; err && joined && j < i;) {
+		size_t k = 0;
+		struct ps_obj *o = p[j].obj;
+
+		for (; j < i && p[j].obj == o; j++)
+			if (joined[j])
+				v[k++] = p[j].site;
+		ps_apply(o, v, k, 1, ops, PS_REMOVE, 0);
+	}
+	free(joined);
 	free(v);
 	return err;
 }
@@ -1038,22 +1070,25 @@ static int ps_all(struct ps_ops *ops, enum ps_mode mode, int one, uintptr_t only
 		return -EINVAL;
 	pthread_once(&ps_once, ps_init);
 	ps_lock_take(&g);
-	err = ps_ready_locked();
-	for (struct ps_obj *o = ps_first(); o && !err; o = ps_next(o)) {
-		const struct ps_site **v;
+	if (!(err = ps_ready_locked())) {
+		struct ps_pick *v = NULL;
+		size_t n = 0, k = 0;
 
-		if (!ps_live(o) || o->claimed || (one && o->img.bias != only))
-			continue;
-		found = 1;
-		if (!o->count)
-			continue;
-		if (!(v = malloc(o->count * sizeof(*v)))) {
+		for (struct ps_obj *o = ps_first(); o; o = ps_next(o))
+			if (ps_live(o) && !o->claimed && (!one || o->img.bias == only)) {
+				found = 1;
+				n += o->count;
+			}
+		if (n && !(v = malloc(n * sizeof(*v))))
 			err = -ENOMEM;
-			break;
+		for (struct ps_obj *o = ps_first(); v && o; o = ps_next(o))
+			if (ps_live(o) && !o->claimed && (!one || o->img.bias == only))
+				for (size_t i = 0; i < o->count; i++)
+					v[k++] = (struct ps_pick){ o, &o->img.sites[i] };
+		if (v) {
+			qsort(v, n, sizeof(*v), ps_cmp_pick);	/* the objects' tables in order */
+			err = ps_apply_picks(v, n, ops, mode, 0);
 		}
-		for (size_t i = 0; i < o->count; i++)
-			v[i] = &o->img.sites[i];
-		err = ps_apply(o, v, o->count, 1, ops, mode, 0);	/* the table is sorted */
 		free(v);
 	}
 	ps_lock_drop(&g);
