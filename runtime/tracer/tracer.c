@@ -130,6 +130,7 @@ static long nstart_obj;
 static char *force;		/* the globs attached so far: a dlopen()ed library gets them */
 
 static struct fn *fns;		/* one per site, sorted by address */
+static const char *prog_name(void);
 static char *names_buf;		/* their names */
 static long nfns;
 static long nnamed;		/* sites with a name */
@@ -944,6 +945,65 @@ static int globs_ok(const char *globs, const char *what)
 	return 1;
 }
 
+/*
+ * x86_64: an object out of reach of the runtime's trampoline room (an
+ * embedded program and its embedded libraries, far apart) refuses the
+ * whole batch with -ERANGE.  Then each object's functions of list[0..n)
+ * are attached alone, and an
+ * object that refuses is said once and left out (its functions not
+ * marked attached).  0, or the first other error.
+ */
+static int attach_each_object(void **list, long n, const char *what)
+{
+	long nobj = ps_objects(NULL, 0);
+	struct ps_object *objs;
+	void **part = malloc((n ? (size_t)n : 1) * sizeof(*part));
+	int err = 0;
+
+	if (nobj < 0) {
+		free(part);
+		return (int)nobj;
+	}
+	if (!part || !(objs = malloc((nobj ? (size_t)nobj : 1) * sizeof(*objs)))) {
+		free(part);
+		return -ENOMEM;
+	}
+	nobj = ps_objects(objs, nobj);
+	for (long k = 0; k < nobj && !err; k++) {
+		uintptr_t lo, hi;
+		long m = 0;
+		int e;
+
+		if (!objs[k].count)
+			continue;
+		lo = (uintptr_t)ps_function(objs[k].first);
+		hi = (uintptr_t)ps_function(objs[k].first + objs[k].count - 1);
+		for (long i = 0; i < n; i++)
+			if ((uintptr_t)list[i] >= lo && (uintptr_t)list[i] <= hi)
+				part[m++] = list[i];
+		if (!m)
+			continue;
+		e = ps_attach_list(part, (size_t)m, &trace_ops);
+		if (e == -ERANGE) {
+			int was = starting;
+
+			starting = 0;	/* the other objects are traced */
+			say("%s: %s: not traced: out of reach of the trampolines of the "
+			    "object attached first (x86_64)", what,
+			    objs[k].name[0] ? objs[k].name : prog_name());
+			starting = was;
+			for (long i = 0; i < nfns; i++)
+				if (fns[i].addr >= lo && fns[i].addr <= hi)
+					fns[i].selected = 0;
+		} else {
+			err = e;
+		}
+	}
+	free(objs);
+	free(part);
+	return err;
+}
+
 /* attach (or detach) the functions whose names match globs; called with
    ctl_lock held.  Returns how many changed, or -errno after a message. */
 static long set_attached_from(long from, const char *globs, int attach, const char *what)
@@ -989,6 +1049,8 @@ static long set_attached_from(long from, const char *globs, int attach, const ch
 	}
 	err = !n ? 0 : attach ? ps_attach_list(list, (size_t)n, &trace_ops)
 		      : ps_detach_ops_list(list, (size_t)n, &trace_ops);
+	if (err == -ERANGE && attach)
+		err = attach_each_object(list, n, what);
 	free(list);
 	if (err) {
 		say("%s: %s failed: %s", what, attach ? "ps_attach_list" : "ps_detach_ops_list",
@@ -1595,8 +1657,6 @@ out:
 
 #ifndef TRACE_ATTACH
 /* --- Libraries dlopen()ed and dlclose()d while tracing ------------------- */
-
-static const char *prog_name(void);
 
 static int late_of(uintptr_t bias)
 {

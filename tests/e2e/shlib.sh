@@ -49,6 +49,13 @@
 #                   and two rows (two lives) of sb_sq and sb_sum, with the
 #                   calls the libraries counted (sb_sum 14000, sb_sq 66000),
 #                   nothing on stderr, the output as with the originals
+#   tracer program+library  the same with shplain-emb, the program embedded
+#                   too (-no-pie), globs 'sa_*,sb_*,worker_*': worker_a 2
+#                   calls, worker_b 6; arm64, riscv64: sa_*, sb_* as the
+#                   libraries counted, nothing on stderr; x86_64: the
+#                   libraries are out of reach of the program's trampoline
+#                   room: one line each (libsha.so, libshb.so twice), no
+#                   rows, the program's functions traced
 #   runpath         the same with shrun, which finds libsha.so and the
 #                   libshb.so it dlopens by its own DT_RUNPATH ($ORIGIN/emb)
 #                   while the tracer's directory holds the original
@@ -207,6 +214,45 @@ sys.exit(not (vs[-1] == max(vs) and rows[-1][-2] == "E" and rows[-1][-3] == "R")
 	else
 		{ echo "exit $trc"; cat "$o/plain.err" "$o/t.tsv" "$o/own.c"; } >"$o/detail" 2>&1
 		not_ok "$fl: tracer" "$o/detail"
+	fi
+	# the tracer on an embedded program linking an embedded library
+	rm -f "$o/p.tsv"
+	if ps_run 0 /dev/null -- embed "$o/shplain-emb" -o "$o/shplain-emb.emb"; then
+		if [ -n "$pre" ]; then
+			PATCHSITE_TRACE='sa_*,sb_*,worker_*' PATCHSITE_TRACE_FORMAT=tsv \
+				PATCHSITE_TRACE_OUT=$o/p.tsv timeout 600 $pre -E LD_LIBRARY_PATH="$o/emb" \
+				-E LD_PRELOAD="$o/libpatchsite-trace.so" "$o/shplain-emb.emb" \
+				>"$o/pe.out" 2>"$o/pe.err"
+		else
+			PATCHSITE_TRACE='sa_*,sb_*,worker_*' PATCHSITE_TRACE_FORMAT=tsv \
+				PATCHSITE_TRACE_OUT=$o/p.tsv LD_LIBRARY_PATH=$o/emb \
+				LD_PRELOAD=$o/libpatchsite-trace.so timeout 600 "$o/shplain-emb.emb" \
+				>"$o/pe.out" 2>"$o/pe.err"
+		fi
+		prc=$?
+	else
+		prc=$ps_rc
+	fi
+	awk -F'\t' '$1 ~ /^(s[ab]|worker)_/ { n[$1] += $4 } END { for (f in n) print "C", f, n[f] }' \
+		"$o/p.tsv" 2>/dev/null | sort >"$o/p.c"
+	case $fl in
+	x86_64-*)
+		# libsha.so at start and libshb.so at each dlopen: out of reach
+		printf 'C worker_a 2\nC worker_b 6\n' >"$o/p.want"
+		[ "$(grep -c 'not traced: out of reach' "$o/pe.err")" -eq 3 ] &&
+			[ "$(grep -vc 'not traced: out of reach' "$o/pe.err")" -eq 0 ]
+		;;
+	*)
+		{ grep '^C' "$o/pe.out"; printf 'C worker_a 2\nC worker_b 6\n'; } | sort >"$o/p.want"
+		[ ! -s "$o/pe.err" ]
+		;;
+	esac
+	perr=$?
+	if [ "$prc" -eq 0 ] && [ $perr -eq 0 ] && cmp -s "$o/p.c" "$o/p.want"; then
+		ok "$fl: tracer program+library"
+	else
+		{ echo "exit $prc"; cat "$o/pe.err" "$o/p.tsv" "$o/p.want"; } >"$o/detail" 2>&1
+		not_ok "$fl: tracer program+library" "$o/detail"
 	fi
 	# shrun finds its libraries by its DT_RUNPATH ($ORIGIN/emb) alone; the
 	# tracer's own directory ($o) holds the original libshb.so
