@@ -184,7 +184,7 @@ sys.exit(not (vs[-1] == max(vs) and rows[-1][-2] == "E" and rows[-1][-3] == "R")
 	   [ "$(tr '\n' '|' <"$o/far.out")" = "$want_far|" ]; then
 		ok "$fl: program+library"
 	else
-		{ echo "want $want_far"; echo "$ps_msg"; cat "$o/far.out"; } >"$o/detail" 2>&1
+		{ echo "want $want_far"; cat "$ps_msg" "$o/far.out"; } >"$o/detail" 2>&1
 		not_ok "$fl: program+library" "$o/detail"
 	fi
 	# the preloaded tracer on a program linking the embedded libsha.so
