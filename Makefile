@@ -144,7 +144,7 @@ fixtures: san
 E2E_SCRIPTS := realprog-riscv64 realserver stress run hostile runtime-x86 repad-zlib allocfail \
 	realprog-x86 tracer safety-core safety-tracer embed-x86 embed repad vmlinuz \
 	repad-kernel inplace bench-x86 minikernel nearmiss package arches trace-attach cli ppc64le \
-	trace-uftrace trace-cases
+	trace-uftrace trace-cases shlib
 E2E_VARIANTS := embed-riscv64 embed-riscv64-noc
 E2E_SCRIPT_embed-riscv64 := embed
 E2E_ENV_embed-riscv64 := ARCH=riscv64

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * embed.c - add the call-ops trampoline (or a room for the runtime's
- * trampolines) and a site table to a linked program (ET_EXEC or PIE) in a
- * new loadable segment, and leave every entry site in its disabled form.
+ * trampolines) and a site table to a linked program (ET_EXEC or PIE) or a
+ * shared library (ET_DYN with DT_SONAME: the same case as a PIE, its own
+ * load bias added at run time) in a new loadable segment, and leave every
+ * entry site in its disabled form.
  *
  * Strategy: one mechanism for every image, whether or not it links the
  * runtime: a new R+X PT_LOAD appended to the file.  The STYLE.md rules for

@@ -6,13 +6,17 @@
  *
  * Strategy: embed adds one loadable segment (R+X) to the program and puts
  * a struct ps_seg_header at its first byte, followed by the site table and
- * the trampoline.  The runtime needs no symbol and no reserved section: on
- * first use it walks the main program's program headers (dl_iterate_phdr,
- * whose first entry is the main program, in static and dynamic programs
- * alike, and also when this file is a preloaded shared object) and takes
- * the PT_LOAD that starts with PS_SEG_MAGIC and whose `self` field is its
- * own p_vaddr.  Every address in the segment is a link-time address; the
- * main program's load bias (dlpi_addr, 0 for ET_EXEC) is added here.  A
+ * the trampoline.  The runtime needs no symbol and no reserved section: it
+ * walks the program headers of every loaded object (dl_iterate_phdr, in
+ * static and dynamic programs alike, and also when this file is a
+ * preloaded shared object) and takes, in each, the PT_LOAD that starts
+ * with PS_SEG_MAGIC and whose `self` field is its own p_vaddr: the program
+ * and every embedded shared library, each an object of the registry with
+ * its own bias, per-site state and ops registry.  Each API call rescans
+ * when dlpi_adds or dlpi_subs moved (a dlopen or dlclose happened) and
+ * forgets an object that is gone without touching its memory.  Every
+ * address in a segment is a link-time address; the object's load bias
+ * (dlpi_addr, 0 for ET_EXEC) is added here.  A
  * literal holds (ops - bias); the trampoline adds the bias back, so a PIE
  * needs no relocation and its text stays read-only except while we patch
  * it.  This file must itself be built without -fpatchable-function-entry:
@@ -53,11 +57,9 @@
 #include "callops.h"
 #include "patcher.h"
 
-static struct ps_image ps_img;		/* hdr NULL until the segment is found */
 static pthread_once_t ps_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t ps_lock = PTHREAD_MUTEX_INITIALIZER;
-static int ps_claimed;			/* 0: this copy owns the segment; -EBUSY: another does */
-static int ps_hdr_prot;			/* the header segment's protection (from p_flags) */
+static uint64_t ps_pagesize;
 
 /*
  * The ops of one site, read without the lock by the list ops' func
@@ -81,18 +83,41 @@ struct ps_sstate {
 	size_t n;			/* ops attached (non-NULL slots of list) */
 	struct ps_list *_Atomic list;	/* NULL until the site first has an ops */
 };
-static struct ps_sstate *ps_state;
-#define PS_REG_BUCKETS	256
-static struct ps_reg *ps_regs[PS_REG_BUCKETS];
+#define PS_REG_BUCKETS	64
+
+/*
+ * One embedded object (the program or a shared library), found by a scan
+ * (ps_scan).  The list is append-only and its entries are never freed, so
+ * the list ops' func walks it without the lock; an object that was
+ * unloaded is marked gone and nothing of its memory is touched again (its
+ * state and registry, which are ours, are freed).
+ */
+struct ps_obj {
+	struct ps_image img;
+	struct ps_sstate *state;	/* per site; NULL until its first batch */
+	struct ps_reg *regs[PS_REG_BUCKETS];	/* the ops registry of this object */
+	int hdr_prot;			/* the header segment's protection (from p_flags) */
+	int claimed;			/* 0: this copy owns the segment; -EBUSY: another does */
+	_Atomic int gone;		/* unloaded: never touched again */
+	unsigned mark;			/* the last scan that saw it */
+	uint64_t count;			/* its sites (read once: the header may go away) */
+	uint64_t lo, hi;		/* runtime addresses of its first and last function */
+	char *name;			/* dlpi_name ("" for the main program) */
+	struct ps_obj *_Atomic next;
+};
+static struct ps_obj *_Atomic ps_objs;
+static struct ps_obj *_Atomic *ps_objs_tail = &ps_objs;	/* under ps_lock */
+static unsigned long long ps_adds, ps_subs;	/* dlpi_adds, dlpi_subs at the last scan */
+static unsigned ps_mark;			/* scans done (0: none yet) */
 
 static void ps_list_func(unsigned long ip, unsigned long parent_ip, struct ps_ops *ops,
 			 void *regs);
 /* The core's own ops: a site with several ops calls it, and it calls them. */
 static struct ps_ops ps_list_ops = { .func = ps_list_func };
 
-static int ps_find_segment(struct dl_phdr_info *info, size_t size, void *data)
+/* The PT_LOAD of info that `patchsite embed` added, or NULL. */
+static const struct ps_seg_header *ps_segment(struct dl_phdr_info *info, int *prot)
 {
-	(void)size; (void)data;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
 		const struct ps_seg_header *h;
@@ -104,15 +129,12 @@ static int ps_find_segment(struct dl_phdr_info *info, size_t size, void *data)
 		if (h->magic == PS_SEG_MAGIC && h->self == p->p_vaddr &&
 		    h->sites >= p->p_vaddr + sizeof(*h) &&
 		    (h->sites - p->p_vaddr) + h->count * sizeof(struct ps_site) <= p->p_filesz) {
-			ps_img.bias = info->dlpi_addr;
-			ps_img.sites = (const struct ps_site *)(uintptr_t)(h->sites + ps_img.bias);
-			ps_img.hdr = h;
-			ps_hdr_prot = PROT_READ | (p->p_flags & PF_X ? PROT_EXEC : 0) |
-				      (p->p_flags & PF_W ? PROT_WRITE : 0);
-			break;
+			*prot = PROT_READ | (p->p_flags & PF_X ? PROT_EXEC : 0) |
+				(p->p_flags & PF_W ? PROT_WRITE : 0);
+			return h;
 		}
 	}
-	return 1;	/* the first object is the main program: stop there */
+	return NULL;
 }
 
 /*
@@ -125,22 +147,27 @@ static int ps_find_segment(struct dl_phdr_info *info, size_t size, void *data)
  * refuses every call with -EBUSY.  A fork child inherits the claim with
  * the copy that made it.
  */
-static int ps_claim(void)
+static uint64_t ps_me(void)
 {
-	uint64_t *w = (uint64_t *)(uintptr_t)&ps_img.hdr->reserved;
-	uint64_t me = (uint64_t)(uintptr_t)&ps_img, none = 0;
-	uintptr_t pm = ps_img.pagesize - 1, a = (uintptr_t)w & ~pm;
+	return (uint64_t)(uintptr_t)&ps_objs;
+}
+
+static int ps_claim(const struct ps_seg_header *h, int prot)
+{
+	uint64_t *w = (uint64_t *)(uintptr_t)&h->reserved;
+	uint64_t me = ps_me(), none = 0;
+	uintptr_t pm = ps_pagesize - 1, a = (uintptr_t)w & ~pm;
 	uint64_t cur = __atomic_load_n(w, __ATOMIC_ACQUIRE);
 
 	if (cur == me)
 		return 0;
 	if (cur)
 		return -EBUSY;
-	if (mprotect((void *)a, pm + 1, ps_hdr_prot | PROT_WRITE))
+	if (mprotect((void *)a, pm + 1, prot | PROT_WRITE))
 		return -errno;
 	__atomic_compare_exchange_n(w, &none, me, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-	if (!(ps_hdr_prot & PROT_WRITE))
-		mprotect((void *)a, pm + 1, ps_hdr_prot);
+	if (!(prot & PROT_WRITE))
+		mprotect((void *)a, pm + 1, prot);
 	return __atomic_load_n(w, __ATOMIC_ACQUIRE) == me ? 0 : -EBUSY;
 }
 
@@ -170,18 +197,8 @@ static void ps_init(void)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 
-	ps_img.pagesize = pg > 0 ? (uint64_t)pg : 4096;
-	dl_iterate_phdr(ps_find_segment, NULL);
-	if (ps_img.hdr && !(ps_claimed = ps_claim()))
-		pthread_atfork(ps_fork_prepare, ps_fork_parent, ps_fork_child);
-}
-
-static int ps_ready(void)
-{
-	pthread_once(&ps_once, ps_init);
-	if (!ps_img.hdr)
-		return -ENODEV;
-	return ps_claimed;
+	ps_pagesize = pg > 0 ? (uint64_t)pg : 4096;
+	pthread_atfork(ps_fork_prepare, ps_fork_parent, ps_fork_child);
 }
 
 /*
@@ -213,23 +230,174 @@ static void ps_lock_drop(struct ps_guard *g)
 	pthread_setcancelstate(g->cancel, NULL);
 }
 
-static const struct ps_site *ps_find(void *function)
+/* --- The embedded objects ------------------------------------------------- */
+
+static struct ps_obj *ps_first(void)
 {
-	uint64_t f = (uint64_t)(uintptr_t)function - ps_img.bias;
-	size_t lo = 0, hi = ps_img.hdr->count;
+	return atomic_load_explicit(&ps_objs, memory_order_acquire);
+}
 
-	/* embed writes the table sorted by function address */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+static struct ps_obj *ps_next(struct ps_obj *o)
+{
+	return atomic_load_explicit(&o->next, memory_order_acquire);
+}
 
-		if (ps_img.sites[mid].func < f)
-			lo = mid + 1;
-		else
-			hi = mid;
+static int ps_live(struct ps_obj *o)
+{
+	return !atomic_load_explicit(&o->gone, memory_order_acquire);
+}
+
+/*
+ * The site of function (a runtime address) and its object, or NULL.
+ * Lock-free (the list ops' func calls it): the list only grows.
+ */
+static const struct ps_site *ps_find(void *function, struct ps_obj **objp)
+{
+	for (struct ps_obj *o = ps_first(); o; o = ps_next(o)) {
+		uint64_t a = (uint64_t)(uintptr_t)function, f = a - o->img.bias;
+		size_t lo = 0, hi = o->count;
+
+		if (!ps_live(o) || a < o->lo || a > o->hi)
+			continue;
+		/* embed writes the table sorted by function address */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (o->img.sites[mid].func < f)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < o->count && o->img.sites[lo].func == f) {
+			*objp = o;
+			return &o->img.sites[lo];
+		}
 	}
-	if (lo < ps_img.hdr->count && ps_img.sites[lo].func == f)
-		return &ps_img.sites[lo];
 	return NULL;
+}
+
+static void ps_reg_put(struct ps_obj *o, struct ps_reg *r);
+
+/*
+ * An object that was unloaded: its registry entries go back to the patcher
+ * (which keeps its own state apart from the object's memory), its state is
+ * freed, and it is skipped from now on.  Nothing in its memory is read or
+ * written: it is no longer mapped.
+ */
+static void ps_forget(struct ps_obj *o)
+{
+	atomic_store_explicit(&o->gone, 1, memory_order_release);
+	for (size_t b = 0; b < PS_REG_BUCKETS; b++)
+		while (o->regs[b])
+			ps_reg_put(o, o->regs[b]);
+	ps_arch_forget(&o->img);
+	if (o->state) {
+		for (uint64_t i = 0; i < o->count; i++) {
+			struct ps_list *l = atomic_load_explicit(&o->state[i].list,
+								 memory_order_relaxed);
+
+			while (l) {
+				struct ps_list *r = l->retired;
+
+				free(l);
+				l = r;
+			}
+		}
+		free(o->state);
+		o->state = NULL;
+	}
+}
+
+struct ps_scan {
+	int started;	/* the first object (the counters) was seen */
+	int full;	/* something was loaded or unloaded: every object is looked at */
+};
+
+static int ps_scan_one(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct ps_scan *sc = data;
+	const struct ps_seg_header *h;
+	struct ps_obj *o;
+	int prot = 0;
+
+	if (!sc->started) {
+		sc->started = 1;
+		if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+			if (ps_mark && info->dlpi_adds == ps_adds && info->dlpi_subs == ps_subs)
+				return 1;	/* nothing loaded or unloaded since the last scan */
+			ps_adds = info->dlpi_adds;
+			ps_subs = info->dlpi_subs;
+		}
+		sc->full = 1;
+		ps_mark++;
+	}
+	if (!(h = ps_segment(info, &prot)))
+		return 0;
+	/*
+	 * The same object as before: same header, same bias, and our claim
+	 * still in it (a copy loaded again at the same address has the
+	 * file's 0 there).
+	 */
+	for (o = ps_first(); o; o = ps_next(o))
+		if (ps_live(o) && o->img.hdr == h && o->img.bias == info->dlpi_addr &&
+		    (o->claimed || __atomic_load_n(&h->reserved, __ATOMIC_ACQUIRE) == ps_me())) {
+			o->mark = ps_mark;
+			return 0;
+		}
+	if (!(o = calloc(1, sizeof(*o))) || !(o->name = strdup(info->dlpi_name ? info->dlpi_name : ""))) {
+		free(o);
+		return 0;	/* out of memory: not found this time */
+	}
+	o->img.hdr = h;
+	o->img.bias = info->dlpi_addr;
+	o->img.sites = (const struct ps_site *)(uintptr_t)(h->sites + o->img.bias);
+	o->img.pagesize = ps_pagesize;
+	o->count = h->count;
+	o->hdr_prot = prot;
+	o->lo = h->count ? o->img.sites[0].func + o->img.bias : 1;
+	o->hi = h->count ? o->img.sites[h->count - 1].func + o->img.bias : 0;
+	o->claimed = ps_claim(h, prot);
+	o->mark = ps_mark;
+	atomic_store_explicit(ps_objs_tail, o, memory_order_release);
+	ps_objs_tail = &o->next;
+	return 0;
+}
+
+/*
+ * Under ps_lock: bring the list up to date with the objects loaded now.
+ * dl_iterate_phdr's dlpi_adds and dlpi_subs (glibc, musl) say whether
+ * anything was loaded or unloaded since the last scan; if not, the scan
+ * stops at the first object.  An object no longer loaded is forgotten.
+ */
+static void ps_scan(void)
+{
+	struct ps_scan sc = { 0, 0 };
+
+	dl_iterate_phdr(ps_scan_one, &sc);
+	if (!sc.full)
+		return;
+	for (struct ps_obj *o = ps_first(); o; o = ps_next(o))
+		if (ps_live(o) && o->mark != ps_mark)
+			ps_forget(o);
+}
+
+/*
+ * Under ps_lock: scan, then 0 if some object is ours, -EBUSY if every one
+ * is another copy's, -ENODEV if none is embedded.
+ */
+static int ps_ready_locked(void)
+{
+	int any = 0;
+
+	ps_scan();
+	for (struct ps_obj *o = ps_first(); o; o = ps_next(o)) {
+		if (!ps_live(o))
+			continue;
+		if (!o->claimed)
+			return 0;
+		any = 1;
+	}
+	return any ? -EBUSY : -ENODEV;
 }
 
 /* --- The ops registry ------------------------------------------------------ */
@@ -251,6 +419,12 @@ __attribute__((weak)) void ps_arch_tramp_put(const struct ps_image *img, struct 
 	(void)img, (void)r;
 }
 
+/* A patcher with no state in an object's memory has nothing to forget. */
+__attribute__((weak)) void ps_arch_forget(const struct ps_image *img)
+{
+	(void)img;
+}
+
 /* A patcher whose rounds are never refused has no other way (patcher.h). */
 __attribute__((weak)) int ps_arch_dormant(const struct ps_image *img, struct ps_reg *const *regs,
 					  size_t nregs, const struct ps_write *w, size_t n)
@@ -259,16 +433,16 @@ __attribute__((weak)) int ps_arch_dormant(const struct ps_image *img, struct ps_
 	return -EDEADLK;
 }
 
-static struct ps_reg **ps_reg_slot(struct ps_ops *ops)
+static struct ps_reg **ps_reg_slot(struct ps_obj *o, struct ps_ops *ops)
 {
 	uintptr_t h = (uintptr_t)ops;
 
-	return &ps_regs[((h >> 4) ^ (h >> 12)) % PS_REG_BUCKETS];
+	return &o->regs[((h >> 4) ^ (h >> 12)) % PS_REG_BUCKETS];
 }
 
-static struct ps_reg *ps_reg_find(struct ps_ops *ops)
+static struct ps_reg *ps_reg_find(struct ps_obj *o, struct ps_ops *ops)
 {
-	struct ps_reg *r = *ps_reg_slot(ops);
+	struct ps_reg *r = *ps_reg_slot(o, ops);
 
 	while (r && r->ops != ops)
 		r = r->next;
@@ -276,9 +450,9 @@ static struct ps_reg *ps_reg_find(struct ps_ops *ops)
 }
 
 /* The entry of ops, created (and given its call target) if it has none. */
-static int ps_reg_get(struct ps_ops *ops, struct ps_reg **out)
+static int ps_reg_get(struct ps_obj *o, struct ps_ops *ops, struct ps_reg **out)
 {
-	struct ps_reg *r = ps_reg_find(ops), **slot;
+	struct ps_reg *r = ps_reg_find(o, ops), **slot;
 	int err;
 
 	if (r) {
@@ -288,11 +462,11 @@ static int ps_reg_get(struct ps_ops *ops, struct ps_reg **out)
 	if (!(r = calloc(1, sizeof(*r))))
 		return -ENOMEM;
 	r->ops = ops;
-	if ((err = ps_arch_tramp_get(&ps_img, r))) {
+	if ((err = ps_arch_tramp_get(&o->img, r))) {
 		free(r);
 		return err;
 	}
-	slot = ps_reg_slot(ops);
+	slot = ps_reg_slot(o, ops);
 	r->next = *slot;
 	*slot = r;
 	*out = r;
@@ -300,34 +474,34 @@ static int ps_reg_get(struct ps_ops *ops, struct ps_reg **out)
 }
 
 /* An entry with no site left: out of the registry, its target back to the patcher. */
-static void ps_reg_put(struct ps_reg *r)
+static void ps_reg_put(struct ps_obj *o, struct ps_reg *r)
 {
-	struct ps_reg **p = ps_reg_slot(r->ops);
+	struct ps_reg **p = ps_reg_slot(o, r->ops);
 
 	while (*p != r)
 		p = &(*p)->next;
 	*p = r->next;
-	ps_arch_tramp_put(&ps_img, r);
+	ps_arch_tramp_put(&o->img, r);
 	free(r);
 }
 
 /* --- Batches --------------------------------------------------------------- */
 
 /* The lowest and the end of the bytes a site's writes touch (runtime addresses). */
-static uint64_t ps_lo(const struct ps_site *s)
+static uint64_t ps_lo(const struct ps_image *img, const struct ps_site *s)
 {
 	uint64_t lo = s->literal && s->literal < s->call ? s->literal : s->call;
 
-	return lo + ps_img.bias;
+	return lo + img->bias;
 }
 
-static uint64_t ps_hi(const struct ps_site *s)
+static uint64_t ps_hi(const struct ps_image *img, const struct ps_site *s)
 {
 	uint64_t hi = s->call + ps_arch_call_size;
 
 	if (s->literal && s->literal + 8 > hi)
 		hi = s->literal + 8;
-	return hi + ps_img.bias;
+	return hi + img->bias;
 }
 
 static int ps_cmp_site(const void *a, const void *b)
@@ -350,14 +524,15 @@ static int ps_protect(uint64_t start, uint64_t end, int writable)
  * Group the bytes of w[0..n) (sorted by address) into runs of contiguous
  * pages; store them in runs unless it is NULL (counting); return how many.
  */
-static size_t ps_runs(const struct ps_write *w, size_t n, struct ps_run *runs)
+static size_t ps_runs(const struct ps_image *img, const struct ps_write *w, size_t n,
+		      struct ps_run *runs)
 {
-	uint64_t pm = ps_img.pagesize - 1;
+	uint64_t pm = ps_pagesize - 1;
 	struct ps_run cur = { 0, 0, 0, 0 };
 	size_t k = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		uint64_t lo = ps_lo(w[i].site), hi = ps_hi(w[i].site);
+		uint64_t lo = ps_lo(img, w[i].site), hi = ps_hi(img, w[i].site);
 		uint64_t a = lo & ~pm, b = (hi + pm) & ~pm;
 
 		if (i && a <= cur.end) {
@@ -398,17 +573,18 @@ static size_t ps_list_index(const struct ps_list *l, const struct ps_ops *ops)
 
 /*
  * The list ops' func: call every ops of the site that called it (ip is the
- * traced function's runtime address).  Lock-free: ps_state and a site's
+ * traced function's runtime address).  Lock-free: an object's state and a site's
  * list are published before any site calls the list ops.
  */
 static void ps_list_func(unsigned long ip, unsigned long parent_ip, struct ps_ops *ops,
 			 void *regs)
 {
-	const struct ps_site *s = ps_find((void *)(uintptr_t)ip);
+	struct ps_obj *o = NULL;
+	const struct ps_site *s = ps_find((void *)(uintptr_t)ip, &o);
 	struct ps_list *l;
 
 	(void)ops;
-	if (!s || !(l = ps_list_load(&ps_state[s - ps_img.sites])))
+	if (!s || !o->state || !(l = ps_list_load(&o->state[s - o->img.sites])))
 		return;
 	for (size_t i = 0; i < l->cap; i++) {
 		struct ps_ops *o = atomic_load_explicit(&l->ops[i], memory_order_acquire);
@@ -497,7 +673,8 @@ static struct ps_ops *ps_list_other(struct ps_sstate *st, const struct ps_ops *g
  * *published says whether the bytes changed (then the state must follow,
  * whatever mprotect said afterwards).
  */
-static int ps_publish(const struct ps_write *w, size_t n, int enable, int *published)
+static int ps_publish(struct ps_obj *o, const struct ps_write *w, size_t n, int enable,
+		      int *published)
 {
 	struct ps_run run1, *runs = &run1;
 	size_t nruns, done = 0;
@@ -506,15 +683,15 @@ static int ps_publish(const struct ps_write *w, size_t n, int enable, int *publi
 	*published = 0;
 	if (!n)
 		return 0;
-	nruns = n > 1 ? ps_runs(w, n, NULL) : 1;
+	nruns = n > 1 ? ps_runs(&o->img, w, n, NULL) : 1;
 	if (nruns > 1 && !(runs = malloc(nruns * sizeof(*runs))))
 		return -ENOMEM;
-	ps_runs(w, n, runs);
+	ps_runs(&o->img, w, n, runs);
 	for (err = 0; done < nruns && !err; done++)
 		err = ps_protect(runs[done].start, runs[done].end, 1);
 	if (err)
 		done--;		/* the run that failed was not made writable */
-	else if (!(err = ps_arch_publish(&ps_img, w, n, enable, runs, nruns)))
+	else if (!(err = ps_arch_publish(&o->img, w, n, enable, runs, nruns)))
 		*published = 1;
 	while (done--) {
 		int e2 = ps_protect(runs[done].start, runs[done].end, 0);
@@ -528,11 +705,11 @@ static int ps_publish(const struct ps_write *w, size_t n, int enable, int *publi
 }
 
 /* A registry entry gains or loses d sites; one with none left is put. */
-static void ps_reg_count(struct ps_reg *r, long d)
+static void ps_reg_count(struct ps_obj *o, struct ps_reg *r, long d)
 {
 	r->nsites += (size_t)d;
 	if (!r->nsites)
-		ps_reg_put(r);
+		ps_reg_put(o, r);
 }
 
 /*
@@ -543,29 +720,30 @@ static void ps_reg_count(struct ps_reg *r, long d)
  * (patcher.h: ps_arch_dormant).  0: done, the state may follow as if the
  * round had happened.
  */
-static int ps_dormant(const struct ps_change *c, size_t nc, const struct ps_write *w, size_t n,
-		      struct ps_ops *ops, enum ps_mode mode, struct ps_reg *lreg)
+static int ps_dormant(struct ps_obj *obj, const struct ps_change *c, size_t nc,
+		      const struct ps_write *w, size_t n, struct ps_ops *ops, enum ps_mode mode,
+		      struct ps_reg *lreg)
 {
 	struct ps_reg **regs;
 	size_t nr = 0;
 	int err;
 
 	for (size_t b = 0; b < PS_REG_BUCKETS; b++)
-		for (struct ps_reg *r = ps_regs[b]; r; r = r->next)
+		for (struct ps_reg *r = obj->regs[b]; r; r = r->next)
 			r->gone = 0;
 	for (size_t i = 0; i < nc; i++) {
-		struct ps_sstate *st = &ps_state[c[i].site - ps_img.sites];
+		struct ps_sstate *st = &obj->state[c[i].site - obj->img.sites];
 		struct ps_list *l = ps_list_load(st);
 
 		if (mode == PS_REMOVE) {
-			ps_reg_find(ops)->gone++;	/* c holds the sites ops is on */
+			ps_reg_find(obj, ops)->gone++;	/* c holds the sites ops is on */
 			continue;
 		}
 		for (size_t k = 0; l && k < l->cap; k++) {	/* PS_CLEAR: all leave */
 			struct ps_ops *o = atomic_load_explicit(&l->ops[k], memory_order_relaxed);
 
 			if (o)
-				ps_reg_find(o)->gone++;
+				ps_reg_find(obj, o)->gone++;
 		}
 		if (lreg && st->caller == lreg)
 			lreg->gone++;
@@ -573,7 +751,7 @@ static int ps_dormant(const struct ps_change *c, size_t nc, const struct ps_writ
 	if (!(regs = malloc(n * sizeof(*regs))))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		struct ps_reg *r = ps_state[w[i].site - ps_img.sites].caller;
+		struct ps_reg *r = obj->state[w[i].site - obj->img.sites].caller;
 
 		if (!r || r->gone == SIZE_MAX)
 			continue;	/* idle (its bytes may call a dormant slot), or listed */
@@ -584,7 +762,7 @@ static int ps_dormant(const struct ps_change *c, size_t nc, const struct ps_writ
 		r->gone = SIZE_MAX;
 		regs[nr++] = r;
 	}
-	err = nr ? ps_arch_dormant(&ps_img, regs, nr, w, n) : 0;
+	err = nr ? ps_arch_dormant(&obj->img, regs, nr, w, n) : 0;
 	free(regs);
 	return err;
 }
@@ -604,8 +782,8 @@ static int ps_dormant(const struct ps_change *c, size_t nc, const struct ps_writ
  * may still have a thread in it, which then calls that ops once more: it
  * was attached until this call returns).
  */
-static int ps_apply(const struct ps_site **v, size_t n, int sorted, struct ps_ops *ops,
-		    enum ps_mode mode, int strict)
+static int ps_apply(struct ps_obj *o, const struct ps_site **v, size_t n, int sorted,
+		    struct ps_ops *ops, enum ps_mode mode, int strict)
 {
 	struct ps_change *c = NULL;
 	struct ps_write *w = NULL;
@@ -615,7 +793,7 @@ static int ps_apply(const struct ps_site **v, size_t n, int sorted, struct ps_op
 
 	if (!n)
 		return 0;
-	if (!ps_state && !(ps_state = calloc(ps_img.hdr->count, sizeof(*ps_state))))
+	if (!o->state && !(o->state = calloc(o->count, sizeof(*o->state))))
 		return -ENOMEM;
 	if (n > 1 && !sorted)
 		qsort(v, n, sizeof(*v), ps_cmp_site);
@@ -623,9 +801,9 @@ static int ps_apply(const struct ps_site **v, size_t n, int sorted, struct ps_op
 		err = -ENOMEM;
 		goto out;
 	}
-	if (mode == PS_ADD && (err = ps_reg_get(ops, &reg)))
+	if (mode == PS_ADD && (err = ps_reg_get(o, ops, &reg)))
 		goto out;
-	if (mode == PS_REMOVE && !(reg = ps_reg_find(ops))) {
+	if (mode == PS_REMOVE && !(reg = ps_reg_find(o, ops))) {
 		err = strict ? -ENOENT : 0;	/* on no site at all */
 		goto out;
 	}
@@ -638,7 +816,7 @@ static int ps_apply(const struct ps_site **v, size_t n, int sorted, struct ps_op
 
 		if (i && v[i] == v[i - 1])
 			continue;	/* a function listed twice is changed once */
-		st = &ps_state[v[i] - ps_img.sites];
+		st = &o->state[v[i] - o->img.sites];
 		ch->site = v[i];
 		ch->write = 1;
 		if (mode == PS_CLEAR) {
@@ -669,7 +847,7 @@ static int ps_apply(const struct ps_site **v, size_t n, int sorted, struct ps_op
 			left = st->n - 1;
 			ch->caller = NULL;
 			if (left == 1)
-				ch->caller = ps_reg_find(ps_list_other(st, ops));
+				ch->caller = ps_reg_find(o, ps_list_other(st, ops));
 			/* list to list: the bytes stay as they are */
 			ch->write = !(left >= 2);
 		}
@@ -678,13 +856,13 @@ static int ps_apply(const struct ps_site **v, size_t n, int sorted, struct ps_op
 		nc++;
 	}
 	/* the list ops' entry: sites may stop or start calling it */
-	lreg = ps_reg_find(&ps_list_ops);
-	if (want_list && !lreg && (err = ps_reg_get(&ps_list_ops, &lreg)))
+	lreg = ps_reg_find(o, &ps_list_ops);
+	if (want_list && !lreg && (err = ps_reg_get(o, &ps_list_ops, &lreg)))
 		goto out;
 
 	/* every site's new bytes: those keeping a call (w[0..ne)), then those going idle */
 	for (size_t i = 0; i < nc; i++) {
-		struct ps_sstate *st = &ps_state[c[i].site - ps_img.sites];
+		struct ps_sstate *st = &o->state[c[i].site - o->img.sites];
 		size_t left = mode == PS_CLEAR ? 0 : mode == PS_ADD ? st->n + !c[i].member
 						 : st->n - c[i].member;
 
@@ -701,15 +879,15 @@ static int ps_apply(const struct ps_site **v, size_t n, int sorted, struct ps_op
 			continue;
 		x = &w[to ? ke++ : kd++];
 		x->site = c[i].site;
-		x->lit = to ? (uint64_t)(uintptr_t)to->ops - ps_img.bias : ps_img.hdr->default_ops;
-		if ((err = ps_arch_encode(&ps_img, c[i].site, to ? to->target : 0, x->call)))
+		x->lit = to ? (uint64_t)(uintptr_t)to->ops - o->img.bias : o->img.hdr->default_ops;
+		if ((err = ps_arch_encode(&o->img, c[i].site, to ? to->target : 0, x->call)))
 			goto out;
 	}
 
 	/* ops joins the lists first */
 	if (mode == PS_ADD)
 		for (size_t i = 0; i < nc; i++) {
-			struct ps_sstate *st = &ps_state[c[i].site - ps_img.sites];
+			struct ps_sstate *st = &o->state[c[i].site - o->img.sites];
 
 			if (c[i].member)
 				continue;
@@ -722,12 +900,12 @@ static int ps_apply(const struct ps_site **v, size_t n, int sorted, struct ps_op
 			}
 		}
 
-	err = ps_publish(w, ne, 1, &pub);
+	err = ps_publish(o, w, ne, 1, &pub);
 	if (!err || pub) {
-		int pub2 = 0, e2 = ps_publish(w + ne, nd, 0, &pub2);
+		int pub2 = 0, e2 = ps_publish(o, w + ne, nd, 0, &pub2);
 
 		/* refused, it may still be done without a round (dormant slots) */
-		if (e2 == -EDEADLK && !ne && !ps_dormant(c, nc, w + ne, nd, ops, mode, lreg))
+		if (e2 == -EDEADLK && !ne && !ps_dormant(o, c, nc, w + ne, nd, ops, mode, lreg))
 			e2 = 0, pub2 = 1;
 		if (!err)
 			err = e2;
@@ -742,7 +920,7 @@ static int ps_apply(const struct ps_site **v, size_t n, int sorted, struct ps_op
 			for (size_t i = 0; i < nc; i++)
 				if (!c[i].member)
 					atomic_store_explicit(
-						&ps_list_load(&ps_state[c[i].site - ps_img.sites])
+						&ps_list_load(&o->state[c[i].site - o->img.sites])
 							 ->ops[c[i].slot],
 						NULL, memory_order_release);
 		goto out;
@@ -750,7 +928,7 @@ static int ps_apply(const struct ps_site **v, size_t n, int sorted, struct ps_op
 
 	/* the state follows the bytes: each site whose change happened */
 	for (size_t i = 0; i < nc; i++) {
-		struct ps_sstate *st = &ps_state[c[i].site - ps_img.sites];
+		struct ps_sstate *st = &o->state[c[i].site - o->img.sites];
 		struct ps_list *l = ps_list_load(st);
 
 		if (c[i].write) {
@@ -771,15 +949,15 @@ static int ps_apply(const struct ps_site **v, size_t n, int sorted, struct ps_op
 		} else if (mode == PS_REMOVE) {
 			atomic_store_explicit(&l->ops[c[i].slot], NULL, memory_order_release);
 			st->n--;
-			ps_reg_count(reg, -1);
+			ps_reg_count(o, reg, -1);
 		} else if (mode == PS_CLEAR) {
 			for (size_t k = 0; l && k < l->cap; k++) {
-				struct ps_ops *o = atomic_load_explicit(&l->ops[k], memory_order_relaxed);
+				struct ps_ops *x = atomic_load_explicit(&l->ops[k], memory_order_relaxed);
 
-				if (!o)
+				if (!x)
 					continue;
 				atomic_store_explicit(&l->ops[k], NULL, memory_order_release);
-				ps_reg_count(ps_reg_find(o), -1);
+				ps_reg_count(o, ps_reg_find(o, x), -1);
 			}
 			st->n = 0;
 		}
@@ -788,9 +966,9 @@ out:
 	for (size_t i = 0; c && i < nc; i++)
 		free(c[i].grown);	/* lists grown for a batch that did not happen */
 	if (reg && mode == PS_ADD && !reg->nsites)	/* a new entry whose batch did not happen */
-		ps_reg_put(reg);
+		ps_reg_put(o, reg);
 	if (lreg && !lreg->nsites)
-		ps_reg_put(lreg);
+		ps_reg_put(o, lreg);
 	free(w);
 	free(c);
 	return err;
@@ -798,18 +976,94 @@ out:
 
 /* --- The API --------------------------------------------------------------- */
 
+/* A site of a batch and its object. */
+struct ps_pick {
+	struct ps_obj *obj;
+	const struct ps_site *site;
+};
+
+static int ps_cmp_pick(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)((const struct ps_pick *)a)->site;
+	uintptr_t y = (uintptr_t)((const struct ps_pick *)b)->site;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Does ops sit on site s of o? */
+static int ps_member(struct ps_obj *o, const struct ps_site *s, struct ps_ops *ops)
+{
+	struct ps_list *l = o->state ? ps_list_load(&o->state[s - o->img.sites]) : NULL;
+
+	return l && ps_list_index(l, ops) < l->cap;
+}
+
+/*
+ * Apply the sites of p[0..n) (sorted by table address, so grouped by object
+ * and, inside one, sorted by function), one batch per object.  An attach
+ * is all or nothing: if an object's batch fails (x86_64: -ERANGE, an
+ * object out of reach of the trampoline room), ops leaves again the sites
+ * of the objects before it that it joined.  A detach that fails stops
+ * there (the objects before it are detached).
+ */
+static int ps_apply_picks(struct ps_pick *p, size_t n, struct ps_ops *ops, enum ps_mode mode,
+			  int strict)
+{
+	const struct ps_site **v;
+	char *joined = NULL;
+	size_t i = 0;
+	int err = 0;
+
+	if (!n)
+		return 0;
+	if (!(v = malloc(n * sizeof(*v))) || (mode == PS_ADD && !(joined = calloc(n, 1)))) {
+		free(v);
+		return -ENOMEM;
+	}
+	for (size_t j = 0; joined && j < n; j++)
+		joined[j] = !ps_member(p[j].obj, p[j].site, ops);
+	while (i < n && !err) {
+		size_t k = 0;
+		struct ps_obj *o = p[i].obj;
+
+		while (i + k < n && p[i + k].obj == o) {
+			v[k] = p[i + k].site;
+			k++;
+		}
+		if ((err = ps_apply(o, v, k, 1, ops, mode, strict)))
+			break;
+		i += k;
+	}
+	/* an attach that failed in an object: undone in those before it */
+	for (size_t j = 0; err && joined && j < i;) {
+		size_t k = 0;
+		struct ps_obj *o = p[j].obj;
+
+		for (; j < i && p[j].obj == o; j++)
+			if (joined[j])
+				v[k++] = p[j].site;
+		ps_apply(o, v, k, 1, ops, PS_REMOVE, 0);
+	}
+	free(joined);
+	free(v);
+	return err;
+}
+
 static int ps_one(void *function, struct ps_ops *ops, enum ps_mode mode)
 {
 	const struct ps_site *s;
+	struct ps_obj *o = NULL;
 	struct ps_guard g;
 	int err;
 
-	if ((err = ps_ready()))
-		return err;
-	if (!(s = ps_find(function)))
-		return -ENOENT;
+	pthread_once(&ps_once, ps_init);
 	ps_lock_take(&g);
-	err = ps_apply(&s, 1, 1, ops, mode, 1);
+	if (!(err = ps_ready_locked())) {
+		if (!(s = ps_find(function, &o)))
+			err = -ENOENT;
+		else if (!(err = o->claimed))
+			err = ps_apply(o, &s, 1, 1, ops, mode, 1);
+	}
 	ps_lock_drop(&g);
 	return err;
 }
@@ -835,27 +1089,32 @@ int ps_detach_ops(void *function, struct ps_ops *ops)
 
 static int ps_list(void *const *functions, size_t n, struct ps_ops *ops, enum ps_mode mode)
 {
-	const struct ps_site **v;
+	struct ps_pick *v;
 	struct ps_guard g;
 	int err;
 
 	if ((mode == PS_ADD && (!ops || !ops->func)) || (mode == PS_REMOVE && !ops))
 		return -EINVAL;
-	if ((err = ps_ready()))
-		return err;
-	if (!n)
-		return 0;
-	if (!functions || !(v = malloc(n * sizeof(*v))))
-		return functions ? -ENOMEM : -EINVAL;
-	for (size_t i = 0; i < n; i++)
-		if (!(v[i] = ps_find(functions[i]))) {
-			free(v);
-			return -ENOENT;
-		}
+	pthread_once(&ps_once, ps_init);
 	ps_lock_take(&g);
-	err = ps_apply(v, n, 0, ops, mode, 0);
-	ps_lock_drop(&g);
+	if ((err = ps_ready_locked()) || !n)
+		goto out;
+	if (!functions || !(v = malloc(n * sizeof(*v)))) {
+		err = functions ? -ENOMEM : -EINVAL;
+		goto out;
+	}
+	for (size_t i = 0; i < n && !err; i++)
+		if (!(v[i].site = ps_find(functions[i], &v[i].obj)))
+			err = -ENOENT;
+		else
+			err = v[i].obj->claimed;
+	if (!err) {
+		qsort(v, n, sizeof(*v), ps_cmp_pick);
+		err = ps_apply_picks(v, n, ops, mode, 0);
+	}
 	free(v);
+out:
+	ps_lock_drop(&g);
 	return err;
 }
 
@@ -874,56 +1133,119 @@ int ps_detach_ops_list(void *const *functions, size_t n, struct ps_ops *ops)
 	return ps_list(functions, n, ops, PS_REMOVE);
 }
 
-static int ps_all(struct ps_ops *ops, enum ps_mode mode)
+/* Every site of every object of ours (only: the one whose bias is `only`, if any). */
+static int ps_all(struct ps_ops *ops, enum ps_mode mode, int one, uintptr_t only)
 {
-	const struct ps_site **v;
 	struct ps_guard g;
-	size_t n;
-	int err;
+	int err, found = !one;
 
 	if ((mode == PS_ADD && (!ops || !ops->func)) || (mode == PS_REMOVE && !ops))
 		return -EINVAL;
-	if ((err = ps_ready()))
-		return err;
-	n = ps_img.hdr->count;
-	if (!n)
-		return 0;
-	if (!(v = malloc(n * sizeof(*v))))
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		v[i] = &ps_img.sites[i];
+	pthread_once(&ps_once, ps_init);
 	ps_lock_take(&g);
-	err = ps_apply(v, n, 1, ops, mode, 0);	/* the table is sorted */
+	if (!(err = ps_ready_locked())) {
+		struct ps_pick *v = NULL;
+		size_t n = 0, k = 0;
+
+		for (struct ps_obj *o = ps_first(); o; o = ps_next(o))
+			if (ps_live(o) && !o->claimed && (!one || o->img.bias == only)) {
+				found = 1;
+				n += o->count;
+			}
+		if (n && !(v = malloc(n * sizeof(*v))))
+			err = -ENOMEM;
+		for (struct ps_obj *o = ps_first(); v && o; o = ps_next(o))
+			if (ps_live(o) && !o->claimed && (!one || o->img.bias == only))
+				for (size_t i = 0; i < o->count; i++)
+					v[k++] = (struct ps_pick){ o, &o->img.sites[i] };
+		if (v) {
+			qsort(v, n, sizeof(*v), ps_cmp_pick);	/* the objects' tables in order */
+			err = ps_apply_picks(v, n, ops, mode, 0);
+		}
+		free(v);
+	}
 	ps_lock_drop(&g);
-	free(v);
-	return err;
+	return err ? err : found ? 0 : -ENOENT;
 }
 
 int ps_attach_all(struct ps_ops *ops)
 {
-	return ps_all(ops, PS_ADD);
+	return ps_all(ops, PS_ADD, 0, 0);
 }
 
 int ps_detach_all(void)
 {
-	return ps_all(NULL, PS_CLEAR);
+	return ps_all(NULL, PS_CLEAR, 0, 0);
 }
 
 int ps_detach_ops_all(struct ps_ops *ops)
 {
-	return ps_all(ops, PS_REMOVE);
+	return ps_all(ops, PS_REMOVE, 0, 0);
+}
+
+int ps_detach_object(uintptr_t bias)
+{
+	return ps_all(NULL, PS_CLEAR, 1, bias);
+}
+
+int ps_attach_object(uintptr_t bias, struct ps_ops *ops)
+{
+	return ps_all(ops, PS_ADD, 1, bias);
+}
+
+long ps_objects(struct ps_object *out, long max)
+{
+	struct ps_guard g;
+	long k = 0, first = 0;
+	int err;
+
+	pthread_once(&ps_once, ps_init);
+	ps_lock_take(&g);
+	if (!(err = ps_ready_locked()))
+		for (struct ps_obj *o = ps_first(); o; o = ps_next(o)) {
+			if (!ps_live(o) || o->claimed)
+				continue;
+			if (out && k < max)
+				out[k] = (struct ps_object){ o->name, (uintptr_t)o->img.bias,
+							     first, (long)o->count };
+			first += (long)o->count;
+			k++;
+		}
+	ps_lock_drop(&g);
+	return err ? err : k;
 }
 
 long ps_count(void)
 {
-	int err = ps_ready();
+	struct ps_guard g;
+	long n = 0;
+	int err;
 
-	return err ? err : (long)ps_img.hdr->count;
+	pthread_once(&ps_once, ps_init);
+	ps_lock_take(&g);
+	if (!(err = ps_ready_locked()))
+		for (struct ps_obj *o = ps_first(); o; o = ps_next(o))
+			if (ps_live(o) && !o->claimed)
+				n += (long)o->count;
+	ps_lock_drop(&g);
+	return err ? err : n;
 }
 
+/*
+ * Lock-free and without a scan (a tracer calls it once per function, right
+ * after ps_count, which scanned): the objects as the last call left them.
+ */
 void *ps_function(long i)
 {
-	if (ps_ready() || i < 0 || (uint64_t)i >= ps_img.hdr->count)
+	if (i < 0)
 		return NULL;
-	return (void *)(uintptr_t)(ps_img.sites[i].func + ps_img.bias);
+	pthread_once(&ps_once, ps_init);
+	for (struct ps_obj *o = ps_first(); o; o = ps_next(o)) {
+		if (!ps_live(o) || o->claimed)
+			continue;
+		if ((uint64_t)i < o->count)
+			return (void *)(uintptr_t)(o->img.sites[i].func + o->img.bias);
+		i -= (long)o->count;
+	}
+	return NULL;
 }

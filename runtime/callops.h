@@ -80,9 +80,41 @@ int ps_attach_list(void *const *functions, size_t n, struct ps_ops *ops);
 int ps_detach_list(void *const *functions, size_t n);
 /* Take ops off n functions; a function it is not attached to is left as it is. */
 int ps_detach_ops_list(void *const *functions, size_t n, struct ps_ops *ops);
-/* Number of traced functions (negative errno if not embedded); their addresses. */
+/*
+ * Number of traced functions (negative errno if not embedded); their
+ * addresses.  Every embedded object loaded at the time of the call counts:
+ * the program and its shared libraries, linked or dlopen()ed, in the order
+ * they were first seen (the program first), so an index is only good
+ * until the next dlopen or dlclose.  ps_count looks for objects loaded or
+ * unloaded since the last call; ps_function does not (it is cheap, for a
+ * loop after ps_count).
+ */
 long ps_count(void);
 void *ps_function(long i);
+
+/*
+ * The embedded objects loaded now.  Every call looks for objects loaded
+ * or unloaded since the last one (dl_iterate_phdr's dlpi_adds and
+ * dlpi_subs) and forgets those that are gone, without touching their
+ * memory.  An object is known by its load bias (dlpi_addr: unique among
+ * the objects loaded at one time).
+ */
+struct ps_object {
+	const char *name;	/* dlpi_name: "" for the program; valid for the process's life */
+	uintptr_t bias;		/* load bias (dlpi_addr; 0 for an ET_EXEC program) */
+	long first;		/* index of its first function for ps_function() */
+	long count;		/* its traced functions */
+};
+/* Fill out[0..max) (out may be NULL); return how many objects there are. */
+long ps_objects(struct ps_object *out, long max);
+/*
+ * Attach ops to every function of the object whose bias is `bias`, or take
+ * every ops off them (-ENOENT: no such object).  Call ps_detach_object()
+ * before dlclose() unloads a library whose functions have ops: nothing may
+ * call an ops of an object that is being unmapped.
+ */
+int ps_attach_object(uintptr_t bias, struct ps_ops *ops);
+int ps_detach_object(uintptr_t bias);
 
 /* --- The architecture's part: struct ps_regs, the site and direct_call ---- */
 

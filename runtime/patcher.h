@@ -151,6 +151,14 @@ PS_HIDDEN int ps_arch_dormant(const struct ps_image *img, struct ps_reg *const *
 			      size_t nregs, const struct ps_write *w, size_t n);
 
 /*
+ * The object of img was unloaded (the core forgot it after putting every
+ * entry of its registry): drop whatever of the patcher's own state lives
+ * in or points into its memory, which is no longer mapped, without
+ * touching that memory.  The core's weak default does nothing.
+ */
+PS_HIDDEN void ps_arch_forget(const struct ps_image *img);
+
+/*
  * In a fork child, before it returns from fork (the core holds its lock
  * across the fork, so no round is in flight): forget what belonged to the
  * parent's other threads.

@@ -17,7 +17,8 @@
 
 /*
  * All addresses in the segment are link-time addresses: the runtime adds the
- * main program's load bias (0 for ET_EXEC).  A literal holds the address of
+ * load bias of the object that holds it (0 for ET_EXEC; a PIE or a shared
+ * library has its own).  A literal holds the address of
  * its ops minus that bias; the trampoline adds the bias back, computed
  * PC-relatively.  So a PIE needs no relocation and no writable text.
  * The sites' bytes (literal and call slot) never overlap, and sorting by

@@ -81,6 +81,8 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/membarrier.h>
@@ -140,6 +142,13 @@ static long x86_gettid(void)
 
 enum { SLOT_FREE, SLOT_USED, SLOT_RETIRED, SLOT_DORMANT };
 
+/*
+ * One room serves every object: the first object's whose sites are
+ * attached, and every other object's within rel32 reach of it (-ERANGE
+ * for one that is not).  Its object is pinned (dlopen RTLD_NOLOAD |
+ * RTLD_NODELETE, when it is a library): a dlclose() of it then leaves it
+ * mapped, so no other object's site ever calls into unmapped memory.
+ */
 static uint8_t *x86_room;	/* runtime address of the room; NULL until first use */
 static uint64_t x86_pagesize;
 static size_t x86_common_len;	/* bytes of common, rounded up to a slot */
@@ -155,6 +164,7 @@ static uint32_t *x86_retired, x86_nretired;
 static struct ps_ops **x86_cell;
 /* The sites that may still call a dormant slot (under the core's lock). */
 struct x86_dorm {
+	const struct ps_image *img;	/* its object (the core never frees one) */
 	uint64_t addr;		/* the site's runtime address */
 	uint32_t slot;
 	uint32_t open;		/* its page made writable for the round in flight */
@@ -178,6 +188,28 @@ static int x86_text_write(uint8_t *dst, const void *src, size_t len)
 	memcpy(dst, src, len);
 	if (mprotect((void *)a, b - a, PROT_READ | PROT_EXEC))
 		return -errno;
+	return 0;
+}
+
+/*
+ * The object holding the room at a stays loaded until exit: a library is
+ * promoted to RTLD_NODELETE (the main program never unloads).  -ENOEXEC
+ * if that cannot be done (then its room is not used).
+ */
+static int x86_pin(void *a)
+{
+	Dl_info info;
+	struct link_map *lm = NULL;
+	void *h;
+
+	/* no link map (a static program): there is only the main program */
+	if (!dladdr1(a, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm || !lm->l_name ||
+	    !lm->l_name[0])
+		return 0;	/* the main program */
+	h = dlopen(lm->l_name, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+	if (!h)
+		return -ENOEXEC;
+	/* the reference dlopen took stays: NODELETE keeps it mapped anyway */
 	return 0;
 }
 
@@ -213,7 +245,8 @@ static int x86_room_init(const struct ps_image *img)
 		x86_state = NULL, x86_free = x86_retired = NULL;
 		return -ENOMEM;
 	}
-	if ((err = x86_text_write((uint8_t *)(uintptr_t)(img->hdr->tramp + img->bias),
+	if ((err = x86_pin((void *)(uintptr_t)(img->hdr->tramp + img->bias))) ||
+	    (err = x86_text_write((uint8_t *)(uintptr_t)(img->hdr->tramp + img->bias),
 				  ps_x86_common, len))) {
 		free(x86_state), free(x86_free), free(x86_retired);
 		x86_state = NULL, x86_free = x86_retired = NULL;
@@ -805,12 +838,45 @@ static int x86_reaches_all(const struct ps_image *img, uint64_t t)
 	return d1 >= INT32_MIN && d1 <= INT32_MAX && d2 >= INT32_MIN && d2 <= INT32_MAX;
 }
 
+/*
+ * The object of img was unloaded (never the room's: it is pinned): the
+ * handler stops reading its site table if it was the last published, and
+ * its dormant sites are dropped, their slots retired (no site calls them
+ * now; the reclaim rule still applies before one is reused).
+ */
+void ps_arch_forget(const struct ps_image *img)
+{
+	size_t k = 0;
+
+	if (x86_sites == img->sites)
+		__atomic_store_n(&x86_nsites, 0, __ATOMIC_RELEASE);
+	for (size_t i = 0; i < x86_ndorm; i++) {
+		uint32_t s = x86_dorm[i].slot;
+		int others = 0;
+
+		if (x86_dorm[i].img != img) {
+			x86_dorm[k++] = x86_dorm[i];
+			continue;
+		}
+		for (size_t j = 0; j < x86_ndorm; j++)
+			others |= j != i && x86_dorm[j].slot == s && x86_dorm[j].img != img;
+		if (others || x86_state[s] != SLOT_DORMANT)
+			continue;
+		x86_state[s] = SLOT_RETIRED;
+		x86_retired[x86_nretired++] = s;
+		X86_COUNT(slots_dormant, -(uint64_t)1);
+		X86_COUNT(slots_retired, 1);
+	}
+	x86_ndorm = k;
+}
+
 int ps_arch_tramp_get(const struct ps_image *img, struct ps_reg *r)
 {
 	uint64_t dc = (uint64_t)(uintptr_t)r->ops->direct_call;
 	uint8_t code[X86_SLOT], *slot;
 	uint32_t s;
 	int err;
+
 
 	if (dc && x86_reaches_all(img, dc)) {
 		r->target = dc;
@@ -917,7 +983,7 @@ int ps_arch_dormant(const struct ps_image *img, struct ps_reg *const *regs, size
 			uint32_t s = (uint32_t)((uintptr_t)regs[k]->arch - 1);
 
 			if (now == x86_call_bytes(a, s)) {
-				x86_dorm[x86_ndorm + add++] = (struct x86_dorm){ a, s, 0 };
+				x86_dorm[x86_ndorm + add++] = (struct x86_dorm){ img, a, s, 0 };
 				break;
 			}
 		}

@@ -21,10 +21,12 @@
  * architecture the runtime has a patcher for: the one piece that is not
  * C is the return stub below, one short block per architecture.
  *
- * Names come from the main program's file (/proc/self/exe), .symtab or else
- * .dynsym, read by the small ELF64 reader here (no libelf in the traced
- * process); a function is traceable if it is one of the runtime's sites
- * (ps_function(i)) and has a name.
+ * Names come from the file of each embedded object loaded at start (the
+ * program's /proc/self/exe, a shared library's path; ps_objects), .symtab
+ * or else .dynsym, read by the small ELF64 reader here (no libelf in the
+ * traced process); a function is traceable if it is one of the runtime's
+ * sites (ps_function(i)) and has a name.  Libraries dlopen()ed later are
+ * not traced.
  *
  * Time per call: the entry callback (on_entry, the ops' func) replaces the
  * traced function's return address (ps_regs_return_slot) with the address
@@ -66,6 +68,7 @@
  * wakes once a second to check, so it never spins on a closed descriptor.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -102,9 +105,32 @@ struct fn {
 	uint64_t total_ns;
 	int attached;		/* by this tracer (under ctl_lock) */
 	int selected;		/* scratch of set_attached (under ctl_lock) */
+	int gone;		/* its library was unloaded (under ctl_lock) */
 };
 
+/*
+ * fns[0..nstart): the functions of the objects loaded at start, sorted by
+ * address; then, up to fcap, those of each library dlopen()ed later (a
+ * struct late each, sorted inside).  Entries are never moved or freed: the
+ * hot path reads them without a lock; nfns and nlate are published after
+ * the entries they cover.
+ */
+#define TRACE_SPARE 65536	/* room for the functions of libraries dlopen()ed later */
+#define TRACE_LATE 256		/* libraries dlopen()ed later */
+struct late {
+	long lo, n;		/* fns[lo..lo+n) */
+	uintptr_t bias, first, last;
+	int gone;		/* unloaded (atomics) */
+};
+static struct late late[TRACE_LATE];
+static int nlate;		/* atomics */
+static long nstart, fcap;
+static uintptr_t *start_bias;	/* the objects loaded at start */
+static long nstart_obj;
+static char *force;		/* the globs attached so far: a dlopen()ed library gets them */
+
 static struct fn *fns;		/* one per site, sorted by address */
+static const char *prog_name(void);
 static char *names_buf;		/* their names */
 static long nfns;
 static long nnamed;		/* sites with a name */
@@ -319,11 +345,13 @@ static inline uint64_t PS_NOTRACE now_ns(void)
 }
 
 /*
- * The sites by address, hashed (open addressing, at most half full): the
- * entry callback's lookup of a call's function in one or two probes (a
- * binary search over 2,000 functions took half the counting path's time,
+ * The functions of the objects loaded at start, fns[0, nstart), hashed by
+ * address (open addressing, at most half full): the entry callback's
+ * lookup of a call's function in one or two probes (a binary search over
+ * 2,000 functions took half the counting path's time,
  * bench/tracer/debian.sh).  Built once at start, before any site is
- * attached, and never changed while one is.
+ * attached, never changed while one is; libraries dlopen()ed later are
+ * searched in their own runs.
  */
 static inline size_t PS_NOTRACE site_hash(uintptr_t a)
 {
@@ -350,13 +378,13 @@ static int fn_hash_build(void)
 {
 	size_t hmask = 15;
 
-	while (hmask + 1 < 2 * (size_t)nfns)
+	while (hmask + 1 < 2 * (size_t)nstart)
 		hmask = hmask * 2 + 1;
 	fn_hash = malloc((hmask + 1) * sizeof(*fn_hash));
 	if (!fn_hash)
 		return -ENOMEM;
 	memset(fn_hash, 0xff, (hmask + 1) * sizeof(*fn_hash));
-	for (long i = 0; i < nfns; i++) {
+	for (long i = 0; i < nstart; i++) {
 		size_t h = site_hash(fns[i].addr) & hmask;
 
 		while (fn_hash[h].i >= 0)
@@ -368,11 +396,36 @@ static int fn_hash_build(void)
 	return 0;
 }
 
-static inline long PS_NOTRACE find_fn(uintptr_t ip)
+static long PS_NOTRACE find_in(uintptr_t ip, long lo, long end)
 {
-	long i = fn_hash ? site_lookup(fn_hash, fn_hmask, ip) : -1;
+	long hi = end;
 
-	return i < 0 ? -1 : i;
+	while (lo < hi) {
+		long mid = lo + (hi - lo) / 2;
+
+		if (fns[mid].addr < ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < end && fns[lo].addr == ip ? lo : -1;
+}
+
+static long PS_NOTRACE find_fn(uintptr_t ip)
+{
+	long i = fn_hash ? site_lookup(fn_hash, fn_hmask, ip) : find_in(ip, 0, nstart);
+
+	if (i >= 0)
+		return i;
+	/* the libraries dlopen()ed later, the newest first */
+	for (int k = __atomic_load_n(&nlate, __ATOMIC_ACQUIRE) - 1; k >= 0; k--) {
+		struct late *l = &late[k];
+
+		if (ip < l->first || ip > l->last || __atomic_load_n(&l->gone, __ATOMIC_RELAXED))
+			continue;
+		return find_in(ip, l->lo, l->lo + l->n);
+	}
+	return -1;
 }
 
 /* record mode: the entries above depth d are gone (longjmp, or a tail call
@@ -623,25 +676,40 @@ static void populate(const unsigned char *b, uint64_t off, uint64_t len)
 }
 
 
-/*
- * Give every site in fns[] its name from the program's symbol table.
- * Returns 0, or -errno after one message.
- */
-static int read_names(const char *prog)
+/* The blocks of names: each starts with a pointer to the one before. */
+static void names_free(void)
 {
-	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	while (names_buf) {
+		char *prev;
+
+		memcpy(&prev, names_buf, sizeof(prev));
+		free(names_buf);
+		names_buf = prev;
+	}
+}
+
+/*
+ * Give the sites in fns[] that lie in one object their names from its
+ * symbol table: the file at path (the program: /proc/self/exe), loaded at
+ * bias, the sites hashed by address in hash.  main: the program, whose
+ * symbol table says where names come from (names_from).  Returns 0, or
+ * -errno after one message.
+ */
+static int read_names_of(const char *prog, const char *path, uintptr_t bias, int main,
+			 const struct site_slot *hash, size_t hmask, long flo, long fhi)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	const unsigned char *b;
 	const Elf64_Ehdr *eh;
 	const Elf64_Shdr *sh, *tab = NULL, *str;
 	uint64_t size, shnum, nsyms;
-	uintptr_t bias = 0;
 	struct { uint64_t sym; size_t len; int global; } *best = NULL;
 	int err = -ENOEXEC;
 
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		err = -errno;
-		say("%s: cannot read /proc/self/exe: %s", prog, strerror(errno));
+		say("%s: cannot read %s: %s", prog, path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return err;
@@ -650,13 +718,13 @@ static int read_names(const char *prog)
 	b = size >= sizeof(Elf64_Ehdr) ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
 	close(fd);
 	if (b == MAP_FAILED) {
-		say("%s: not an ELF file", prog);
+		say("%s: not an ELF file", main ? prog : path);
 		return -ENOEXEC;
 	}
 	eh = (const Elf64_Ehdr *)b;
 	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh->e_shentsize != sizeof(Elf64_Shdr)) {
-		say("%s: not an ELF64 file with section headers", prog);
+		say("%s: not an ELF64 file with section headers", main ? prog : path);
 		goto out;
 	}
 	shnum = eh->e_shnum;
@@ -675,9 +743,10 @@ static int read_names(const char *prog)
 	for (uint64_t i = 0; i < shnum && !tab; i++)
 		if (sh[i].sh_type == SHT_DYNSYM)
 			tab = &sh[i];
-	names_from = tab && tab->sh_type == SHT_SYMTAB ? ".symtab" : ".dynsym";
+	if (main)
+		names_from = tab && tab->sh_type == SHT_SYMTAB ? ".symtab" : ".dynsym";
 	if (!tab) {
-		say("%s: no .symtab or .dynsym: functions have no names to match", prog);
+		say("%s: no .symtab or .dynsym: functions have no names to match", main ? prog : path);
 		goto out;
 	}
 	if (tab->sh_link >= shnum || !in_file(tab->sh_offset, tab->sh_size, size) ||
@@ -691,19 +760,19 @@ static int read_names(const char *prog)
 	populate(b, str->sh_offset, str->sh_size);
 	/* per site, the symbol that names it: a global one first, else the
 	   first in the table (no sort: each symbol looked up among the sites) */
-	best = malloc((nfns ? (size_t)nfns : 1) * sizeof(*best));
+	best = malloc((fhi > flo ? (size_t)(fhi - flo) : 1) * sizeof(*best));
 	if (!best) {
-		say("%s: out of memory for %ld names", prog, nfns);
+		say("%s: out of memory for %ld names", prog, fhi - flo);
 		err = -ENOMEM;
 		goto out;
 	}
-	for (long i = 0; i < nfns; i++)
+	best -= flo;	/* indexed like fns */
+	for (long i = flo; i < fhi; i++)
 		best[i].sym = UINT64_MAX;
-	dl_iterate_phdr(phdr_bias, &bias);
 	{
 		const Elf64_Sym *sy = (const Elf64_Sym *)(b + tab->sh_offset);
 		const char *strs = (const char *)b + str->sh_offset;
-		size_t namebytes = 0;
+		size_t namebytes = sizeof(char *);
 		char *p;
 
 		for (uint64_t k = 0; k < nsyms; k++) {
@@ -714,8 +783,8 @@ static int read_names(const char *prog)
 			if (t != STT_FUNC || sy[k].st_shndx == SHN_UNDEF || !sy[k].st_value ||
 			    sy[k].st_name == 0 || sy[k].st_name >= str->sh_size)
 				continue;
-			i = site_lookup(fn_hash, fn_hmask, (uintptr_t)sy[k].st_value + bias);
-			if (i < 0 || (best[i].sym != UINT64_MAX && (best[i].global || !global)))
+			i = site_lookup(hash, hmask, (uintptr_t)sy[k].st_value + bias);
+			if (i < flo || i >= fhi || (best[i].sym != UINT64_MAX && (best[i].global || !global)))
 				continue;
 			const char *nm = strs + sy[k].st_name;
 			const char *end = memchr(nm, 0, str->sh_size - sy[k].st_name);
@@ -729,15 +798,19 @@ static int read_names(const char *prog)
 			best[i].len = (size_t)(end - nm);
 			namebytes += best[i].len + 1;
 		}
-		/* the names of the sites, copied (the mapping goes) */
-		names_buf = p = malloc(namebytes ? namebytes : 1);
-		if (!names_buf) {
+		/* the names of the sites, copied (the mapping goes), in a block
+		   chained to the blocks of the objects read before */
+		p = malloc(namebytes);
+		if (!p) {
 			say("%s: out of memory for names", prog);
 			err = -ENOMEM;
 			goto out;
 		}
-		for (long i = 0; i < nfns; i++) {
-			if (best[i].sym == UINT64_MAX)
+		memcpy(p, &names_buf, sizeof(names_buf));
+		names_buf = p;
+		p += sizeof(char *);
+		for (long i = flo; i < fhi; i++) {
+			if (best[i].sym == UINT64_MAX || fns[i].name)
 				continue;
 			memcpy(p, strs + sy[best[i].sym].st_name, best[i].len + 1);
 			fns[i].name = p;
@@ -748,10 +821,70 @@ static int read_names(const char *prog)
 	err = 0;
 	goto out;
 badsh:
-	say("%s: bad section headers or symbol table", prog);
+	say("%s: bad section headers or symbol table", main ? prog : path);
 out:
-	free(best);
+	if (best)
+		free(best + flo);
 	munmap((void *)b, size);
+	return err;
+}
+
+/*
+ * Give every site in fns[] its name from the symbol table of the object
+ * that holds it: the program's file (/proc/self/exe) and each embedded
+ * shared library's (its path as the dynamic linker loaded it).  Returns 0,
+ * or -errno after one message (the program's table, or memory: a library
+ * whose table cannot be read leaves its functions without names, said in
+ * one line).
+ */
+static int read_names(const char *prog)
+{
+	struct site_slot *hash = NULL;
+	struct ps_object *objs = NULL;
+	size_t hmask = 15;
+	long nobj = ps_objects(NULL, 0);
+	int err = -ENOMEM;
+
+	if (nobj < 0) {
+		say("%s: %s", prog, strerror((int)-nobj));
+		return (int)nobj;
+	}
+	/* the sites by address, hashed (the symbol table is in no useful order) */
+	while (hmask + 1 < 2 * (size_t)nfns)
+		hmask = hmask * 2 + 1;
+	hash = malloc((hmask + 1) * sizeof(*hash));
+	objs = malloc((nobj ? (size_t)nobj : 1) * sizeof(*objs));
+	if (!hash || !objs) {
+		say("%s: out of memory for %ld names", prog, nfns);
+		goto out;
+	}
+	nobj = ps_objects(objs, nobj);
+	if ((start_bias = malloc((nobj ? (size_t)nobj : 1) * sizeof(*start_bias)))) {
+		for (long k = 0; k < nobj; k++)
+			start_bias[k] = objs[k].bias;
+		nstart_obj = nobj;
+	}
+	memset(hash, 0xff, (hmask + 1) * sizeof(*hash));
+	for (long i = 0; i < nfns; i++) {
+		size_t h = site_hash(fns[i].addr) & hmask;
+
+		while (hash[h].i >= 0)
+			h = (h + 1) & hmask;
+		hash[h].addr = fns[i].addr;
+		hash[h].i = i;
+	}
+	err = 0;
+	for (long k = 0; k < nobj && !err; k++) {
+		int main = !objs[k].name[0];
+
+		err = read_names_of(prog, main ? "/proc/self/exe" : objs[k].name, objs[k].bias, main,
+				    hash, hmask, 0, nfns);
+		if (!main && err != -ENOMEM)
+			err = 0;	/* said; its functions have no names */
+	}
+out:
+	free(objs);
+	free(hash);
 	return err;
 }
 
@@ -847,9 +980,68 @@ static int globs_ok(const char *globs, const char *what)
 	return 1;
 }
 
+/*
+ * x86_64: an object out of reach of the runtime's trampoline room (an
+ * embedded program and its embedded libraries, far apart) refuses the
+ * whole batch with -ERANGE.  Then each object's functions of list[0..n)
+ * are attached alone, and an
+ * object that refuses is said once and left out (its functions not
+ * marked attached).  0, or the first other error.
+ */
+static int attach_each_object(void **list, long n, const char *what)
+{
+	long nobj = ps_objects(NULL, 0);
+	struct ps_object *objs;
+	void **part = malloc((n ? (size_t)n : 1) * sizeof(*part));
+	int err = 0;
+
+	if (nobj < 0) {
+		free(part);
+		return (int)nobj;
+	}
+	if (!part || !(objs = malloc((nobj ? (size_t)nobj : 1) * sizeof(*objs)))) {
+		free(part);
+		return -ENOMEM;
+	}
+	nobj = ps_objects(objs, nobj);
+	for (long k = 0; k < nobj && !err; k++) {
+		uintptr_t lo, hi;
+		long m = 0;
+		int e;
+
+		if (!objs[k].count)
+			continue;
+		lo = (uintptr_t)ps_function(objs[k].first);
+		hi = (uintptr_t)ps_function(objs[k].first + objs[k].count - 1);
+		for (long i = 0; i < n; i++)
+			if ((uintptr_t)list[i] >= lo && (uintptr_t)list[i] <= hi)
+				part[m++] = list[i];
+		if (!m)
+			continue;
+		e = ps_attach_list(part, (size_t)m, &trace_ops);
+		if (e == -ERANGE) {
+			int was = starting;
+
+			starting = 0;	/* the other objects are traced */
+			say("%s: %s: not traced: out of reach of the trampolines of the "
+			    "object attached first (x86_64)", what,
+			    objs[k].name[0] ? objs[k].name : prog_name());
+			starting = was;
+			for (long i = 0; i < nfns; i++)
+				if (fns[i].addr >= lo && fns[i].addr <= hi)
+					fns[i].selected = 0;
+		} else {
+			err = e;
+		}
+	}
+	free(objs);
+	free(part);
+	return err;
+}
+
 /* attach (or detach) the functions whose names match globs; called with
    ctl_lock held.  Returns how many changed, or -errno after a message. */
-static long set_attached(const char *globs, int attach, const char *what)
+static long set_attached_from(long from, const char *globs, int attach, const char *what)
 {
 	void **list = malloc((nfns ? nfns : 1) * sizeof(*list));
 	size_t ng = 0;
@@ -864,7 +1056,8 @@ static long set_attached(const char *globs, int attach, const char *what)
 		return -ENOMEM;
 	}
 	for (long i = 0; i < nfns; i++) {
-		fns[i].selected = fns[i].name && (!globs || globs_match(g, ng, fns[i].name));
+		fns[i].selected = i >= from && !fns[i].gone && fns[i].name &&
+				  (!globs || globs_match(g, ng, fns[i].name));
 		if (!fns[i].selected)
 			continue;
 		matched++;
@@ -872,6 +1065,10 @@ static long set_attached(const char *globs, int attach, const char *what)
 			list[n++] = (void *)fns[i].addr;
 	}
 	free(g);
+	if (from && !matched) {
+		free(list);
+		return 0;	/* a library dlopen()ed later that has none of them */
+	}
 	if (globs && !matched && names_from && strcmp(names_from, ".symtab")) {
 		/* stripped: the names are missing, not the functions */
 		say("%s=%s: no traced function matches: the program is stripped (no .symtab), "
@@ -887,6 +1084,8 @@ static long set_attached(const char *globs, int attach, const char *what)
 	}
 	err = !n ? 0 : attach ? ps_attach_list(list, (size_t)n, &trace_ops)
 		      : ps_detach_ops_list(list, (size_t)n, &trace_ops);
+	if (err == -ERANGE && attach)
+		err = attach_each_object(list, n, what);
 	free(list);
 	if (err) {
 		say("%s: %s failed: %s", what, attach ? "ps_attach_list" : "ps_detach_ops_list",
@@ -896,6 +1095,34 @@ static long set_attached(const char *globs, int attach, const char *what)
 	for (long i = 0; i < nfns; i++)
 		if (fns[i].selected)
 			fns[i].attached = attach;
+	return n;
+}
+
+/* The globs in force: those attached so far (a `detach` of all clears them). */
+static void force_add(const char *globs)
+{
+	size_t a = force ? strlen(force) : 0, b = globs ? strlen(globs) : 0;
+	char *f;
+
+	if (!globs) {
+		free(force);
+		force = NULL;
+		return;
+	}
+	if (!(f = realloc(force, a + b + 2)))
+		return;
+	if (a)
+		f[a++] = ',';
+	memcpy(f + a, globs, b + 1);
+	force = f;
+}
+
+static long set_attached(const char *globs, int attach, const char *what)
+{
+	long n = set_attached_from(0, globs, attach, what);
+
+	if (n >= 0 && (attach || !globs))
+		force_add(attach ? globs : NULL);
 	return n;
 }
 
@@ -1463,6 +1690,287 @@ out:
 	return err;
 }
 
+#ifndef TRACE_ATTACH
+/* --- Libraries dlopen()ed and dlclose()d while tracing ------------------- */
+
+static int late_of(uintptr_t bias)
+{
+	for (int k = nlate - 1; k >= 0; k--)
+		if (!late[k].gone && late[k].bias == bias)
+			return k;
+	return -1;
+}
+
+/* An embedded library just loaded: its functions listed, named, and
+   attached by the globs in force.  Under ctl_lock. */
+static void late_add(const struct ps_object *o)
+{
+	struct site_slot *hash;
+	size_t hmask = 15;
+	long lo = nfns;
+	struct late *l;
+
+	if (nlate == TRACE_LATE || o->count > fcap - nfns) {
+		say("%s: not traced: no room for its %ld functions", o->name, o->count);
+		return;
+	}
+	for (long j = 0; j < o->count; j++)
+		fns[lo + j] = (struct fn){ .addr = (uintptr_t)ps_function(o->first + j) };
+	while (hmask + 1 < 2 * (size_t)o->count)
+		hmask = hmask * 2 + 1;
+	if (!(hash = malloc((hmask + 1) * sizeof(*hash))))
+		return;
+	memset(hash, 0xff, (hmask + 1) * sizeof(*hash));
+	for (long i = lo; i < lo + o->count; i++) {
+		size_t h = site_hash(fns[i].addr) & hmask;
+
+		while (hash[h].i >= 0)
+			h = (h + 1) & hmask;
+		hash[h].addr = fns[i].addr;
+		hash[h].i = i;
+	}
+	read_names_of(prog_name(), o->name, o->bias, 0, hash, hmask, lo, lo + o->count);
+	free(hash);
+	l = &late[nlate];
+	*l = (struct late){ lo, o->count, o->bias, o->count ? fns[lo].addr : 1,
+			    o->count ? fns[lo + o->count - 1].addr : 0, 0 };
+	__atomic_store_n(&nfns, lo + o->count, __ATOMIC_RELEASE);
+	__atomic_store_n(&nlate, nlate + 1, __ATOMIC_RELEASE);
+	if (force)
+		set_attached_from(lo, force, 1, o->name);
+}
+
+/*
+ * Bring the tracer up to date with the embedded objects loaded now: a
+ * library unloaded is marked gone (its rows stay in the table, nothing of
+ * it is touched), one loaded is added.  Under ctl_lock.
+ */
+static void late_scan(void)
+{
+	long nobj = ps_objects(NULL, 0);
+	struct ps_object *objs;
+
+	if (nobj < 0 || !(objs = malloc((nobj ? (size_t)nobj : 1) * sizeof(*objs))))
+		return;
+	nobj = ps_objects(objs, nobj);
+	for (int k = 0; k < nlate; k++) {
+		long j = 0;
+
+		while (j < nobj && objs[j].bias != late[k].bias)
+			j++;
+		if (late[k].gone || j < nobj)
+			continue;
+		__atomic_store_n(&late[k].gone, 1, __ATOMIC_RELEASE);
+		for (long i = late[k].lo; i < late[k].lo + late[k].n; i++)
+			fns[i].gone = 1, fns[i].attached = 0;
+	}
+	for (long j = 0; j < nobj; j++) {
+		long k = 0;
+
+		while (k < nstart_obj && start_bias[k] != objs[j].bias)
+			k++;
+		if (k == nstart_obj && late_of(objs[j].bias) < 0)
+			late_add(&objs[j]);
+	}
+	free(objs);
+}
+
+static int late_on(void)
+{
+	return __atomic_load_n(&active, __ATOMIC_ACQUIRE) && fns && !recording;
+}
+
+/*
+ * dlopen and dlclose, interposed (the preload comes before libc): the
+ * embedded libraries a dlopen brings are attached by the globs in force
+ * once it returns (their constructors ran untraced; a name is looked up
+ * in the caller's DT_RUNPATH first, as glibc would have: caller_path); a
+ * dlclose first
+ * detaches the library it may unload, then looks at what is still loaded
+ * (a library another handle holds is attached again).
+ */
+/* path's directory (the program: /proc/self/exe's) into dir[cap]; 0 or -1 */
+static int dir_of(const char *path, char *dir, size_t cap)
+{
+	ssize_t n;
+	char *slash;
+
+	if (path && path[0]) {
+		if (strlen(path) >= cap)
+			return -1;
+		strcpy(dir, path);
+	} else {
+		if ((n = readlink("/proc/self/exe", dir, cap - 1)) <= 0)
+			return -1;
+		dir[n] = 0;
+	}
+	if (!(slash = strrchr(dir, '/')))
+		return -1;
+	*slash = 0;
+	return 0;
+}
+
+/*
+ * The file a dlopen(file) made by the object lm would find in that
+ * object's DT_RUNPATH (or DT_RPATH), or NULL.  glibc searches the caller's
+ * paths: called from here, the search would use the tracer's, so a name
+ * without a slash is looked up as the caller would (LD_LIBRARY_PATH
+ * first for DT_RUNPATH, after for DT_RPATH), and only a file that exists
+ * is handed over by its path.  $ORIGIN is the only token expanded.
+ */
+static char *caller_path(const struct link_map *lm, const char *file, char *buf, size_t cap)
+{
+	const ElfW(Dyn) *d;
+	uintptr_t strtab = 0, runpath = 0, rpath = 0, list;
+	int has_runpath = 0;
+	const char *p, *llp = getenv("LD_LIBRARY_PATH");
+	char origin[512];
+
+	for (d = lm->l_ld; d && d->d_tag != DT_NULL; d++) {
+		if (d->d_tag == DT_STRTAB)
+			strtab = d->d_un.d_ptr;
+		else if (d->d_tag == DT_RUNPATH)
+			runpath = d->d_un.d_val, has_runpath = 1;
+		else if (d->d_tag == DT_RPATH)
+			rpath = d->d_un.d_val;
+	}
+	if (!strtab || (!has_runpath && !rpath))
+		return NULL;
+	if (strtab < lm->l_addr)
+		strtab += lm->l_addr;	/* a read-only dynamic section (riscv64): not relocated */
+	list = strtab + (has_runpath ? runpath : rpath);
+	if (has_runpath && llp && *llp) {
+		/* LD_LIBRARY_PATH comes first: a file there is found by name alike */
+		for (p = llp; *p; p += *p == ':') {
+			size_t n = strcspn(p, ":");
+
+			if (n && (size_t)snprintf(buf, cap, "%.*s/%s", (int)n, p, file) < cap &&
+			    !access(buf, F_OK))
+				return NULL;
+			p += n;
+		}
+	}
+	if (dir_of(lm->l_name, origin, sizeof(origin)))
+		origin[0] = 0;
+	for (p = (const char *)list; *p; p += *p == ':') {
+		size_t n = strcspn(p, ":"), k = 0;
+		const char *q = p;
+
+		while (q < p + n && k + 1 < cap) {
+			if (!strncmp(q, "$ORIGIN", 7) || !strncmp(q, "${ORIGIN}", 9)) {
+				int w = snprintf(buf + k, cap - k, "%s", origin);
+
+				k += w > 0 ? (size_t)w : 0;
+				q += q[1] == '{' ? 9 : 7;
+			} else {
+				buf[k++] = *q++;
+			}
+		}
+		p += n;
+		if (k + 1 < cap && (size_t)snprintf(buf + k, cap - k, "/%s", file) < cap - k &&
+		    !access(buf, F_OK))
+			return buf;
+	}
+	return NULL;
+}
+
+__attribute__((visibility("default"))) void *dlopen(const char *file, int mode)
+{
+	static void *(*real)(const char *, int);
+	const void *caller = __builtin_extract_return_addr(__builtin_return_address(0));
+	struct link_map *lm = NULL;
+	Dl_info info;
+	char buf[1024], *path = NULL;
+	void *h;
+
+	if (!real)
+		real = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
+	if (file && !strchr(file, '/') && dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) &&
+	    lm)
+		path = caller_path(lm, file, buf, sizeof(buf));
+	h = real(path ? path : file, mode);
+	if (h && late_on()) {
+		pthread_mutex_lock(&ctl_lock);
+		late_scan();
+		pthread_mutex_unlock(&ctl_lock);
+	}
+	return h;
+}
+
+__attribute__((visibility("default"))) int dlclose(void *handle)
+{
+	static int (*real)(void *);
+	struct link_map *lm = NULL;
+	int k = -1, r;
+
+	if (!real)
+		real = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+	if (!late_on() || dlinfo(handle, RTLD_DI_LINKMAP, &lm) || !lm)
+		return real(handle);
+	pthread_mutex_lock(&ctl_lock);
+	if ((k = late_of(lm->l_addr)) >= 0) {
+		struct late *l = &late[k];
+		void **list = malloc((l->n ? (size_t)l->n : 1) * sizeof(*list));
+		long n = 0;
+
+		for (long i = l->lo; list && i < l->lo + l->n; i++)
+			if (fns[i].attached)
+				list[n++] = (void *)fns[i].addr;
+		if (list && (!n || !ps_detach_ops_list(list, (size_t)n, &trace_ops)))
+			for (long i = l->lo; i < l->lo + l->n; i++)
+				fns[i].attached = 0;
+		free(list);
+	}
+	pthread_mutex_unlock(&ctl_lock);
+	r = real(handle);
+	pthread_mutex_lock(&ctl_lock);
+	late_scan();
+	if (k >= 0 && !late[k].gone && force)	/* still loaded: attached again */
+		set_attached_from(late[k].lo, force, 1, "dlclose");
+	pthread_mutex_unlock(&ctl_lock);
+	return r;
+}
+#endif
+
+/*
+ * Record mode (`patchsite trace`) writes uftrace's data for the program's
+ * own mapping and symbols only: the functions of shared libraries are
+ * left out of fns (an object's functions lie in its own mapping, so the
+ * program's are one run of the sorted array).
+ */
+static void main_only(void)
+{
+	long nobj = ps_objects(NULL, 0), k = 0, lo = 0, n = 0;
+	uintptr_t first = 1, last = 0;
+	struct ps_object *objs;
+
+	if (nobj <= 0 || !(objs = malloc((size_t)nobj * sizeof(*objs)))) {
+		nfns = nstart = 0;
+		return;
+	}
+	nobj = ps_objects(objs, nobj);
+	while (k < nobj && objs[k].name[0])
+		k++;
+	if (k < nobj && objs[k].count) {
+		first = (uintptr_t)ps_function(objs[k].first);
+		last = (uintptr_t)ps_function(objs[k].first + objs[k].count - 1);
+	}
+	free(objs);
+	while (lo < nfns && fns[lo].addr < first)
+		lo++;
+	while (lo + n < nfns && fns[lo + n].addr <= last)
+		n++;
+	memmove(fns, fns + lo, (size_t)n * sizeof(*fns));
+	nfns = nstart = n;
+}
+
+static int fn_cmp(const void *a, const void *b)
+{
+	uintptr_t x = ((const struct fn *)a)->addr, y = ((const struct fn *)b)->addr;
+
+	return x < y ? -1 : x > y;
+}
+
 static const char *prog_name(void)
 {
 	static char path[512];
@@ -1487,10 +1995,12 @@ static int seg_found(struct dl_phdr_info *info, size_t size, void *data)
 		if (p->p_type != PT_LOAD || !(p->p_flags & PF_R) || p->p_filesz < sizeof(*h))
 			continue;
 		h = (const struct ps_seg_header *)(uintptr_t)(info->dlpi_addr + p->p_vaddr);
-		if (h->magic == PS_SEG_MAGIC && h->self == p->p_vaddr)
+		if (h->magic == PS_SEG_MAGIC && h->self == p->p_vaddr) {
 			*(int *)data = 1;
+			return 1;
+		}
 	}
-	return 1;		/* the first object is the main program */
+	return 0;		/* the program or any of its libraries */
 }
 
 static int embedded(void)
@@ -1558,20 +2068,26 @@ static long trace_setup(const char *globs, const char *out, const char *fmt, con
 		    "the runtime refuses", strerror((int)-count));
 		goto untraced;
 	}
-	fns = calloc(count ? (size_t)count : 1, sizeof(*fns));
+	/* room for the libraries dlopen()ed later (untouched pages cost nothing) */
+	fcap = count + TRACE_SPARE;
+	fns = calloc((size_t)fcap, sizeof(*fns));
 	if (!fns) {
 		say("out of memory for %ld functions", count);
 		goto untraced;
 	}
 	for (long i = 0; i < count; i++)
 		fns[i].addr = (uintptr_t)ps_function(i);
-	nfns = count;
+	nfns = nstart = count;
+	/* each object's functions are sorted; the objects are in no order */
+	qsort(fns, (size_t)count, sizeof(*fns), fn_cmp);
 	for (long i = 1; i < count; i++)
 		if (fns[i].addr <= fns[i - 1].addr) {
 			say("%s: the site table is not sorted", prog);
-			nfns = 0;
+			nfns = nstart = 0;
 			goto untraced;
 		}
+	if (rec)
+		main_only();
 	if (fn_hash_build() < 0) {
 		say("out of memory for %ld functions", count);
 		goto untraced;
@@ -1642,13 +2158,12 @@ untraced:
 	if (ctl_fd >= 0)
 		close(ctl_fd);
 	ctl_fd = -1;
-	nfns = 0;
+	nfns = nstart = 0;
 	free(fns);		/* nothing is attached: no callback can read them */
 	fns = NULL;
 	free(fn_hash);
 	fn_hash = NULL;
-	free(names_buf);
-	names_buf = NULL;
+	names_free();
 	starting = 0;
 	return -EINVAL;
 }
@@ -1701,9 +2216,10 @@ __attribute__((destructor)) static void trace_end(void)
 	if (!active) {
 		free(fns);
 		fns = NULL;
-		nfns = 0;
-		free(names_buf);
-		names_buf = NULL;
+		free(fn_hash);
+		fn_hash = NULL;
+		nfns = nstart = 0;
+		names_free();
 		free(out_path);
 		out_path = NULL;
 		free(attach_conf);

@@ -1,0 +1,298 @@
+#!/bin/sh
+# End-to-end test of shared libraries: `patchsite embed` of a library (ET_DYN
+# with DT_SONAME) and the runtime covering every embedded object of a process,
+# on fixtures/shlib: a program (not embedded, the static runtime linked in)
+# that links the embedded libsha.so and dlopens the embedded libshb.so,
+# closes it, opens it again and closes it while it is attached, with threads
+# calling both libraries.  The oracles are not patchsite: readelf, objdump,
+# eu-elflint, nm, the libraries' own call counters and the program's output
+# with the original libraries.
+#
+#   PATCHSITE=/path/to/patchsite sh tests/e2e/shlib.sh
+#
+# For each flavour in SHLIB_FLAVOURS: x86_64-fentry (-pg -mfentry: calls to
+# __fentry__ through the GOT), x86_64-pfe (-fpatchable-function-entry=5),
+# natively; arm64 (=4,2) and riscv64 (=8,4) cross-built, run under qemu-user:
+#   embed LIB       embed of libsha.so and libshb.so exits 0
+#   segment LIB     readelf: still DYN, DT_SONAME unchanged, one PT_LOAD more,
+#                   the new one R E and above every other PT_LOAD
+#   elflint LIB     eu-elflint --gnu-ld: no findings
+#   layout LIB      objdump: the first function starts with the idle form
+#                   (x86_64 a 5-byte NOP, arm64 MOV X9, X30, riscv64 auipc t0)
+#   run             the program with the embedded libraries exits 0 and its
+#                   results (R lines) equal those with the original libraries
+#   objects         the runtime lists libsha.so alone at start, then libsha.so
+#                   and libshb.so while it is open, libsha.so alone after each
+#                   dlclose, each with as many functions as nm lists (s[ab]_*)
+#   calls           every runtime call returned 0 (attach_all, attach_object,
+#                   detach_object before dlclose, attach_all after each
+#                   dlclose, which must not touch the closed library), and
+#                   ps_count after each dlclose equals that before the dlopen
+#   counts          for each life of libshb (detached before dlclose, then
+#                   closed while attached) and for libsha across both, the
+#                   calls the ops saw equal the calls each function counted,
+#                   and libshb's are exactly what the program makes (3
+#                   threads x 2000 sb_sum(5) and 1000 sb_sum(3): sb_sum 7000,
+#                   sb_sq 33000)
+#   room            shmain room: libshb.so attached first (x86_64: its room
+#                   serves libsha.so's sites too), libsha.so attached, then
+#                   libshb.so detached and dlclose()d while threads call
+#                   libsha: the program lives, every call to sa_mul is
+#                   counted (the room's object is pinned: RTLD_NODELETE)
+#   program+library shfar, an embedded -no-pie program linking the embedded
+#                   libsha.so and the runtime: ps_attach_all over both.
+#                   arm64, riscv64 (each object calls its own trampoline):
+#                   0, and the 5 calls (mine, sa_mul, 3 sa_add) are seen;
+#                   x86_64 (one trampoline room, the program's, out of a
+#                   CALL's reach from the library): -ERANGE and no call seen
+#                   (the program's sites, attached first, were undone)
+#   tracer          libpatchsite-trace.so preloaded, PATCHSITE_TRACE='sa_*,sb_*',
+#                   into shplain (links the embedded libsha.so, no runtime of
+#                   its own; 2 threads call libsha throughout while main
+#                   dlopens libshb.so, calls it from 3 threads and itself,
+#                   and dlcloses it, twice): the table has sa_add and sa_mul
+#                   and two rows (two lives) of sb_sq and sb_sum, with the
+#                   calls the libraries counted (sb_sum 14000, sb_sq 66000),
+#                   nothing on stderr, the output as with the originals
+#   tracer program+library  the same with shplain-emb, the program embedded
+#                   too (-no-pie), globs 'sa_*,sb_*,worker_*': worker_a 2
+#                   calls, worker_b 6; arm64, riscv64: sa_*, sb_* as the
+#                   libraries counted, nothing on stderr; x86_64: the
+#                   libraries are out of reach of the program's trampoline
+#                   room: one line each (libsha.so, libshb.so twice), no
+#                   rows, the program's functions traced
+#   runpath         the same with shrun, which finds libsha.so and the
+#                   libshb.so it dlopens by its own DT_RUNPATH ($ORIGIN/emb)
+#                   while the tracer's directory holds the original
+#                   libshb.so: the dlopen the tracer interposes finds the
+#                   caller's (embedded) one, so sb_* are counted
+# Prints `ok - NAME` / `not ok - NAME` and `N passed, M failed`.
+
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+fix=$root/fixtures/shlib
+PATCHSITE=${PATCHSITE:-$root/patchsite}
+SHLIB_FLAVOURS=${SHLIB_FLAVOURS:-x86_64-fentry x86_64-pfe arm64 riscv64}
+
+. "$here/lib.sh"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+ps_init "$work"
+ps_need_patchsite
+
+for fl in $SHLIB_FLAVOURS; do
+	case $fl in
+	x86_64-fentry) cross= flavour=fentry pre= idle='nopl +0x0\(%rax,%rax,1\)' ;;
+	x86_64-pfe) cross= flavour=pfe pre= idle='nopl +0x0\(%rax,%rax,1\)' ;;
+	arm64) cross=aarch64-linux-gnu- flavour=fentry
+		pre="qemu-aarch64 -L /usr/aarch64-linux-gnu" idle='mov[[:space:]]+x9, x30' ;;
+	riscv64) cross=riscv64-linux-gnu- flavour=fentry
+		pre="qemu-riscv64 -L /usr/riscv64-linux-gnu" idle='auipc[[:space:]]+t0' ;;
+	*) not_ok "SHLIB_FLAVOURS: no flavour $fl"; continue ;;
+	esac
+	o=$work/$fl
+	if ! make -s -C "$fix" O="$o" CROSS="$cross" FLAVOUR="$flavour" >"$work/make.log" 2>&1; then
+		not_ok "$fl: build fixtures/shlib" "$work/make.log"
+		continue
+	fi
+	mkdir -p "$o/emb"
+	for lib in libsha libshb; do
+		in=$o/$lib.so
+		out=$o/emb/$lib.so
+		ps_check "$fl: embed $lib" 0 /dev/null -- embed "$in" -o "$out" || continue
+		readelf -hW "$out" >"$o/$lib.h" 2>&1
+		readelf -dW "$in" | grep SONAME >"$o/$lib.soname.in"
+		readelf -dW "$out" | grep SONAME >"$o/$lib.soname.out"
+		readelf -lW "$in" | grep -c '^ *LOAD' >"$o/$lib.nload.in"
+		readelf -lW "$out" | awk '$1 == "LOAD"' >"$o/$lib.loads"
+		if grep -q 'Type:.*DYN' "$o/$lib.h" && grep -q "\[$lib.so\]" "$o/$lib.soname.out" &&
+		   cmp -s "$o/$lib.soname.in" "$o/$lib.soname.out" &&
+		   [ "$(wc -l <"$o/$lib.loads")" -eq $(($(cat "$o/$lib.nload.in") + 1)) ] &&
+		   python3 -c '
+import sys
+rows = [l.split() for l in open(sys.argv[1])]
+vs = [int(r[2], 16) for r in rows]
+sys.exit(not (vs[-1] == max(vs) and rows[-1][-2] == "E" and rows[-1][-3] == "R"))' "$o/$lib.loads"; then
+			ok "$fl: segment $lib"
+		else
+			cat "$o/$lib.h" "$o/$lib.soname.in" "$o/$lib.soname.out" "$o/$lib.loads" >"$o/detail"
+			not_ok "$fl: segment $lib" "$o/detail"
+		fi
+		check "$fl: elflint $lib" sh -c "eu-elflint --gnu-ld '$out' | grep -qx 'No errors'"
+		first=$(${cross}nm --defined-only "$in" | awk '$2 == "T" && $3 ~ /^s[ab]_/ { print $3 }' | sort | head -1)
+		${cross}objdump -d --no-show-raw-insn "$out" |
+			awk -v f="<$first>:" '$2 == f { go = 1; next } go { print; exit }' >"$o/$lib.first"
+		if [ -n "$first" ] && grep -Eq "$idle" "$o/$lib.first"; then
+			ok "$fl: layout $lib"
+		else
+			not_ok "$fl: layout $lib ($first)" "$o/$lib.first"
+		fi
+		${cross}nm --defined-only "$in" | awk '$2 == "T" && $3 ~ /^s[ab]_/' | wc -l >"$o/$lib.nfn"
+	done
+	# the program with the original libraries, then with the embedded ones
+	LD_LIBRARY_PATH=$o $pre ${pre:+-E LD_LIBRARY_PATH=$o} "$o/shmain" >"$o/orig.out" 2>"$o/orig.err"
+	orc=$?
+	LD_LIBRARY_PATH=$o/emb timeout 600 $pre ${pre:+-E LD_LIBRARY_PATH=$o/emb} "$o/shmain" \
+		>"$o/emb.out" 2>"$o/emb.err"
+	erc=$?
+	grep '^R' "$o/orig.out" >"$o/orig.r"
+	grep '^R' "$o/emb.out" >"$o/emb.r"
+	if [ $orc -eq 0 ] && [ $erc -eq 0 ] && [ -s "$o/orig.r" ] && cmp -s "$o/orig.r" "$o/emb.r"; then
+		ok "$fl: run"
+	else
+		{ echo "original exit $orc, embedded exit $erc"; diff "$o/orig.r" "$o/emb.r"; cat "$o/emb.err"; } >"$o/detail"
+		not_ok "$fl: run" "$o/detail"
+		continue
+	fi
+	na=$(cat "$o/libsha.nfn") nb=$(cat "$o/libshb.nfn")
+	printf '%s\n' "O start 1 libsha.so:$na" "O b1 2 libsha.so:$na libshb.so:$nb" \
+		"O closed1 1 libsha.so:$na" "O b2 2 libsha.so:$na libshb.so:$nb" \
+		"O closed2 1 libsha.so:$na" >"$o/want.o"
+	grep '^O' "$o/emb.out" >"$o/got.o"
+	if [ "$na" -ge 2 ] && [ "$nb" -ge 2 ] && cmp -s "$o/want.o" "$o/got.o"; then
+		ok "$fl: objects"
+	else
+		diff "$o/want.o" "$o/got.o" >"$o/detail"
+		not_ok "$fl: objects" "$o/detail"
+	fi
+	printf '%s\n' "E start attach_all 0" "E b1 attach_object 0" "E b1 detach_object 0" \
+		"E closed1 count same" "E closed1 attach_all 0" "E b2 attach_object 0" \
+		"E closed2 count same" "E closed2 attach_all 0" "E end detach_ops_all 0" >"$o/want.e"
+	grep '^E' "$o/emb.out" >"$o/got.e"
+	if cmp -s "$o/want.e" "$o/got.e"; then
+		ok "$fl: calls"
+	else
+		diff "$o/want.e" "$o/got.e" >"$o/detail"
+		not_ok "$fl: calls" "$o/detail"
+	fi
+	grep '^C' "$o/emb.out" >"$o/got.c"
+	if [ "$(wc -l <"$o/got.c")" -eq 6 ] &&
+	   awk '$4 != $5 || $5 <= 0 { bad = 1 }
+		$2 ~ /^b/ && $3 == "sb_sum" && $5 != 7000 { bad = 1 }
+		$2 ~ /^b/ && $3 == "sb_sq" && $5 != 33000 { bad = 1 }
+		END { exit bad }' "$o/got.c"; then
+		ok "$fl: counts"
+	else
+		not_ok "$fl: counts" "$o/got.c"
+	fi
+	# the object whose trampoline room serves another's sites (x86_64: the
+	# first attached, libshb.so) closed while that other calls on: it stays
+	# loaded, and every call of libsha's is counted
+	if LD_LIBRARY_PATH=$o/emb timeout 600 $pre ${pre:+-E LD_LIBRARY_PATH=$o/emb} "$o/shmain" room \
+		>"$o/room.out" 2>&1 &&
+	   [ "$(grep -c '^E room .* 0$' "$o/room.out")" -eq 6 ] &&
+	   awk '$1 == "C" && $4 == $5 && $5 >= 2000 { ok = 1 } END { exit !ok }' "$o/room.out"; then
+		ok "$fl: room's object closed while another object's sites use it"
+	else
+		not_ok "$fl: room's object closed while another object's sites use it" "$o/room.out"
+	fi
+	# an embedded program and an embedded library in one process
+	case $fl in
+	x86_64-*) want_far='objects 2|attach_all -34|r 8 seen 0' ;;
+	*) want_far='objects 2|attach_all 0|r 8 seen 5' ;;
+	esac
+	if ps_run 0 /dev/null -- embed "$o/shfar" -o "$o/shfar.emb" &&
+	   LD_LIBRARY_PATH=$o/emb timeout 600 $pre ${pre:+-E LD_LIBRARY_PATH=$o/emb} "$o/shfar.emb" \
+		>"$o/far.out" 2>&1 &&
+	   [ "$(tr '\n' '|' <"$o/far.out")" = "$want_far|" ]; then
+		ok "$fl: program+library"
+	else
+		{ echo "want $want_far"; cat "$ps_msg" "$o/far.out"; } >"$o/detail" 2>&1
+		not_ok "$fl: program+library" "$o/detail"
+	fi
+	# the preloaded tracer on a program linking the embedded libsha.so
+	LD_LIBRARY_PATH=$o $pre ${pre:+-E LD_LIBRARY_PATH=$o} "$o/shplain" >"$o/plain.orig" 2>&1
+	rm -f "$o/t.tsv"
+	if [ -n "$pre" ]; then
+		# qemu-user hands its environment to the guest (-E splits at commas)
+		PATCHSITE_TRACE='sa_*,sb_*' PATCHSITE_TRACE_FORMAT=tsv PATCHSITE_TRACE_OUT=$o/t.tsv \
+			timeout 600 $pre -E LD_LIBRARY_PATH="$o/emb" \
+			-E LD_PRELOAD="$o/libpatchsite-trace.so" "$o/shplain" >"$o/plain.out" 2>"$o/plain.err"
+	else
+		LD_LIBRARY_PATH=$o/emb LD_PRELOAD=$o/libpatchsite-trace.so PATCHSITE_TRACE='sa_*,sb_*' \
+			PATCHSITE_TRACE_FORMAT=tsv PATCHSITE_TRACE_OUT=$o/t.tsv timeout 600 \
+			"$o/shplain" >"$o/plain.out" 2>"$o/plain.err"
+	fi
+	trc=$?
+	# a library's two lives are two rows each: summed by name
+	awk -F'\t' '$1 ~ /^s[ab]_/ { n[$1] += $4 } END { for (f in n) print "C", f, n[f] }' \
+		"$o/t.tsv" 2>/dev/null | sort >"$o/t.c"
+	grep '^C' "$o/plain.out" | sort >"$o/own.c"
+	if [ $trc -eq 0 ] && [ ! -s "$o/plain.err" ] && [ "$(wc -l <"$o/own.c")" -eq 4 ] &&
+	   grep -qx 'C sb_sum 14000' "$o/own.c" && grep -qx 'C sb_sq 66000' "$o/own.c" &&
+	   [ "$(awk -F'\t' '$1 ~ /^sb_/' "$o/t.tsv" | wc -l)" -eq 4 ] &&
+	   cmp -s "$o/t.c" "$o/own.c" && grep -q '^R' "$o/plain.orig" &&
+	   [ "$(grep '^R' "$o/plain.orig")" = "$(grep '^R' "$o/plain.out")" ]; then
+		ok "$fl: tracer"
+	else
+		{ echo "exit $trc"; cat "$o/plain.err" "$o/t.tsv" "$o/own.c"; } >"$o/detail" 2>&1
+		not_ok "$fl: tracer" "$o/detail"
+	fi
+	# the tracer on an embedded program linking an embedded library
+	rm -f "$o/p.tsv"
+	if ps_run 0 /dev/null -- embed "$o/shplain-emb" -o "$o/shplain-emb.emb"; then
+		if [ -n "$pre" ]; then
+			PATCHSITE_TRACE='sa_*,sb_*,worker_*' PATCHSITE_TRACE_FORMAT=tsv \
+				PATCHSITE_TRACE_OUT=$o/p.tsv timeout 600 $pre -E LD_LIBRARY_PATH="$o/emb" \
+				-E LD_PRELOAD="$o/libpatchsite-trace.so" "$o/shplain-emb.emb" \
+				>"$o/pe.out" 2>"$o/pe.err"
+		else
+			PATCHSITE_TRACE='sa_*,sb_*,worker_*' PATCHSITE_TRACE_FORMAT=tsv \
+				PATCHSITE_TRACE_OUT=$o/p.tsv LD_LIBRARY_PATH=$o/emb \
+				LD_PRELOAD=$o/libpatchsite-trace.so timeout 600 "$o/shplain-emb.emb" \
+				>"$o/pe.out" 2>"$o/pe.err"
+		fi
+		prc=$?
+	else
+		prc=$ps_rc
+	fi
+	awk -F'\t' '$1 ~ /^(s[ab]|worker)_/ { n[$1] += $4 } END { for (f in n) print "C", f, n[f] }' \
+		"$o/p.tsv" 2>/dev/null | sort >"$o/p.c"
+	case $fl in
+	x86_64-*)
+		# libsha.so at start and libshb.so at each dlopen: out of reach
+		printf 'C worker_a 2\nC worker_b 6\n' >"$o/p.want"
+		[ "$(grep -c 'not traced: out of reach' "$o/pe.err")" -eq 3 ] &&
+			[ "$(grep -vc 'not traced: out of reach' "$o/pe.err")" -eq 0 ]
+		;;
+	*)
+		{ grep '^C' "$o/pe.out"; printf 'C worker_a 2\nC worker_b 6\n'; } | sort >"$o/p.want"
+		[ ! -s "$o/pe.err" ]
+		;;
+	esac
+	perr=$?
+	if [ "$prc" -eq 0 ] && [ $perr -eq 0 ] && cmp -s "$o/p.c" "$o/p.want"; then
+		ok "$fl: tracer program+library"
+	else
+		{ echo "exit $prc"; cat "$o/pe.err" "$o/p.tsv" "$o/p.want"; } >"$o/detail" 2>&1
+		not_ok "$fl: tracer program+library" "$o/detail"
+	fi
+	# shrun finds its libraries by its DT_RUNPATH ($ORIGIN/emb) alone; the
+	# tracer's own directory ($o) holds the original libshb.so
+	rm -f "$o/r.tsv"
+	if [ -n "$pre" ]; then
+		PATCHSITE_TRACE='sa_*,sb_*' PATCHSITE_TRACE_FORMAT=tsv PATCHSITE_TRACE_OUT=$o/r.tsv \
+			timeout 600 $pre -E LD_PRELOAD="$o/libpatchsite-trace.so" "$o/shrun" \
+			>"$o/run.out" 2>"$o/run.err"
+	else
+		PATCHSITE_TRACE='sa_*,sb_*' PATCHSITE_TRACE_FORMAT=tsv PATCHSITE_TRACE_OUT=$o/r.tsv \
+			LD_PRELOAD=$o/libpatchsite-trace.so timeout 600 "$o/shrun" \
+			>"$o/run.out" 2>"$o/run.err"
+	fi
+	rrc=$?
+	awk -F'\t' '$1 ~ /^s[ab]_/ { n[$1] += $4 } END { for (f in n) print "C", f, n[f] }' \
+		"$o/r.tsv" 2>/dev/null | sort >"$o/r.c"
+	grep '^C' "$o/run.out" | sort >"$o/rown.c"
+	if [ $rrc -eq 0 ] && [ ! -s "$o/run.err" ] && [ "$(wc -l <"$o/rown.c")" -eq 4 ] &&
+	   cmp -s "$o/r.c" "$o/rown.c"; then
+		ok "$fl: runpath"
+	else
+		{ echo "exit $rrc"; cat "$o/run.err" "$o/r.tsv" "$o/rown.c"; } >"$o/detail" 2>&1
+		not_ok "$fl: runpath" "$o/detail"
+	fi
+done
+
+finish
