@@ -32,8 +32,10 @@ ps_detail=tail	# a failed check shows the end of its log (a boot's last lines)
 phase_t0=$(date +%s)
 phase() { # TEXT
 	local c
-	c=$(times | awk '{ for (i = 1; i <= 2; i++) { split($i, a, "m"); s += a[1] * 60 + a[2] } }
-		END { printf "%.0f", s }')
+	# (times in a pipe or $(...) would be a subshell's: through a file)
+	times >"$OUT/.times"
+	c=$(awk '{ for (i = 1; i <= 2; i++) { split($i, a, "m"); s += a[1] * 60 + a[2] } }
+		END { printf "%.0f", s }' "$OUT/.times")
 	echo "# [+$(($(date +%s) - phase_t0)) s wall, $c s CPU] $*"
 }
 
