@@ -8,7 +8,9 @@
 # Sets PATCHSITE, W, SRC, OUT; provides ok/not_ok/die, kernel_packages,
 # kernel_source, kbuild ARCH TARGET..., arm64_config, boot_arm64,
 # x86_config, boot_x86, ppc64le_config, boot_ppc64le, initramfs,
-# tracefs_check, selftests LOG, reached_init LOG.
+# tracefs_check, selftests LOG, reached_init LOG; phase TEXT (a timestamp
+# line: wall and CPU seconds since the start) and side/side_wait (boots two
+# at a time).
 
 PATCHSITE=$(readlink -f "${PATCHSITE:-./patchsite}")
 W=$(readlink -m "${KERNEL_WORK:-build-kernel}")
@@ -23,6 +25,54 @@ OUT=$W/out
 ps_init "$OUT"
 ps_detail=tail	# a failed check shows the end of its log (a boot's last lines)
 
+# phase TEXT: "# [+W s wall, C s CPU] TEXT", W and C counted from the start
+# of the script (C: user + system of every process it ran that has ended),
+# so a log shows where the time goes (builds, record/audit, boots) and how
+# much of each phase the two cores were busy (CPU / wall).
+phase_t0=$(date +%s)
+phase() { # TEXT
+	local c
+	# (times in a pipe or $(...) would be a subshell's: through a file)
+	times >"$OUT/.times"
+	c=$(awk '{ for (i = 1; i <= 2; i++) { split($i, a, "m"); s += a[1] * 60 + a[2] } }
+		END { printf "%.0f", s }' "$OUT/.times")
+	echo "# [+$(($(date +%s) - phase_t0)) s wall, $c s CPU] $*"
+}
+
+# Boots side by side.  qemu's TCG runs a guest on one thread, so a boot
+# leaves the second core idle: the boots of one script that do not depend
+# on each other's outcome run two at a time.  `side NAME COMMAND...` starts
+# COMMAND in the background (never more than two at once: it first waits
+# for the oldest when two run); `side_wait NAME` waits for it, prints its
+# wall time and returns its exit status, which is COMMAND's as if it had
+# run in the foreground.  The checks read the boots' logs after side_wait,
+# exactly as they read them after a foreground boot.
+declare -A side_pid side_t0
+side() { # NAME COMMAND...
+	local name=$1 n
+	shift
+	while n=$(jobs -pr | wc -l) && [ "$n" -ge 2 ]; do
+		wait -n
+	done
+	side_t0[$name]=$(date +%s)
+	rm -f "$OUT/.side.$name"
+	{
+		"$@"
+		st=$?
+		date +%s >"$OUT/.side.$name"
+		exit $st
+	} &
+	side_pid[$name]=$!
+}
+side_wait() { # NAME -> COMMAND's exit status
+	local name=$1 st
+	wait "${side_pid[$name]}"
+	st=$?
+	phase "boot $name: exit $st, $(($(cat "$OUT/.side.$name" 2>/dev/null || date +%s) - ${side_t0[$name]})) s (two at a time)"
+	rm -f "$OUT/.side.$name"
+	return $st
+}
+
 die() {
 	echo "${0##*/}: $*" >&2
 	echo "$pass passed, $((fail + 1)) failed"
@@ -35,7 +85,7 @@ kernel_packages() {
 		gcc-riscv64-linux-gnu gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu
 		binutils-riscv64-linux-gnu libssl-dev libelf-dev python3 xz-utils time
 		qemu-system-x86 busybox-static libc6-dev-arm64-cross libc6-dev-riscv64-cross
-		gcc-powerpc64le-linux-gnu binutils-powerpc64le-linux-gnu qemu-system-ppc" missing="" p
+		gcc-powerpc64le-linux-gnu binutils-powerpc64le-linux-gnu qemu-system-ppc ccache" missing="" p
 	for p in $need; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
 			missing="$missing $p"
@@ -281,7 +331,12 @@ tracefs_ok() {
 }
 
 # kbuild ARCH MAKE-ARGS...: make in the source tree, out of tree in $W/ARCH
-# (KBUILD_DIR overrides the directory).
+# (KBUILD_DIR overrides the directory).  With KERNEL_CCACHE set (exported
+# by the scripts that build one configuration twice, the second time with
+# CONFIG_PATCHSITE: riscv-relax.sh, call-ops-os.sh) the compiler runs
+# through ccache, its cache in $W/ccache: a compile whose preprocessed
+# source and flags are those of the first build is its object, as the
+# compiler made it (repad, run after the compile, still runs on it).
 kbuild() {
 	local arch=$1 cross
 	shift
@@ -296,8 +351,25 @@ kbuild() {
 	# PATCHSITE in the environment would name the tool the kernel
 	# integration (CONFIG_PATCHSITE) finds: only a PATCHSITE=... among the
 	# arguments, or PATH, may
-	env -u PATCHSITE make -C "$SRC" O="${KBUILD_DIR:-$W/$arch}" ARCH="$arch" \
+	if [ -n "${KERNEL_CCACHE:-}" ]; then
+		set -- CC="ccache ${cross}gcc" "$@"
+	fi
+	env -u PATCHSITE CCACHE_DIR="$W/ccache" CCACHE_BASEDIR="$W" \
+		make -C "$SRC" O="${KBUILD_DIR:-$W/$arch}" ARCH="$arch" \
 		CROSS_COMPILE="$cross" -j"$(nproc)" -s "$@"
+}
+
+# ccache_zero, then ccache_hits after a build: "H of N compiles from
+# ccache" (nothing without KERNEL_CCACHE), for the build-time lines
+ccache_zero() {
+	[ -z "${KERNEL_CCACHE:-}" ] || CCACHE_DIR="$W/ccache" ccache -z >/dev/null
+}
+ccache_hits() {
+	[ -n "${KERNEL_CCACHE:-}" ] || return 0
+	CCACHE_DIR="$W/ccache" ccache --print-stats | awk -F'\t' '
+		$1 == "direct_cache_hit" || $1 == "preprocessed_cache_hit" { h += $2 }
+		$1 == "cache_miss" { m += $2 }
+		END { printf "%d of %d compiles from ccache", h, h + m }'
 }
 
 # The "Testing ...: PASSED" lines of a boot log, normalised.  A test whose

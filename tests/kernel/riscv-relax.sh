@@ -30,7 +30,10 @@
 # point, the stock and patchsite ones do not) and `patchsite record` against
 # the kernel's own __mcount_loc region.  Prints the text sizes and the build
 # times of stock and patchsite (wall and CPU; from scratch in a fresh
-# KERNEL_WORK).
+# KERNEL_WORK, the patchsite build taking from ccache the compiles that are
+# stock's: it says how many, and its time is then not the integration's
+# cost, which bench/RESULTS.md measured without ccache).  The three boots
+# run two at a time, and each phase's time is in the log (lib.sh's phase).
 #
 # Usage (from the top of the tree, after `make`):
 #   PATCHSITE=./patchsite bash tests/kernel/riscv-relax.sh
@@ -45,9 +48,13 @@ HANG_TIMEOUT=${HANG_TIMEOUT:-90}
 B=$W/riscv			# stock, then relaxed by hand
 P=$W/riscv-patchsite		# CONFIG_PATCHSITE=y
 T=$OUT/riscv-relax
+# stock and patchsite are one configuration but for CONFIG_PATCHSITE: the
+# second build takes from ccache what the first compiled (lib.sh's kbuild)
+export KERNEL_CCACHE=1
 
 kernel_packages
 kernel_source
+phase "packages and source"
 mkdir -p "$T"
 
 # arch/riscv/Makefile as the series left it: a run stopped while the line
@@ -123,13 +130,15 @@ build() { # NAME DIR [MAKE-ARGS...] -> $OUT/NAME.{vmlinux,Image,build.log}, $T/N
 	local name=$1 dir=$2 fresh="from scratch"
 	shift 2
 	[ ! -e "$dir/init/main.o" ] || fresh=incremental
+	ccache_zero
 	KBUILD_DIR=$dir /usr/bin/time -f "%e %U %S" -o "$T/$name.time" \
 		bash -c '. tests/kernel/lib.sh; kbuild riscv "$@" Image' kbuild "$@" \
 		>"$OUT/$name.build.log" 2>&1 || {
 		tail -n 30 "$OUT/$name.build.log" >&2
 		die "kernel build ($name) failed"
 	}
-	echo "$fresh" >>"$T/$name.time"
+	echo "$fresh${KERNEL_CCACHE:+, $(ccache_hits)}" >>"$T/$name.time"
+	phase "build $name ($fresh)"
 	cp "$dir/vmlinux" "$OUT/$name.vmlinux"
 	cp "$dir/arch/riscv/boot/Image" "$OUT/$name.Image"
 }
@@ -370,8 +379,14 @@ else
 fi
 
 # --- boots ----------------------------------------------------------------
+# two at a time (lib.sh's side): the stock boot and the relaxed one's hang
+# (HANG_TIMEOUT of its own), then the patchsite boot as soon as one ends
+phase "record, audit, tables"
 initramfs riscv "$OUT/riscv.cpio"
-boot stock "$BOOT_TIMEOUT"
+side stock boot stock "$BOOT_TIMEOUT"
+side relaxed boot relaxed "$HANG_TIMEOUT"
+side patchsite boot patchsite "$BOOT_TIMEOUT"
+side_wait stock
 selftests "$OUT/stock.boot.log" >"$OUT/stock.tests"
 nstock=$(wc -l <"$OUT/stock.tests")
 if [ "$nstock" -gt 0 ] && ! grep -q "FAILED" "$OUT/stock.boot.log" &&
@@ -387,7 +402,7 @@ else
 		"$OUT/stock.boot.log"
 fi
 
-boot relaxed "$HANG_TIMEOUT"
+side_wait relaxed
 rc=$?
 if [ "$rc" -eq 124 ] && grep -q "Running postponed tracer tests" "$OUT/relaxed.boot.log" &&
 	! reached_init "$OUT/relaxed.boot.log"; then
@@ -397,7 +412,7 @@ else
 	not_ok "boot relaxed without patchsite: hangs in the postponed tracer tests" "$OUT/relaxed.boot.log"
 fi
 
-boot patchsite "$BOOT_TIMEOUT"
+side_wait patchsite
 selftests "$OUT/patchsite.boot.log" >"$OUT/patchsite.tests"
 if [ -s "$OUT/patchsite.tests" ] && ! grep -q "FAILED" "$OUT/patchsite.boot.log" &&
 	reached_init "$OUT/patchsite.boot.log" &&
