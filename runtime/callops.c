@@ -419,6 +419,12 @@ __attribute__((weak)) void ps_arch_tramp_put(const struct ps_image *img, struct 
 	(void)img, (void)r;
 }
 
+/* A patcher with no mappings of its own has nothing to release. */
+__attribute__((weak)) int ps_arch_release(void)
+{
+	return 0;
+}
+
 /* A patcher with no state in an object's memory has nothing to forget. */
 __attribute__((weak)) void ps_arch_forget(const struct ps_image *img)
 {
@@ -1186,6 +1192,18 @@ int ps_detach_ops_all(struct ps_ops *ops)
 int ps_detach_object(uintptr_t bias)
 {
 	return ps_all(NULL, PS_CLEAR, 1, bias);
+}
+
+int ps_release(void)
+{
+	struct ps_guard g;
+	int err;
+
+	pthread_once(&ps_once, ps_init);
+	ps_lock_take(&g);
+	err = ps_arch_release();
+	ps_lock_drop(&g);
+	return err;
 }
 
 int ps_attach_object(uintptr_t bias, struct ps_ops *ops)

@@ -115,6 +115,14 @@ long ps_objects(struct ps_object *out, long max);
  */
 int ps_attach_object(uintptr_t bias, struct ps_ops *ops);
 int ps_detach_object(uintptr_t bias);
+/*
+ * For a tracer about to be unloaded by dlclose() (patchsite trace -p),
+ * once no thread runs in the runtime or its trampolines: unmap what the
+ * runtime mapped for itself (x86_64: the slots' cells).  0, or -EBUSY
+ * when a site still calls a trampoline (attached, or a dormant slot):
+ * then it is kept, and the runtime stays usable either way.
+ */
+int ps_release(void);
 
 /* --- The architecture's part: struct ps_regs, the site and direct_call ---- */
 

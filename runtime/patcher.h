@@ -159,6 +159,12 @@ PS_HIDDEN int ps_arch_dormant(const struct ps_image *img, struct ps_reg *const *
 PS_HIDDEN void ps_arch_forget(const struct ps_image *img);
 
 /*
+ * ps_release (callops.h): unmap the patcher's own mappings if no site
+ * calls into them, else -EBUSY.  The core's weak default has none: 0.
+ */
+PS_HIDDEN int ps_arch_release(void);
+
+/*
  * In a fork child, before it returns from fork (the core holds its lock
  * across the fork, so no round is in flight): forget what belonged to the
  * parent's other threads.

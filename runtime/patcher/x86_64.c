@@ -162,6 +162,7 @@ static uint32_t *x86_retired, x86_nretired;
  * address).
  */
 static struct ps_ops **x86_cell;
+static size_t x86_ncell;	/* cells mapped */
 /* The sites that may still call a dormant slot (under the core's lock). */
 struct x86_dorm {
 	const struct ps_image *img;	/* its object (the core never frees one) */
@@ -239,6 +240,7 @@ static int x86_room_init(const struct ps_image *img)
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 		x86_cell = p == MAP_FAILED ? NULL : p;	/* kept if the rest fails */
+		x86_ncell = p == MAP_FAILED ? 0 : n;
 	}
 	if (!x86_state || !x86_free || !x86_retired || !x86_cell) {
 		free(x86_state), free(x86_free), free(x86_retired);
@@ -868,6 +870,31 @@ void ps_arch_forget(const struct ps_image *img)
 		X86_COUNT(slots_retired, 1);
 	}
 	x86_ndorm = k;
+}
+
+/*
+ * The runtime is about to be unloaded (trace -p, every thread seen out of
+ * it and of the room): the cells go, unless a site still calls a slot
+ * (used or dormant), whose `common` would load its cell.  The room's
+ * bytes stay in the program's segment; its bookkeeping is dropped and made
+ * again at the next use (by this copy, or by a later one).
+ */
+int ps_arch_release(void)
+{
+	for (uint32_t i = 0; i < x86_nslots; i++)
+		if (x86_state[i] == SLOT_USED || x86_state[i] == SLOT_DORMANT)
+			return -EBUSY;
+	if (x86_cell && munmap(x86_cell, x86_ncell * sizeof(*x86_cell)))
+		return -errno;
+	x86_cell = NULL;
+	x86_ncell = 0;
+	/* no thread in the room (the caller's word): set up again at next use */
+	free(x86_state), free(x86_free), free(x86_retired);
+	x86_state = NULL, x86_free = x86_retired = NULL;
+	x86_nslots = x86_nfree = x86_nretired = 0;
+	x86_ndorm = 0;
+	x86_room = NULL;
+	return 0;
 }
 
 int ps_arch_tramp_get(const struct ps_image *img, struct ps_reg *r)

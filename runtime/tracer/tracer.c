@@ -2224,6 +2224,7 @@ __attribute__((destructor)) static void trace_end(void)
 		out_path = NULL;
 		free(attach_conf);
 		attach_conf = NULL;
+		ps_release();	/* the runtime's own mappings (-EBUSY: kept) */
 	}
 #endif
 }
