@@ -374,26 +374,34 @@ static inline long PS_NOTRACE site_lookup(const struct site_slot *hash, size_t h
 static struct site_slot *fn_hash;
 static size_t fn_hmask;
 
+/* fns[lo, hi) hashed by address, at most half full (*hmask: its size - 1);
+   NULL when out of memory */
+static struct site_slot *sites_hashed(long lo, long hi, size_t *hmask)
+{
+	struct site_slot *hash;
+	size_t m = 15;
+
+	while (m + 1 < 2 * (size_t)(hi - lo))
+		m = m * 2 + 1;
+	if (!(hash = malloc((m + 1) * sizeof(*hash))))
+		return NULL;
+	memset(hash, 0xff, (m + 1) * sizeof(*hash));
+	for (long i = lo; i < hi; i++) {
+		size_t h = site_hash(fns[i].addr) & m;
+
+		while (hash[h].i >= 0)
+			h = (h + 1) & m;
+		hash[h].addr = fns[i].addr;
+		hash[h].i = i;
+	}
+	*hmask = m;
+	return hash;
+}
+
 static int fn_hash_build(void)
 {
-	size_t hmask = 15;
-
-	while (hmask + 1 < 2 * (size_t)nstart)
-		hmask = hmask * 2 + 1;
-	fn_hash = malloc((hmask + 1) * sizeof(*fn_hash));
-	if (!fn_hash)
-		return -ENOMEM;
-	memset(fn_hash, 0xff, (hmask + 1) * sizeof(*fn_hash));
-	for (long i = 0; i < nstart; i++) {
-		size_t h = site_hash(fns[i].addr) & hmask;
-
-		while (fn_hash[h].i >= 0)
-			h = (h + 1) & hmask;
-		fn_hash[h].addr = fns[i].addr;
-		fn_hash[h].i = i;
-	}
-	fn_hmask = hmask;
-	return 0;
+	fn_hash = sites_hashed(0, nstart, &fn_hmask);
+	return fn_hash ? 0 : -ENOMEM;
 }
 
 static long PS_NOTRACE find_in(uintptr_t ip, long lo, long end)
@@ -841,7 +849,7 @@ static int read_names(const char *prog)
 {
 	struct site_slot *hash = NULL;
 	struct ps_object *objs = NULL;
-	size_t hmask = 15;
+	size_t hmask = 0;
 	long nobj = ps_objects(NULL, 0);
 	int err = -ENOMEM;
 
@@ -850,9 +858,7 @@ static int read_names(const char *prog)
 		return (int)nobj;
 	}
 	/* the sites by address, hashed (the symbol table is in no useful order) */
-	while (hmask + 1 < 2 * (size_t)nfns)
-		hmask = hmask * 2 + 1;
-	hash = malloc((hmask + 1) * sizeof(*hash));
+	hash = sites_hashed(0, nfns, &hmask);
 	objs = malloc((nobj ? (size_t)nobj : 1) * sizeof(*objs));
 	if (!hash || !objs) {
 		say("%s: out of memory for %ld names", prog, nfns);
@@ -863,15 +869,6 @@ static int read_names(const char *prog)
 		for (long k = 0; k < nobj; k++)
 			start_bias[k] = objs[k].bias;
 		nstart_obj = nobj;
-	}
-	memset(hash, 0xff, (hmask + 1) * sizeof(*hash));
-	for (long i = 0; i < nfns; i++) {
-		size_t h = site_hash(fns[i].addr) & hmask;
-
-		while (hash[h].i >= 0)
-			h = (h + 1) & hmask;
-		hash[h].addr = fns[i].addr;
-		hash[h].i = i;
 	}
 	err = 0;
 	for (long k = 0; k < nobj && !err; k++) {
@@ -1706,7 +1703,7 @@ static int late_of(uintptr_t bias)
 static void late_add(const struct ps_object *o)
 {
 	struct site_slot *hash;
-	size_t hmask = 15;
+	size_t hmask;
 	long lo = nfns;
 	struct late *l;
 
@@ -1716,19 +1713,8 @@ static void late_add(const struct ps_object *o)
 	}
 	for (long j = 0; j < o->count; j++)
 		fns[lo + j] = (struct fn){ .addr = (uintptr_t)ps_function(o->first + j) };
-	while (hmask + 1 < 2 * (size_t)o->count)
-		hmask = hmask * 2 + 1;
-	if (!(hash = malloc((hmask + 1) * sizeof(*hash))))
+	if (!(hash = sites_hashed(lo, lo + o->count, &hmask)))
 		return;
-	memset(hash, 0xff, (hmask + 1) * sizeof(*hash));
-	for (long i = lo; i < lo + o->count; i++) {
-		size_t h = site_hash(fns[i].addr) & hmask;
-
-		while (hash[h].i >= 0)
-			h = (h + 1) & hmask;
-		hash[h].addr = fns[i].addr;
-		hash[h].i = i;
-	}
 	read_names_of(prog_name(), o->name, o->bias, 0, hash, hmask, lo, lo + o->count);
 	free(hash);
 	l = &late[nlate];
