@@ -359,7 +359,12 @@ refused=$(cat "$d"/sum* 2>/dev/null | grep -c '^error .*: -35 (')
 [ "$refused" -eq 0 ] || note "churned: $refused process(es) had a change refused with -EDEADLK (a thread blocks SIGTRAP): $(grep -h '^error .*: -35 (' "$d"/sum* | sed 's/^error //' | tr '\n' ';')"
 errs=$(cat "$d"/sum* 2>/dev/null | awk '$1 == "errors" { s += $2 } END { print s + 0 }')
 errs=$((errs - refused))
-norounds=$(for s in "$d"/sum*; do [ -f "$s" ] && awk '$1 == "rounds" && $2 < 1 { print FILENAME }' "$s"; done)
+# a process refused at its very first round (its pool already blocking
+# SIGTRAP) ran none: that is the refusal noted above, not a missing round
+norounds=$(for s in "$d"/sum*; do
+	[ -f "$s" ] && ! grep -q '^error .*: -35 (' "$s" &&
+		awk '$1 == "rounds" && $2 < 1 { print FILENAME }' "$s"
+done)
 if [ "$errs" -eq 0 ] && [ -z "$norounds" ] && [ -f "$d/sum" ]; then
 	ok "churned: no API call failed (but for -EDEADLK refusals), every process ran rounds (master: $(awk '$1 == "rounds" { print $2 }' "$d/sum"))"
 else
