@@ -323,6 +323,26 @@ static int x86_is_site(uint64_t a)
 	return lo < x86_nsites && x86_sites[lo].call == want;
 }
 
+/*
+ * The index of a among e[0..m) (sorted by addr), or m: relaxed loads, so
+ * the SIGTRAP handler may search a batch another thread is filling (it
+ * checks the generation around it).
+ */
+static size_t x86_ent_find(const struct x86_ent *e, size_t m, uint64_t a)
+{
+	size_t lo = 0, hi = m;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (__atomic_load_n(&e[mid].addr, __ATOMIC_RELAXED) < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m && __atomic_load_n(&e[lo].addr, __ATOMIC_RELAXED) == a ? lo : m;
+}
+
 /* Look a in the round's copy up, consistently; 1 found, 0 not there, -1 changing. */
 static int x86_lookup(uint64_t a, uint64_t *bytes)
 {
@@ -334,20 +354,12 @@ static int x86_lookup(uint64_t a, uint64_t *bytes)
 		return -1;
 	b = __atomic_load_n(&x86_cur, __ATOMIC_RELAXED);
 	if (b) {
-		size_t lo = 0, hi = __atomic_load_n(&b->n, __ATOMIC_RELAXED);
+		size_t n = __atomic_load_n(&b->n, __ATOMIC_RELAXED), i;
 
-		if (hi > b->cap)
+		if (n > b->cap)
 			return -1;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (__atomic_load_n(&b->e[mid].addr, __ATOMIC_RELAXED) < a)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo < b->n && __atomic_load_n(&b->e[lo].addr, __ATOMIC_RELAXED) == a) {
-			*bytes = __atomic_load_n(&b->e[lo].bytes, __ATOMIC_RELAXED);
+		if ((i = x86_ent_find(b->e, n, a)) < n) {
+			*bytes = __atomic_load_n(&b->e[i].bytes, __ATOMIC_RELAXED);
 			found = 1;
 		}
 	}
@@ -1034,21 +1046,6 @@ static int x86_cmp_ent(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Is a among e[0..m) (sorted)? */
-static int x86_in_batch(const struct x86_ent *e, size_t m, uint64_t a)
-{
-	size_t lo = 0, hi = m;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (e[mid].addr < a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < m && e[lo].addr == a;
-}
 
 /* The pages of the dormant sites a round writes: writable (and executable), or R+X again. */
 static int x86_dormant_open(size_t i)
@@ -1209,7 +1206,7 @@ static int x86_publish(const struct ps_image *img, const struct ps_write *w, siz
 	for (size_t i = 0; i < x86_ndorm; i++) {
 		uint64_t a = x86_dorm[i].addr, now = x86_site_bytes(a), nop = 0;
 
-		if (now != x86_call_bytes(a, x86_dorm[i].slot) || x86_in_batch(b->e, mine, a))
+		if (now != x86_call_bytes(a, x86_dorm[i].slot) || x86_ent_find(b->e, mine, a) < mine)
 			continue;
 		if (x86_dormant_open(i)) {
 			m = mine;

@@ -42,17 +42,14 @@ static struct ps_ops ops_s = { core_count, &hits_s, NULL };
 
 NOTRACE static void *worker(void *arg)
 {
-	sigset_t all;
-
 	(void)arg;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	core_mask_all(SIG_BLOCK);
 	blocked = 1;
 	while (!unblock) {
 		work(1), work2(2), other(3), work3(4);
 		iters++;
 	}
-	pthread_sigmask(SIG_UNBLOCK, &all, NULL);
+	core_mask_all(SIG_UNBLOCK);
 	unblocked = 1;
 	while (!stop) {
 		work(1), work2(2), other(3), work3(4);

@@ -24,11 +24,8 @@ static struct ps_ops ops = { core_count, &hits, NULL };
 
 NOTRACE static void *worker(void *arg)
 {
-	sigset_t all;
-
 	(void)arg;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	core_mask_all(SIG_BLOCK);
 	blocked = 1;
 	while (!stop)
 		work(1);

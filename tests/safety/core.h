@@ -112,6 +112,16 @@ NOTRACE static inline int core_scale(int n)
 	return CORE_INT3 ? n : (n + 3) / 4;
 }
 
+/* the calling thread blocks every signal (a server's worker shape), or
+   unblocks them again */
+NOTRACE static inline void core_mask_all(int how)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(how, &all, NULL);
+}
+
 NOTRACE static inline void core_ok(void)
 {
 	printf("%s: ok\n", core_name);
