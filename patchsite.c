@@ -186,15 +186,15 @@ static int parse_nm(const char *s, int *n, int *m)
 	long a = strtol(s, &end, 10), b = 0;
 
 	if (end == s || a < 0 || a > 64)
-		return -1;
+		return -EINVAL;
 	if (*end == ',') {
 		const char *q = end + 1;
 		b = strtol(q, &end, 10);
 		if (end == q || b < 0 || b > a)
-			return -1;
+			return -EINVAL;
 	}
 	if (*end)
-		return -1;
+		return -EINVAL;
 	*n = (int)a;
 	*m = (int)b;
 	return 0;
@@ -203,7 +203,8 @@ static int parse_nm(const char *s, int *n, int *m)
 enum { OPT_FORMAT = 256, OPT_SYMBOLIZE, OPT_PATCHABLE, OPT_NOP_MCOUNT, OPT_CALLS, OPT_IGNORE,
        OPT_IN_PLACE, OPT_KEEP_MISALIGNED, OPT_ALIGN, OPT_FSYNC, OPT_SYSTEM_MAP, OPT_CONFIG };
 
-/* Options that shape how sites are found, shared by record and audit. */
+/* Options that shape how sites are found, shared by record and audit: 0,
+ * an exit status (a usage error), or -ENOENT when C is not one of them. */
 static int site_option(int c, struct record_options *ro)
 {
 	char *end;
@@ -238,7 +239,7 @@ static int site_option(int c, struct record_options *ro)
 		bootimg_set_config(optarg);
 		return 0;
 	}
-	return -1;
+	return -ENOENT;	/* not one of these options */
 }
 
 /* The package audit's total line, from its counts. */

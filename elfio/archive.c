@@ -32,10 +32,10 @@ static int parse_size(const char *f, size_t *out)
 	for (i = 0; i < 10 && f[i] >= '0' && f[i] <= '9'; i++)
 		v = v * 10 + (size_t)(f[i] - '0');
 	if (i == 0)
-		return -1;
+		return -EINVAL;
 	for (; i < 10; i++)
 		if (f[i] != ' ')
-			return -1;
+			return -EINVAL;
 	*out = v;
 	return 0;
 }

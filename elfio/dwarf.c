@@ -1168,16 +1168,16 @@ int elfio_dw_die_attr(const struct elfio_dw_sizes *s, struct elfio_dw_cur *attrs
 	a->implicit = 0;
 	a->val = c->p;
 	if (attrs->bad)
-		return -1;
+		return -EINVAL;
 	if (!a->name && !a->form)
 		return 0;
 	if (a->form == DW_FORM_implicit_const) {
 		a->implicit = elfio_dw_sleb(attrs);
 		if (attrs->bad)
-			return -1;
+			return -EINVAL;
 	}
 	if (a->form > UINT_MAX || !elfio_dw_skip_form(s, (unsigned int)a->form, c))
-		return -1;
+		return -EINVAL;
 	return 1;
 }
 

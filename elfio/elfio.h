@@ -568,7 +568,7 @@ struct elfio_dw_attr {
 /*
  * The next attribute of a DIE, c at its value, attrs the rest of its
  * abbreviation's list (from elfio_dw_abbrev_find()): 1 and *a with c past
- * the value; 0 at the end of the list (c after the DIE's last value); -1
+ * the value; 0 at the end of the list (c after the DIE's last value); -EINVAL
  * when the list or the value cannot be read (the form is unknown, or runs
  * past the end).
  */
