@@ -570,6 +570,175 @@ HIDDEN uint64_t PS_NOTRACE trace_exit(unsigned k)
 
 static struct ps_ops trace_ops = { on_entry, NULL, NULL };
 
+/* --- Counts only: the sites call a counter, not the trampoline ---------- */
+
+/*
+ * With PATCHSITE_TRACE_TIME=off (counts, no return hook) on x86_64, the
+ * program's own functions (the object loaded first, which is never
+ * unloaded) are attached with count_ops, whose direct_call is count_stub:
+ * each site calls it instead of the save-and-call path (callops.h's
+ * direct-call convention, arch/x86_64.h: only %r11 is scratch), and it
+ * adds one to the function's counter in count_tab, found by where the body
+ * resumes ((resume - count_lo) >> 2: two sites are at least 6 bytes apart,
+ * a 5-byte call and the shortest body), and returns into the body.  No
+ * register is saved and nothing is looked up: bench/RESULTS.md, "Two
+ * programs from Debian's sources", has what that saves.  Libraries keep
+ * trace_ops (on_entry).  count_lo, count_span and count_tab are set before
+ * count_ops is first attached and never change while a site calls it; the
+ * table is anonymous memory, touched only where a function is called.
+ * What it costs: a detach of count_ops while a thread blocks SIGTRAP is
+ * refused (-EDEADLK, nothing changed): a direct call has no cell to empty,
+ * so it cannot be made dormant as the trampoline's slots are.
+ */
+#if defined(__x86_64__)
+HIDDEN uintptr_t count_lo, count_span;
+HIDDEN uint64_t *count_tab;
+HIDDEN void count_stub(void);
+__asm__(".text\n"
+	".p2align 4\n"
+	".globl count_stub\n"
+	".hidden count_stub\n"
+	".type count_stub, @function\n"
+	"count_stub:\n"
+	"	endbr64\n"
+	"	movq	(%rsp), %r11\n"		/* where the body resumes */
+	"	subq	count_lo(%rip), %r11\n"
+	"	cmpq	count_span(%rip), %r11\n"
+	"	jae	1f\n"
+	"	shrq	$2, %r11\n"
+	"	shlq	$3, %r11\n"
+	"	addq	count_tab(%rip), %r11\n"
+	"	lock incq (%r11)\n"
+	"1:	ret\n"
+	".size count_stub, . - count_stub\n");
+static struct ps_ops count_ops = { on_entry, NULL, (void *)count_stub };
+static size_t count_bytes;
+
+/* where the body of the function at a resumes once its site has called:
+   the site is the function's first instruction, or follows its ENDBR64 */
+static uintptr_t count_resume(uintptr_t a)
+{
+	static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+	return a + (memcmp((const void *)a, endbr64, 4) ? 0 : 4) + 5;
+}
+
+/* the counter of fns[i], or NULL when count_ops does not serve it */
+static uint64_t *count_slot(long i)
+{
+	uintptr_t r;
+
+	if (!count_tab || i >= nstart)
+		return NULL;
+	r = count_resume(fns[i].addr) - count_lo;
+	return r < count_span ? &count_tab[r >> 2] : NULL;
+}
+
+/* counts only: the table for the program's own functions (fns[lo, hi)
+   of the first object, sorted), before anything is attached */
+static void count_setup(void)
+{
+	long nobj = ps_objects(NULL, 0), k = 0;
+	uintptr_t first = 1, last = 0, lo = UINTPTR_MAX, hi = 0;
+	struct ps_object *objs;
+	void *t;
+
+#ifdef TRACE_ATTACH
+	/* `patchsite trace -p` must detach whatever the threads block: the
+	   trampoline's dormant slots, never a direct call's -EDEADLK */
+	return;
+#endif
+	if (timing || recording || nobj <= 0 || !(objs = malloc((size_t)nobj * sizeof(*objs))))
+		return;
+	nobj = ps_objects(objs, nobj);
+	while (k < nobj && objs[k].name[0])
+		k++;
+	if (k < nobj && objs[k].count) {
+		first = (uintptr_t)ps_function(objs[k].first);
+		last = (uintptr_t)ps_function(objs[k].first + objs[k].count - 1);
+	}
+	free(objs);
+	for (long i = 0; i < nstart; i++)
+		if (fns[i].addr >= first && fns[i].addr <= last) {
+			uintptr_t r = count_resume(fns[i].addr);
+
+			lo = r < lo ? r : lo;
+			hi = r > hi ? r : hi;
+		}
+	if (hi < lo)
+		return;
+	count_bytes = (((hi - lo) >> 2) + 1) * sizeof(uint64_t);
+	t = mmap(NULL, count_bytes, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (t == MAP_FAILED)
+		return;		/* on_entry counts them instead */
+	count_lo = lo;
+	count_span = hi - lo + 1;
+	count_tab = t;
+}
+
+/* every counter back to 0: the pages given back (they read as zeros) */
+static void count_zero(void)
+{
+	if (count_tab)
+		madvise(count_tab, count_bytes, MADV_DONTNEED);
+}
+
+/* the ops that serves the function at a */
+static struct ps_ops *ops_of(uintptr_t a)
+{
+	uintptr_t r;
+
+	if (!count_tab)
+		return &trace_ops;
+	r = count_resume(a) - count_lo;
+	return r < count_span ? &count_ops : &trace_ops;
+}
+#else
+static uint64_t *const count_tab = NULL;
+static uint64_t *count_slot(long i) { (void)i; return NULL; }
+static void count_setup(void) {}
+static void count_zero(void) {}
+static struct ps_ops *ops_of(uintptr_t a) { (void)a; return &trace_ops; }
+#endif
+
+/* the calls of fns[i] so far */
+static uint64_t calls_of(long i)
+{
+	uint64_t *c = count_slot(i);
+
+	return __atomic_load_n(&fns[i].calls, __ATOMIC_RELAXED) +
+	       (c ? __atomic_load_n(c, __ATOMIC_RELAXED) : 0);
+}
+
+/*
+ * Attach (or detach) n functions, each through the ops that serves it:
+ * count_ops' ones first, then trace_ops'; an attach that fails half-way
+ * takes back what it made.  The list is reordered.
+ */
+static int ops_list(void **list, size_t n, int attach)
+{
+	size_t m = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (ops_of((uintptr_t)list[i]) != &trace_ops) {
+			void *t = list[m];
+
+			list[m++] = list[i];
+			list[i] = t;
+		}
+	if (m)
+		err = attach ? ps_attach_list(list, m, ops_of((uintptr_t)list[0]))
+			     : ps_detach_ops_list(list, m, ops_of((uintptr_t)list[0]));
+	if (!err && n > m)
+		err = attach ? ps_attach_list(list + m, n - m, &trace_ops)
+			     : ps_detach_ops_list(list + m, n - m, &trace_ops);
+	if (err && attach && m && n > m)
+		ps_detach_ops_list(list, m, ops_of((uintptr_t)list[0]));
+	return err;
+}
+
 static int out_get(void);
 static int open_ctl(const char *path);
 
@@ -1015,7 +1184,7 @@ static int attach_each_object(void **list, long n, const char *what)
 				part[m++] = list[i];
 		if (!m)
 			continue;
-		e = ps_attach_list(part, (size_t)m, &trace_ops);
+		e = ops_list(part, (size_t)m, 1);
 		if (e == -ERANGE) {
 			int was = starting;
 
@@ -1079,8 +1248,7 @@ static long set_attached_from(long from, const char *globs, int attach, const ch
 		free(list);
 		return -ENOENT;
 	}
-	err = !n ? 0 : attach ? ps_attach_list(list, (size_t)n, &trace_ops)
-		      : ps_detach_ops_list(list, (size_t)n, &trace_ops);
+	err = !n ? 0 : ops_list(list, (size_t)n, attach);
 	if (err == -ERANGE && attach)
 		err = attach_each_object(list, n, what);
 	free(list);
@@ -1207,7 +1375,7 @@ static void dump(const char *reason)
 		goto out;
 	}
 	for (long i = 0; i < nfns; i++) {
-		struct row r = { i, __atomic_load_n(&fns[i].calls, __ATOMIC_RELAXED),
+		struct row r = { i, calls_of(i),
 				 __atomic_load_n(&fns[i].timed, __ATOMIC_RELAXED),
 				 __atomic_load_n(&fns[i].total_ns, __ATOMIC_RELAXED) };
 
@@ -1327,6 +1495,7 @@ static void ctl_command(char *line)
 			__atomic_store_n(&fns[i].timed, 0, __ATOMIC_RELAXED);
 			__atomic_store_n(&fns[i].total_ns, 0, __ATOMIC_RELAXED);
 		}
+		count_zero();
 		say("ctl: reset");
 	} else if (!strcmp(line, "attach") || !strcmp(line, "detach")) {
 		int attach = line[0] == 'a';
@@ -1491,6 +1660,7 @@ static void fork_child(void)
 		__atomic_store_n(&fns[i].timed, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&fns[i].total_ns, 0, __ATOMIC_RELAXED);
 	}
+	count_zero();
 	/* the activations open at the fork return in the child too: counted */
 	if (s)
 		for (unsigned j = 0; j < s->depth && j < TRACE_DEPTH; j++)
@@ -2080,6 +2250,7 @@ static long trace_setup(const char *globs, const char *out, const char *fmt, con
 	}
 	if (read_names(prog) < 0)
 		goto untraced;
+	count_setup();
 	if (out && open_out(out, 1) < 0)
 		goto untraced;
 	if (rec && rec_start(rec) < 0)
@@ -2099,6 +2270,14 @@ static long trace_setup(const char *globs, const char *out, const char *fmt, con
 			attached += fns[i].attached;
 	}
 	starting = 0;	/* attached: later messages are about one thing */
+	if (count_tab && getenv("PATCHSITE_TRACE_VERBOSE")) {
+		long nd = 0;
+
+		for (long i = 0; i < nstart; i++)
+			nd += fns[i].attached && count_slot(i);
+		say("counts only: %ld of the %ld functions attached count through a direct "
+		    "call, without the trampoline", nd, attached);
+	}
 	if (recording)
 		trace_record_writer();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);

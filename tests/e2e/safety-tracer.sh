@@ -35,7 +35,9 @@
 #                  child writes one exit table (its pid) whose t_stay count
 #                  is its own 7 calls, and the parent's exit table counts
 #                  its own calls only; with PATCHSITE_TRACE_OUT=DIR/%p.tsv,
-#                  each child's table is in its own DIR/PID.tsv
+#                  each child's table is in its own DIR/PID.tsv; the same
+#                  with PATCHSITE_TRACE_TIME=off (x86_64: the direct call's
+#                  counters, given back to zero in each child)
 #   closefrom      tracer-closefrom: closefrom(3) after start-up, then four
 #                  files of the program's own at the lowest numbers (the
 #                  tracer's numbers reused), and again with one (its FIFO
@@ -301,6 +303,22 @@ for arch in $SAFETY_ARCHES; do
 			judge fork-p "$o/forkp" "$o/forkp.out"
 	else
 		not_ok "$arch: fork, %p in the output's name: each child's table in its own file, its own 7 calls" "$o/forkp.why"
+	fi
+
+	# the same counting only (x86_64: the direct call's table, zeroed in
+	# each child, not the trampoline's counters)
+	mkdir -p "$o/forkoff"
+	env PATCHSITE_TRACE=t_stay PATCHSITE_TRACE_TIME=off PATCHSITE_TRACE_CTL="$o/forkoff.fifo" \
+		PATCHSITE_TRACE_OUT="$o/forkoff/%p.tsv" PATCHSITE_TRACE_FORMAT=tsv \
+		timeout 150 $tr "$o/fork-control.emb" 10 >"$o/forkoff.out" 2>"$o/forkoff.err"
+	rc=$?
+	status "tracer-fork-control 10" $rc >"$o/forkoff.why"
+	grep -v 'ctl: \(at\|de\)tached 32 functions' "$o/forkoff.err" >>"$o/forkoff.why"
+	if [ $rc -eq 0 ]; then
+		check "$arch: fork, counting only: each child's table its own 7 calls, the parent's its own" \
+			judge fork-p "$o/forkoff" "$o/forkoff.out"
+	else
+		not_ok "$arch: fork, counting only: each child's table its own 7 calls, the parent's its own" "$o/forkoff.why"
 	fi
 
 	# closefrom(3): the tracer's descriptors closed under it

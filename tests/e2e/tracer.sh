@@ -44,7 +44,10 @@
 #                  runtime: add 10, mul 5, fib 25 calls (its source), sum8 0
 #   json, text     the same counts read from PATCHSITE_TRACE_FORMAT=json and
 #                  from the text table (sorted by total time, documented columns)
-#   time-off       PATCHSITE_TRACE_TIME=off: counts right, nothing timed
+#   time-off       PATCHSITE_TRACE_TIME=off: counts right, nothing timed; on
+#                  x86_64 every attached function counts through the direct
+#                  call (PATCHSITE_TRACE_VERBOSE's line); the threads' counts
+#                  exact with it too
 #   signal         PATCHSITE_TRACE_SIGNAL=SIGUSR2: kill -USR2 while the
 #                  program waits dumps the counts of phase 1 (as the program
 #                  counted them), and the exit dump those of all 3 phases
@@ -54,6 +57,9 @@
 #                  (the program's numbers), no t_add; an unknown command and
 #                  a glob matching nothing get one line each, the program
 #                  goes on
+#   reset          PATCHSITE_TRACE_TIME=off, `reset` written to the FIFO after
+#                  phase 1: the exit table counts the calls of phases 2 and 3
+#                  (the program's numbers)
 #   bad-*          bad configuration (format, signal, time, globs, output
 #                  file, ctl path not a FIFO, a glob matching nothing):
 #                  exit 0, the program's output unchanged, exactly one line
@@ -276,6 +282,12 @@ elif cmd == 'ctl':             # ctl TSV PROGOUT
                 bad.append('%s: rows %r, program counted %d t_mul calls in phase 2' % (reason, rows, mul))
         if d[0][1]['t_mul']['attached'] != 1 or d[1][1]['t_mul']['attached'] != 0:
             bad.append('attached at ctl dump / at exit: %r' % [x[1]['t_mul']['attached'] for x in d])
+elif cmd == 'reset':           # reset TSV PROGOUT: the exit table counts phases 2 and 3
+    rows, p1, p3 = one(args[0]), prog_counts(args[1], '1'), prog_counts(args[1], '3')
+    for n in ('t_add', 't_mul'):
+        want = p3[n] - p1[n]
+        if not want or rows.get(n, {}).get('calls') != want:
+            bad.append('%s: %r, the program called it %d times after the reset' % (n, rows.get(n), want))
 else:
     raise SystemExit('judge: unknown ' + cmd)
 if bad:
@@ -464,10 +476,33 @@ for arch in $TRACER_FLAVOURS; do
 		not_ok "$t: text on stderr: exit status" "$o/stderr.text"
 	fi
 	if env PATCHSITE_TRACE='t_*' PATCHSITE_TRACE_TIME=off PATCHSITE_TRACE_OUT="$o/off.tsv" \
-		PATCHSITE_TRACE_FORMAT=tsv timeout 120 $tr "$p" calls >"$o/off.out" 2>"$o/off.err"; then
+		PATCHSITE_TRACE_FORMAT=tsv PATCHSITE_TRACE_VERBOSE=1 timeout 120 $tr "$p" calls \
+		>"$o/off.out" 2>"$o/off.err"; then
 		check "$t: time-off" judge timeoff "$o/off.tsv" "$o/off.out" "$o/nm.tfuncs"
+		# x86_64: every attached function of the program counts through
+		# the direct call (count_stub), none through the trampoline
+		n=$(awk -F'\t' '$1 !~ /^#/ && $1 != "function" && $3 == 1' "$o/off.tsv" | wc -l)
+		case $t in
+		x86_64*) want="counts only: $n of the $n functions attached count through a direct call" ;;
+		*) want= ;;
+		esac
+		got=$(grep '^patchsite-trace: counts only' "$o/off.err" | sed 's/^patchsite-trace: //; s/, without.*//')
+		if [ "$got" = "$want" ]; then
+			ok "$t: time-off: ${want:-no direct-call counting (x86_64 only)}"
+		else
+			echo "want '$want', got '$got'" >"$o/off.why"
+			not_ok "$t: time-off: the direct-call counting line" "$o/off.why"
+		fi
 	else
 		not_ok "$t: time-off: exit status" "$o/off.err"
+	fi
+	# the same counts from threads calling at once (the direct call's
+	# atomic add: no call lost)
+	if env PATCHSITE_TRACE='t_*' PATCHSITE_TRACE_TIME=off PATCHSITE_TRACE_OUT="$o/offthr.tsv" \
+		PATCHSITE_TRACE_FORMAT=tsv timeout 120 $tr "$p" threads $rounds >"$o/offthr.out" 2>"$o/offthr.err"; then
+		check "$t: time-off, threads" judge timeoff "$o/offthr.tsv" "$o/offthr.out" "$o/nm.tfuncs"
+	else
+		not_ok "$t: time-off, threads: exit status" "$o/offthr.err"
 	fi
 
 	# signal: a dump while the program waits, and at exit
@@ -519,6 +554,31 @@ for arch in $TRACER_FLAVOURS; do
 		wait "$bgpid"
 		cat "$d/err" >>"$d/why"
 		not_ok "$t: ctl" "$d/why"
+	fi
+	bgpid=
+
+	# reset, counting only: the counts after it are the calls made after it
+	d=$o/reset
+	mkdir -p "$d"
+	f=$d/fifo
+	env PATCHSITE_TRACE='t_add,t_mul' PATCHSITE_TRACE_TIME=off PATCHSITE_TRACE_CTL="$f" \
+		PATCHSITE_TRACE_OUT="$d/tsv" PATCHSITE_TRACE_FORMAT=tsv $tr "$p" phases "$d" >"$d/out" 2>"$d/err" &
+	bgpid=$!
+	if waitfile "$d/ready" >"$d/why" &&
+		ctl "$f" "reset" && waitline "$d/err" '^patchsite-trace: ctl: reset$' >>"$d/why"; then
+		: >"$d/go1"
+		: >"$d/go2"
+		if wait "$bgpid"; then
+			check "$t: ctl reset, counting only: the exit table counts phases 2 and 3" \
+				judge reset "$d/tsv" "$d/out"
+		else
+			not_ok "$t: ctl reset: exit status" "$d/err"
+		fi
+	else
+		kill "$bgpid" 2>/dev/null
+		wait "$bgpid"
+		cat "$d/err" >>"$d/why"
+		not_ok "$t: ctl reset" "$d/why"
 	fi
 	bgpid=
 
