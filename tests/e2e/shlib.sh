@@ -359,7 +359,7 @@ for l in open(sys.argv[1]):
     if not m:
         continue
     n, name = m.group(1), m.group(2)
-    print(tree.index("("), name, "own" if own.get(name) == n else n)
+    print(repr(tree[:tree.index("(")]), name, "own" if own.get(name) == n else n)
 PY
 			python3 - "$o/uu.graph" "$o/uuown.c" >"$o/uu.tree" <<'PY'
 import re, sys
@@ -372,7 +372,7 @@ for l in open(sys.argv[1]):
     if not m:
         continue
     n, name = m.group(1), m.group(2)
-    print(tree.index("("), name, "own" if own.get(name) == n else n)
+    print(repr(tree[:tree.index("(")]), name, "own" if own.get(name) == n else n)
 PY
 			if [ $urc -eq 0 ] && cmp -s "$o/uu.c" "$o/uuown.c" &&
 			   [ "$(grep -c ' own$' "$o/ud.tree")" -eq 4 ] &&
