@@ -145,6 +145,7 @@ static int out_fd = 2;
 static int msg_fd = 2;		/* messages (patchsite trace -p: a file it relays) */
 #ifdef TRACE_ATTACH
 static char *attach_conf;	/* patchsite_trace_attach's configuration, split */
+static struct sigaction trap_before;	/* SIGTRAP's disposition before the attach */
 #endif
 static enum { FMT_TEXT, FMT_TSV, FMT_JSON } format;
 static int dump_sig;
@@ -1491,6 +1492,33 @@ static void fork_child(void)
 	struct shadow *s = timing ? &shadow : NULL;
 
 	ctl_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+#ifdef TRACE_ATTACH
+	/* -p: the child is left clean, as the program would be had patchsite
+	   never come (its sites back to the file's bytes, SIGTRAP's
+	   disposition as before, the tracer inert and silent: no table, its
+	   copies of patchsite's files closed); what it runs after an exec is
+	   its own image, untouched */
+	if (active && !ps_detach_ops_all(&trace_ops)) {
+		for (long i = 0; i < nfns; i++)
+			fns[i].attached = 0;
+		active = 0;
+		sigaction(SIGTRAP, &trap_before, NULL);
+		if (out_fd > 2)
+			close(out_fd);
+		out_fd = 2;
+		free(out_path);
+		out_path = NULL;
+		if (msg_fd != 2)
+			close(msg_fd);
+		msg_fd = 2;
+		return;
+	}
+	/* not detached (said through patchsite): its calls are counted in its
+	   own table, written at its exit as below */
+	if (active)
+		say("a forked child (pid %ld) could not be detached: it stays traced",
+		    (long)getpid());
+#endif
 	if (recording)
 		trace_record_forked();
 	for (long i = 0; i < nfns; i++) {
@@ -2229,8 +2257,6 @@ __attribute__((destructor)) static void trace_end(void)
  * installs its own) and leaves nothing running: no thread of its own is
  * made in this build, so a dlclose then unloads it.
  */
-static struct sigaction trap_before;
-
 __attribute__((visibility("default"))) long patchsite_trace_attach(const char *conf)
 {
 	const char *globs = NULL, *out = NULL, *fmt = NULL;
