@@ -220,6 +220,8 @@ int trace_write_uftrace(const char *dir, const struct trace_run *r)
 			err = -EIO;
 			goto out;
 		}
+		const char *last = p->path;
+
 		fprintf(f, "%llx-%llx r-xp 00000000 00:00 0 %s\n",
 			(unsigned long long)(d->bias + p->lo),
 			(unsigned long long)((d->bias + p->hi + 0xfff) & ~0xfffull), p->path);
@@ -232,6 +234,14 @@ int trace_write_uftrace(const char *dir, const struct trace_run *r)
 				j++;
 			if (!l || j < k)
 				continue;	/* not read, or the same mapping again */
+			/* uftrace takes a line of the same file as the line before
+			   for more of that mapping: a library's second life, mapped
+			   elsewhere, comes after an empty line of the program's */
+			if (!strcmp(last, d->obj[k].path))
+				fprintf(f, "%llx-%llx ---p 00000000 00:00 0 %s\n",
+					(unsigned long long)(d->bias + p->lo),
+					(unsigned long long)(d->bias + p->lo), p->path);
+			last = d->obj[k].path;
 			fprintf(f, "%llx-%llx r-xp 00000000 00:00 0 %s\n",
 				(unsigned long long)(d->obj[k].bias + l->lo),
 				(unsigned long long)((d->obj[k].bias + l->hi + 0xfff) & ~0xfffull),
