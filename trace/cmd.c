@@ -5,8 +5,9 @@
  *
  * Strategy: everything that can be wrong with the command line is found
  * before the program runs, and said in one line with exit 2, nothing
- * written: the program is read (embedded, its traceable functions), every
- * -F and -N glob must match one of them, the tracer library must be found
+ * written: the program is read (embedded, or linking an embedded library;
+ * the traceable functions of both), every -F and -N glob must match one
+ * of them, the tracer library must be found
  * (--tracer, then the installed $(PREFIX)/lib/patchsite/ARCH/ beside the
  * binary's bin/, then the build tree's build/runtime/ARCH/), the output
  * directory must be made.  Then the program runs with the tracer preloaded

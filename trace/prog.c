@@ -7,9 +7,12 @@
  * the next relies on it: the header, the program headers (the span of the
  * PT_LOADs, and the segment `patchsite embed` added, known by its magic at
  * its start), the site table in it, then .symtab (or .dynsym) for the
- * names of the functions.  A program without the segment is refused here,
- * before it runs: the tracer would only say so on its stderr and trace
- * nothing.
+ * names of the functions.  A program's DT_NEEDED libraries are found as
+ * the dynamic linker finds them (trace_prog_libs) and read the same way
+ * when they carry the segment: a program without the segment, none of
+ * whose libraries has it either, is refused here, before it runs (the
+ * tracer would only say so on its stderr and trace nothing).  output.c
+ * reads each library the tracer listed the same way, for its symbols.
  */
 #include <elf.h>
 #include <errno.h>
