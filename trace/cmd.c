@@ -5,8 +5,9 @@
  *
  * Strategy: everything that can be wrong with the command line is found
  * before the program runs, and said in one line with exit 2, nothing
- * written: the program is read (embedded, its traceable functions), every
- * -F and -N glob must match one of them, the tracer library must be found
+ * written: the program is read (embedded, or linking an embedded library;
+ * the traceable functions of both), every -F and -N glob must match one
+ * of them, the tracer library must be found
  * (--tracer, then the installed $(PREFIX)/lib/patchsite/ARCH/ beside the
  * binary's bin/, then the build tree's build/runtime/ARCH/), the output
  * directory must be made.  Then the program runs with the tracer preloaded
@@ -346,6 +347,20 @@ out:
 	return err;
 }
 
+/* where another architecture's libraries are (qemu-user's -L), or "" */
+static const char *prog_sysroot(const struct trace_prog *p)
+{
+	static char buf[64];
+	const char *env = getenv("QEMU_LD_PREFIX");
+
+	if (!strcmp(trace_prog_arch(p), host_arch()))
+		return "";
+	if (env)
+		return env;
+	snprintf(buf, sizeof(buf), "/usr/%s-linux-gnu", trace_prog_arch(p));
+	return buf;
+}
+
 static const char *ends_with(const char *s, const char *tail)
 {
 	size_t a = strlen(s), b = strlen(tail);
@@ -463,19 +478,34 @@ int cmd_trace(int argc, char **argv)
 		dir = outbuf;
 	}
 	progpath = find_prog(argv[optind]);
-	if (!progpath || trace_prog_open(&prog, progpath))
+	if (!progpath || trace_prog_open_as(&prog, progpath, TRACE_PROG_ANY))
 		goto out;
+	/* the embedded libraries it links are traced too: a program not
+	   embedded is traced for theirs (one dlopen()s later is not known
+	   here: the globs are checked against the program and those it links) */
+	if (trace_prog_libs(&prog, prog_sysroot(&prog))) {
+		elfio_error(argv[optind], "out of memory");
+		goto out;
+	}
+	if (!prog.embedded && !prog.nlibs) {
+		elfio_error(argv[optind], "not embedded, nor any library it links: run 'patchsite "
+			    "embed %s -o OUT' first", argv[optind]);
+		goto out;
+	}
 	for (int k = 0; k < 2; k++) {
 		const struct trace_globs *g = k ? &o.filter.N : &o.filter.F;
 
 		for (size_t i = 0; i < g->n; i++) {
 			struct trace_globs one = { &g->v[i], 1, 1 };
-			size_t j;
+			size_t j = 0, found = 0;
 
-			for (j = 0; j < prog.nsyms; j++)
-				if (prog.syms[j].site && trace_globs_match(&one, prog.syms[j].name))
-					break;
-			if (j == prog.nsyms) {
+			for (size_t m = 0; m <= prog.nlibs && !found; m++) {
+				const struct trace_prog *q = m ? &prog.libs[m - 1] : &prog;
+
+				for (j = 0; j < q->nsyms && !found; j++)
+					found = q->syms[j].site && trace_globs_match(&one, q->syms[j].name);
+			}
+			if (!found) {
 				elfio_error(argv[optind], "-%c %s: matches no function it can trace",
 					    k ? 'N' : 'F', g->v[i]);
 				goto out;

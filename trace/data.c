@@ -83,10 +83,19 @@ fail:
 	return NULL;
 }
 
+static int fn_cmp(const void *a, const void *b)
+{
+	const struct trace_fn *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
 static int read_funcs(struct trace_data *d, const char *dir)
 {
 	char *text = slurp(dir, "funcs.txt", NULL), *line, *save = NULL;
-	size_t cap = 0;
+	size_t cap = 0, ocap = 0;
 	int err = 0;
 
 	if (!text)
@@ -97,6 +106,30 @@ static int read_funcs(struct trace_data *d, const char *dir)
 
 		if (!strncmp(line, "bias ", 5)) {
 			d->bias = strtoull(line + 5, NULL, 0);
+			continue;
+		}
+		if (!strncmp(line, "object ", 7)) {
+			struct trace_object *o;
+
+			v = strtoull(line + 7, &sp, 0);
+			if (*sp != ' ' || !sp[1]) {
+				elfio_error(dir, "funcs.txt: bad line '%s'", line);
+				err = -EINVAL;
+				break;
+			}
+			if (elfio_grow(&d->obj, &ocap, d->nobj + 1, sizeof(*d->obj))) {
+				elfio_error(dir, "out of memory");
+				err = -ENOMEM;
+				break;
+			}
+			o = &d->obj[d->nobj];
+			o->bias = v;
+			if (!(o->path = elfio_strdup(sp + 1))) {
+				elfio_error(dir, "out of memory");
+				err = -ENOMEM;
+				break;
+			}
+			d->nobj++;
 			continue;
 		}
 		v = strtoull(line, &sp, 0);
@@ -120,6 +153,11 @@ static int read_funcs(struct trace_data *d, const char *dir)
 		d->nfn++;
 	}
 	elfio_free(text);
+	/* by address (libraries loaded later come after, anywhere): fn_of
+	   searches it; an address listed twice (a library opened again at the
+	   same place) has the same name, and its first is found */
+	if (!err && d->nfn)
+		qsort(d->fn, d->nfn, sizeof(*d->fn), fn_cmp);
 	return err;
 }
 
@@ -502,6 +540,9 @@ void trace_data_free(struct trace_data *d)
 	for (size_t i = 0; i < d->nfn; i++)
 		elfio_free(d->fn[i].name);
 	elfio_free(d->fn);
+	for (size_t i = 0; i < d->nobj; i++)
+		elfio_free(d->obj[i].path);
+	elfio_free(d->obj);
 	for (size_t i = 0; i < d->nth; i++)
 		elfio_free(d->th[i].ev);
 	elfio_free(d->th);

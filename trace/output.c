@@ -97,6 +97,42 @@ static void ns_split(uint64_t ns, unsigned long long *s, unsigned long *frac)
 	*frac = (unsigned long)(ns % 1000000000u);
 }
 
+/* PATH.sym (PATH's base name): p's functions, nm style, relative to its
+   first mapping (uftrace's SYM_REL_ADDR); `# path name` must be the map's */
+static int write_sym(const char *dir, const struct trace_prog *p, const char *mapped)
+{
+	char name[4096], path[4096];
+	uint64_t end = 0;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "%s.sym", base_name(mapped));
+	f = open_out(dir, name, path, sizeof(path));
+	if (!f)
+		return -EIO;
+	fprintf(f, "# symbols: %zu\n# path name: %s\n", p->nsyms + 1, mapped);
+	for (size_t i = 0; i < p->nsyms; i++) {
+		const struct trace_sym *y = &p->syms[i];
+
+		fprintf(f, "%016llx %c %s\n", (unsigned long long)(y->addr - p->lo),
+			y->global ? 'T' : 't', y->name);
+		if (y->addr + y->size > end)
+			end = y->addr + y->size;
+	}
+	if (end)
+		fprintf(f, "%016llx ? __func_end\n", (unsigned long long)(end - p->lo));
+	return close_out(f, path);
+}
+
+/* the file read for object k (the first of its path), or NULL */
+static const struct trace_prog *lib_of(const struct trace_data *d, const struct trace_prog *libs,
+				       size_t k)
+{
+	for (size_t j = 0; j <= k; j++)
+		if (!strcmp(d->obj[j].path, d->obj[k].path))
+			return libs[j].path ? &libs[j] : NULL;
+	return NULL;
+}
+
 int trace_write_uftrace(const char *dir, const struct trace_run *r)
 {
 	const struct trace_data *d = r->data;
@@ -112,6 +148,7 @@ int trace_write_uftrace(const char *dir, const struct trace_run *r)
 	uint64_t first = d->start_ns;
 	time_t now = time(NULL);
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN), cpus_all = sysconf(_SC_NPROCESSORS_CONF);
+	struct trace_prog *libs = NULL;
 	FILE *f;
 	int err;
 
@@ -155,17 +192,61 @@ int trace_write_uftrace(const char *dir, const struct trace_run *r)
 	err = close_out(f, path);
 	if (err)
 		return err;
-	/* sid-SID.map: the program's mapping, from its load address */
+	/* the embedded libraries: each file read once (one opened twice is
+	   listed twice, maybe at another address) */
+	libs = elfio_calloc(d->nobj ? d->nobj : 1, sizeof(*libs));
+	if (!libs) {
+		elfio_error(dir, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < d->nobj; k++) {
+		size_t j = 0;
+
+		while (j < k && strcmp(d->obj[j].path, d->obj[k].path))
+			j++;
+		if (j < k || trace_prog_open_as(&libs[k], d->obj[k].path,
+						TRACE_PROG_LIB | TRACE_PROG_ANY))
+			libs[k].path = NULL;	/* the first's, or not read (said) */
+	}
+	/* sid-SID.map: the program's mapping, from its load address, then
+	   each library's (uftrace finds a library's symbols by its file's
+	   base name, PATH.sym, relative to its first mapping's start) */
 	{
 		char name[64];
 
 		snprintf(name, sizeof(name), "sid-%s.map", sid);
 		f = open_out(dir, name, path, sizeof(path));
-		if (!f)
-			return -EIO;
+		if (!f) {
+			err = -EIO;
+			goto out;
+		}
+		const char *last = p->path;
+
 		fprintf(f, "%llx-%llx r-xp 00000000 00:00 0 %s\n",
 			(unsigned long long)(d->bias + p->lo),
 			(unsigned long long)((d->bias + p->hi + 0xfff) & ~0xfffull), p->path);
+		for (size_t k = 0; k < d->nobj; k++) {
+			const struct trace_prog *l = lib_of(d, libs, k);
+			size_t j = 0;
+
+			while (j < k && (d->obj[j].bias != d->obj[k].bias ||
+					 strcmp(d->obj[j].path, d->obj[k].path)))
+				j++;
+			if (!l || j < k)
+				continue;	/* not read, or the same mapping again */
+			/* uftrace takes a line of the same file as the line before
+			   for more of that mapping: a library's second life, mapped
+			   elsewhere, comes after an empty line of the program's */
+			if (!strcmp(last, d->obj[k].path))
+				fprintf(f, "%llx-%llx ---p 00000000 00:00 0 %s\n",
+					(unsigned long long)(d->bias + p->lo),
+					(unsigned long long)(d->bias + p->lo), p->path);
+			last = d->obj[k].path;
+			fprintf(f, "%llx-%llx r-xp 00000000 00:00 0 %s\n",
+				(unsigned long long)(d->obj[k].bias + l->lo),
+				(unsigned long long)((d->obj[k].bias + l->hi + 0xfff) & ~0xfffull),
+				d->obj[k].path);
+		}
 		/* uftrace tells user from kernel addresses by where the stack is
 		   (guess_kernel_base): without this line every address is the
 		   kernel's.  This process's stack stands for the program's */
@@ -174,32 +255,15 @@ int trace_write_uftrace(const char *dir, const struct trace_run *r)
 			(unsigned long long)(((uintptr_t)&name & ~0xfffull) + 0x21000));
 		err = close_out(f, path);
 		if (err)
-			return err;
+			goto out;
 	}
 	/* PROG.sym: every function, relative to the mapping's start */
-	{
-		char name[4096];
-		uint64_t end = 0;
-
-		snprintf(name, sizeof(name), "%s.sym", base_name(p->path));
-		f = open_out(dir, name, path, sizeof(path));
-		if (!f)
-			return -EIO;
-		fprintf(f, "# symbols: %zu\n# path name: %s\n", p->nsyms + 1, p->path);
-		for (size_t i = 0; i < p->nsyms; i++) {
-			const struct trace_sym *y = &p->syms[i];
-
-			fprintf(f, "%016llx %c %s\n", (unsigned long long)(y->addr - p->lo),
-				y->global ? 'T' : 't', y->name);
-			if (y->addr + y->size > end)
-				end = y->addr + y->size;
-		}
-		if (end)
-			fprintf(f, "%016llx ? __func_end\n", (unsigned long long)(end - p->lo));
-		err = close_out(f, path);
-		if (err)
-			return err;
-	}
+	err = write_sym(dir, p, p->path);
+	for (size_t k = 0; !err && k < d->nobj; k++)
+		if (libs[k].path)
+			err = write_sym(dir, &libs[k], d->obj[k].path);
+	if (err)
+		goto out;
 	/* TID.dat: the tracer wrote them; the calls the filters kept, anew */
 	for (size_t i = 0; r->rewrite && i < d->nth; i++) {
 		const struct trace_thread *t = &d->th[i];
@@ -207,8 +271,10 @@ int trace_write_uftrace(const char *dir, const struct trace_run *r)
 
 		snprintf(name, sizeof(name), "%d.dat", t->tid);
 		f = open_out(dir, name, path, sizeof(path));
-		if (!f)
-			return -EIO;
+		if (!f) {
+			err = -EIO;
+			goto out;
+		}
 		setvbuf(f, NULL, _IOFBF, 1 << 20);
 		for (size_t k = 0; k < t->nev; k++) {
 			const struct trace_event *e = &t->ev[k];
@@ -220,9 +286,14 @@ int trace_write_uftrace(const char *dir, const struct trace_run *r)
 		}
 		err = close_out(f, path);
 		if (err)
-			return err;
+			goto out;
 	}
-	return 0;
+	err = 0;
+out:
+	for (size_t k = 0; k < d->nobj; k++)
+		trace_prog_free(&libs[k]);
+	elfio_free(libs);
+	return err;
 }
 
 static void json_str(FILE *f, const char *s)

@@ -7,9 +7,12 @@
  * the next relies on it: the header, the program headers (the span of the
  * PT_LOADs, and the segment `patchsite embed` added, known by its magic at
  * its start), the site table in it, then .symtab (or .dynsym) for the
- * names of the functions.  A program without the segment is refused here,
- * before it runs: the tracer would only say so on its stderr and trace
- * nothing.
+ * names of the functions.  A program's DT_NEEDED libraries are found as
+ * the dynamic linker finds them (trace_prog_libs) and read the same way
+ * when they carry the segment: a program without the segment, none of
+ * whose libraries has it either, is refused here, before it runs (the
+ * tracer would only say so on its stderr and trace nothing).  output.c
+ * reads each library the tracer listed the same way, for its symbols.
  */
 #include <elf.h>
 #include <errno.h>
@@ -62,7 +65,79 @@ const char *trace_prog_arch(const struct trace_prog *p)
 	}
 }
 
+/* the string at dynamic-string offset off (DT_STRTAB at file offset stroff, strsz long) */
+static const char *dyn_str(const unsigned char *b, uint64_t size, uint64_t stroff, uint64_t strsz,
+			   uint64_t off)
+{
+	const char *s, *end;
+
+	if (!stroff || off >= strsz || !in_file(stroff, strsz, size))
+		return NULL;
+	s = (const char *)b + stroff + off;
+	end = memchr(s, 0, strsz - off);
+	return end && end != s ? s : NULL;
+}
+
+/* the file offset of vaddr (inside a PT_LOAD's file part), or 0 */
+static uint64_t vaddr_off(const Elf64_Phdr *ph, unsigned n, uint64_t vaddr)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (ph[i].p_type == PT_LOAD && vaddr >= ph[i].p_vaddr &&
+		    vaddr - ph[i].p_vaddr < ph[i].p_filesz)
+			return ph[i].p_offset + (vaddr - ph[i].p_vaddr);
+	return 0;
+}
+
+/* DT_NEEDED and DT_RUNPATH (else DT_RPATH) into p; -ENOMEM or 0 */
+static int read_needed(struct trace_prog *p, const unsigned char *b, uint64_t size,
+		       const Elf64_Phdr *ph, unsigned nph)
+{
+	const Elf64_Dyn *dyn = NULL;
+	uint64_t ndyn = 0, strtab = 0, strsz = 0, stroff;
+	const char *rp = NULL, *rpath = NULL;
+
+	for (unsigned i = 0; i < nph; i++)
+		if (ph[i].p_type == PT_DYNAMIC && in_file(ph[i].p_offset, ph[i].p_filesz, size) &&
+		    ph[i].p_offset % 8 == 0) {
+			dyn = (const Elf64_Dyn *)(b + ph[i].p_offset);
+			ndyn = ph[i].p_filesz / sizeof(*dyn);
+		}
+	for (uint64_t k = 0; k < ndyn && dyn[k].d_tag != DT_NULL; k++) {
+		if (dyn[k].d_tag == DT_STRTAB)
+			strtab = dyn[k].d_un.d_ptr;
+		else if (dyn[k].d_tag == DT_STRSZ)
+			strsz = dyn[k].d_un.d_val;
+	}
+	stroff = strtab ? vaddr_off(ph, nph, strtab) : 0;
+	for (uint64_t k = 0; k < ndyn && dyn[k].d_tag != DT_NULL; k++) {
+		const char *s = dyn_str(b, size, stroff, strsz, dyn[k].d_un.d_val);
+
+		if (!s)
+			continue;
+		if (dyn[k].d_tag == DT_RUNPATH)
+			rp = s;
+		else if (dyn[k].d_tag == DT_RPATH)
+			rpath = s;
+		else if (dyn[k].d_tag == DT_NEEDED) {
+			size_t cap = p->nneeded;
+
+			if (elfio_grow(&p->needed, &cap, p->nneeded + 1, sizeof(*p->needed)) ||
+			    !(p->needed[p->nneeded] = elfio_strdup(s)))
+				return -ENOMEM;
+			p->nneeded++;
+		}
+	}
+	if ((rp || rpath) && !(p->runpath = elfio_strdup(rp ? rp : rpath)))
+		return -ENOMEM;
+	return 0;
+}
+
 int trace_prog_open(struct trace_prog *p, const char *path)
+{
+	return trace_prog_open_as(p, path, 0);
+}
+
+int trace_prog_open_as(struct trace_prog *p, const char *path, int flags)
 {
 	char real[PATH_MAX];
 	const unsigned char *b = MAP_FAILED;
@@ -81,7 +156,7 @@ int trace_prog_open(struct trace_prog *p, const char *path)
 		elfio_error(path, "%s", strerror(errno));
 		goto out;
 	}
-	if (!S_ISREG(st.st_mode) || access(real, X_OK)) {
+	if (!S_ISREG(st.st_mode) || (!(flags & TRACE_PROG_LIB) && access(real, X_OK))) {
 		elfio_error(path, "not an executable file");
 		err = -EACCES;
 		goto out;
@@ -136,26 +211,35 @@ int trace_prog_open(struct trace_prog *p, const char *path)
 		goto out;
 	}
 	p->lo &= ~(uint64_t)0xfff;
-	if (!seg) {
+	if (!(flags & TRACE_PROG_LIB) && read_needed(p, b, size, ph, eh->e_phnum)) {
+		elfio_error(path, "out of memory");
+		err = -ENOMEM;
+		goto out;
+	}
+	if (!seg && !(flags & TRACE_PROG_ANY)) {
 		elfio_error(path, "not embedded: run 'patchsite embed %s -o OUT' first", path);
 		err = -ENODEV;
 		goto out;
 	}
-	if (seg->sites < seg_vaddr || seg->count > seg_filesz / sizeof(struct ps_site) ||
+	p->embedded = seg != NULL;
+	if (!seg) {
+		/* names only (its libraries may be embedded) */
+	} else if (seg->sites < seg_vaddr || seg->count > seg_filesz / sizeof(struct ps_site) ||
 	    !in_file(seg->sites - seg_vaddr, seg->count * sizeof(struct ps_site), seg_filesz)) {
 		elfio_error(path, "the embedded segment's site table is out of bounds");
 		goto out;
 	}
-	sites = elfio_calloc(seg->count ? seg->count : 1, sizeof(*sites));
+	sites = elfio_calloc(seg && seg->count ? seg->count : 1, sizeof(*sites));
 	if (!sites) {
-		elfio_error(path, "out of memory for %llu sites", (unsigned long long)seg->count);
+		elfio_error(path, "out of memory for %llu sites",
+			    (unsigned long long)(seg ? seg->count : 0));
 		err = -ENOMEM;
 		goto out;
 	}
-	for (uint64_t i = 0; i < seg->count; i++)
+	for (uint64_t i = 0; seg && i < seg->count; i++)
 		sites[i] = ((const struct ps_site *)(b + seg_off + (seg->sites - seg_vaddr)))[i].func;
-	qsort(sites, seg->count, sizeof(*sites), u64_cmp);
-	p->nsites = seg->count;
+	p->nsites = seg ? seg->count : 0;
+	qsort(sites, p->nsites, sizeof(*sites), u64_cmp);
 	/* the names: .symtab, else .dynsym */
 	if (eh->e_shentsize != sizeof(Elf64_Shdr) ||
 	    !in_file(eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr), size) || eh->e_shoff % 8) {
@@ -243,5 +327,98 @@ void trace_prog_free(struct trace_prog *p)
 		elfio_free(p->syms[i].name);
 	elfio_free(p->syms);
 	elfio_free(p->path);
+	for (size_t i = 0; i < p->nneeded; i++)
+		elfio_free(p->needed[i]);
+	elfio_free(p->needed);
+	elfio_free(p->runpath);
+	for (size_t i = 0; i < p->nlibs; i++)
+		trace_prog_free(&p->libs[i]);
+	elfio_free(p->libs);
 	memset(p, 0, sizeof(*p));
+}
+
+/* path is an ELF64 shared library with the segment `patchsite embed` adds
+   (read quietly: most libraries a program links are not) */
+static int lib_embedded(const char *path)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	struct ps_seg_header h;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_type != ET_DYN ||
+	    eh.e_phentsize != sizeof(ph)) {
+		close(fd);
+		return 0;
+	}
+	for (unsigned i = 0; i < eh.e_phnum && !found; i++) {
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) != (ssize_t)sizeof(ph))
+			break;
+		found = ph.p_type == PT_LOAD && ph.p_filesz >= sizeof(h) &&
+			pread(fd, &h, sizeof(h), (off_t)ph.p_offset) == (ssize_t)sizeof(h) &&
+			h.magic == PS_SEG_MAGIC;
+	}
+	close(fd);
+	return found;
+}
+
+/* name found in the directories of list (':'-separated; $ORIGIN is origin)
+   under sysroot into out[cap]: 1, or 0 */
+static int find_in_dirs(const char *list, const char *origin, const char *sysroot,
+			const char *name, char *out, size_t cap)
+{
+	while (list && *list) {
+		size_t n = strcspn(list, ":");
+		char dir[PATH_MAX];
+		const char *o = strstr(list, "$ORIGIN");
+		int w;
+
+		if (o && o < list + n)
+			w = snprintf(dir, sizeof(dir), "%.*s%s%.*s", (int)(o - list), list, origin,
+				     (int)(list + n - o - 7), o + 7);
+		else
+			w = snprintf(dir, sizeof(dir), "%.*s", (int)n, list);
+		if (w > 0 && (size_t)w < sizeof(dir) && n) {
+			w = snprintf(out, cap, "%s%s/%s", dir[0] == '/' && !o ? sysroot : "", dir, name);
+			if (w > 0 && (size_t)w < cap && access(out, F_OK) == 0)
+				return 1;
+		}
+		list += n;
+		if (*list)
+			list++;
+	}
+	return 0;
+}
+
+int trace_prog_libs(struct trace_prog *p, const char *sysroot)
+{
+	char origin[PATH_MAX], sys[PATH_MAX], found[PATH_MAX];
+	const char *slash = strrchr(p->path, '/');
+	size_t cap = 0;
+
+	snprintf(origin, sizeof(origin), "%.*s", slash ? (int)(slash - p->path) : 0, p->path);
+	snprintf(sys, sizeof(sys), "/lib/%s-linux-gnu:/usr/lib/%s-linux-gnu:/lib64:/usr/lib64:/lib:"
+		 "/usr/lib:/usr/local/lib", trace_prog_arch(p), trace_prog_arch(p));
+	for (size_t i = 0; i < p->nneeded; i++) {
+		const char *name = p->needed[i];
+		int ok;
+
+		if (strchr(name, '/'))
+			ok = snprintf(found, sizeof(found), "%s", name) < (int)sizeof(found);
+		else
+			ok = find_in_dirs(getenv("LD_LIBRARY_PATH"), origin, "", name, found,
+					  sizeof(found)) ||
+			     find_in_dirs(p->runpath, origin, sysroot, name, found, sizeof(found)) ||
+			     find_in_dirs(sys, origin, sysroot, name, found, sizeof(found));
+		if (!ok || !lib_embedded(found))
+			continue;
+		if (elfio_grow(&p->libs, &cap, p->nlibs + 1, sizeof(*p->libs)))
+			return -ENOMEM;
+		if (trace_prog_open_as(&p->libs[p->nlibs], found, TRACE_PROG_LIB) == 0)
+			p->nlibs++;
+	}
+	return 0;
 }

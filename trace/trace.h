@@ -37,10 +37,25 @@ struct trace_prog {
 	struct trace_sym *syms;	/* FUNC symbols, by address */
 	size_t nsyms;
 	size_t nsites;
+	int embedded;		/* it has the segment `patchsite embed` adds */
+	char **needed;		/* DT_NEEDED (a program's) */
+	size_t nneeded;
+	char *runpath;		/* DT_RUNPATH, else DT_RPATH, or NULL */
+	struct trace_prog *libs;	/* the embedded libraries it links (trace_prog_libs) */
+	size_t nlibs;
 };
+
+#define TRACE_PROG_LIB 1	/* a shared library: need not be executable */
+#define TRACE_PROG_ANY 2	/* need not be embedded */
 
 /* 0, or -errno after one line `patchsite: PATH: problem` */
 int trace_prog_open(struct trace_prog *p, const char *path);
+int trace_prog_open_as(struct trace_prog *p, const char *path, int flags);
+/* the embedded libraries of p->needed, found as the dynamic linker would
+   (LD_LIBRARY_PATH, the program's DT_RUNPATH with $ORIGIN, the system's
+   directories; under sysroot for another architecture) into p->libs;
+   those not found or not embedded are left out.  0 or -ENOMEM */
+int trace_prog_libs(struct trace_prog *p, const char *sysroot);
 void trace_prog_free(struct trace_prog *p);
 /* the runtime's name of the architecture (x86_64, aarch64, riscv64) or NULL */
 const char *trace_prog_arch(const struct trace_prog *p);
@@ -81,9 +96,17 @@ struct trace_fn {
 	char *name;
 };
 
+/* an embedded shared library the program had loaded (funcs.txt) */
+struct trace_object {
+	uint64_t bias;
+	char *path;		/* as the dynamic linker named it */
+};
+
 struct trace_data {
 	int pid;
 	uint64_t bias;
+	struct trace_object *obj;	/* in the order loaded: one opened twice twice */
+	size_t nobj;
 	struct trace_fn *fn;
 	size_t nfn;
 	struct trace_thread *th;

@@ -21,9 +21,15 @@
  * threads.txt is written at the end (exit, or a return from main): a
  * program killed by a signal has .dat files (what the writer wrote out
  * before) but no threads.txt, and what it dropped is not known.
- *   funcs.txt        `ADDRESS NAME`, one line per traced function: the
- *                    index in a record is the line's number (from 0);
- *                    the first line is `bias BIAS` (the load bias)
+ *   funcs.txt        `ADDRESS NAME`, one line per traced function (its
+ *                    runtime address): the index in a record is the
+ *                    number of its line among these (from 0); the first
+ *                    line is `bias BIAS` (the program's load bias); an
+ *                    embedded shared library has a line `object BIAS PATH`
+ *                    (its load bias and file): those loaded at start after
+ *                    the functions of every object loaded at start, one
+ *                    dlopen()ed later followed by its own functions (a
+ *                    library opened twice is listed twice).  Not sorted.
  */
 #ifndef PATCHSITE_TRACER_RECFILE_H
 #define PATCHSITE_TRACER_RECFILE_H

@@ -81,7 +81,8 @@ static int writer_started, writer_stop;
 static uint64_t tsc0, mono0, ovh;
 static double ns_per_tick;	/* the counter's slope (record.c's writer) */
 static uint64_t *fn_addr;	/* the functions' addresses, by index */
-static long nfn;
+static long nfn;		/* published (release) after fn_addr[0..nfn) */
+static long fn_cap;
 static pid_t rec_pid;
 
 /* initial-exec when preloaded; the -p build (TRACE_ATTACH), dlopen'ed
@@ -272,7 +273,8 @@ static uint64_t ring_drain(struct ring *r, double ns_per_tick)
 			r->last_ns = ns;
 			out[i].time = ns;
 			out[i].bits = TRACE_UREC(x->fn & TRACE_REC_EXIT, x->depth,
-						 fn < (uint64_t)nfn ? fn_addr[fn] : 0);
+						 fn < (uint64_t)__atomic_load_n(&nfn, __ATOMIC_ACQUIRE) ?
+						 fn_addr[fn] : 0);
 		}
 		len = (size_t)n * sizeof(out[0]);
 		while (len && r->fd >= 0) {
@@ -326,9 +328,10 @@ static void *writer_thread(void *unused)
 
 /* --- Start and end ------------------------------------------------------ */
 
-static int write_file(const char *name, const char *text)
+static int write_file_to(const char *name, const char *text, int append)
 {
-	int fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC),
+			0644);
 	size_t len = strlen(text);
 
 	if (fd < 0 || write(fd, text, len) != (ssize_t)len) {
@@ -338,6 +341,11 @@ static int write_file(const char *name, const char *text)
 		return -EIO;
 	}
 	return close(fd) ? -errno : 0;
+}
+
+static int write_file(const char *name, const char *text)
+{
+	return write_file_to(name, text, 0);
 }
 
 /* the cost of one record: counter reads and ring writes into a ring of
@@ -446,22 +454,17 @@ int trace_record_writer(void)
 	return 0;
 }
 
-int trace_record_funcs(uintptr_t bias, long n, const uintptr_t *addr, const char *const *name)
+/* `ADDRESS NAME` lines of addr[lo..lo+n) into a new string; NULL without memory */
+static char *funcs_text(const char *first, long lo, long n, const uintptr_t *addr,
+			const char *const *name)
 {
-	size_t cap = 64 + (size_t)n * 32, len = 0;
+	size_t cap = 64 + strlen(first) + (size_t)n * 32, len;
 	char *text = malloc(cap);
-	int err;
 
-	fn_addr = malloc((n ? (size_t)n : 1) * sizeof(*fn_addr));
-	if (!text || !fn_addr) {
-		free(text);
-		return -ENOMEM;
-	}
-	for (long i = 0; i < n; i++)
-		fn_addr[i] = addr[i];
-	nfn = n;
-	len += (size_t)snprintf(text, cap, "bias %#lx\n", (unsigned long)bias);
-	for (long i = 0; i < n; i++) {
+	if (!text)
+		return NULL;
+	len = (size_t)snprintf(text, cap, "%s", first);
+	for (long i = lo; i < lo + n; i++) {
 		const char *nm = name[i] ? name[i] : "?";
 		size_t need = strlen(nm) + 32;
 
@@ -470,13 +473,61 @@ int trace_record_funcs(uintptr_t bias, long n, const uintptr_t *addr, const char
 
 			if (!q) {
 				free(text);
-				return -ENOMEM;
+				return NULL;
 			}
 			text = q;
 		}
 		len += (size_t)snprintf(text + len, cap - len, "%#lx %s\n", (unsigned long)addr[i], nm);
 	}
+	return text;
+}
+
+int trace_record_funcs(uintptr_t bias, long n, long cap, const uintptr_t *addr,
+		       const char *const *name)
+{
+	char first[64], *text;
+	int err;
+
+	fn_addr = malloc((cap > n ? (size_t)cap : n ? (size_t)n : 1) * sizeof(*fn_addr));
+	snprintf(first, sizeof(first), "bias %#lx\n", (unsigned long)bias);
+	text = funcs_text(first, 0, n, addr, name);
+	if (!text || !fn_addr) {
+		free(text);
+		return -ENOMEM;
+	}
+	for (long i = 0; i < n; i++)
+		fn_addr[i] = addr[i];
+	fn_cap = cap > n ? cap : n;
+	__atomic_store_n(&nfn, n, __ATOMIC_RELEASE);
 	err = write_file("funcs.txt", text);
+	free(text);
+	return err;
+}
+
+int trace_record_object(const char *path, uintptr_t bias, long lo, long n, const uintptr_t *addr,
+			const char *const *name)
+{
+	char *first, *text;
+	size_t len;
+	int err;
+
+	if (rec_pid != getpid())
+		return 0;	/* a forked child records nothing */
+	if (lo != nfn || lo + n > fn_cap)
+		return -ENOSPC;
+	len = strlen(path) + 64;
+	if (!(first = malloc(len)))
+		return -ENOMEM;
+	snprintf(first, len, "object %#lx %s\n", (unsigned long)bias, path);
+	text = funcs_text(first, 0, n, addr, name);
+	free(first);
+	if (!text)
+		return -ENOMEM;
+	for (long i = 0; i < n; i++)
+		fn_addr[lo + i] = addr[i];
+	/* the writer turns the new indices into addresses from here */
+	__atomic_store_n(&nfn, lo + n, __ATOMIC_RELEASE);
+	err = write_file_to("funcs.txt", text, 1);
 	free(text);
 	return err;
 }

@@ -46,8 +46,15 @@ int trace_record_start(const char *dir, const char *bufsize);
 /* the writer thread started (after the functions are attached); 0 or
    -errno after a message (the records are then written at exit) */
 int trace_record_writer(void);
-/* the functions (addresses, names, the load bias) into funcs.txt */
-int trace_record_funcs(uintptr_t bias, long n, const uintptr_t *addr, const char *const *name);
+/* the functions (addresses, names, the load bias) into funcs.txt, with room
+   for cap in all (those of libraries that come later) */
+int trace_record_funcs(uintptr_t bias, long n, long cap, const uintptr_t *addr,
+		       const char *const *name);
+/* an embedded shared library (its file, load bias) into funcs.txt, and with
+   n > 0 its functions addr[0..n), name[0..n), numbered from lo (which
+   must be the count so far); 0 or -errno */
+int trace_record_object(const char *path, uintptr_t bias, long lo, long n, const uintptr_t *addr,
+			const char *const *name);
 /* stop the writer, drain every ring, write threads.txt and clock.txt */
 void trace_record_end(void);
 /* a forked child records nothing (its rings are the parent's copies) */

@@ -25,8 +25,11 @@
  * program's /proc/self/exe, a shared library's path; ps_objects), .symtab
  * or else .dynsym, read by the small ELF64 reader here (no libelf in the
  * traced process); a function is traceable if it is one of the runtime's
- * sites (ps_function(i)) and has a name.  Libraries dlopen()ed later are
- * not traced.
+ * sites (ps_function(i)) and has a name.  Embedded libraries dlopen()ed
+ * later are added when they load (late_add) and traced by the globs in
+ * force; in record mode each library, at start or later, is listed in
+ * funcs.txt (its file and load bias) with its functions, so that the
+ * records name them.
  *
  * Time per call: the entry callback (on_entry, the ops' func) replaces the
  * traced function's return address (ps_regs_return_slot) with the address
@@ -126,6 +129,7 @@ static struct late late[TRACE_LATE];
 static int nlate;		/* atomics */
 static long nstart, fcap;
 static uintptr_t *start_bias;	/* the objects loaded at start */
+static const char **start_name;	/* their files ("": the program) */
 static long nstart_obj;
 static char *force;		/* the globs attached so far: a dlopen()ed library gets them */
 
@@ -141,6 +145,7 @@ static int out_fd = 2;
 static int msg_fd = 2;		/* messages (patchsite trace -p: a file it relays) */
 #ifdef TRACE_ATTACH
 static char *attach_conf;	/* patchsite_trace_attach's configuration, split */
+static struct sigaction trap_before;	/* SIGTRAP's disposition before the attach */
 #endif
 static enum { FMT_TEXT, FMT_TSV, FMT_JSON } format;
 static int dump_sig;
@@ -1034,9 +1039,12 @@ static int read_names(const char *prog)
 		goto out;
 	}
 	nobj = ps_objects(objs, nobj);
-	if ((start_bias = malloc((nobj ? (size_t)nobj : 1) * sizeof(*start_bias)))) {
-		for (long k = 0; k < nobj; k++)
+	start_name = malloc((nobj ? (size_t)nobj : 1) * sizeof(*start_name));
+	if ((start_bias = malloc((nobj ? (size_t)nobj : 1) * sizeof(*start_bias))) && start_name) {
+		for (long k = 0; k < nobj; k++) {
 			start_bias[k] = objs[k].bias;
+			start_name[k] = objs[k].name;
+		}
 		nstart_obj = nobj;
 	}
 	err = 0;
@@ -1653,6 +1661,33 @@ static void fork_child(void)
 	struct shadow *s = timing ? &shadow : NULL;
 
 	ctl_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+#ifdef TRACE_ATTACH
+	/* -p: the child is left clean, as the program would be had patchsite
+	   never come (its sites back to the file's bytes, SIGTRAP's
+	   disposition as before, the tracer inert and silent: no table, its
+	   copies of patchsite's files closed); what it runs after an exec is
+	   its own image, untouched */
+	if (active && !ps_detach_ops_all(&trace_ops)) {
+		for (long i = 0; i < nfns; i++)
+			fns[i].attached = 0;
+		active = 0;
+		sigaction(SIGTRAP, &trap_before, NULL);
+		if (out_fd > 2)
+			close(out_fd);
+		out_fd = 2;
+		free(out_path);
+		out_path = NULL;
+		if (msg_fd != 2)
+			close(msg_fd);
+		msg_fd = 2;
+		return;
+	}
+	/* not detached (said through patchsite): its calls are counted in its
+	   own table, written at its exit as below */
+	if (active)
+		say("a forked child (pid %ld) could not be detached: it stays traced",
+		    (long)getpid());
+#endif
 	if (recording)
 		trace_record_forked();
 	for (long i = 0; i < nfns; i++) {
@@ -1846,7 +1881,12 @@ static int rec_start(const char *dir)
 		addr[i] = fns[i].addr;
 		name[i] = fns[i].name;
 	}
-	err = trace_record_funcs(bias, nfns, addr, name);
+	err = trace_record_funcs(bias, nfns, fcap, addr, name);
+	/* the shared libraries loaded at start (their functions are among
+	   those above): their files, for their symbols and mappings */
+	for (long k = 0; !err && k < nstart_obj; k++)
+		if (start_name[k] && start_name[k][0])
+			err = trace_record_object(start_name[k], start_bias[k], nfns, 0, addr, name);
 	if (err)
 		say("PATCHSITE_TRACE_RECORD=%s: cannot write funcs.txt: %s", dir, strerror(-err));
 	else
@@ -1890,6 +1930,25 @@ static void late_add(const struct ps_object *o)
 	l = &late[nlate];
 	*l = (struct late){ lo, o->count, o->bias, o->count ? fns[lo].addr : 1,
 			    o->count ? fns[lo + o->count - 1].addr : 0, 0 };
+	if (recording) {
+		/* its functions numbered for the records before any is attached */
+		uintptr_t *addr = malloc((o->count ? (size_t)o->count : 1) * sizeof(*addr));
+		const char **name = malloc((o->count ? (size_t)o->count : 1) * sizeof(*name));
+		int err = -ENOMEM;
+
+		for (long j = 0; addr && name && j < o->count; j++) {
+			addr[j] = fns[lo + j].addr;
+			name[j] = fns[lo + j].name;
+		}
+		if (addr && name)
+			err = trace_record_object(o->name, o->bias, lo, o->count, addr, name);
+		free(addr);
+		free(name);
+		if (err) {
+			say("%s: not traced: funcs.txt: %s", o->name, strerror(-err));
+			return;
+		}
+	}
 	__atomic_store_n(&nfns, lo + o->count, __ATOMIC_RELEASE);
 	__atomic_store_n(&nlate, nlate + 1, __ATOMIC_RELEASE);
 	if (force)
@@ -1933,7 +1992,7 @@ static void late_scan(void)
 
 static int late_on(void)
 {
-	return __atomic_load_n(&active, __ATOMIC_ACQUIRE) && fns && !recording;
+	return __atomic_load_n(&active, __ATOMIC_ACQUIRE) && fns;
 }
 
 /*
@@ -2088,38 +2147,6 @@ __attribute__((visibility("default"))) int dlclose(void *handle)
 }
 #endif
 
-/*
- * Record mode (`patchsite trace`) writes uftrace's data for the program's
- * own mapping and symbols only: the functions of shared libraries are
- * left out of fns (an object's functions lie in its own mapping, so the
- * program's are one run of the sorted array).
- */
-static void main_only(void)
-{
-	long nobj = ps_objects(NULL, 0), k = 0, lo = 0, n = 0;
-	uintptr_t first = 1, last = 0;
-	struct ps_object *objs;
-
-	if (nobj <= 0 || !(objs = malloc((size_t)nobj * sizeof(*objs)))) {
-		nfns = nstart = 0;
-		return;
-	}
-	nobj = ps_objects(objs, nobj);
-	while (k < nobj && objs[k].name[0])
-		k++;
-	if (k < nobj && objs[k].count) {
-		first = (uintptr_t)ps_function(objs[k].first);
-		last = (uintptr_t)ps_function(objs[k].first + objs[k].count - 1);
-	}
-	free(objs);
-	while (lo < nfns && fns[lo].addr < first)
-		lo++;
-	while (lo + n < nfns && fns[lo + n].addr <= last)
-		n++;
-	memmove(fns, fns + lo, (size_t)n * sizeof(*fns));
-	nfns = nstart = n;
-}
-
 static int fn_cmp(const void *a, const void *b)
 {
 	uintptr_t x = ((const struct fn *)a)->addr, y = ((const struct fn *)b)->addr;
@@ -2242,8 +2269,6 @@ static long trace_setup(const char *globs, const char *out, const char *fmt, con
 			nfns = nstart = 0;
 			goto untraced;
 		}
-	if (rec)
-		main_only();
 	if (fn_hash_build() < 0) {
 		say("out of memory for %ld functions", count);
 		goto untraced;
@@ -2411,8 +2436,6 @@ __attribute__((destructor)) static void trace_end(void)
  * installs its own) and leaves nothing running: no thread of its own is
  * made in this build, so a dlclose then unloads it.
  */
-static struct sigaction trap_before;
-
 __attribute__((visibility("default"))) long patchsite_trace_attach(const char *conf)
 {
 	const char *globs = NULL, *out = NULL, *fmt = NULL;

@@ -66,6 +66,20 @@
 #                   while the tracer's directory holds the original
 #                   libshb.so: the dlopen the tracer interposes finds the
 #                   caller's (embedded) one, so sb_* are counted
+#   trace records   `patchsite trace` (record mode) of shplain, not
+#                   embedded itself, with the embedded libsha.so and the
+#                   libshb.so it dlopens twice: `uftrace report` of the
+#                   trace counts sa_add, sa_mul, sb_sq, sb_sum as the
+#                   libraries' own counters of that run; `uftrace graph`
+#                   (nesting, names, counts against each run's counters)
+#                   equals the graph of uftrace's own recording (`uftrace
+#                   record --force --no-libcall --no-event` of shplain with
+#                   the original -pg -mfentry libraries: uftrace records
+#                   -pg libraries through their __fentry__ calls; the
+#                   other flavours are compared with that same recording,
+#                   so x86_64-fentry must be among them); Chrome JSON
+#                   (-o t.json) has a B and an E
+#                   event per call of each library function, as counted
 # Prints `ok - NAME` / `not ok - NAME` and `N passed, M failed`.
 
 set -u
@@ -292,6 +306,107 @@ sys.exit(not (vs[-1] == max(vs) and rows[-1][-2] == "E" and rows[-1][-3] == "R")
 	else
 		{ echo "exit $rrc"; cat "$o/run.err" "$o/r.tsv" "$o/rown.c"; } >"$o/detail" 2>&1
 		not_ok "$fl: runpath" "$o/detail"
+	fi
+	# record mode: `patchsite trace` of shplain (not embedded itself) records
+	# the calls into the embedded libsha.so it links and the libshb.so it
+	# dlopens twice; uftrace reads them as its own (x86_64: the same
+	# program with the original -pg libraries under `uftrace record`)
+	rm -rf "$o/ud" "$o/uu" "$o/t.json"
+	# uftrace records only -pg libraries, natively: with
+	# -fpatchable-function-entry (x86_64-pfe) and under qemu-user (arm64,
+	# riscv64) the x86_64-fentry flavour's recording stands (the same tree)
+	if [ "$fl" = x86_64-fentry ]; then
+		LD_LIBRARY_PATH=$o timeout 600 uftrace record --force --no-libcall --no-event \
+			-d "$o/uu" "$o/shplain" >"$o/uu.out" 2>"$o/uu.err"
+		urc=$?
+		uu=$o/uu
+	else
+		urc=0
+		uu=$work/x86_64-fentry/uu
+	fi
+	if ps_run -x "env LD_LIBRARY_PATH=$o/emb timeout 600" 0 "$o/ud.out" -- trace \
+		--tracer="$o/libpatchsite-trace.so" -o "$o/ud" -- "$o/shplain"; then
+		uftrace report -d "$o/ud" >"$o/ud.report" 2>&1
+		uftrace graph -d "$o/ud" >"$o/ud.graph" 2>&1
+		uftrace report -d "$uu" >"$o/uu.report" 2>&1
+		uftrace graph -d "$uu" >"$o/uu.graph" 2>&1
+		# the report's calls of s[ab]_* against the program's own counters
+		awk '$NF ~ /^s[ab]_/ { print "C", $NF, $(NF - 1) }' "$o/ud.report" | sort \
+			>"$o/ud.c"
+		grep '^C' "$o/ud.out" | sort >"$o/udown.c"
+		awk '$NF ~ /^s[ab]_/ { print "C", $NF, $(NF - 1) }' "$o/uu.report" | sort \
+			>"$o/uu.c"
+		grep '^C' "$uu.out" 2>/dev/null | sort >"$o/uuown.c"
+		if [ "$(wc -l <"$o/udown.c")" -eq 4 ] && grep -qx 'C sb_sum 14000' "$o/udown.c" &&
+		   cmp -s "$o/ud.c" "$o/udown.c"; then
+			ok "$fl: trace records: uftrace report counts the libraries' calls"
+		else
+			cat "$o/ud.report" "$o/udown.c" >"$o/detail"
+			not_ok "$fl: trace records: uftrace report counts the libraries' calls" \
+				"$o/detail"
+		fi
+		# the call graphs: each line's nesting and name, and its count
+		# against the run's own counters (the workers' counts vary
+		# from run to run); uftrace's own recording the same
+		python3 - "$o/ud.graph" "$o/udown.c" >"$o/ud.tree" <<'PY'
+import re, sys
+own = {l.split()[1]: l.split()[2] for l in open(sys.argv[2])}
+for l in open(sys.argv[1]):
+    if " : " not in l:
+        continue
+    tree = l.split(" : ", 1)[1].rstrip("\n")
+    m = re.search(r"\((\d+)\) (\S+)$", tree)
+    if not m:
+        continue
+    n, name = m.group(1), m.group(2)
+    print(repr(tree[:tree.index("(")]), name, "own" if own.get(name) == n else n)
+PY
+		python3 - "$o/uu.graph" "$o/uuown.c" >"$o/uu.tree" <<'PY'
+import re, sys
+own = {l.split()[1]: l.split()[2] for l in open(sys.argv[2])}
+for l in open(sys.argv[1]):
+    if " : " not in l:
+        continue
+    tree = l.split(" : ", 1)[1].rstrip("\n")
+    m = re.search(r"\((\d+)\) (\S+)$", tree)
+    if not m:
+        continue
+    n, name = m.group(1), m.group(2)
+    print(repr(tree[:tree.index("(")]), name, "own" if own.get(name) == n else n)
+PY
+		if [ $urc -eq 0 ] && cmp -s "$o/uu.c" "$o/uuown.c" &&
+		   [ "$(grep -c ' own$' "$o/ud.tree")" -eq 4 ] &&
+		   grep -q ' shplain 1$' "$o/ud.tree" && cmp -s "$o/ud.tree" "$o/uu.tree"; then
+			ok "$fl: trace records: uftrace graph as uftrace's own recording"
+		else
+			{ echo "uftrace record exit $urc"; cat "$o/uu.err" "$o/ud.tree"; echo ---
+			  cat "$o/uu.tree" "$o/uu.c" "$o/uuown.c"; } >"$o/detail" 2>&1
+			not_ok "$fl: trace records: uftrace graph as uftrace's own recording" \
+				"$o/detail"
+		fi
+	else
+		not_ok "$fl: trace records: uftrace report counts the libraries' calls" "$ps_msg"
+		not_ok "$fl: trace records: uftrace graph as uftrace's own recording" "$ps_msg"
+	fi
+	# Chrome JSON: a B and an E per call of each library function
+	if ps_run -x "env LD_LIBRARY_PATH=$o/emb timeout 600" 0 "$o/cj.out" -- trace \
+		--tracer="$o/libpatchsite-trace.so" -o "$o/t.json" -- "$o/shplain" &&
+	   python3 - "$o/t.json" "$o/cj.out" >"$o/cj.detail" 2>&1 <<'PY'
+import collections, json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+own = {l.split()[1]: int(l.split()[2]) for l in open(sys.argv[2]) if l.startswith("C ")}
+b, e = collections.Counter(), collections.Counter()
+for x in ev:
+    (b if x["ph"] == "B" else e)[x["name"]] += 1
+got = {k: b[k] for k in own}
+print("own", own, "B", got, "E", {k: e[k] for k in own})
+sys.exit(not (len(own) == 4 and got == own and all(e[k] == own[k] for k in own)))
+PY
+	then
+		ok "$fl: trace records: Chrome JSON names the libraries' calls"
+	else
+		cat "$ps_msg" "$o/cj.detail" >"$o/detail" 2>&1
+		not_ok "$fl: trace records: Chrome JSON names the libraries' calls" "$o/detail"
 	fi
 done
 

@@ -25,6 +25,19 @@
 #   shared         a program whose runtime is loaded already (the tracer
 #                  preloaded, nothing attached): -p shares it, counts
 #                  exactly, and leaves it (maps as before, no message)
+#   fork, exec     while attached (-F marked), the program forks a child
+#                  that calls marked() and exits (status 4), then one that
+#                  calls it and execs the program again (status 5, the new
+#                  image calls it too): each child is left clean (its
+#                  .text read from /proc/PID/mem equals the file's, its
+#                  caught signals as before the attach), the new image is
+#                  untouched (.text as the file's, no tracer mapped, the
+#                  runtime's claim free); the parent's sites stay live and
+#                  its table counts its own calls exactly (the program's
+#                  phases), none of its children's, and is the one table
+#                  written (the child that exits writes none); nothing said; the
+#                  program's output (the children's lines and statuses)
+#                  equals an untraced run's
 #   bad-*          no such pid; a program not embedded; ptrace refused (a
 #                  process that is not dumpable, patchsite without
 #                  CAP_SYS_PTRACE; another user's process); a process that
@@ -285,6 +298,88 @@ if start "$d" "$emb" "$d" 4; then
 	fi
 else
 	not_ok "attach: the program starts" "$d/why"
+fi
+
+# --- fork and exec while attached ----------------------------------------------
+# forks DIR [CHECK]: the program forks a child that exits (status 4) and one
+# that execs the program again (status 5), one after the other; with CHECK
+# each is checked while it waits: its code against the file, its signals
+forks() {
+	: >"$1/fork"
+	waitfile "$1/forked-x" 600 >>"$1/why" || return 1
+	if [ -n "${2:-}" ]; then
+		_c=$(cat "$1/forked-x")
+		check "fork: the child's .text equals the file's (sites back)" judge text-same "$_c" "$emb"
+		grep '^SigCgt' "/proc/$_c/status" >"$1/sigc"
+		check "fork: the child's signals caught as before the attach (no SIGTRAP handler)" \
+			diff "$1/sig0" "$1/sigc"
+	fi
+	: >"$1/go-x"
+	waitfile "$1/forked-e" 600 >>"$1/why" || return 1
+	if [ -n "${2:-}" ]; then
+		_c=$(cat "$1/forked-e")
+		check "fork: the second child's .text equals the file's" judge text-same "$_c" "$emb"
+	fi
+	: >"$1/go-e"
+	waitfile "$1/execed" 600 >>"$1/why" || return 1
+	if [ -n "${2:-}" ]; then
+		_c=$(cat "$1/execed")
+		check "exec: the new image's .text equals the file's" judge text-same "$_c" "$emb"
+		check "exec: the new image has no tracer mapped" sh -c \
+			"! grep libpatchsite-trace /proc/$_c/maps"
+		check "exec: the new image's runtime claim is free" judge claim-free "$_c" "$emb"
+	fi
+	: >"$1/go-exec"
+	waitfile "$1/forkdone" 600 >>"$1/why"
+}
+
+d=$work/forkref
+if start "$d" "$emb" "$d" 2 && phase "$d" 1 && forks "$d" && phase "$d" 2 && stop "$d"; then
+	ok "fork: reference run (untraced)"
+else
+	not_ok "fork: reference run (untraced)" "$d/why"
+fi
+d=$work/fork
+if start "$d" "$emb" "$d" 2; then
+	grep '^SigCgt' "/proc/$prog/status" >"$d/sig0"
+	ps_run -x "timeout -s KILL 300" -e "$d/ps.err" 0 "$d/ps.out" -- trace -p "$prog" -F marked "$TR" &
+	bg=$!
+	if waitline "$d/ps.err" 'attached 1 functions' 600 >"$d/why" && phase "$d" 1 >>"$d/why" &&
+	   forks "$d" check && phase "$d" 2 >>"$d/why"; then
+		ok "fork: attached, phase 1, two children, phase 2"
+		check "fork: the parent's sites still live after its children" \
+			judge text-differs "$prog" "$emb"
+		ppid=$(ps -o pid= --ppid "$bg" | tr -d ' ')
+		[ -n "$ppid" ] && kill -INT "$ppid"
+		if wait "$bg"; then
+			ok "fork: SIGINT: exit 0"
+			want=$(($(sed -n 's/^phase [12]: marked //p' "$d/out" | paste -sd+)))
+			check "fork: the parent's calls counted exactly, none of its children's" \
+				judge calls "$d/ps.out" marked "$want"
+			check "fork: one table, the parent's (no child wrote one)" sh -c \
+				"cat '$d/ps.out'; [ \$(grep -c '^# patchsite-trace: pid' '$d/ps.out') -eq 1 ] &&
+				 grep -q '^# patchsite-trace: pid $prog, detach' '$d/ps.out'"
+			check "fork: nothing said about the children" sh -c \
+				"cat '$d/ps.err'; ! grep -Ev 'attached|detached' '$d/ps.err'"
+		else
+			not_ok "fork: SIGINT: exit 0" "$ps_msg"
+		fi
+	else
+		not_ok "fork: attached, phase 1, two children, phase 2" "$d/why"
+		kill "$bg" 2>/dev/null
+		wait "$bg"
+	fi
+	bg=
+	if stop "$d"; then
+		ok "fork: the program ends with status 0"
+		check "fork: its output (the children's, their statuses 4 and 5) equals the untraced run's" \
+			sh -c "grep -q '^fork child: status 4' '$d/out' && grep -q '^fork child: status 5' '$d/out' &&
+			       grep -q \"^exec'd: marked 20000\" '$d/out' && diff '$work/forkref/out' '$d/out'"
+	else
+		not_ok "fork: the program ends with status 0" "$d/err"
+	fi
+else
+	not_ok "fork: the program starts" "$d/why"
 fi
 
 # --- a program that has the runtime already (the tracer preloaded) ---------------
