@@ -32,7 +32,7 @@ rv_cross=$(arch_var CROSS_riscv64)
 rv_run=$(arch_var RUN_riscv64)
 
 # build NAME CC TRACED-FLAGS LINK-FLAGS RT-CFLAGS HARNESS-FLAGS N CROSS
-# -> $tmp/NAME/raw (not embedded); each step's output in $tmp/NAME/build.log.
+# -> $tmp/NAME/raw (not embedded); each step's output in $tmp/NAME.log.
 # A step whose inputs (command, flags, source) another flavour already built
 # is not done again: traced.c per N, traced.o per CC, TRACED-FLAGS and N, the
 # runtime per CROSS and RT-CFLAGS, stress.o per CC and HARNESS-FLAGS (in
