@@ -102,9 +102,9 @@ for m in $metas; do
 		not_ok "oracle $name" "$t/err"
 		continue
 	fi
-	$py -c 'import json,sys; [print(s["site"]) for s in json.load(open(sys.argv[1]))["sites"]]' \
-		"$t/detail.json" >"$t/expected"
-	if [ ! -s "$t/expected" ]; then
+	# at least one site: one `"site":` key (each entry of "sites" has one,
+	# nothing else is named so); a Python start per fixture read it before
+	if ! grep -q '"site":' "$t/detail.json"; then
 		not_ok "oracle $name (no sites)"
 		continue
 	fi
