@@ -102,9 +102,9 @@ for m in $metas; do
 		not_ok "oracle $name" "$t/err"
 		continue
 	fi
-	$py -c 'import json,sys; [print(s["site"]) for s in json.load(open(sys.argv[1]))["sites"]]' \
-		"$t/detail.json" >"$t/expected"
-	if [ ! -s "$t/expected" ]; then
+	# at least one site: one `"site":` key (each entry of "sites" has one,
+	# nothing else is named so); a Python start per fixture read it before
+	if ! grep -q '"site":' "$t/detail.json"; then
 		not_ok "oracle $name (no sites)"
 		continue
 	fi
@@ -146,11 +146,10 @@ for m in $metas; do
 		not_ok "symbolize $name" "$t/msg"
 	fi
 
-	# --format=json
+	# --format=json (check.py json parses it first: `not JSON: ...` if it
+	# does not; a second parse by `python3 -m json.tool` proved nothing more)
 	if ! ps_run 0 "$t/got" -- record --format=json "$img"; then
 		not_ok "json $name" "$ps_msg"
-	elif ! $py -m json.tool <"$t/got" >/dev/null 2>"$t/msg"; then
-		not_ok "json $name (does not parse)" "$t/msg"
 	elif $py "$check" json "$img" "$t/detail.json" "$t/got" >"$t/msg" 2>&1; then
 		ok "json $name"
 	else

@@ -32,16 +32,31 @@ rv_cross=$(arch_var CROSS_riscv64)
 rv_run=$(arch_var RUN_riscv64)
 
 # build NAME CC TRACED-FLAGS LINK-FLAGS RT-CFLAGS HARNESS-FLAGS N CROSS
-# -> $tmp/NAME/raw (not embedded); each step's output in $tmp/NAME/build.log
+# -> $tmp/NAME/raw (not embedded); each step's output in $tmp/NAME.log.
+# A step whose inputs (command, flags, source) another flavour already built
+# is not done again: traced.c per N, traced.o per CC, TRACED-FLAGS and N, the
+# runtime per CROSS and RT-CFLAGS, stress.o per CC and HARNESS-FLAGS (in
+# $tmp/shared/, named by those inputs).  The same command on the same input
+# makes the same bytes, so each flavour links what it linked before: the
+# ASan row's traced.o is gcc-pfe5-pie's (20,000 functions, the slowest
+# compile of the script), the four plain x86 rows share one runtime.
+shared() { # KEY...: $tmp/shared/<a name for KEY>
+	mkdir -p "$tmp/shared" && echo "$tmp/shared/$(echo "$*" | md5sum | cut -c1-16)"
+}
 build() {
 	_d=$tmp/$1
+	_gen=$(shared gen "$7").c
+	_obj=$(shared traced "$2" "$3" "$7").o
+	_rt=$(shared runtime "$8" "$5")
+	_har=$(shared stress "$2" "$6").o
 	mkdir -p "$_d" &&
-	python3 "$root/bench/attach/gen.py" "$7" >"$_d/traced.c" &&
-	$2 -O1 $3 -c -o "$_d/traced.o" "$_d/traced.c" &&
-	make -s --no-print-directory -C "$root/runtime" O="$_d" CROSS="$8" CFLAGS="-O2 -g $5" &&
-	$2 -O2 -g -Wall -Wextra -Werror $6 -I"$root/runtime" -c -o "$_d/stress.o" \
-		"$root/fixtures/stress/stress.c" &&
-	$2 $4 $6 -o "$_d/raw" "$_d/stress.o" "$_d/traced.o" "$_d/libpatchsite-callops.a" -lpthread
+	{ [ -f "$_gen" ] || { python3 "$root/bench/attach/gen.py" "$7" >"$_gen.new" && mv "$_gen.new" "$_gen"; }; } &&
+	{ [ -f "$_obj" ] || $2 -O1 $3 -c -o "$_obj" "$_gen"; } &&
+	{ [ -f "$_rt/libpatchsite-callops.a" ] || { mkdir -p "$_rt" &&
+		make -s --no-print-directory -C "$root/runtime" O="$_rt" CROSS="$8" CFLAGS="-O2 -g $5"; }; } &&
+	{ [ -f "$_har" ] || $2 -O2 -g -Wall -Wextra -Werror $6 -I"$root/runtime" -c -o "$_har" \
+		"$root/fixtures/stress/stress.c"; } &&
+	$2 $4 $6 -o "$_d/raw" "$_har" "$_obj" "$_rt/libpatchsite-callops.a" -lpthread
 }
 
 # one NAME RUNNER: embed, then run for SECS seconds with 2 workers
