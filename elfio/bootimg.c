@@ -155,6 +155,7 @@ struct payload {
 	uint8_t *own;		/* b when the buffer is ours (elfio_calloc'd: an Image's ELF,
 				   a decompressed payload): synthesize grows it into the
 				   image and takes it over (NULL then) */
+	size_t cap;		/* bytes own holds (room made for the symbols), or 0: len */
 	Elf64_Ehdr eh;		/* a copy: the bytes need not be aligned */
 	Elf64_Shdr *sh;		/* a copy */
 	size_t nsh;
@@ -425,7 +426,7 @@ static int synthesize(struct payload *p, struct syms *s, uint8_t **out, size_t *
 	 */
 	uint8_t *o;
 	if (p->own) {
-		size_t cap = p->len, shstr_at = (size_t)((const uint8_t *)p->shstr - p->b);
+		size_t cap = p->cap > p->len ? p->cap : p->len, shstr_at = (size_t)((const uint8_t *)p->shstr - p->b);
 		o = p->own;
 		if (elfio_grow(&o, &cap, total, 1)) {
 			elfio_free(ar.lo);
@@ -845,8 +846,8 @@ struct secdef {
  * addresses (riscv64's head text, text, rodata, init text, init data,
  * .rela.dyn, data, bss) made for elf_payload.
  */
-static int raw_image(const struct image_arch *ia, const char *path, const uint8_t *b, size_t len,
-		     bool quiet, uint8_t **out, size_t *outlen)
+static int raw_image(const struct image_arch *ia, const char *path, int fd, const uint8_t *b,
+		     size_t len, bool quiet, uint8_t **out, size_t *outlen)
 {
 	struct syms s = { 0 };
 	const char *why = NULL;
@@ -988,7 +989,20 @@ static int raw_image(const struct image_arch *ia, const char *path, const uint8_
 	nl += (size_t)sprintf(names + nl, ".shstrtab") + 1;
 	size_t shstr_off = H + len, shoff = (shstr_off + nl + 7) & ~(size_t)7;
 	size_t nsh = nd + 2, total = shoff + nsh * sizeof(Elf64_Shdr);
-	uint8_t *e = elfio_calloc(total, 1);
+	/*
+	 * Room for what synthesize adds (the symbol table, its names, the
+	 * section names and headers again), so that the block is made once:
+	 * the Image's bytes in it are the file's pages, mapped, where the
+	 * Image is the file (not an Image.gz's inflated copy).
+	 */
+	size_t room = 8 + (s.n + 1) * sizeof(Elf64_Sym) + 1 + nl + 16 + 8 +
+		      (nsh + 2) * sizeof(Elf64_Shdr);
+	for (size_t i = 0; i < s.n; i++)
+		room += strlen(s.v[i].name) + 1;
+	uint8_t *e = fd >= 0 ? elfio_map_file(fd, len, H, total + room) : NULL;
+	bool mapped = e != NULL;
+	if (!e)
+		e = elfio_calloc(total + room, 1);
 	if (!e) {
 		ret = -ENOMEM;
 		goto out;
@@ -1009,7 +1023,8 @@ static int raw_image(const struct image_arch *ia, const char *path, const uint8_
 	eh.e_shnum = (Elf64_Half)nsh;
 	eh.e_shstrndx = (Elf64_Half)(nsh - 1);
 	memcpy(e, &eh, sizeof(eh));
-	memcpy(e + H, b, len);
+	if (!mapped)
+		memcpy(e + H, b, len);
 	memcpy(e + shstr_off, names, nl);
 	Elf64_Shdr *sh = (Elf64_Shdr *)(e + shoff);
 	for (size_t i = 0; i < nd; i++) {
@@ -1024,7 +1039,7 @@ static int raw_image(const struct image_arch *ia, const char *path, const uint8_
 	}
 	sh[nsh - 1] = (Elf64_Shdr){ .sh_name = shstr_name, .sh_type = SHT_STRTAB,
 				    .sh_offset = shstr_off, .sh_size = nl, .sh_addralign = 1 };
-	struct payload p = { .b = e, .len = total, .own = e };
+	struct payload p = { .b = e, .len = total, .own = e, .cap = total + room };
 	ret = elf_payload(path, &p, &s, quiet, out, outlen);
 	elfio_free(p.own);	/* NULL when the image took it over */
 out:
@@ -1084,8 +1099,8 @@ static bool stripped_kernel(const char *path, const uint8_t *b, size_t len)
 	return true;
 }
 
-int bootimg_to_elf(const char *path, const uint8_t *b, size_t len, bool quiet, uint8_t **out,
-		   size_t *outlen)
+int bootimg_to_elf_fd(const char *path, int fd, const uint8_t *b, size_t len, bool quiet,
+		      uint8_t **out, size_t *outlen)
 {
 	if (len >= SELFMAG && !memcmp(b, ELFMAG, SELFMAG)) {
 		if (!stripped_kernel(path, b, len))
@@ -1096,9 +1111,9 @@ int bootimg_to_elf(const char *path, const uint8_t *b, size_t len, bool quiet, u
 	if (len >= 0x206 && !memcmp(b + 0x202, "HdrS", 4))
 		return bzimage(path, b, len, quiet, out, outlen);
 	if (len >= 0x40 && !memcmp(b + 0x38, "ARM\x64", 4))
-		return raw_image(&arm64_arch, path, b, len, quiet, out, outlen);
+		return raw_image(&arm64_arch, path, fd, b, len, quiet, out, outlen);
 	if (len >= 0x40 && !memcmp(b + 0x38, "RSC\x05", 4))
-		return raw_image(&riscv64_arch, path, b, len, quiet, out, outlen);
+		return raw_image(&riscv64_arch, path, fd, b, len, quiet, out, outlen);
 	if (len >= 0x20 && b[0] == 'M' && b[1] == 'Z' && !memcmp(b + 4, "zimg", 4)) {
 		uint32_t off = get_le32(b + 8), size = get_le32(b + 12);
 		if (off > len || size > len - off) {
@@ -1119,6 +1134,12 @@ int bootimg_to_elf(const char *path, const uint8_t *b, size_t len, bool quiet, u
 					"payload is not a kernel Image"), -EINVAL)) : ret;
 	}
 	return 1;
+}
+
+int bootimg_to_elf(const char *path, const uint8_t *b, size_t len, bool quiet, uint8_t **out,
+		   size_t *outlen)
+{
+	return bootimg_to_elf_fd(path, -1, b, len, quiet, out, outlen);
 }
 
 /* --- The build's config -------------------------------------------------- */

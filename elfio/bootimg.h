@@ -92,6 +92,13 @@ int bootimg_config_ftrace(const char *path, const uint8_t *img, size_t len, uint
  */
 int bootimg_to_elf(const char *path, const uint8_t *buf, size_t len, bool quiet, uint8_t **out,
 		   size_t *outlen);
+/*
+ * The same, where buf is the whole file open as fd (mapped from it): an
+ * Image's bytes in the ELF image are then the file's pages, mapped, not
+ * copied (elfio_map_file).  fd -1: bootimg_to_elf.
+ */
+int bootimg_to_elf_fd(const char *path, int fd, const uint8_t *buf, size_t len, bool quiet,
+		      uint8_t **out, size_t *outlen);
 
 /*
  * The decompressor family's older names (elfio/decompress.h), kept for

@@ -486,7 +486,8 @@ static int open_boot_image(struct elfio *e, uint8_t *magic, ssize_t *n)
 			return 0;	/* parse_image says what it is not */
 		len = e->file_size;
 	}
-	ret = bootimg_to_elf(e->path, b, len, e->flags & ELFIO_QUIET, &out, &outlen);
+	ret = bootimg_to_elf_fd(e->path, e->mem ? -1 : e->fd, b, len, e->flags & ELFIO_QUIET, &out,
+				&outlen);
 	if (!e->mem && b)
 		munmap((void *)b, len);
 	if (ret)
