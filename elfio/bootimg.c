@@ -392,6 +392,103 @@ static bool not_an_entry(const struct payload *p, size_t sec, const struct alt_r
 }
 
 /*
+ * riscv64's patch areas (-fpatchable-function-entry=N,0) start at the
+ * function's symbol, and so does each table entry; an overridden weak
+ * function keeps its code and its entry but loses its symbol, so in a
+ * boot image its code lies inside the sizeless extent of the function
+ * before it, and the audit took the leftover's entry for a stray in that
+ * function ("not a patch site; the function's site is at f+0") where
+ * vmlinux, whose sizes end f before it, says the entry lies outside every
+ * sized function.  The table's entries (its words, or where a relocatable
+ * build left them zero, the addends of the R_RISCV_RELATIVE relocations
+ * that fill them) end such an extent, as a symbol would.  Only a table
+ * whose entries are mostly at symbols counts: an -pg (mcount call) build's
+ * are calls inside the functions, not their starts.
+ */
+struct entries {
+	uint64_t *v;		/* sorted */
+	size_t n;
+};
+
+#define R_RISCV_RELATIVE_	3
+
+static bool sym_at(const struct syms *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->v[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n && s->v[lo].addr == addr;
+}
+
+static void entries_read(const struct payload *p, const struct syms *s, struct entries *en)
+{
+	const struct sym *a = sym_find(s, "__start_mcount_loc");
+	const struct sym *z = sym_find(s, "__stop_mcount_loc");
+
+	memset(en, 0, sizeof(*en));
+	if (p->eh.e_machine != EM_RISCV || !a || !z || z->addr <= a->addr ||
+	    (z->addr - a->addr) % 8 || (z->addr - a->addr) / 8 > (1u << 24))
+		return;
+	size_t n = (size_t)(z->addr - a->addr) / 8, k = 0;
+	const uint8_t *b = bytes_at(p, a->addr, n * 8);
+	uint64_t *v = b ? elfio_calloc(n, sizeof(*v)) : NULL;
+	if (!v)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if ((v[k] = get_le64(b + 8 * i)))
+			k++;
+	if (!k) {		/* a relocatable build's: the values are relocations' addends */
+		for (size_t i = 1; i < p->nsh; i++) {
+			const Elf64_Shdr *r = &p->sh[i];
+			if (r->sh_type != SHT_RELA || r->sh_size % 24)
+				continue;
+			for (size_t j = 0; j < r->sh_size / 24 && k < n; j++) {
+				const uint8_t *q = p->b + r->sh_offset + 24 * j;
+				uint64_t off = get_le64(q);
+				if (get_le64(q + 8) == R_RISCV_RELATIVE_ && off >= a->addr &&
+				    off < z->addr && (v[k] = get_le64(q + 16)))
+					k++;
+			}
+		}
+	}
+	size_t i = 1;
+	while (i < k && v[i - 1] <= v[i])
+		i++;
+	if (i < k)
+		qsort(v, k, sizeof(*v), cmp_u64p);
+	size_t at = 0;
+	for (i = 0; i < k; i++)
+		at += sym_at(s, v[i]);
+	if (!k || at * 2 <= k) {
+		elfio_free(v);
+		return;
+	}
+	en->v = v;
+	en->n = k;
+}
+
+/* The first entry past addr, or UINT64_MAX. */
+static uint64_t entry_after(const struct entries *en, uint64_t addr)
+{
+	size_t lo = 0, hi = en->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (en->v[mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < en->n ? en->v[lo] : UINT64_MAX;
+}
+
+/*
  * The ELF image: the payload as it is, then .symtab, .strtab, the section
  * names with theirs added, and the section headers.
  */
@@ -405,6 +502,8 @@ static int synthesize(struct payload *p, struct syms *s, uint8_t **out, size_t *
 		qsort(s->v, s->n, sizeof(*s->v), cmp_sym_addr);
 	struct alt_ranges ar;
 	alt_ranges_read(p, s, &ar);
+	struct entries en;
+	entries_read(p, s, &en);
 
 	size_t nsym = 1, strsz = 1;
 	for (size_t i = 0; i < s->n; i++) {
@@ -430,6 +529,7 @@ static int synthesize(struct payload *p, struct syms *s, uint8_t **out, size_t *
 		o = p->own;
 		if (elfio_grow(&o, &cap, total, 1)) {
 			elfio_free(ar.lo);
+			elfio_free(en.v);
 			return -ENOMEM;
 		}
 		p->own = NULL;		/* o is the image now: the caller frees neither */
@@ -440,6 +540,7 @@ static int synthesize(struct payload *p, struct syms *s, uint8_t **out, size_t *
 		o = elfio_calloc(total, 1);
 		if (!o) {
 			elfio_free(ar.lo);
+			elfio_free(en.v);
 			return -ENOMEM;
 		}
 		memcpy(o, p->b, p->len);
@@ -487,6 +588,11 @@ static int synthesize(struct payload *p, struct syms *s, uint8_t **out, size_t *
 					j++;
 				if (j < s->n && s->v[j].addr < end)
 					end = s->v[j].addr;
+				if (en.n) {	/* an overridden weak function's leftover ends it */
+					uint64_t ea = entry_after(&en, y->addr);
+					if (ea < end)
+						end = ea;
+				}
 				end = trim_padding(p, sec, y->addr, end);
 				e.st_size = end - y->addr;
 				if (!e.st_size || not_an_entry(p, sec, &ar, y->addr, e.st_size))
@@ -524,6 +630,7 @@ static int synthesize(struct payload *p, struct syms *s, uint8_t **out, size_t *
 	eh->e_shoff = shoff;
 	eh->e_shnum = (Elf64_Half)nsh;
 	elfio_free(ar.lo);
+	elfio_free(en.v);
 	*out = o;
 	*outlen = total;
 	return 0;
@@ -750,7 +857,6 @@ static int bzimage(const char *path, const uint8_t *b, size_t len, bool quiet, u
 /* --- arm64 and riscv64 Image ----------------------------------------------- */
 
 #define R_AARCH64_RELATIVE_	1027
-#define R_RISCV_RELATIVE_	3
 
 /*
  * What differs between the two raw Images: where the Image starts (arm64:
