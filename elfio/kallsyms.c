@@ -324,8 +324,8 @@ void kallsyms_resolve(struct kallsyms *k, uint64_t base)
 
 long kallsyms_lookup(const struct kallsyms *k, const char *name)
 {
-	for (size_t i = 0; i < k->count; i++)
-		if (!strcmp(k->syms[i].name, name))
+	for (size_t i = 0; i < k->count; i++)	/* the first byte first: no call for most */
+		if (k->syms[i].name[0] == name[0] && !strcmp(k->syms[i].name, name))
 			return (long)i;
 	return -1;
 }
