@@ -996,6 +996,23 @@ static int raw_image(const struct image_arch *ia, const char *path, int fd, cons
 	char *map = opt_map ? NULL : beside(path, "System.map");
 	size_t rs, re;
 	int ret = 1;
+	/*
+	 * Where the Image is the file (fd), the block the ELF is made in maps
+	 * it first, and everything below reads it there: its page tables are
+	 * filled once (elfio.c maps an Image unpopulated), not for two
+	 * mappings.  The room after the Image (for what synthesize adds) is
+	 * virtual until written: the Image's size again and a megabyte, which
+	 * a kernel's symbol table never fills (if it did: a copy, below).
+	 */
+	const size_t H = 0x10000;
+	size_t ecap = 0;
+	uint8_t *e = NULL;
+	if (fd >= 0 && len <= SIZE_MAX / 4) {
+		ecap = H + 2 * len + (1u << 20);
+		e = elfio_map_file(fd, len, H, ecap);
+		if (e)
+			b = e + H;
+	}
 
 	find_rela(b, len, ia->rel_type, &rs, &re);
 	if (opt_map || map) {
@@ -1118,7 +1135,6 @@ static int raw_image(const struct image_arch *ia, const char *path, int fd, cons
 	d[nd++] = (struct secdef){ ".bss", SHT_NOBITS, SHF_ALLOC | SHF_WRITE, img_end, end->addr };
 
 	/* ELF header, the Image at 64 KiB (its alignment), names, section headers */
-	const size_t H = 0x10000;
 	char names[160];
 	size_t nl = 1;
 	names[0] = 0;
@@ -1141,13 +1157,16 @@ static int raw_image(const struct image_arch *ia, const char *path, int fd, cons
 		      (nsh + 2) * sizeof(Elf64_Shdr);
 	for (size_t i = 0; i < s.n; i++)
 		room += strlen(s.v[i].name) + 1;
-	uint8_t *e = fd >= 0 ? elfio_map_file(fd, len, H, total + room) : NULL;
-	bool mapped = e != NULL;
-	if (!e)
-		e = elfio_calloc(total + room, 1);
-	if (!e) {
-		ret = -ENOMEM;
-		goto out;
+	if (!e || total + room > ecap) {
+		uint8_t *c = elfio_calloc(total + room, 1);
+		if (!c) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		memcpy(c + H, b, len);
+		elfio_free(e);		/* b pointed into it: not read again */
+		e = c;
+		ecap = total + room;
 	}
 	Elf64_Ehdr eh = { 0 };
 	memcpy(eh.e_ident, ELFMAG, SELFMAG);
@@ -1165,8 +1184,6 @@ static int raw_image(const struct image_arch *ia, const char *path, int fd, cons
 	eh.e_shnum = (Elf64_Half)nsh;
 	eh.e_shstrndx = (Elf64_Half)(nsh - 1);
 	memcpy(e, &eh, sizeof(eh));
-	if (!mapped)
-		memcpy(e + H, b, len);
 	memcpy(e + shstr_off, names, nl);
 	Elf64_Shdr *sh = (Elf64_Shdr *)(e + shoff);
 	for (size_t i = 0; i < nd; i++) {
@@ -1181,12 +1198,14 @@ static int raw_image(const struct image_arch *ia, const char *path, int fd, cons
 	}
 	sh[nsh - 1] = (Elf64_Shdr){ .sh_name = shstr_name, .sh_type = SHT_STRTAB,
 				    .sh_offset = shstr_off, .sh_size = nl, .sh_addralign = 1 };
-	struct payload p = { .b = e, .len = total, .own = e, .cap = total + room };
+	struct payload p = { .b = e, .len = total, .own = e, .cap = ecap };
 	ret = elf_payload(path, &p, &s, quiet, out, outlen);
 	elfio_free(p.own);	/* NULL when the image took it over */
+	e = NULL;
 out:
 	free(map);		/* beside()'s: asprintf's */
 	syms_free(&s);
+	elfio_free(e);		/* an error before the image was made */
 	return ret;
 }
 
