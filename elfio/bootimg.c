@@ -56,14 +56,12 @@ void bootimg_set_config(const char *path) { opt_config = path; }
 
 /* --- Symbols ------------------------------------------------------------ */
 
-struct sym {
-	const char *name;
-	uint64_t addr;
-	char type;
-};
-
+/*
+ * A symbol is kallsyms.c's struct ksym (raw unused here): kallsyms' own
+ * array is the list, not a copy of it (a kernel's is 4 MB of fresh pages).
+ */
 struct syms {
-	struct sym *v;
+	struct ksym *v;		/* k.syms when from kallsyms (not freed apart) */
 	size_t n;
 	char *pool;		/* System.map's text */
 	struct kallsyms k;	/* or the kallsyms tables' */
@@ -72,12 +70,13 @@ struct syms {
 
 static void syms_free(struct syms *s)
 {
-	elfio_free(s->v);
+	if (s->v != s->k.syms)
+		elfio_free(s->v);
 	elfio_free(s->pool);
 	kallsyms_free(&s->k);
 }
 
-static const struct sym *sym_find(const struct syms *s, const char *name)
+static const struct ksym *sym_find(const struct syms *s, const char *name)
 {
 	for (size_t i = 0; i < s->n; i++)	/* the first byte first: no call for most */
 		if (s->v[i].name[0] == name[0] && !strcmp(s->v[i].name, name))
@@ -140,7 +139,7 @@ static int read_map(const char *image, const char *path, bool quiet, struct syms
 			return -EINVAL;
 		}
 		p = end + 3;
-		s->v[s->n++] = (struct sym){ p, a, end[1] };
+		s->v[s->n++] = (struct ksym){ .name = p, .addr = a, .type = end[1] };
 	}
 	s->pool = text;
 	s->from = path;
@@ -234,8 +233,8 @@ static const uint8_t *bytes_at(const struct payload *p, uint64_t addr, size_t n)
 /* The symbols belong to this image: _text where the code starts, linux_banner its banner. */
 static int check_match(const struct payload *p, const struct syms *s, const char **why)
 {
-	const struct sym *text = sym_find(s, "_text");
-	const struct sym *banner = sym_find(s, "linux_banner");
+	const struct ksym *text = sym_find(s, "_text");
+	const struct ksym *banner = sym_find(s, "linux_banner");
 	uint64_t lo = UINT64_MAX;
 
 	/* the lowest code (x86, arm64, ppc64le's .head.text), or .text (riscv64's
@@ -263,8 +262,18 @@ static int check_match(const struct payload *p, const struct syms *s, const char
 
 static int cmp_sym_addr(const void *a, const void *b)
 {
-	const struct sym *x = a, *y = b;
+	const struct ksym *x = a, *y = b;
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static bool is_object_type(char t)
+{
+	switch (t) {
+	case 'd': case 'D': case 'b': case 'B': case 'r': case 'R':
+	case 'g': case 'G': case 's': case 'S':
+		return true;
+	}
+	return false;
 }
 
 static bool is_text_type(char t)
@@ -322,8 +331,8 @@ static int cmp_u64p(const void *a, const void *b)
 
 static void alt_ranges_read(const struct payload *p, const struct syms *s, struct alt_ranges *ar)
 {
-	const struct sym *a = sym_find(s, "__alt_instructions");
-	const struct sym *z = sym_find(s, "__alt_instructions_end");
+	const struct ksym *a = sym_find(s, "__alt_instructions");
+	const struct ksym *z = sym_find(s, "__alt_instructions_end");
 
 	memset(ar, 0, sizeof(*ar));
 	if (p->eh.e_machine != EM_AARCH64 || !a || !z || z->addr <= a->addr ||
@@ -443,8 +452,8 @@ static bool sym_at(const struct syms *s, uint64_t addr)
 
 static void entries_read(const struct payload *p, const struct syms *s, struct entries *en)
 {
-	const struct sym *a = sym_find(s, "__start_mcount_loc");
-	const struct sym *z = sym_find(s, "__stop_mcount_loc");
+	const struct ksym *a = sym_find(s, "__start_mcount_loc");
+	const struct ksym *z = sym_find(s, "__stop_mcount_loc");
 
 	memset(en, 0, sizeof(*en));
 	if (p->eh.e_machine != EM_RISCV || !a || !z || z->addr <= a->addr ||
@@ -570,7 +579,7 @@ static int synthesize(struct payload *p, struct syms *s, uint8_t **out, size_t *
 			first_global = k;
 		size_t psec = 0;	/* the section of the last symbol, for the prefetch */
 		for (size_t i = 0; i < s->n; i++) {
-			const struct sym *y = &s->v[i];
+			const struct ksym *y = &s->v[i];
 			/*
 			 * trim_padding reads the word before each next symbol, one
 			 * cache miss a function (the Image was just copied): start
@@ -612,7 +621,7 @@ static int synthesize(struct payload *p, struct syms *s, uint8_t **out, size_t *
 				e.st_size = end - y->addr;
 				if (!e.st_size || not_an_entry(p, sec, &ar, y->addr, e.st_size))
 					type = STT_NOTYPE;	/* a label: only padding follows */
-			} else if (sec && strchr("dDbBrRgGsS", y->type)) {
+			} else if (sec && is_object_type(y->type)) {
 				type = STT_OBJECT;
 			}
 			unsigned char bind = local ? STB_LOCAL
@@ -692,11 +701,7 @@ static int from_kallsyms(const struct payload *p, struct syms *s, const char **w
 	if (text_only(&s->k))
 		return -ENODATA;
 	kallsyms_resolve(&s->k, s->k.relative_base);
-	s->v = elfio_calloc(s->k.count ? s->k.count : 1, sizeof(*s->v));
-	if (!s->v)
-		return -ENOMEM;
-	for (size_t i = 0; i < s->k.count; i++)
-		s->v[i] = (struct sym){ s->k.syms[i].name, s->k.syms[i].addr, s->k.syms[i].type };
+	s->v = s->k.syms;
 	s->n = s->k.count;
 	s->from = "kallsyms";
 	return 0;
@@ -962,9 +967,9 @@ static void find_rela(const uint8_t *b, size_t len, uint64_t type, size_t *start
 	}
 }
 
-static const struct sym *need(const struct syms *s, const char *name, const char **why)
+static const struct ksym *need(const struct syms *s, const char *name, const char **why)
 {
-	const struct sym *y = sym_find(s, name);
+	const struct ksym *y = sym_find(s, name);
 	static char msg[128];
 
 	if (!y) {
@@ -1080,20 +1085,14 @@ static int raw_image(const struct image_arch *ia, const char *path, int fd, cons
 			goto out;
 		}
 		kallsyms_resolve(&s.k, base);
-		s.v = elfio_calloc(s.k.count + 1, sizeof(*s.v));
-		if (!s.v) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		for (size_t i = 0; i < s.k.count; i++)
-			s.v[i] = (struct sym){ s.k.syms[i].name, s.k.syms[i].addr, s.k.syms[i].type };
+		s.v = s.k.syms;		/* a spare slot at its end (kallsyms_decode) */
 		s.n = s.k.count;
 		if (t < 0 && found)
-			s.v[s.n++] = (struct sym){ ia->start, text_at, 'T' };
+			s.v[s.n++] = (struct ksym){ .name = ia->start, .addr = text_at, .type = 'T' };
 		s.from = "kallsyms";
 	}
 
-	const struct sym *start, *text, *etext, *sinit, *einit, *end;
+	const struct ksym *start, *text, *etext, *sinit, *einit, *end;
 	ret = -EINVAL;
 	if (!(start = need(&s, ia->start, &why)) || !(text = need(&s, "_text", &why)) ||
 	    !(etext = need(&s, "_etext", &why)) || !(sinit = need(&s, "_sinittext", &why)) ||

@@ -26,7 +26,7 @@ struct ksym {
 
 struct kallsyms {
 	size_t count;
-	struct ksym *syms;	/* in the table's order (by address) */
+	struct ksym *syms;	/* in the table's order (by address); one spare slot past count */
 	char *pool;		/* the names */
 	/* where the tables lie in the blob decoded (byte offsets) */
 	size_t num_syms_at, names_at, markers_at, token_table_at, token_index_at;
