@@ -141,6 +141,13 @@ static inline size_t bound(const void *v, size_t n, size_t size, size_t key_off,
  */
 void *elfio_calloc(size_t n, size_t size);
 void elfio_free(void *p);
+/*
+ * A zeroed block of `total` bytes whose bytes [at, at + len) are the first
+ * len bytes of the file fd, mapped (not copied; private: a write changes
+ * only this block).  at: a multiple of the page size.  Freed with
+ * elfio_free.  NULL with errno set (the caller copies instead).
+ */
+void *elfio_map_file(int fd, size_t len, size_t at, size_t total);
 /* A copy of s from elfio_calloc (freed with elfio_free), or NULL with errno set. */
 char *elfio_strdup(const char *s);
 /*

@@ -56,14 +56,12 @@ void bootimg_set_config(const char *path) { opt_config = path; }
 
 /* --- Symbols ------------------------------------------------------------ */
 
-struct sym {
-	const char *name;
-	uint64_t addr;
-	char type;
-};
-
+/*
+ * A symbol is kallsyms.c's struct ksym (raw unused here): kallsyms' own
+ * array is the list, not a copy of it (a kernel's is 4 MB of fresh pages).
+ */
 struct syms {
-	struct sym *v;
+	struct ksym *v;		/* k.syms when from kallsyms (not freed apart) */
 	size_t n;
 	char *pool;		/* System.map's text */
 	struct kallsyms k;	/* or the kallsyms tables' */
@@ -72,12 +70,13 @@ struct syms {
 
 static void syms_free(struct syms *s)
 {
-	elfio_free(s->v);
+	if (s->v != s->k.syms)
+		elfio_free(s->v);
 	elfio_free(s->pool);
 	kallsyms_free(&s->k);
 }
 
-static const struct sym *sym_find(const struct syms *s, const char *name)
+static const struct ksym *sym_find(const struct syms *s, const char *name)
 {
 	for (size_t i = 0; i < s->n; i++)	/* the first byte first: no call for most */
 		if (s->v[i].name[0] == name[0] && !strcmp(s->v[i].name, name))
@@ -140,7 +139,7 @@ static int read_map(const char *image, const char *path, bool quiet, struct syms
 			return -EINVAL;
 		}
 		p = end + 3;
-		s->v[s->n++] = (struct sym){ p, a, end[1] };
+		s->v[s->n++] = (struct ksym){ .name = p, .addr = a, .type = end[1] };
 	}
 	s->pool = text;
 	s->from = path;
@@ -155,6 +154,7 @@ struct payload {
 	uint8_t *own;		/* b when the buffer is ours (elfio_calloc'd: an Image's ELF,
 				   a decompressed payload): synthesize grows it into the
 				   image and takes it over (NULL then) */
+	size_t cap;		/* bytes own holds (room made for the symbols), or 0: len */
 	Elf64_Ehdr eh;		/* a copy: the bytes need not be aligned */
 	Elf64_Shdr *sh;		/* a copy */
 	size_t nsh;
@@ -233,8 +233,8 @@ static const uint8_t *bytes_at(const struct payload *p, uint64_t addr, size_t n)
 /* The symbols belong to this image: _text where the code starts, linux_banner its banner. */
 static int check_match(const struct payload *p, const struct syms *s, const char **why)
 {
-	const struct sym *text = sym_find(s, "_text");
-	const struct sym *banner = sym_find(s, "linux_banner");
+	const struct ksym *text = sym_find(s, "_text");
+	const struct ksym *banner = sym_find(s, "linux_banner");
 	uint64_t lo = UINT64_MAX;
 
 	/* the lowest code (x86, arm64, ppc64le's .head.text), or .text (riscv64's
@@ -262,8 +262,18 @@ static int check_match(const struct payload *p, const struct syms *s, const char
 
 static int cmp_sym_addr(const void *a, const void *b)
 {
-	const struct sym *x = a, *y = b;
+	const struct ksym *x = a, *y = b;
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static bool is_object_type(char t)
+{
+	switch (t) {
+	case 'd': case 'D': case 'b': case 'B': case 'r': case 'R':
+	case 'g': case 'G': case 's': case 'S':
+		return true;
+	}
+	return false;
 }
 
 static bool is_text_type(char t)
@@ -310,6 +320,7 @@ static uint64_t trim_padding(const struct payload *p, size_t sec, uint64_t lo, u
 struct alt_ranges {
 	uint64_t *lo, *hi;	/* sorted by lo */
 	size_t n;
+	size_t cur;		/* in_alt's last answer: the ranges starting at or before it */
 };
 
 static int cmp_u64p(const void *a, const void *b)
@@ -320,8 +331,8 @@ static int cmp_u64p(const void *a, const void *b)
 
 static void alt_ranges_read(const struct payload *p, const struct syms *s, struct alt_ranges *ar)
 {
-	const struct sym *a = sym_find(s, "__alt_instructions");
-	const struct sym *z = sym_find(s, "__alt_instructions_end");
+	const struct ksym *a = sym_find(s, "__alt_instructions");
+	const struct ksym *z = sym_find(s, "__alt_instructions_end");
 
 	memset(ar, 0, sizeof(*ar));
 	if (p->eh.e_machine != EM_AARCH64 || !a || !z || z->addr <= a->addr ||
@@ -347,11 +358,24 @@ static void alt_ranges_read(const struct payload *p, const struct syms *s, struc
 	ar->n = n;
 }
 
-/* Is addr inside an alternative's original instructions? */
-static bool in_alt(const struct alt_ranges *ar, uint64_t addr)
+/*
+ * Is addr inside an alternative's original instructions?  The symbols ask
+ * in address order (each pass of synthesize): the search walks on from
+ * the last answer, a binary search only where it went back or far (one
+ * per function was a binary search's cache misses, perf).
+ */
+static bool in_alt(struct alt_ranges *ar, uint64_t addr)
 {
-	size_t lo = 0, hi = ar->n;
+	size_t lo = ar->cur, hi = ar->n, steps = 0;
 
+	if (lo && ar->lo[2 * (lo - 1)] > addr) {
+		lo = 0;
+	} else {
+		while (lo < hi && ar->lo[2 * lo] <= addr && steps++ < 16)
+			lo++;
+		if (lo == hi || ar->lo[2 * lo] > addr)
+			hi = lo;	/* found: no search */
+	}
 	while (lo < hi) {		/* the first range starting past addr */
 		size_t mid = (lo + hi) / 2;
 		if (ar->lo[2 * mid] <= addr)
@@ -359,6 +383,7 @@ static bool in_alt(const struct alt_ranges *ar, uint64_t addr)
 		else
 			hi = mid;
 	}
+	ar->cur = lo;
 	/* ranges are short (a few instructions): look back a little */
 	for (size_t i = lo; i > 0 && lo - i < 4; i--)
 		if (ar->lo[2 * (i - 1)] <= addr && addr < ar->lo[2 * (i - 1) + 1])
@@ -366,7 +391,7 @@ static bool in_alt(const struct alt_ranges *ar, uint64_t addr)
 	return false;
 }
 
-static bool not_an_entry(const struct payload *p, size_t sec, const struct alt_ranges *ar,
+static bool not_an_entry(const struct payload *p, size_t sec, struct alt_ranges *ar,
 			 uint64_t addr, uint64_t size)
 {
 	const Elf64_Shdr *sh = &p->sh[sec];
@@ -391,6 +416,103 @@ static bool not_an_entry(const struct payload *p, size_t sec, const struct alt_r
 }
 
 /*
+ * riscv64's patch areas (-fpatchable-function-entry=N,0) start at the
+ * function's symbol, and so does each table entry; an overridden weak
+ * function keeps its code and its entry but loses its symbol, so in a
+ * boot image its code lies inside the sizeless extent of the function
+ * before it, and the audit took the leftover's entry for a stray in that
+ * function ("not a patch site; the function's site is at f+0") where
+ * vmlinux, whose sizes end f before it, says the entry lies outside every
+ * sized function.  The table's entries (its words, or where a relocatable
+ * build left them zero, the addends of the R_RISCV_RELATIVE relocations
+ * that fill them) end such an extent, as a symbol would.  Only a table
+ * whose entries are mostly at symbols counts: an -pg (mcount call) build's
+ * are calls inside the functions, not their starts.
+ */
+struct entries {
+	uint64_t *v;		/* sorted */
+	size_t n;
+};
+
+#define R_RISCV_RELATIVE_	3
+
+static bool sym_at(const struct syms *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->v[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n && s->v[lo].addr == addr;
+}
+
+static void entries_read(const struct payload *p, const struct syms *s, struct entries *en)
+{
+	const struct ksym *a = sym_find(s, "__start_mcount_loc");
+	const struct ksym *z = sym_find(s, "__stop_mcount_loc");
+
+	memset(en, 0, sizeof(*en));
+	if (p->eh.e_machine != EM_RISCV || !a || !z || z->addr <= a->addr ||
+	    (z->addr - a->addr) % 8 || (z->addr - a->addr) / 8 > (1u << 24))
+		return;
+	size_t n = (size_t)(z->addr - a->addr) / 8, k = 0;
+	const uint8_t *b = bytes_at(p, a->addr, n * 8);
+	uint64_t *v = b ? elfio_calloc(n, sizeof(*v)) : NULL;
+	if (!v)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if ((v[k] = get_le64(b + 8 * i)))
+			k++;
+	if (!k) {		/* a relocatable build's: the values are relocations' addends */
+		for (size_t i = 1; i < p->nsh; i++) {
+			const Elf64_Shdr *r = &p->sh[i];
+			if (r->sh_type != SHT_RELA || r->sh_size % 24)
+				continue;
+			for (size_t j = 0; j < r->sh_size / 24 && k < n; j++) {
+				const uint8_t *q = p->b + r->sh_offset + 24 * j;
+				uint64_t off = get_le64(q);
+				if (get_le64(q + 8) == R_RISCV_RELATIVE_ && off >= a->addr &&
+				    off < z->addr && (v[k] = get_le64(q + 16)))
+					k++;
+			}
+		}
+	}
+	size_t i = 1;
+	while (i < k && v[i - 1] <= v[i])
+		i++;
+	if (i < k)
+		qsort(v, k, sizeof(*v), cmp_u64p);
+	size_t at = 0;
+	for (i = 0; i < k; i++)
+		at += sym_at(s, v[i]);
+	if (!k || at * 2 <= k) {
+		elfio_free(v);
+		return;
+	}
+	en->v = v;
+	en->n = k;
+}
+
+/* The first entry past addr, or UINT64_MAX. */
+static uint64_t entry_after(const struct entries *en, uint64_t addr)
+{
+	size_t lo = 0, hi = en->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (en->v[mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < en->n ? en->v[lo] : UINT64_MAX;
+}
+
+/*
  * The ELF image: the payload as it is, then .symtab, .strtab, the section
  * names with theirs added, and the section headers.
  */
@@ -404,6 +526,8 @@ static int synthesize(struct payload *p, struct syms *s, uint8_t **out, size_t *
 		qsort(s->v, s->n, sizeof(*s->v), cmp_sym_addr);
 	struct alt_ranges ar;
 	alt_ranges_read(p, s, &ar);
+	struct entries en;
+	entries_read(p, s, &en);
 
 	size_t nsym = 1, strsz = 1;
 	for (size_t i = 0; i < s->n; i++) {
@@ -425,10 +549,11 @@ static int synthesize(struct payload *p, struct syms *s, uint8_t **out, size_t *
 	 */
 	uint8_t *o;
 	if (p->own) {
-		size_t cap = p->len, shstr_at = (size_t)((const uint8_t *)p->shstr - p->b);
+		size_t cap = p->cap > p->len ? p->cap : p->len, shstr_at = (size_t)((const uint8_t *)p->shstr - p->b);
 		o = p->own;
 		if (elfio_grow(&o, &cap, total, 1)) {
 			elfio_free(ar.lo);
+			elfio_free(en.v);
 			return -ENOMEM;
 		}
 		p->own = NULL;		/* o is the image now: the caller frees neither */
@@ -439,6 +564,7 @@ static int synthesize(struct payload *p, struct syms *s, uint8_t **out, size_t *
 		o = elfio_calloc(total, 1);
 		if (!o) {
 			elfio_free(ar.lo);
+			elfio_free(en.v);
 			return -ENOMEM;
 		}
 		memcpy(o, p->b, p->len);
@@ -453,7 +579,7 @@ static int synthesize(struct payload *p, struct syms *s, uint8_t **out, size_t *
 			first_global = k;
 		size_t psec = 0;	/* the section of the last symbol, for the prefetch */
 		for (size_t i = 0; i < s->n; i++) {
-			const struct sym *y = &s->v[i];
+			const struct ksym *y = &s->v[i];
 			/*
 			 * trim_padding reads the word before each next symbol, one
 			 * cache miss a function (the Image was just copied): start
@@ -486,11 +612,16 @@ static int synthesize(struct payload *p, struct syms *s, uint8_t **out, size_t *
 					j++;
 				if (j < s->n && s->v[j].addr < end)
 					end = s->v[j].addr;
+				if (en.n) {	/* an overridden weak function's leftover ends it */
+					uint64_t ea = entry_after(&en, y->addr);
+					if (ea < end)
+						end = ea;
+				}
 				end = trim_padding(p, sec, y->addr, end);
 				e.st_size = end - y->addr;
 				if (!e.st_size || not_an_entry(p, sec, &ar, y->addr, e.st_size))
 					type = STT_NOTYPE;	/* a label: only padding follows */
-			} else if (sec && strchr("dDbBrRgGsS", y->type)) {
+			} else if (sec && is_object_type(y->type)) {
 				type = STT_OBJECT;
 			}
 			unsigned char bind = local ? STB_LOCAL
@@ -523,6 +654,7 @@ static int synthesize(struct payload *p, struct syms *s, uint8_t **out, size_t *
 	eh->e_shoff = shoff;
 	eh->e_shnum = (Elf64_Half)nsh;
 	elfio_free(ar.lo);
+	elfio_free(en.v);
 	*out = o;
 	*outlen = total;
 	return 0;
@@ -569,11 +701,7 @@ static int from_kallsyms(const struct payload *p, struct syms *s, const char **w
 	if (text_only(&s->k))
 		return -ENODATA;
 	kallsyms_resolve(&s->k, s->k.relative_base);
-	s->v = elfio_calloc(s->k.count ? s->k.count : 1, sizeof(*s->v));
-	if (!s->v)
-		return -ENOMEM;
-	for (size_t i = 0; i < s->k.count; i++)
-		s->v[i] = (struct sym){ s->k.syms[i].name, s->k.syms[i].addr, s->k.syms[i].type };
+	s->v = s->k.syms;
 	s->n = s->k.count;
 	s->from = "kallsyms";
 	return 0;
@@ -749,7 +877,6 @@ static int bzimage(const char *path, const uint8_t *b, size_t len, bool quiet, u
 /* --- arm64 and riscv64 Image ----------------------------------------------- */
 
 #define R_AARCH64_RELATIVE_	1027
-#define R_RISCV_RELATIVE_	3
 
 /*
  * What differs between the two raw Images: where the Image starts (arm64:
@@ -790,12 +917,21 @@ static bool is_rela(const uint8_t *b, size_t len, size_t at, uint64_t type)
  */
 #define RELA_MIN_RUN	16
 #define RELA_PROBE	(24 * RELA_MIN_RUN / 2)
-static void find_rela(const uint8_t *b, size_t len, uint64_t type, size_t *start, size_t *end)
+/*
+ * A kernel's table is hundreds of thousands of entries: a first pass
+ * probes every RELA_COARSE entries' worth of bytes, which finds every run
+ * longer than that (a probe stride that is a multiple of 24 keeps each
+ * phase on one residue), and where it finds one, no shorter run found by
+ * the fine pass could be longer: the fine pass is only for small Images.
+ * The fine pass's probes were a twentieth of auditing an arm64 Image (perf).
+ */
+#define RELA_COARSE	4096
+static void rela_scan(const uint8_t *b, size_t len, uint64_t type, size_t stride, size_t *bestp,
+		      size_t *bsp)
 {
 	size_t best = 0, bs = 0, done[3] = { 0, 0, 0 };
 
-	*start = *end = 0;
-	for (size_t q = 0; q + 24 <= len; q += RELA_PROBE) {
+	for (size_t q = 0; q + 24 <= len; q += stride) {
 		for (size_t ph = 0; ph < 3; ph++) {
 			size_t at = q + 8 * ph;
 			/* done[ph]: the end of the last run followed in this phase */
@@ -813,15 +949,27 @@ static void find_rela(const uint8_t *b, size_t len, uint64_t type, size_t *start
 			}
 		}
 	}
+	*bestp = best;
+	*bsp = bs;
+}
+
+static void find_rela(const uint8_t *b, size_t len, uint64_t type, size_t *start, size_t *end)
+{
+	size_t best, bs;
+
+	*start = *end = 0;
+	rela_scan(b, len, type, 24 * RELA_COARSE, &best, &bs);
+	if (best < 24 * (RELA_COARSE + 1))
+		rela_scan(b, len, type, RELA_PROBE, &best, &bs);
 	if (best >= 24 * RELA_MIN_RUN) {
 		*start = bs;
 		*end = bs + best;
 	}
 }
 
-static const struct sym *need(const struct syms *s, const char *name, const char **why)
+static const struct ksym *need(const struct syms *s, const char *name, const char **why)
 {
-	const struct sym *y = sym_find(s, name);
+	const struct ksym *y = sym_find(s, name);
 	static char msg[128];
 
 	if (!y) {
@@ -845,14 +993,31 @@ struct secdef {
  * addresses (riscv64's head text, text, rodata, init text, init data,
  * .rela.dyn, data, bss) made for elf_payload.
  */
-static int raw_image(const struct image_arch *ia, const char *path, const uint8_t *b, size_t len,
-		     bool quiet, uint8_t **out, size_t *outlen)
+static int raw_image(const struct image_arch *ia, const char *path, int fd, const uint8_t *b,
+		     size_t len, bool quiet, uint8_t **out, size_t *outlen)
 {
 	struct syms s = { 0 };
 	const char *why = NULL;
 	char *map = opt_map ? NULL : beside(path, "System.map");
 	size_t rs, re;
 	int ret = 1;
+	/*
+	 * Where the Image is the file (fd), the block the ELF is made in maps
+	 * it first, and everything below reads it there: its page tables are
+	 * filled once (elfio.c maps an Image unpopulated), not for two
+	 * mappings.  The room after the Image (for what synthesize adds) is
+	 * virtual until written: the Image's size again and a megabyte, which
+	 * a kernel's symbol table never fills (if it did: a copy, below).
+	 */
+	const size_t H = 0x10000;
+	size_t ecap = 0;
+	uint8_t *e = NULL;
+	if (fd >= 0 && len <= SIZE_MAX / 4) {
+		ecap = H + 2 * len + (1u << 20);
+		e = elfio_map_file(fd, len, H, ecap);
+		if (e)
+			b = e + H;
+	}
 
 	find_rela(b, len, ia->rel_type, &rs, &re);
 	if (opt_map || map) {
@@ -920,20 +1085,14 @@ static int raw_image(const struct image_arch *ia, const char *path, const uint8_
 			goto out;
 		}
 		kallsyms_resolve(&s.k, base);
-		s.v = elfio_calloc(s.k.count + 1, sizeof(*s.v));
-		if (!s.v) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		for (size_t i = 0; i < s.k.count; i++)
-			s.v[i] = (struct sym){ s.k.syms[i].name, s.k.syms[i].addr, s.k.syms[i].type };
+		s.v = s.k.syms;		/* a spare slot at its end (kallsyms_decode) */
 		s.n = s.k.count;
 		if (t < 0 && found)
-			s.v[s.n++] = (struct sym){ ia->start, text_at, 'T' };
+			s.v[s.n++] = (struct ksym){ .name = ia->start, .addr = text_at, .type = 'T' };
 		s.from = "kallsyms";
 	}
 
-	const struct sym *start, *text, *etext, *sinit, *einit, *end;
+	const struct ksym *start, *text, *etext, *sinit, *einit, *end;
 	ret = -EINVAL;
 	if (!(start = need(&s, ia->start, &why)) || !(text = need(&s, "_text", &why)) ||
 	    !(etext = need(&s, "_etext", &why)) || !(sinit = need(&s, "_sinittext", &why)) ||
@@ -975,7 +1134,6 @@ static int raw_image(const struct image_arch *ia, const char *path, const uint8_
 	d[nd++] = (struct secdef){ ".bss", SHT_NOBITS, SHF_ALLOC | SHF_WRITE, img_end, end->addr };
 
 	/* ELF header, the Image at 64 KiB (its alignment), names, section headers */
-	const size_t H = 0x10000;
 	char names[160];
 	size_t nl = 1;
 	names[0] = 0;
@@ -988,10 +1146,26 @@ static int raw_image(const struct image_arch *ia, const char *path, const uint8_
 	nl += (size_t)sprintf(names + nl, ".shstrtab") + 1;
 	size_t shstr_off = H + len, shoff = (shstr_off + nl + 7) & ~(size_t)7;
 	size_t nsh = nd + 2, total = shoff + nsh * sizeof(Elf64_Shdr);
-	uint8_t *e = elfio_calloc(total, 1);
-	if (!e) {
-		ret = -ENOMEM;
-		goto out;
+	/*
+	 * Room for what synthesize adds (the symbol table, its names, the
+	 * section names and headers again), so that the block is made once:
+	 * the Image's bytes in it are the file's pages, mapped, where the
+	 * Image is the file (not an Image.gz's inflated copy).
+	 */
+	size_t room = 8 + (s.n + 1) * sizeof(Elf64_Sym) + 1 + nl + 16 + 8 +
+		      (nsh + 2) * sizeof(Elf64_Shdr);
+	for (size_t i = 0; i < s.n; i++)
+		room += strlen(s.v[i].name) + 1;
+	if (!e || total + room > ecap) {
+		uint8_t *c = elfio_calloc(total + room, 1);
+		if (!c) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		memcpy(c + H, b, len);
+		elfio_free(e);		/* b pointed into it: not read again */
+		e = c;
+		ecap = total + room;
 	}
 	Elf64_Ehdr eh = { 0 };
 	memcpy(eh.e_ident, ELFMAG, SELFMAG);
@@ -1009,7 +1183,6 @@ static int raw_image(const struct image_arch *ia, const char *path, const uint8_
 	eh.e_shnum = (Elf64_Half)nsh;
 	eh.e_shstrndx = (Elf64_Half)(nsh - 1);
 	memcpy(e, &eh, sizeof(eh));
-	memcpy(e + H, b, len);
 	memcpy(e + shstr_off, names, nl);
 	Elf64_Shdr *sh = (Elf64_Shdr *)(e + shoff);
 	for (size_t i = 0; i < nd; i++) {
@@ -1024,12 +1197,14 @@ static int raw_image(const struct image_arch *ia, const char *path, const uint8_
 	}
 	sh[nsh - 1] = (Elf64_Shdr){ .sh_name = shstr_name, .sh_type = SHT_STRTAB,
 				    .sh_offset = shstr_off, .sh_size = nl, .sh_addralign = 1 };
-	struct payload p = { .b = e, .len = total, .own = e };
+	struct payload p = { .b = e, .len = total, .own = e, .cap = ecap };
 	ret = elf_payload(path, &p, &s, quiet, out, outlen);
 	elfio_free(p.own);	/* NULL when the image took it over */
+	e = NULL;
 out:
 	free(map);		/* beside()'s: asprintf's */
 	syms_free(&s);
+	elfio_free(e);		/* an error before the image was made */
 	return ret;
 }
 
@@ -1084,8 +1259,8 @@ static bool stripped_kernel(const char *path, const uint8_t *b, size_t len)
 	return true;
 }
 
-int bootimg_to_elf(const char *path, const uint8_t *b, size_t len, bool quiet, uint8_t **out,
-		   size_t *outlen)
+int bootimg_to_elf_fd(const char *path, int fd, const uint8_t *b, size_t len, bool quiet,
+		      uint8_t **out, size_t *outlen)
 {
 	if (len >= SELFMAG && !memcmp(b, ELFMAG, SELFMAG)) {
 		if (!stripped_kernel(path, b, len))
@@ -1096,9 +1271,9 @@ int bootimg_to_elf(const char *path, const uint8_t *b, size_t len, bool quiet, u
 	if (len >= 0x206 && !memcmp(b + 0x202, "HdrS", 4))
 		return bzimage(path, b, len, quiet, out, outlen);
 	if (len >= 0x40 && !memcmp(b + 0x38, "ARM\x64", 4))
-		return raw_image(&arm64_arch, path, b, len, quiet, out, outlen);
+		return raw_image(&arm64_arch, path, fd, b, len, quiet, out, outlen);
 	if (len >= 0x40 && !memcmp(b + 0x38, "RSC\x05", 4))
-		return raw_image(&riscv64_arch, path, b, len, quiet, out, outlen);
+		return raw_image(&riscv64_arch, path, fd, b, len, quiet, out, outlen);
 	if (len >= 0x20 && b[0] == 'M' && b[1] == 'Z' && !memcmp(b + 4, "zimg", 4)) {
 		uint32_t off = get_le32(b + 8), size = get_le32(b + 12);
 		if (off > len || size > len - off) {
@@ -1119,6 +1294,12 @@ int bootimg_to_elf(const char *path, const uint8_t *b, size_t len, bool quiet, u
 					"payload is not a kernel Image"), -EINVAL)) : ret;
 	}
 	return 1;
+}
+
+int bootimg_to_elf(const char *path, const uint8_t *b, size_t len, bool quiet, uint8_t **out,
+		   size_t *outlen)
+{
+	return bootimg_to_elf_fd(path, -1, b, len, quiet, out, outlen);
 }
 
 /* --- The build's config -------------------------------------------------- */

@@ -26,7 +26,7 @@ struct ksym {
 
 struct kallsyms {
 	size_t count;
-	struct ksym *syms;	/* in the table's order (by address) */
+	struct ksym *syms;	/* in the table's order (by address); one spare slot past count */
 	char *pool;		/* the names */
 	/* where the tables lie in the blob decoded (byte offsets) */
 	size_t num_syms_at, names_at, markers_at, token_table_at, token_index_at;
@@ -92,6 +92,13 @@ int bootimg_config_ftrace(const char *path, const uint8_t *img, size_t len, uint
  */
 int bootimg_to_elf(const char *path, const uint8_t *buf, size_t len, bool quiet, uint8_t **out,
 		   size_t *outlen);
+/*
+ * The same, where buf is the whole file open as fd (mapped from it): an
+ * Image's bytes in the ELF image are then the file's pages, mapped, not
+ * copied (elfio_map_file).  fd -1: bootimg_to_elf.
+ */
+int bootimg_to_elf_fd(const char *path, int fd, const uint8_t *buf, size_t len, bool quiet,
+		      uint8_t **out, size_t *outlen);
 
 /*
  * The decompressor family's older names (elfio/decompress.h), kept for

@@ -478,15 +478,21 @@ static int open_boot_image(struct elfio *e, uint8_t *magic, ssize_t *n)
 	if (!b) {
 		/* a boot image is read whole (copied into the ELF made from it): its
 		   page tables filled in one call, not a fault at a time (an ELF is
-		   mostly not read here: only whether it is a stripped kernel) */
+		   mostly not read here: only whether it is a stripped kernel; an
+		   arm64 or riscv64 Image is read from the block bootimg maps it in) */
 		bool elf = *n >= SELFMAG && !memcmp(magic, ELFMAG, SELFMAG);
+		uint8_t im[4] = { 0 };
+		bool image = pread(e->fd, im, 4, 0x38) == 4 &&
+			     (!memcmp(im, "ARM\x64", 4) || !memcmp(im, "RSC\x05", 4));
 		b = e->file_size ? mmap(NULL, e->file_size, PROT_READ,
-					MAP_PRIVATE | (elf ? 0 : MAP_POPULATE), e->fd, 0) : NULL;
+					MAP_PRIVATE | (elf || image ? 0 : MAP_POPULATE), e->fd, 0)
+				 : NULL;
 		if (b == MAP_FAILED)
 			return 0;	/* parse_image says what it is not */
 		len = e->file_size;
 	}
-	ret = bootimg_to_elf(e->path, b, len, e->flags & ELFIO_QUIET, &out, &outlen);
+	ret = bootimg_to_elf_fd(e->path, e->mem ? -1 : e->fd, b, len, e->flags & ELFIO_QUIET, &out,
+				&outlen);
 	if (!e->mem && b)
 		munmap((void *)b, len);
 	if (ret)

@@ -242,7 +242,7 @@ int kallsyms_decode(const uint8_t *buf, size_t len, struct kallsyms *k, const ch
 	}
 	/* elfio_calloc: a kernel's are megabytes, in huge pages (base/mem.c) */
 	k->pool = elfio_calloc(total + 16, 1);	/* + 16: a token is stored 16 bytes at a time */
-	k->syms = elfio_calloc(n, sizeof(*k->syms));
+	k->syms = elfio_calloc(n + 1, sizeof(*k->syms));	/* + 1: a spare slot (bootimg.c) */
 	if (!k->pool || !k->syms) {
 		kallsyms_free(k);
 		*why = "out of memory";
@@ -264,6 +264,9 @@ int kallsyms_decode(const uint8_t *buf, size_t len, struct kallsyms *k, const ch
 		if (t.len[i] <= 16)
 			memcpy(tok16[i], t.tab + t.idx[i], t.len[i]);
 	}
+	bool is_type[256] = { false };	/* the letters nm gives, a table not a strchr a name */
+	for (const char *c = "AaBbCcDdGgNnRrSsTtUuVvWw"; *c; c++)
+		is_type[(uint8_t)*c] = true;
 	char *o = k->pool;
 	size_t neg = 0;
 	at = k->names_at;
@@ -288,7 +291,7 @@ int kallsyms_decode(const uint8_t *buf, size_t len, struct kallsyms *k, const ch
 		*o++ = 0;
 		at += hdr + l;
 		/* the first letter is the type; a name follows it */
-		if (o - start < 3 || !start[0] || !strchr("AaBbCcDdGgNnRrSsTtUuVvWw", start[0])) {
+		if (o - start < 3 || !is_type[(uint8_t)start[0]]) {
 			kallsyms_free(k);
 			*why = "kallsyms_names holds a name that is not a symbol (corrupt tables)";
 			return -EINVAL;
@@ -324,8 +327,8 @@ void kallsyms_resolve(struct kallsyms *k, uint64_t base)
 
 long kallsyms_lookup(const struct kallsyms *k, const char *name)
 {
-	for (size_t i = 0; i < k->count; i++)
-		if (!strcmp(k->syms[i].name, name))
+	for (size_t i = 0; i < k->count; i++)	/* the first byte first: no call for most */
+		if (k->syms[i].name[0] == name[0] && !strcmp(k->syms[i].name, name))
 			return (long)i;
 	return -1;
 }

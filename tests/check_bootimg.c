@@ -10,7 +10,9 @@
  * decoded back: every name, type and address must come back.  Damaged
  * tables are refused.  The decompressors get streams made by the
  * libraries' own compressors (lz4 in the kernel's legacy format), and must give the input back, refuse more
- * than the limit, and refuse a truncated stream.
+ * than the limit, and refuse a truncated stream.  A riscv64 Image made here
+ * with a System.map checks the extents kallsyms-less symbols get and that
+ * the ELF made from the file's mapped pages is the one made from a copy.
  */
 #include <bzlib.h>
 #include <check.h>
@@ -613,6 +615,92 @@ START_TEST(riscv_image_header)
 }
 END_TEST
 
+/*
+ * A riscv64 Image (symbols from a System.map) whose table holds an entry
+ * with no symbol: an overridden weak function's leftover between f and g.
+ * With -fpatchable-function-entry=N,0 (entries at the symbols) that entry
+ * ends f's sizeless extent, as vmlinux's sizes end f before it; an -pg
+ * build's entries (calls inside the functions) end none.  The ELF made
+ * from the file itself (its pages mapped, bootimg_to_elf_fd) is the one
+ * made from a copy, byte for byte.
+ */
+#define RV_S	0xffffffff80000000ull
+
+static uint64_t rv_func_size(const uint8_t *e, size_t len, const char *name)
+{
+	Elf64_Ehdr eh;
+	memcpy(&eh, e, sizeof(eh));
+	ck_assert_uint_le(eh.e_shoff + eh.e_shnum * sizeof(Elf64_Shdr), len);
+	for (size_t i = 0; i < eh.e_shnum; i++) {
+		Elf64_Shdr sh, str;
+		memcpy(&sh, e + eh.e_shoff + i * sizeof(sh), sizeof(sh));
+		if (sh.sh_type != SHT_SYMTAB)
+			continue;
+		memcpy(&str, e + eh.e_shoff + sh.sh_link * sizeof(str), sizeof(str));
+		for (size_t k = 0; k < sh.sh_size / sizeof(Elf64_Sym); k++) {
+			Elf64_Sym y;
+			memcpy(&y, e + sh.sh_offset + k * sizeof(y), sizeof(y));
+			if (!strcmp((const char *)e + str.sh_offset + y.st_name, name)) {
+				ck_assert_int_eq(ELF64_ST_TYPE(y.st_info), STT_FUNC);
+				return y.st_size;
+			}
+		}
+	}
+	ck_abort_msg("no symbol %s", name);
+	return 0;
+}
+
+static void rv_leftover(uint64_t entry_off, uint64_t want_f)
+{
+	static uint8_t img[0x2000];
+	char map[] = "/tmp/check_bootimg_map.XXXXXX", file[] = "/tmp/check_bootimg_img.XXXXXX";
+	int mfd = mkstemp(map), ifd = mkstemp(file);
+	uint8_t *out = NULL, *out2 = NULL;
+	size_t outlen = 0, outlen2 = 0;
+
+	ck_assert(mfd >= 0 && ifd >= 0);
+	memset(img, 0, sizeof(img));
+	memcpy(img + 0x30, "RISCV\0\0\0", 8);
+	memcpy(img + 0x38, "RSC\x05", 4);
+	memcpy(img + 0x1100, "Linux version 6.12.0-check (check_bootimg)", 42);
+	/* f0 at 0x1000, f at 0x1040, the leftover at 0x1060, g at 0x1080 */
+	static const uint64_t at[] = { 0x1000, 0x1040, 0x1060, 0x1080 };
+	for (int i = 0; i < 4; i++)
+		put_le64(img + 0x1200 + 8 * i, RV_S + at[i] + entry_off);
+	FILE *f = fdopen(mfd, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "%016llx T _start\n%016llx T _text\n%016llx T f0\n%016llx T f\n"
+		   "%016llx T g\n%016llx T _etext\n%016llx D linux_banner\n"
+		   "%016llx T _sinittext\n%016llx T _einittext\n%016llx D __start_mcount_loc\n"
+		   "%016llx D __stop_mcount_loc\n%016llx B _end\n",
+		RV_S, RV_S + 0x1000, RV_S + 0x1000, RV_S + 0x1040, RV_S + 0x1080, RV_S + 0x1100,
+		RV_S + 0x1100, RV_S + 0x1200, RV_S + 0x1200, RV_S + 0x1200, RV_S + 0x1220,
+		RV_S + 0x3000);
+	fclose(f);
+	ck_assert_int_eq(write(ifd, img, sizeof(img)), (int)sizeof(img));
+	bootimg_set_system_map(map);
+	ck_assert_int_eq(bootimg_to_elf("x", img, sizeof(img), true, &out, &outlen), 0);
+	ck_assert_uint_eq(rv_func_size(out, outlen, "f"), want_f);
+	ck_assert_uint_eq(rv_func_size(out, outlen, "f0"), 0x40);
+	ck_assert_int_eq(bootimg_to_elf_fd(file, ifd, img, sizeof(img), true, &out2, &outlen2), 0);
+	ck_assert_uint_eq(outlen2, outlen);
+	ck_assert(!memcmp(out, out2, outlen));
+	bootimg_set_system_map(NULL);
+	elfio_free(out);
+	elfio_free(out2);
+	close(ifd);
+	unlink(map);
+	unlink(file);
+}
+
+/* patchable entries: the leftover's entry ends f (0x20, not 0x40) */
+START_TEST(riscv_leftover_ends_extent) { rv_leftover(0, 0x20); }
+END_TEST
+
+/* -pg: entries are calls 8 bytes in, at no symbol: f runs to g */
+START_TEST(riscv_mcount_calls_end_nothing) { rv_leftover(8, 0x40); }
+END_TEST
+
 Suite *bootimg_suite(void)
 {
 	Suite *s = suite_create("bootimg");
@@ -637,6 +725,8 @@ Suite *bootimg_suite(void)
 	tcase_add_test(t, inflate_bomb_and_unknown);
 	tcase_add_test(t, boot_headers);
 	tcase_add_test(t, riscv_image_header);
+	tcase_add_test(t, riscv_leftover_ends_extent);
+	tcase_add_test(t, riscv_mcount_calls_end_nothing);
 	suite_add_tcase(s, t);
 	t = tcase_create("config");
 	tcase_add_loop_test(t, config_ftrace_layout, 0, (int)(sizeof(cfg_cases) / sizeof(cfg_cases[0])));

@@ -11,26 +11,29 @@
 #
 # DIR holds boot/vmlinuz-V and usr/lib/debug/vmlinux-V (the -unsigned and -dbg
 # packages unpacked together, as `make vmlinuz-debian` leaves them): a
-# bzImage with a zstd payload (Debian's amd64 kernels) or an arm64 Image.
+# bzImage with a zstd payload (Debian's amd64 kernels) or an arm64 Image;
+# or boot/vmlinux-V, the raw riscv64 Image Debian's riscv64 packages install
+# under that name.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 PATCHSITE=${PATCHSITE:-$root/patchsite}
 RUNS=${RUNS:-7}
 DIR=${DIR:?DIR=the unpacked packages}
-z=$(ls "$DIR"/boot/vmlinuz-* | head -n 1)
+z=$(ls "$DIR"/boot/vmlinuz-* 2>/dev/null | head -n 1)
+[ -n "$z" ] || z=$(ls "$DIR"/boot/vmlinux-* | head -n 1)
 v=$(ls "$DIR"/usr/lib/debug/vmlinux-* | head -n 1)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # the payload: setup_sects at 0x1f1, payload_offset/length at 0x248/0x24c of
 # the protected-mode part that starts at (setup_sects + 1) * 512; an arm64
-# Image ("ARM\x64" at 0x38) has none
+# Image ("ARM\x64" at 0x38) or a riscv64 one ("RSC\x05") has none
 kind=$(python3 - "$z" "$tmp/payload.zst" <<'PY'
 import struct, sys
 b = open(sys.argv[1], 'rb').read()
-if b[0x38:0x3c] == b'ARM\x64':
-	print('arm64')
+if b[0x38:0x3c] in (b'ARM\x64', b'RSC\x05'):
+	print('image')
 	sys.exit(0)
 if b[0x202:0x206] != b'HdrS':
-	sys.exit('%s: neither a bzImage nor an arm64 Image' % sys.argv[1])
+	sys.exit('%s: neither a bzImage nor an arm64 or riscv64 Image' % sys.argv[1])
 pm = ((b[0x1f1] or 4) + 1) * 512
 off, ln = struct.unpack_from('<II', b, 0x248)
 p = b[pm + off:pm + off + ln]

@@ -34,6 +34,10 @@
 #                       aarch64 and riscv64-norelax minikernels (kallsyms,
 #                       or a System.map): table, names and audit = the ELF's;
 #                       the table cleared: every site missing; bad input
+#   relocatable riscv64 linked -pie here (-fpatchable-function-entry=4): the
+#                       table only in R_RISCV_RELATIVE addends (readelf),
+#                       an overridden weak function's leftover: record and
+#                       audit's findings from the Image = the ELF's
 #
 #   PATCHSITE=/path/to/patchsite sh tests/e2e/vmlinuz.sh
 set -u
@@ -190,6 +194,116 @@ for ka in aarch64:arm64 riscv64-norelax:riscv64; do
 		not_ok "$f Image without kallsyms, --system-map: table = the ELF's" "$ps_msg"
 	fi
 done
+
+# A relocatable riscv64 kernel (CONFIG_RELOCATABLE: -fPIE, linked -pie):
+# the table's slots are zero in the Image, their values only in the
+# R_RISCV_RELATIVE relocations of .rela.dyn; its patch areas are
+# -fpatchable-function-entry=4 (entries at the symbols, as Debian's riscv64
+# kernels), and an overridden weak function's code and entry are left with
+# no symbol.  Oracle: readelf's relocations (the table) and audit of the
+# ELF, whose sizes end the function before the leftover (its findings, the
+# DWARF unit dropped).
+rv=$tmp/rvrel
+mkdir -p "$rv"
+python3 - "$rv" <<'EOF'
+import sys
+d = sys.argv[1]
+a = ["int sink;"]
+a += ["void f%02d(int x) { sink += x * %d; }" % (i, i + 3) for i in range(24)]
+a += ["__attribute__((weak)) int hook(int x) { return x + 1; }",
+      "int g(int x) { return hook(x) * 2; }",
+      "void kmain(void) { for (;;) sink += g(sink); }"]
+open(d + "/a.c", "w").write("\n".join(a) + "\n")
+open(d + "/b.c", "w").write("int hook(int x) { return x * 7; }\n")
+open(d + "/rv.lds", "w").write("""ENTRY(kmain)
+SECTIONS
+{
+	. = 0x100000;
+	.text : { _stext = .; *(.text .text.*) _etext = .; }
+	.rodata : { *(.rodata .rodata.*) }
+	. = ALIGN(0x1000);
+	.data : {
+		*(.data .data.* .sdata .sdata.*)
+		. = ALIGN(8);
+		__start_mcount_loc = .;
+		KEEP(*(__patchable_function_entries))
+		__stop_mcount_loc = .;
+	}
+	.bss : { *(.sbss .sbss.* .bss .bss.* COMMON) }
+	/DISCARD/ : { *(.eh_frame .eh_frame_hdr .note.GNU-stack .comment .riscv.attributes) }
+}
+""")
+EOF
+rvcc=$(arch_var CC_riscv64) rvld=$(arch_var LD_riscv64) rvx=$(arch_var CROSS_riscv64)
+rvcf="-O2 -g -march=rv64gc -mabi=lp64d -mcmodel=medany -fPIE -nostdlib -ffreestanding -fpatchable-function-entry=4"
+if $rvcc $rvcf -c -o "$rv/a.o" "$rv/a.c" 2>"$rv/err" && $rvcc $rvcf -c -o "$rv/b.o" "$rv/b.c" 2>>"$rv/err" &&
+	$rvld -pie --no-dynamic-linker -z notext --no-warn-rwx-segments -T "$rv/rv.lds" \
+		-o "$rv/rv.elf" "$rv/a.o" "$rv/b.o" 2>>"$rv/err"; then
+	ok "relocatable riscv64: linked -pie"
+else
+	not_ok "relocatable riscv64: linked -pie" "$rv/err"
+fi
+# the table from readelf: the addends of the relocations whose offsets lie in it
+python3 - "$rv/rv.elf" "${rvx}readelf" "${rvx}nm" >"$rv/want" 2>"$rv/oracle.err" <<'EOF'
+import subprocess, sys
+elf, readelf, nm = sys.argv[1:]
+sym = {}
+for line in subprocess.run([nm, elf], capture_output=True, text=True, check=True).stdout.splitlines():
+    f = line.split()
+    if len(f) == 3:
+        sym[f[2]] = int(f[0], 16)
+lo, hi = sym["__start_mcount_loc"], sym["__stop_mcount_loc"]
+vals = {}
+for line in subprocess.run([readelf, "-rW", elf], capture_output=True, text=True, check=True).stdout.splitlines():
+    f = line.split()
+    if len(f) >= 4 and f[2] == "R_RISCV_RELATIVE" and lo <= int(f[0], 16) < hi:
+        vals[int(f[0], 16)] = int(f[3], 16)
+if len(vals) != (hi - lo) // 8:
+    sys.exit("%d of %d slots have a R_RISCV_RELATIVE relocation" % (len(vals), (hi - lo) // 8))
+for v in sorted(vals.values()):
+    print("%#x" % v)
+EOF
+if [ -s "$rv/want" ] && [ "$(wc -l <"$rv/want")" -ge 16 ]; then
+	ok "relocatable riscv64: every table slot filled by a R_RISCV_RELATIVE relocation (readelf)"
+else
+	not_ok "relocatable riscv64: every table slot filled by a R_RISCV_RELATIVE relocation (readelf)" "$rv/oracle.err"
+fi
+ps_check "relocatable riscv64: audit ELF" 1 "$rv/elf.audit" -- audit "$rv/rv.elf"
+tail -n +2 "$rv/elf.audit" | sed 's/ \[[^]]*\]$//' >"$rv/elf.findings"
+# record prints the sites: the table's entries but the stale ones
+sed -n 's/^stale: \(0x[0-9a-f]*\) .*/\1/p' "$rv/elf.findings" >"$rv/stale"
+grep -vxF -f "$rv/stale" "$rv/want" >"$rv/want.sites"
+check "relocatable riscv64: the ELF's audit names the weak leftover outside every sized function" \
+	grep -q '^stale: 0x[0-9a-f]* ?: table entry is outside every sized function' "$rv/elf.findings"
+for z in none gzip; do
+	img=$rv/Image-$z
+	if ! $mk "$rv/rv.elf" "$img" --format riscv64 --comp "$z" 2>"$tmp/mk.err"; then
+		not_ok "relocatable riscv64 Image ($z): mkvmlinuz" "$tmp/mk.err"
+		continue
+	fi
+	if ps_run 0 "$tmp/got" -- record "$img" && cmp -s "$tmp/got" "$rv/want.sites"; then
+		ok "relocatable riscv64 Image ($z): sites from the relocations = readelf's table less the stale entry"
+	else
+		{ cat "$ps_msg"; diff "$tmp/got" "$rv/want.sites"; } >"$tmp/d" 2>&1
+		not_ok "relocatable riscv64 Image ($z): sites from the relocations = readelf's table less the stale entry" "$tmp/d"
+	fi
+	if ps_run 1 "$tmp/got" -- audit "$img" && tail -n +2 "$tmp/got" | cmp -s - "$rv/elf.findings"; then
+		ok "relocatable riscv64 Image ($z): audit's findings = on the ELF (the weak leftover too)"
+	else
+		{ cat "$ps_msg"; tail -n +2 "$tmp/got" | diff - "$rv/elf.findings"; } >"$tmp/d" 2>&1
+		not_ok "relocatable riscv64 Image ($z): audit's findings = on the ELF (the weak leftover too)" "$tmp/d"
+	fi
+done
+n=$(wc -l <"$rv/want.sites")
+$mk "$rv/rv.elf" "$rv/cleared" --format riscv64 --comp none --clear-table
+if ps_run 1 "$tmp/got" -- audit "$rv/cleared" &&
+	[ "$(grep -c '^missing: .* site is not in the table$' "$tmp/got")" = "$n" ] &&
+	grep -q "^summary: 0 misaligned, 0 stale, $n missing" "$tmp/got"; then
+	ok "relocatable riscv64 Image, relocations' addends cleared: every site missing"
+else
+	{ cat "$ps_msg"; cat "$tmp/got"; } >"$tmp/d" 2>&1
+	not_ok "relocatable riscv64 Image, relocations' addends cleared: every site missing" "$tmp/d"
+fi
 
 # the table cleared in the ELF (its bytes zeroed), then packed: every site missing
 k=x86_64-pad
