@@ -236,9 +236,9 @@ CHECK_MARK = echo "\# $(1): $$(($$(date +%s) - $$(cat $(TEST_LOGS)/.t0))) s wall
 check: deps
 	@rm -rf $(TEST_LOGS); mkdir -p $(TEST_LOGS); date +%s >$(TEST_LOGS)/.t0
 	-@$(MAKE) --no-print-directory -k -j$(E2E_JOBS) -Otarget unit-run $(E2E_TESTS) $(DOC_TESTS)
-	@$(call CHECK_MARK,unit$(comma) e2e and doc scripts$(comma) $(E2E_JOBS) at a time,unit $(E2E_TESTS) $(DOC_TESTS))
+	-@$(call CHECK_MARK,unit$(comma) e2e and doc scripts$(comma) $(E2E_JOBS) at a time,unit $(E2E_TESTS) $(DOC_TESTS))
 	-@$(MAKE) --no-print-directory kernel-all
-	@$(call CHECK_MARK,kernel proofs$(comma) one at a time,$(KERNEL_TESTS))
+	-@$(call CHECK_MARK,kernel proofs$(comma) one at a time,$(KERNEL_TESTS))
 	@$(TESTRUN) summary unit $(E2E_TESTS) $(DOC_TESTS) $(KERNEL_TESTS)
 
 # deps, then the build in a make of its own: nothing of the build is read
