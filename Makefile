@@ -208,11 +208,10 @@ fuzz: san fixtures
 # One at a time, in this order (each build uses both cores; tables.sh reuses
 # riscv-relax.sh's stock kernel, call-ops-os.sh tables.sh's -O2 one,
 # ppc64le-table.sh ppc64le.sh's): `make kernel-NAME` runs one.  In
-# riscv-relax.sh the three boots run two at a time (a TCG guest is one
-# thread) and the patchsite build takes from ccache what the stock one
-# compiled (tests/kernel/lib.sh: side, KERNEL_CCACHE, for the other
-# scripts to use); its log has a `# [+W s wall, C s CPU] PHASE` line per
-# phase.
+# riscv-relax.sh and x86.sh the boots run two at a time (a TCG guest is one
+# thread) and riscv-relax.sh's patchsite build takes from ccache what the
+# stock one compiled (tests/kernel/lib.sh: side, KERNEL_CCACHE); their logs
+# have a `# [+W s wall, C s CPU] PHASE` line per phase.
 KERNEL_SCRIPTS := riscv-relax tables call-ops-os x86 ppc64le ppc64le-table
 KERNEL_TESTS := $(addprefix kernel-,$(KERNEL_SCRIPTS))
 .PHONY: kernel-all $(KERNEL_TESTS)
@@ -226,11 +225,20 @@ kernel-check:
 	@$(MAKE) --no-print-directory kernel-all; $(TESTRUN) summary $(KERNEL_TESTS)
 
 # deps, then every group past any failure, the unit tests beside the e2e
-# scripts (one process too); one total at the end
+# scripts (one process too); one total at the end.  The pool's and the
+# kernel proofs' wall time and the CPU seconds their scripts used
+# (.result's sixth field) go to $(TEST_LOGS)/.marks, which the summary
+# prints: how busy the cores were in each part, from CI's own log.
+comma := ,
+CHECK_MARK = echo "\# $(1): $$(($$(date +%s) - $$(cat $(TEST_LOGS)/.t0))) s wall, \
+	$$(cat $(2:%=$(TEST_LOGS)/%.result) 2>/dev/null | awk '{ s += $$6 } END { print s + 0 }') s CPU \
+	in its scripts" >>$(TEST_LOGS)/.marks; date +%s >$(TEST_LOGS)/.t0
 check: deps
-	@rm -rf $(TEST_LOGS)
+	@rm -rf $(TEST_LOGS); mkdir -p $(TEST_LOGS); date +%s >$(TEST_LOGS)/.t0
 	-@$(MAKE) --no-print-directory -k -j$(E2E_JOBS) -Otarget unit-run $(E2E_TESTS) $(DOC_TESTS)
+	-@$(call CHECK_MARK,unit$(comma) e2e and doc scripts$(comma) $(E2E_JOBS) at a time,unit $(E2E_TESTS) $(DOC_TESTS))
 	-@$(MAKE) --no-print-directory kernel-all
+	-@$(call CHECK_MARK,kernel proofs$(comma) one at a time,$(KERNEL_TESTS))
 	@$(TESTRUN) summary unit $(E2E_TESTS) $(DOC_TESTS) $(KERNEL_TESTS)
 
 # deps, then the build in a make of its own: nothing of the build is read

@@ -26,6 +26,12 @@
 # the test targets, not for the makes a script runs itself) and under
 # `timeout $TEST_TIMEOUT` (seconds; 0: none), so a hung script is a failure
 # with its log, not the end of `make check`.
+#
+# Each .result also holds COMMAND's CPU seconds (user + system of it and
+# every process it waited for), and `summary` prints them beside the wall
+# seconds, and the sums: so a run's log shows how busy the cores were
+# (CPU / (cores x wall)), script by script and over the pool
+# (bench/RESULTS.md reads `make check`'s from CI's log).
 set -u
 
 logs=${TEST_LOGS:-build/test-logs}
@@ -61,9 +67,16 @@ run)
 			st=$?
 		fi
 		echo $st >"$log.rc"
+		# this group is a subshell of its own: its children's times are
+		# COMMAND's (timeout's, which waited for COMMAND); `times` in a
+		# pipe would be a further subshell's: through a file
+		times >"$log.cpu"
+		awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, a, "m"); s += a[1] * 60 + a[2] } }
+			END { printf "%.0f\n", s }' "$log.cpu" >"$log.cpu.s" && mv "$log.cpu.s" "$log.cpu"
 	} 2>&1 | tee "$log"
 	rc=$(cat "$log.rc" 2>/dev/null || echo 99)
-	rm -f "$log.rc"
+	cpu=$(cat "$log.cpu" 2>/dev/null || echo -)
+	rm -f "$log.rc" "$log.cpu"
 	secs=$(($(date +%s) - t0))
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$|^[0-9]+%: Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+$' \
 		"$log" | tail -n 1)
@@ -85,22 +98,25 @@ run)
 		note="exit status $rc after a summary with no failure"
 	fi
 	[ "$rc" = 124 ] && note="timed out after ${TEST_TIMEOUT:-?} s${note:+; $note}"
-	echo "$name $p $f $rc $secs $note" >"$logs/$name.result"
-	echo "=== $name: exit $rc, $p checks passed and $f failed, $secs s${note:+ ($note)}"
+	echo "$name $p $f $rc $secs $cpu $note" >"$logs/$name.result"
+	echo "=== $name: exit $rc, $p checks passed and $f failed, $secs s, $cpu s CPU${note:+ ($note)}"
 	exit "$rc"
 	;;
 summary)
 	shift
-	tp=0 tf=0
+	tp=0 tf=0 ts=0 tc=0
 	: >"$logs/.failed" 2>/dev/null || { mkdir -p "$logs" && : >"$logs/.failed"; }
 	for name in "$@"; do
 		if [ -f "$logs/$name.result" ]; then
-			read -r _ p f rc secs note <"$logs/$name.result"
+			read -r _ p f rc secs cpu note <"$logs/$name.result"
 		else
-			p=0 f=1 rc=- secs=- note="did not run (a prerequisite failed: see make's output above)"
+			p=0 f=1 rc=- secs=- cpu=- note="did not run (a prerequisite failed: see make's output above)"
 		fi
 		tp=$((tp + p)) tf=$((tf + f))
-		printf '%6s s  %-28s %s checks passed, %s failed\n' "$secs" "$name" "$p" "$f" >>"$logs/.times"
+		case $secs in *[!0-9]* | '') ;; *) ts=$((ts + secs)) ;; esac
+		case $cpu in *[!0-9]* | '') ;; *) tc=$((tc + cpu)) ;; esac
+		printf '%6s s %6s s CPU  %-28s %s checks passed, %s failed\n' "$secs" "$cpu" "$name" "$p" "$f" \
+			>>"$logs/.times"
 		if [ "$f" -gt 0 ]; then
 			[ "$rc" = - ] && st= || st=", exit status $rc"
 			echo "  $name: $f of $((p + f)) checks failed$st${note:+, $note}; log $logs/$name.log" \
@@ -110,6 +126,9 @@ summary)
 	if [ -f "$logs/.times" ]; then
 		echo "# time and checks per script:"
 		sed 's/^/# /' "$logs/.times"
+		echo "# the scripts' own times summed: $ts s wall, $tc s CPU"
+		# make check's parts, as its recipe marked them (Makefile's CHECK_MARK)
+		[ ! -f "$logs/.marks" ] || cat "$logs/.marks"
 		rm -f "$logs/.times"
 	fi
 	echo "$tp passed, $tf failed"

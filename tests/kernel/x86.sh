@@ -72,7 +72,9 @@ kbuild x86 vmlinux >"$OUT/x86.build.log" 2>&1 || {
 	die "x86 kernel build failed"
 }
 echo "# x86_64 kernel build: $(($(date +%s) - t0)) s"
+phase "x86_64 build"
 bootimg_check x86 "$X" x86
+phase "x86_64 boot image audited"
 V=$T/built.vmlinux
 S=$T/nodwarf.vmlinux
 cp "$X/vmlinux" "$V"
@@ -206,10 +208,17 @@ else
 fi
 
 # --- boots --------------------------------------------------------------------
+# two at a time (lib.sh's side, which prints each boot's time), each
+# boot's checks read after its boot
+phase "record, audit, tables"
 initramfs x86 "$T/initramfs.cpio"
-t0=$(date +%s)
-boot_x86 "$V" "$T/initramfs.cpio" "$T/built.boot.log" "$BOOT_TIMEOUT"
-echo "# boot as built: $(($(date +%s) - t0)) s"
+side built boot_x86 "$V" "$T/initramfs.cpio" "$T/built.boot.log" "$BOOT_TIMEOUT"
+for K in built nodwarf; do
+	[ ! -s "$T/$K.refilled.values" ] ||
+		side "$K.refilled" boot_x86 "$T/$K.refilled" "$T/initramfs.cpio" "$T/$K.refilled.boot.log" "$BOOT_TIMEOUT"
+done
+side wrong boot_x86 "$T/wrong.vmlinux" "$T/initramfs.cpio" "$T/wrong.boot.log" "$BOOT_TIMEOUT"
+side_wait built
 selftests "$T/built.boot.log" >"$T/built.tests"
 nb=$(wc -l <"$T/built.tests")
 fb=$(tracefs_ok "$T/built.boot.log")
@@ -226,9 +235,7 @@ for K in built nodwarf; do
 		not_ok "x86_64 $what, cleared and refilled: boots (no refilled kernel: record --in-place failed)"
 		continue
 	fi
-	t0=$(date +%s)
-	boot_x86 "$T/$K.refilled" "$T/initramfs.cpio" "$T/$K.refilled.boot.log" "$BOOT_TIMEOUT"
-	echo "# boot refilled $what: $(($(date +%s) - t0)) s"
+	side_wait "$K.refilled"
 	selftests "$T/$K.refilled.boot.log" >"$T/$K.refilled.tests"
 	fr=$(tracefs_ok "$T/$K.refilled.boot.log" "$fb")
 	if [ $? -eq 0 ] && [ "$nb" -gt 0 ] && ! grep -q FAILED "$T/$K.refilled.boot.log" &&
@@ -244,7 +251,7 @@ for K in built nodwarf; do
 	fi
 done
 
-boot_x86 "$T/wrong.vmlinux" "$T/initramfs.cpio" "$T/wrong.boot.log" "$BOOT_TIMEOUT"
+side_wait wrong
 selftests "$T/wrong.boot.log" >"$T/wrong.tests"
 fw=$(tracefs_field "$T/wrong.boot.log" enabled_functions)
 if grep -q "ftrace bug" "$T/wrong.boot.log" && [ "$fw" = 0 ] &&
