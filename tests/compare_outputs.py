@@ -41,6 +41,15 @@ FIXTURE_DIRS = [
     ("fixtures/repad/out", "make -C fixtures/repad"),
 ]
 BENCH_DIR = ("bench/out", "python3 bench/gen.py")
+# --corpus: the hostile corpus (made by tests/hostile/mkcorpus.py from
+# fixtures/out into the work directory) and the fuzzers' seeds and
+# regressions; every file is an input, ELF or not (a refusal's one line and
+# exit status are compared too).
+CORPUS_DIRS = ["fuzz/seeds", "fuzz/regressions"]
+# --deb DIR: Debian's kernel packages unpacked under DIR/ARCH: every vmlinux
+# and vmlinuz, and every --deb-every'th module (.ko, .ko.xz) in path order.
+DEB_KERNEL_RE = re.compile(r"/(vmlinux|vmlinuz)[^/]*$")
+DEB_MODULE_RE = re.compile(r"\.ko(\.xz|\.zst|\.gz)?$")
 
 EM_X86_64, EM_AARCH64, EM_RISCV = 62, 183, 243
 ET_REL, ET_EXEC, ET_DYN = 1, 2, 3
@@ -94,6 +103,50 @@ def scan_dir(rel, how, bench=False):
     if not images:
         raise SetupError(f"{rel}: no ELF image in it (build it: {how})")
     return images, others
+
+
+def scan_all(top):
+    """Every regular file under top (ELF or not), sorted: hostile inputs."""
+    if not os.path.isdir(top):
+        raise SetupError(f"{top}: missing")
+    out = []
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = os.path.join(dirpath, name)
+            if os.path.isfile(path) and not os.path.islink(path) and name != "MANIFEST":
+                out.append((os.path.relpath(path, ROOT) if path.startswith(ROOT + "/")
+                            else path, elf_header(path) or (0, 0)))
+    if not out:
+        raise SetupError(f"{top}: no file in it")
+    return out
+
+
+def scan_deb(top, every):
+    """The kernels and every every'th module under top (symlinks followed
+    once: a file reached by two names is one input)."""
+    if not os.path.isdir(top):
+        raise SetupError(f"--deb {top}: missing")
+    kernels, modules, seen = [], [], set()
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = os.path.join(dirpath, name)
+            if not os.path.isfile(path):
+                continue
+            real = os.path.realpath(path)
+            if real in seen:
+                continue
+            if DEB_KERNEL_RE.search(path):
+                seen.add(real)
+                kernels.append(path)
+            elif DEB_MODULE_RE.search(name):
+                seen.add(real)
+                modules.append(path)
+    modules = modules[::every]
+    if not kernels or not modules:
+        raise SetupError(f"--deb {top}: no vmlinux/vmlinuz or no module under it")
+    return [(p, elf_header(p) or (0, 0)) for p in kernels + modules], len(kernels)
 
 
 def is_embed_program(relpath, eh):
@@ -371,6 +424,16 @@ def main():
     ap.add_argument("old")
     ap.add_argument("new")
     ap.add_argument("--bench", action="store_true", help="also the bench/out images")
+    ap.add_argument("--corpus", action="store_true",
+                    help="also the hostile corpus (tests/hostile/mkcorpus.py) and "
+                         "fuzz/seeds, fuzz/regressions")
+    ap.add_argument("--deb", metavar="DIR", action="append", default=[],
+                    help="also the kernels and modules of Debian's packages "
+                         "unpacked in DIR (repeatable)")
+    ap.add_argument("--deb-every", metavar="N", type=int, default=10,
+                    help="with --deb: every N'th module (default 10)")
+    ap.add_argument("--no-fixtures", action="store_true",
+                    help="leave the fixture directories out (with --corpus/--deb)")
     ap.add_argument("--keep", metavar="DIR",
                     help="work in DIR (new or empty) and keep it: both runs of "
                          "every comparison that differs, and report.txt")
@@ -384,13 +447,14 @@ def main():
         sys.exit(2 if e.code else 0)
 
     t_start = time.monotonic()
+    cleanup = []
     old_bin, new_bin = os.path.abspath(a.old), os.path.abspath(a.new)
     try:
         if a.jobs < 1:
             raise SetupError(f"-j {a.jobs}: must be at least 1")
         vo = check_binary(old_bin, "OLD")
         vn = check_binary(new_bin, "NEW")
-        dirs = FIXTURE_DIRS + ([BENCH_DIR] if a.bench else [])
+        dirs = ([] if a.no_fixtures else FIXTURE_DIRS) + ([BENCH_DIR] if a.bench else [])
         images = []
         print(f"OLD {old_bin}: {vo}")
         print(f"NEW {new_bin}: {vn}")
@@ -406,6 +470,28 @@ def main():
                     f"{v} {k}" for k, v in sorted(kinds.items())) + ")" if others else ""))
         if not a.bench:
             print("bench/out: not compared (no --bench)")
+        if a.no_fixtures:
+            print("fixtures: not compared (--no-fixtures)")
+        if a.corpus:
+            hostile = tempfile.mkdtemp(prefix="patchsite-hostile.")
+            cleanup.append(hostile)
+            p = subprocess.run([sys.executable, os.path.join(ROOT, "tests/hostile/mkcorpus.py"),
+                                "--fixtures", os.path.join(ROOT, "fixtures/out"), hostile],
+                               stdin=subprocess.DEVNULL, capture_output=True)
+            if p.returncode:
+                raise SetupError("tests/hostile/mkcorpus.py failed: "
+                                 + p.stderr.decode("utf-8", "replace").strip()[-400:])
+            for top in [hostile] + [os.path.join(ROOT, d) for d in CORPUS_DIRS]:
+                imgs = scan_all(top)
+                images += imgs
+                print(f"{top if top == hostile else os.path.relpath(top, ROOT)}: "
+                      f"{len(imgs)} files, {sum(1 for _, eh in imgs if eh != (0, 0))} ELF")
+        if a.deb_every < 1:
+            raise SetupError(f"--deb-every {a.deb_every}: must be at least 1")
+        for top in a.deb:
+            imgs, nk = scan_deb(os.path.abspath(top), a.deb_every)
+            images += imgs
+            print(f"{top}: {nk} kernels, {len(imgs) - nk} modules (every {a.deb_every}th)")
         if a.filter:
             total_imgs = len(images)
             images = [im for im in images if a.filter in im[0]]
@@ -421,6 +507,8 @@ def main():
         else:
             work = tempfile.mkdtemp(prefix="patchsite-compare.")
     except SetupError as e:
+        for d in cleanup:
+            shutil.rmtree(d, ignore_errors=True)
         print(f"compare-outputs: {e}", file=sys.stderr)
         sys.exit(2)
 
@@ -512,6 +600,8 @@ def main():
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)
+        for d in cleanup:
+            shutil.rmtree(d, ignore_errors=True)
 
 
 if __name__ == "__main__":
