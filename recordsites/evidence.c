@@ -592,6 +592,76 @@ decided:
 	return 0;
 }
 
+/* What the functions of a vote begin with. */
+struct tally {
+	size_t calls;		/* call an mcount target */
+	size_t entry_nops;	/* begin with a 5-byte NOP */
+	size_t strong;		/* ... or with two NOP units or more */
+	size_t area;		/* begin with bk NOPs of bu bytes or more */
+	unsigned int bu, bk;	/* the most common (unit, run), 0 0 where none */
+};
+
+/*
+ * Count the shapes of the functions idx[0..n) of sh: the most common
+ * (unit, run) of two units or more, else of one; the shorter run on a tie.
+ */
+static void tally_shapes(const struct fshape *sh, const uint32_t *idx, size_t n, struct tally *t)
+{
+	static const unsigned int units[3] = { 1, 2, 4 };
+	size_t hist[3][SHAPE_MAX + 1];
+
+	memset(t, 0, sizeof(*t));
+	memset(hist, 0, sizeof(hist));
+	for (size_t i = 0; i < n; i++) {
+		const struct fshape *s = &sh[idx[i]];
+		t->calls += s->call;
+		if (s->entry_nop) {
+			t->entry_nops++;
+			t->strong++;
+		} else if (s->unit) {
+			hist[unit_index(s->unit)][s->post / s->unit]++;
+			t->strong += s->post >= 2 * s->unit;
+		}
+	}
+	for (unsigned int kmin = 2; kmin >= 1 && !t->bu; kmin--) {
+		size_t bcount = 0;
+		for (unsigned int ui = 0; ui < 3; ui++)
+			for (unsigned int k = kmin; k <= SHAPE_MAX; k++)
+				if (hist[ui][k] > bcount) {
+					bcount = hist[ui][k];
+					t->bu = units[ui];
+					t->bk = k;
+				}
+	}
+	if (t->bu)
+		for (unsigned int k = t->bk; k <= SHAPE_MAX / t->bu; k++)
+			t->area += hist[unit_index(t->bu)][k];
+}
+
+/*
+ * An area of bk units of bu bytes won the vote: the functions that have it
+ * vote on how many of its NOPs come before the symbol (vote_pre).  0 or
+ * -ENOMEM.
+ */
+static int decide_area(const struct fshape *sh, const uint32_t *idx, size_t n,
+		       const struct tally *t, struct vote *v)
+{
+	uint32_t *c = elfio_calloc(t->area, sizeof(*c));
+	size_t m = 0;
+
+	if (!c)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct fshape *s = &sh[idx[i]];
+		if (s->unit == t->bu && !s->entry_nop && s->post >= t->bk * t->bu)
+			c[m++] = idx[i];
+	}
+	v->layout = (struct layout){ LAYOUT_AREA, t->bu, 0, t->bk * t->bu };
+	v->result = vote_pre(sh, c, m, t->bu, v) ? VOTE_AMBIGUOUS : VOTE_DECIDED;
+	elfio_free(c);
+	return 0;
+}
+
 /*
  * Vote over the functions idx[0..n) of sh.  Fills *v.
  *
@@ -607,41 +677,13 @@ decided:
  */
 static int vote(const struct fshape *sh, const uint32_t *idx, size_t n, struct vote *v)
 {
-	static const unsigned int units[3] = { 1, 2, 4 };
-	size_t hist[3][SHAPE_MAX + 1];
-	size_t calls = 0, entry_nops = 0, strong = 0;
-	unsigned int bu = 0, bk = 0;
+	struct tally t;
 
 	memset(v, 0, sizeof(*v));
-	memset(hist, 0, sizeof(hist));
 	v->functions = n;
-	for (size_t i = 0; i < n; i++) {
-		const struct fshape *s = &sh[idx[i]];
-		calls += s->call;
-		if (s->entry_nop) {
-			entry_nops++;
-			strong++;
-		} else if (s->unit) {
-			hist[unit_index(s->unit)][s->post / s->unit]++;
-			strong += s->post >= 2 * s->unit;
-		}
-	}
-	/* the most common (unit, run) of two units or more, else of one; the
-	   shorter run on a tie */
-	for (unsigned int kmin = 2; kmin >= 1 && !bu; kmin--) {
-		size_t bcount = 0;
-		for (unsigned int ui = 0; ui < 3; ui++)
-			for (unsigned int k = kmin; k <= SHAPE_MAX; k++)
-				if (hist[ui][k] > bcount) {
-					bcount = hist[ui][k];
-					bu = units[ui];
-					bk = k;
-				}
-	}
-	size_t area = 0;
-	if (bu)
-		for (unsigned int k = bk; k <= SHAPE_MAX / bu; k++)
-			area += hist[unit_index(bu)][k];
+	tally_shapes(sh, idx, n, &t);
+	size_t calls = t.calls, entry_nops = t.entry_nops, strong = t.strong, area = t.area;
+	unsigned int bu = t.bu, bk = t.bk;
 	bool weak = bu && bk == 1;
 	v->strong = strong;
 
@@ -713,19 +755,7 @@ static int vote(const struct fshape *sh, const uint32_t *idx, size_t n, struct v
 		v->layout.kind = LAYOUT_ENTRY_NOP;
 		return 0;
 	}
-	uint32_t *c = elfio_calloc(area, sizeof(*c));
-	size_t t = 0;
-	if (!c)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const struct fshape *s = &sh[idx[i]];
-		if (s->unit == bu && !s->entry_nop && s->post >= bk * bu)
-			c[t++] = idx[i];
-	}
-	v->layout = (struct layout){ LAYOUT_AREA, bu, 0, bk * bu };
-	v->result = vote_pre(sh, c, t, bu, v) ? VOTE_AMBIGUOUS : VOTE_DECIDED;
-	elfio_free(c);
-	return 0;
+	return decide_area(sh, idx, n, &t, v);
 }
 
 /* --- Layouts and regions ------------------------------------------------------ */
