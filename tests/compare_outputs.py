@@ -4,6 +4,8 @@
 Run through tests/compare-outputs.sh; see the note at the top of that script.
 
     compare_outputs.py OLD NEW [--bench] [--keep DIR] [-j N] [--filter STR]
+                       [--corpus] [--deb DIR]... [--deb-every N] [--allocfail N]
+                       [--no-fixtures]
 
 For each input image and each command that applies to it, OLD runs, then
 NEW runs, in the same scratch directory (same path, same file names), and
@@ -50,6 +52,18 @@ CORPUS_DIRS = ["fuzz/seeds", "fuzz/regressions"]
 # and vmlinuz, and every --deb-every'th module (.ko, .ko.xz) in path order.
 DEB_KERNEL_RE = re.compile(r"/(vmlinux|vmlinuz)[^/]*$")
 DEB_MODULE_RE = re.compile(r"\.ko(\.xz|\.zst|\.gz)?$")
+# --allocfail N: these images (those of tests/e2e/allocfail.sh), each of
+# ALLOC_COMMANDS run N times with the Nth allocation failing
+# (tests/hostile/allocshim.c; the plain builds, not ASan's): the error
+# paths' messages and what they leave behind, byte for byte.
+ALLOC_IMAGES = [
+    "fixtures/out/x86_64-fentry/exec", "fixtures/out/x86_64-fentry/vmlinux.o",
+    "fixtures/out/aarch64-callops/exec", "fixtures/out/riscv64-mcount/lib.o",
+    "fixtures/out/riscv64-callops-c/exec", "fixtures/minikernel/out/x86_64-pad.elf",
+    "fixtures/minikernel/out/riscv64.elf",
+]
+ALLOC_COMMANDS = ("record", "record --format=json", "record --in-place -o", "audit",
+                  "audit --format=json")
 
 EM_X86_64, EM_AARCH64, EM_RISCV = 62, 183, 243
 ET_REL, ET_EXEC, ET_DYN = 1, 2, 3
@@ -187,6 +201,21 @@ def commands_for(relpath, eh):
 
 
 # ---------------------------------------------------------------- running
+
+def alloc_points(binary, argv, copy, src, work, env, shim, n):
+    """Which allocations to fail, n of them: every one up to n, else n
+    spread evenly over all that a run of binary makes (allocshim counts)."""
+    tag = f"count.{len(os.listdir(work))}"
+    count_file = os.path.join(work, tag + ".txt")
+    run_one(binary, argv, copy, src, os.path.join(work, tag), os.path.join(work, tag + ".res"),
+            dict(env, LD_PRELOAD=shim, ALLOCSHIM_COUNT=count_file))
+    with open(count_file) as f:
+        total = max(int(l) for l in f.read().split())
+    shutil.rmtree(os.path.join(work, tag + ".res"))
+    if total <= n:
+        return list(range(1, total + 1))
+    return sorted({1 + (i * (total - 1)) // (n - 1) for i in range(n)}) if n > 1 else [1]
+
 
 def file_id(path):
     st = os.stat(path)
@@ -368,6 +397,22 @@ def bytes_diff(pa, pb):
             f"{first:#x}" + (f" ({where})" if where else "")]
 
 
+# The one thing that differs between any two runs: the name mkostemp gave
+# the temporary beside an output, which a message about a failure while
+# writing it names (seen only with --allocfail).
+TEMP_NAME = re.compile(rb"/\.patchsite\.[A-Za-z0-9]{6}\b")
+
+
+def same_but_temp(pa, pb):
+    """Whether two small stderr files differ only in a temporary's name."""
+    if os.path.getsize(pa) > 65536 or os.path.getsize(pb) > 65536:
+        return False
+    with open(pa, "rb") as fa, open(pb, "rb") as fb:
+        x, y = fa.read(), fb.read()
+    mask = b"/.patchsite.XXXXXX"
+    return TEMP_NAME.sub(mask, x) == TEMP_NAME.sub(mask, y)
+
+
 def compare(old, new):
     """List of (what, detail lines) that differ between two runs."""
     diffs = []
@@ -381,7 +426,7 @@ def compare(old, new):
         diffs.append(("exit status", [f"old {old['rc']}, new {new['rc']}"]))
     for stream in ("stdout", "stderr"):
         pa, pb = os.path.join(old["dir"], stream), os.path.join(new["dir"], stream)
-        if not same_bytes(pa, pb):
+        if not same_bytes(pa, pb) and not (stream == "stderr" and same_but_temp(pa, pb)):
             diffs.append((stream, bytes_diff(pa, pb)))
     for side, r in (("old", old), ("new", new)):
         if r["input_changed"]:
@@ -432,6 +477,10 @@ def main():
                          "unpacked in DIR (repeatable)")
     ap.add_argument("--deb-every", metavar="N", type=int, default=10,
                     help="with --deb: every N'th module (default 10)")
+    ap.add_argument("--allocfail", metavar="N", type=int, default=0,
+                    help="also run record/audit on a few fixtures with each of the "
+                         "first N allocations failing (tests/hostile/allocshim.c; "
+                         "give the plain builds)")
     ap.add_argument("--no-fixtures", action="store_true",
                     help="leave the fixture directories out (with --corpus/--deb)")
     ap.add_argument("--keep", metavar="DIR",
@@ -512,13 +561,41 @@ def main():
         print(f"compare-outputs: {e}", file=sys.stderr)
         sys.exit(2)
 
-    jobs = []
-    for relpath, eh in images:
-        for label, argv, copy in commands_for(relpath, eh):
-            jobs.append((len(jobs), relpath, label, argv, copy))
     # A fixed environment; the two runs get the same one.
     env = dict(os.environ, LC_ALL="C", LANG="C", TZ="UTC")
     env.pop("LANGUAGE", None)
+    shim = None
+    if a.allocfail:
+        shim = os.path.join(work, "allocshim.so")
+        p = subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", shim,
+                            os.path.join(ROOT, "tests/hostile/allocshim.c"), "-ldl"],
+                           stdin=subprocess.DEVNULL, capture_output=True)
+        missing = [r for r in ALLOC_IMAGES if not os.path.isfile(os.path.join(ROOT, r))]
+        if p.returncode or missing:
+            print("compare-outputs: " + ("allocshim.c does not build: "
+                  + p.stderr.decode("utf-8", "replace")[-400:] if p.returncode else
+                  f"--allocfail: missing {missing[0]} (make fixtures)"), file=sys.stderr)
+            if not a.keep:
+                shutil.rmtree(work, ignore_errors=True)
+            for d in cleanup:
+                shutil.rmtree(d, ignore_errors=True)
+            sys.exit(2)
+        print(f"--allocfail {a.allocfail}: {len(ALLOC_IMAGES)} images, "
+              f"{len(ALLOC_COMMANDS)} commands, each allocation 1..{a.allocfail} failing")
+    jobs = []
+    for relpath, eh in images:
+        for label, argv, copy in commands_for(relpath, eh):
+            jobs.append((len(jobs), relpath, label, argv, copy, None))
+    if a.allocfail:
+        for relpath in ALLOC_IMAGES:
+            eh = elf_header(os.path.join(ROOT, relpath))
+            for label, argv, copy in commands_for(relpath, eh):
+                if label not in ALLOC_COMMANDS:
+                    continue
+                for nth in alloc_points(old_bin, argv, copy, os.path.join(ROOT, relpath),
+                                        work, env, shim, a.allocfail):
+                    jobs.append((len(jobs), relpath, f"{label} [allocation {nth} fails]",
+                                 argv, copy, {"LD_PRELOAD": shim, "ALLOCSHIM_NTH": str(nth)}))
 
     results = {}
     lock = threading.Lock()
@@ -526,15 +603,19 @@ def main():
     setup_error = []
 
     def work_one(job):
-        idx, relpath, label, argv, copy = job
+        idx, relpath, label, argv, copy, extra = job
         if setup_error:
             return
+        if extra:
+            run_env = dict(env, **extra)
+        else:
+            run_env = env
         src = os.path.join(ROOT, relpath)
         scratch = os.path.join(work, "scratch", str(idx))
         res = os.path.join(work, "res", str(idx))
         try:
-            r_old = run_one(old_bin, argv, copy, src, scratch, os.path.join(res, "old"), env)
-            r_new = run_one(new_bin, argv, copy, src, scratch, os.path.join(res, "new"), env)
+            r_old = run_one(old_bin, argv, copy, src, scratch, os.path.join(res, "old"), run_env)
+            r_new = run_one(new_bin, argv, copy, src, scratch, os.path.join(res, "new"), run_env)
             diffs = compare(r_old, r_new)
         except SetupError as e:
             setup_error.append(str(e))
@@ -578,7 +659,8 @@ def main():
         st = {}
         for idx in sorted(results):
             relpath, label, diffs, r_old, r_new = results[idx]
-            c = st.setdefault(label, {})
+            c = st.setdefault(re.sub(r"\[allocation \d+ fails\]", "[allocation k fails]",
+                                     label), {})
             c[r_new["rc"]] = c.get(r_new["rc"], 0) + 1
         report.append("exit status of NEW per command: " + "; ".join(
             f"{label} " + " ".join(f"{rc}:{n}" for rc, n in sorted(c.items()))
