@@ -33,7 +33,8 @@
 # bench/out with --bench; other files there, .meta/.link/sources/*.json, are
 # counted and named as not inputs):
 #   record; record --symbolize; record --format=json; record --format=asm;
-#   record --format=elf -o out.o; record --in-place -o out; audit;
+#   record --format=elf -o out.o; record --in-place -o out; record --in-place
+#   (on the copy: the journal's write where the file lies); audit;
 #   audit --format=json; ET_REL: repad IN -o out.o; riscv64 ET_REL:
 #   pin --dry-run, pin (on the copy); arm64 programs of fixtures/embed/out:
 #   embed IN -o out.
@@ -42,8 +43,9 @@
 # fixtures/out into a temporary directory), fuzz/seeds and fuzz/regressions.
 # With --deb DIR (Debian's linux-image packages unpacked in DIR, as
 # /work/cache/deb/amd64): every vmlinux and vmlinuz under it and every
-# --deb-every'th module (.ko, .ko.xz; default 10), in path order.  With
-# --allocfail N: record, record --format=json, record --in-place -o, audit
+# --deb-every'th module (.ko, .ko.xz; default 10), in path order, and the
+# package audit of DIR/lib/modules (audit -j 2 DIR, audit -v --format=json).  With
+# --allocfail N: record, record --format=json, record --in-place (-o), audit
 # and audit --format=json on the seven fixtures of tests/e2e/allocfail.sh,
 # each run with one allocation failing (tests/hostile/allocshim.c, built
 # here; give the plain builds, not ASan's), for N allocations spread evenly

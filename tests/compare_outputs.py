@@ -62,8 +62,8 @@ ALLOC_IMAGES = [
     "fixtures/out/riscv64-callops-c/exec", "fixtures/minikernel/out/x86_64-pad.elf",
     "fixtures/minikernel/out/riscv64.elf",
 ]
-ALLOC_COMMANDS = ("record", "record --format=json", "record --in-place -o", "audit",
-                  "audit --format=json")
+ALLOC_COMMANDS = ("record", "record --format=json", "record --in-place -o",
+                  "record --in-place", "audit", "audit --format=json")
 
 EM_X86_64, EM_AARCH64, EM_RISCV = 62, 183, 243
 ET_REL, ET_EXEC, ET_DYN = 1, 2, 3
@@ -160,7 +160,10 @@ def scan_deb(top, every):
     modules = modules[::every]
     if not kernels or not modules:
         raise SetupError(f"--deb {top}: no vmlinux/vmlinuz or no module under it")
-    return [(p, elf_header(p) or (0, 0)) for p in kernels + modules], len(kernels)
+    packages = [os.path.join(top, "lib/modules")] if os.path.isdir(
+        os.path.join(top, "lib/modules")) else []
+    return ([(p, elf_header(p) or (0, 0)) for p in kernels + modules]
+            + [(p, PACKAGE) for p in packages], len(kernels))
 
 
 def is_embed_program(relpath, eh):
@@ -178,7 +181,15 @@ def is_embed_program(relpath, eh):
 IN, OUT_O, OUT = "{IN}", "out.o", "out"
 
 
+# A package: a directory audit walks (recordsites/batch.c), not an image.
+PACKAGE = (-1, -1)
+
+
 def commands_for(relpath, eh):
+    if eh == PACKAGE:
+        return [("audit DIR", ["audit", "-j", "2", IN], False),
+                ("audit -v --format=json DIR", ["audit", "-v", "--format=json", "-j", "2", IN],
+                 False)]
     e_type, e_machine = eh
     cmds = [
         ("record", ["record", IN], False),
@@ -187,6 +198,7 @@ def commands_for(relpath, eh):
         ("record --format=asm", ["record", "--format=asm", IN], False),
         ("record --format=elf -o", ["record", "--format=elf", "-o", OUT_O, IN], True),
         ("record --in-place -o", ["record", "--in-place", "-o", OUT, IN], True),
+        ("record --in-place", ["record", "--in-place", IN], True),
         ("audit", ["audit", IN], False),
         ("audit --format=json", ["audit", "--format=json", IN], False),
     ]
@@ -540,7 +552,9 @@ def main():
         for top in a.deb:
             imgs, nk = scan_deb(os.path.abspath(top), a.deb_every)
             images += imgs
-            print(f"{top}: {nk} kernels, {len(imgs) - nk} modules (every {a.deb_every}th)")
+            npk = sum(1 for _, eh in imgs if eh == PACKAGE)
+            print(f"{top}: {nk} kernels, {len(imgs) - nk - npk} modules (every "
+                  f"{a.deb_every}th), {npk} package directories (audit DIR)")
         if a.filter:
             total_imgs = len(images)
             images = [im for im in images if a.filter in im[0]]
