@@ -89,11 +89,55 @@ static int room(uint8_t **buf, size_t *cap, size_t len, uint64_t limit, size_t *
 	return 0;
 }
 
+/*
+ * One step of a library's stream: inflate into out[0..avail), say how many
+ * bytes it made (*made).  1: the stream ended; 0: go on; else -errno
+ * (-ENOMEM where the library ran out, -EINVAL for a corrupt or truncated
+ * stream).
+ */
+typedef int (*z_step)(void *stream, uint8_t *out, size_t avail, size_t *made);
+
+/*
+ * The loop of zlib, liblzma, libzstd and libbz2 alike: room for more
+ * output (never past the limit), a step into it, until the stream ends or
+ * fails.
+ */
+static int z_stream_loop(z_step step, void *stream, uint64_t limit, uint8_t **buf, size_t *cap,
+			 size_t *len)
+{
+	for (;;) {
+		size_t avail, made = 0;
+		int r = room(buf, cap, *len, limit, &avail);
+		if (r)
+			return r;
+		r = step(stream, *buf + *len, avail, &made);
+		*len += made;
+		if (r)
+			return r > 0 ? 0 : r;
+	}
+}
+
+static int gzip_step(void *stream, uint8_t *out, size_t avail, size_t *made)
+{
+	z_stream *zs = stream;
+
+	zs->next_out = out;
+	zs->avail_out = avail > UINT_MAX ? UINT_MAX : (uInt)avail;
+	uInt before = zs->avail_out;
+	int zr = inflate(zs, Z_NO_FLUSH);
+	*made = before - zs->avail_out;
+	if (zr == Z_STREAM_END)
+		return 1;
+	if (zr == Z_MEM_ERROR)
+		return -ENOMEM;
+	/* a full output buffer with input left is no error: more room */
+	return zr == Z_OK || (zr == Z_BUF_ERROR && zs->avail_in) ? 0 : -EINVAL;
+}
+
 static int z_gzip(const uint8_t *in, size_t inlen, uint64_t limit, uint8_t **buf, size_t *cap,
 		  size_t *len)
 {
 	z_stream zs = { 0 };
-	int ret = -EINVAL;
 
 	if (inlen > UINT_MAX)
 		return -EFBIG;
@@ -101,104 +145,74 @@ static int z_gzip(const uint8_t *in, size_t inlen, uint64_t limit, uint8_t **buf
 		return -ENOMEM;
 	zs.next_in = (Bytef *)in;
 	zs.avail_in = (uInt)inlen;
-	for (;;) {
-		size_t avail;
-		int r = room(buf, cap, *len, limit, &avail);
-		if (r) {
-			ret = r;
-			break;
-		}
-		zs.next_out = *buf + *len;
-		zs.avail_out = avail > UINT_MAX ? UINT_MAX : (uInt)avail;
-		uInt before = zs.avail_out;
-		int zr = inflate(&zs, Z_NO_FLUSH);
-		*len += before - zs.avail_out;
-		if (zr == Z_STREAM_END) {
-			ret = 0;
-			break;
-		}
-		if (zr == Z_MEM_ERROR)
-			ret = -ENOMEM;
-		if (zr != Z_OK && !(zr == Z_BUF_ERROR && zs.avail_in))
-			break;
-		if (zr == Z_BUF_ERROR && !zs.avail_in)
-			break;
-	}
+	int ret = z_stream_loop(gzip_step, &zs, limit, buf, cap, len);
 	inflateEnd(&zs);
 	return ret;
+}
+
+static int lzma_step(void *stream, uint8_t *out, size_t avail, size_t *made)
+{
+	lzma_stream *zs = stream;
+
+	zs->next_out = out;
+	zs->avail_out = avail;
+	/* LZMA_RUN: the kernel appends its size after the stream */
+	lzma_ret lr = lzma_code(zs, LZMA_RUN);
+	*made = avail - zs->avail_out;
+	if (lr == LZMA_STREAM_END)
+		return 1;
+	if (lr == LZMA_MEM_ERROR)
+		return -ENOMEM;
+	if (lr != LZMA_OK)
+		return -EINVAL;
+	return !zs->avail_in && zs->avail_out ? -EINVAL : 0;	/* truncated */
 }
 
 static int z_lzma(bool alone, const uint8_t *in, size_t inlen, uint64_t limit, uint8_t **buf,
 		  size_t *cap, size_t *len)
 {
 	lzma_stream zs = LZMA_STREAM_INIT;
-	int ret = -EINVAL;
 
 	if ((alone ? lzma_alone_decoder(&zs, UINT64_MAX)
 		   : lzma_stream_decoder(&zs, UINT64_MAX, 0)) != LZMA_OK)
 		return -ENOMEM;
 	zs.next_in = in;
 	zs.avail_in = inlen;
-	for (;;) {
-		size_t avail;
-		int r = room(buf, cap, *len, limit, &avail);
-		if (r) {
-			ret = r;
-			break;
-		}
-		zs.next_out = *buf + *len;
-		zs.avail_out = avail;
-		size_t before = zs.avail_out;
-		/* LZMA_RUN: the kernel appends its size after the stream */
-		lzma_ret lr = lzma_code(&zs, LZMA_RUN);
-		*len += before - zs.avail_out;
-		if (lr == LZMA_STREAM_END) {
-			ret = 0;
-			break;
-		}
-		if (lr == LZMA_MEM_ERROR)
-			ret = -ENOMEM;
-		if (lr != LZMA_OK)
-			break;
-		if (!zs.avail_in && zs.avail_out)
-			break;	/* truncated */
-	}
+	int ret = z_stream_loop(lzma_step, &zs, limit, buf, cap, len);
 	lzma_end(&zs);
 	return ret;
+}
+
+/* libzstd's stream: the decoder and its input. */
+struct zstd_stream {
+	ZSTD_DStream *zs;
+	ZSTD_inBuffer ib;
+};
+
+static int zstd_step(void *stream, uint8_t *out, size_t avail, size_t *made)
+{
+	struct zstd_stream *st = stream;
+	ZSTD_outBuffer ob = { out, avail, 0 };
+	size_t zr = ZSTD_decompressStream(st->zs, &ob, &st->ib);
+
+	*made = ob.pos;
+	if (ZSTD_isError(zr))
+		return ZSTD_getErrorCode(zr) == ZSTD_error_memory_allocation ? -ENOMEM : -EINVAL;
+	if (zr == 0)
+		return 1;
+	return st->ib.pos == st->ib.size && ob.pos < ob.size ? -EINVAL : 0;	/* truncated */
 }
 
 static int z_zstd(const uint8_t *in, size_t inlen, uint64_t limit, uint8_t **buf, size_t *cap,
 		  size_t *len)
 {
-	ZSTD_DStream *zs = ZSTD_createDStream();
-	ZSTD_inBuffer ib = { in, inlen, 0 };
-	int ret = -EINVAL;
+	struct zstd_stream st = { ZSTD_createDStream(), { in, inlen, 0 } };
 
-	if (!zs)
+	if (!st.zs)
 		return -ENOMEM;
-	ZSTD_initDStream(zs);
-	for (;;) {
-		size_t avail;
-		int r = room(buf, cap, *len, limit, &avail);
-		if (r) {
-			ret = r;
-			break;
-		}
-		ZSTD_outBuffer ob = { *buf + *len, avail, 0 };
-		size_t zr = ZSTD_decompressStream(zs, &ob, &ib);
-		*len += ob.pos;
-		if (ZSTD_isError(zr) && ZSTD_getErrorCode(zr) == ZSTD_error_memory_allocation)
-			ret = -ENOMEM;
-		if (ZSTD_isError(zr))
-			break;
-		if (zr == 0) {
-			ret = 0;
-			break;
-		}
-		if (ib.pos == ib.size && ob.pos < ob.size)
-			break;	/* truncated */
-	}
-	ZSTD_freeDStream(zs);
+	ZSTD_initDStream(st.zs);
+	int ret = z_stream_loop(zstd_step, &st, limit, buf, cap, len);
+	ZSTD_freeDStream(st.zs);
 	return ret;
 }
 
@@ -247,41 +261,36 @@ static int z_lz4(const uint8_t *in, size_t inlen, uint64_t limit, uint8_t **buf,
 	return *len && at == inlen ? 0 : -EINVAL;
 }
 
+static int bzip2_step(void *stream, uint8_t *out, size_t avail, size_t *made)
+{
+	bz_stream *bs = stream;
+
+	if (avail > UINT_MAX)
+		avail = UINT_MAX;
+	bs->next_out = (char *)out;
+	bs->avail_out = (unsigned int)avail;
+	int r = BZ2_bzDecompress(bs);
+	*made = avail - bs->avail_out;
+	if (r == BZ_STREAM_END)
+		return 1;
+	if (r == BZ_MEM_ERROR)
+		return -ENOMEM;
+	if (r != BZ_OK)
+		return -EINVAL;
+	return !bs->avail_in && bs->avail_out ? -EINVAL : 0;	/* truncated */
+}
+
 static int z_bzip2(const uint8_t *in, size_t inlen, uint64_t limit, uint8_t **buf, size_t *cap,
 		   size_t *len)
 {
 	bz_stream bs;
-	int ret = -EINVAL;
 
 	memset(&bs, 0, sizeof(bs));
 	if (BZ2_bzDecompressInit(&bs, 0, 0) != BZ_OK)
 		return -ENOMEM;
 	bs.next_in = (char *)(uintptr_t)in;
 	bs.avail_in = inlen > UINT_MAX ? UINT_MAX : (unsigned int)inlen;
-	for (;;) {
-		size_t avail;
-		int r = room(buf, cap, *len, limit, &avail);
-		if (r) {
-			ret = r;
-			break;
-		}
-		if (avail > UINT_MAX)
-			avail = UINT_MAX;
-		bs.next_out = (char *)*buf + *len;
-		bs.avail_out = (unsigned int)avail;
-		r = BZ2_bzDecompress(&bs);
-		*len += avail - bs.avail_out;
-		if (r == BZ_STREAM_END) {
-			ret = 0;
-			break;
-		}
-		if (r == BZ_MEM_ERROR)
-			ret = -ENOMEM;
-		if (r != BZ_OK)
-			break;
-		if (!bs.avail_in && bs.avail_out)
-			break;	/* truncated */
-	}
+	int ret = z_stream_loop(bzip2_step, &bs, limit, buf, cap, len);
 	BZ2_bzDecompressEnd(&bs);
 	return ret;
 }

@@ -493,143 +493,189 @@ static int ranges_read_back(int fd, const struct range *rv, size_t n)
 	return ret;
 }
 
+/* One write in place: the files, the journal's ranges, and how far it got. */
+struct in_place {
+	struct elfio *e;
+	const char *path;		/* the image */
+	char *jpath;			/* its journal (asprintf's) */
+	unsigned int flags;		/* ELFIO_FSYNC */
+	int fd, jfd;
+	struct range *rv;		/* the ranges written, with their old bytes */
+	size_t n;
+	uint8_t *jbuf;			/* the journal's bytes */
+	size_t jlen;
+	bool image_touched;		/* the image may differ from what was read */
+	bool journal_made;		/* the journal file exists */
+	bool bad;			/* what failed said so itself */
+	const char *what;		/* else the words of the failure */
+};
+
+/*
+ * Open the image to write, locked, and check that it is still the file that
+ * was read (*st: its stat).  0; 1: it changed (said: nothing is written); else -errno
+ * (ip->what says what failed).
+ */
+static int open_image(struct in_place *ip, struct stat *st)
+{
+	struct stat est;
+
+	ip->fd = open(ip->path, O_RDWR | O_CLOEXEC);
+	if (ip->fd < 0) {
+		ip->what = "cannot open for writing";
+		return -errno;
+	}
+	while (flock(ip->fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			ip->what = "cannot lock";
+			return -errno;
+		}
+	}
+	/* the file that was read, still the same size: else nothing is written */
+	if (fstat(ip->fd, st) < 0 || fstat(elfio_fd(ip->e), &est) < 0)
+		return -errno;
+	if (st->st_dev != est.st_dev || st->st_ino != est.st_ino ||
+	    (uint64_t)st->st_size != elfio_file_size(ip->e)) {
+		elfio_err(ip->e, "file changed while it was being read; nothing written");
+		return 1;
+	}
+	return 0;
+}
+
+/* 1. the journal, whole (and durable with ELFIO_FSYNC), before the image changes.  0 or -errno. */
+static int write_journal(struct in_place *ip)
+{
+	int ret = 0;
+
+	ip->jfd = open(ip->jpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (ip->jfd < 0) {
+		ip->what = errno == EEXIST ? "a journal of another write is in the way (run "
+					     "`patchsite audit` on the image to recover it)"
+					   : "cannot create the journal";
+		return -errno;
+	}
+	ip->journal_made = true;
+	ip->what = "cannot write the journal";
+	for (size_t done = 0; done < ip->jlen;) {
+		ssize_t w = write(ip->jfd, ip->jbuf + done, ip->jlen - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		done += (size_t)w;
+	}
+	if ((ip->flags & ELFIO_FSYNC) && (fsync(ip->jfd) < 0 || (ret = sync_dir_of(ip->jpath))))
+		return ret ? ret : -errno;
+	ip->what = "cannot write";
+	return 0;
+}
+
+/*
+ * 2. the ranges, then (3) read back, as bytes and by the caller's check.
+ * 0 or -errno.
+ */
+static int write_image(struct in_place *ip, const struct elfio_write_check *chk)
+{
+	int ret;
+
+	ip->image_touched = true;
+	ret = write_ranges(ip->fd, ip->rv, ip->n, true);
+	if (!ret && (ip->flags & ELFIO_FSYNC) && fsync(ip->fd) < 0)
+		ret = -errno;
+	if (ret)
+		return ret;
+	ret = ranges_read_back(ip->fd, ip->rv, ip->n);
+	if (ret) {
+		elfio_err(ip->e, "the written bytes do not read back as written; rolled back");
+		ip->bad = true;
+		return ret;
+	}
+	if (chk && (ret = chk->check(ip->path, chk->ctx)))
+		ip->bad = true;	/* the check printed why */
+	return ret;
+}
+
+/* 4. commit: the journal goes.  0 or -errno. */
+static int commit_journal(struct in_place *ip)
+{
+	if (unlink(ip->jpath) < 0) {
+		ip->what = "cannot remove the journal";
+		return -errno;
+	}
+	ip->journal_made = false;
+	if (ip->flags & ELFIO_FSYNC)
+		sync_dir_of(ip->jpath);	/* the image is durable already; this makes it final */
+	return 0;
+}
+
+/*
+ * Roll back; if that fails too, the journal stays for the next command.
+ * Then the one line, unless what failed said it (ret: its -errno).
+ */
+static void roll_back(struct in_place *ip, int ret)
+{
+	bool kept = false;
+
+	if (ip->image_touched && (write_ranges(ip->fd, ip->rv, ip->n, false) ||
+				  ((ip->flags & ELFIO_FSYNC) && fsync(ip->fd) < 0)))
+		kept = true;
+	if (ip->journal_made && !kept && unlink(ip->jpath) < 0 && errno != ENOENT)
+		kept = true;
+	const char *tail = kept ? "; the next patchsite command on it rolls it back" :
+			   ip->image_touched ? "; rolled back" : "; nothing written";
+	if (!ip->bad && ret == -ENOMEM)	/* what says it */
+		elfio_error(ip->path, "%s%s", ip->what, tail);
+	else if (!ip->bad)
+		elfio_error(ip->path, "%s: %s%s", ip->what, strerror(-ret), tail);
+}
+
 int elfio_write_in_place(struct elfio *e, const struct elfio_edits *ed, unsigned int flags,
 			 const struct elfio_write_check *chk, size_t *written)
 {
-	const char *path = elfio_path(e);
-	char *jpath = NULL;
-	struct range *rv = NULL;
-	size_t n = 0, jlen = 0;
-	uint8_t *jbuf = NULL;
-	struct stat st, est;
-	int fd = -1, jfd = -1, ret;
-	bool image_touched = false, journal_made = false, bad = false, kept = false;
-	const char *what = "cannot write";
+	struct in_place ip = { .e = e, .path = elfio_path(e), .flags = flags, .fd = -1, .jfd = -1,
+			       .what = "cannot write" };
+	struct stat st;
+	int ret;
 
 	*written = 0;
 	if (elfio_was_compressed(e)) {
 		elfio_err(e, "cannot rewrite a compressed file; decompress it first");
 		return -ENOTSUP;
 	}
-	jpath = elfio_journal_path(path);
-	if (!jpath) {
+	ip.jpath = elfio_journal_path(ip.path);
+	if (!ip.jpath) {
 		elfio_err(e, "out of memory for the name of the journal");
 		return -ENOMEM;
 	}
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		what = "cannot open for writing";
-		goto fail;
-	}
-	while (flock(fd, LOCK_EX) < 0) {
-		if (errno != EINTR) {
-			ret = -errno;
-			what = "cannot lock";
-			goto fail;
-		}
-	}
-	/* the file that was read, still the same size: else nothing is written */
-	if (fstat(fd, &st) < 0 || fstat(elfio_fd(e), &est) < 0) {
-		ret = -errno;
-		goto fail;
-	}
-	if (st.st_dev != est.st_dev || st.st_ino != est.st_ino ||
-	    (uint64_t)st.st_size != elfio_file_size(e)) {
+	ret = open_image(&ip, &st);
+	if (ret == 1) {
 		ret = -EAGAIN;
-		elfio_err(e, "file changed while it was being read; nothing written");
 		goto out;
 	}
-	ret = build_journal(fd, &st, flags, ed, &rv, &n, &jbuf, &jlen);
-	if (ret) {
-		what = ret == -ENOMEM ? "out of memory for the journal" :
-		       "cannot build the journal";
-		goto fail;
-	}
-	if (!n)
-		goto out;	/* every edit already there */
-
-	/* 1. the journal, whole, before the image changes */
-	jfd = open(jpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (jfd < 0) {
-		ret = -errno;
-		what = errno == EEXIST ? "a journal of another write is in the way (run `patchsite "
-					 "audit` on the image to recover it)"
-				       : "cannot create the journal";
-		goto fail;
-	}
-	journal_made = true;
-	for (size_t done = 0; done < jlen;) {
-		ssize_t w = write(jfd, jbuf + done, jlen - done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			ret = w < 0 ? -errno : -EIO;
-			what = "cannot write the journal";
-			goto fail;
-		}
-		done += (size_t)w;
-	}
-	if ((flags & ELFIO_FSYNC) && (fsync(jfd) < 0 || (ret = sync_dir_of(jpath)))) {
-		ret = ret ? ret : -errno;
-		what = "cannot write the journal";
-		goto fail;
-	}
-
-	/* 2. the ranges, then (3) read back */
-	image_touched = true;
-	ret = write_ranges(fd, rv, n, true);
-	if (!ret && (flags & ELFIO_FSYNC) && fsync(fd) < 0)
-		ret = -errno;
 	if (ret)
 		goto fail;
-	ret = ranges_read_back(fd, rv, n);
+	ret = build_journal(ip.fd, &st, flags, ed, &ip.rv, &ip.n, &ip.jbuf, &ip.jlen);
 	if (ret) {
-		elfio_err(e, "the written bytes do not read back as written; rolled back");
-		bad = true;
+		ip.what = ret == -ENOMEM ? "out of memory for the journal" :
+			  "cannot build the journal";
 		goto fail;
 	}
-	if (chk && (ret = chk->check(path, chk->ctx))) {
-		bad = true;	/* the check printed why */
+	if (!ip.n)
+		goto out;	/* every edit already there */
+	if ((ret = write_journal(&ip)) || (ret = write_image(&ip, chk)) ||
+	    (ret = commit_journal(&ip)))
 		goto fail;
-	}
-
-	/* 4. commit: the journal goes */
-	if (unlink(jpath) < 0) {
-		ret = -errno;
-		what = "cannot remove the journal";
-		goto fail;
-	}
-	journal_made = false;
-	if (flags & ELFIO_FSYNC)
-		sync_dir_of(jpath);	/* the image is durable already; this makes it final */
-	for (size_t i = 0; i < n; i++)
-		*written += rv[i].len;
-	ret = 0;
+	for (size_t i = 0; i < ip.n; i++)
+		*written += ip.rv[i].len;
 	goto out;
-
 fail:
-	/* roll back; if that fails too, the journal stays for the next command */
-	if (image_touched && (write_ranges(fd, rv, n, false) ||
-			      ((flags & ELFIO_FSYNC) && fsync(fd) < 0)))
-		kept = true;
-	if (journal_made && !kept && unlink(jpath) < 0 && errno != ENOENT)
-		kept = true;
-	if (!bad && ret == -ENOMEM)	/* what says it */
-		elfio_error(path, "%s%s", what,
-			    kept ? "; the next patchsite command on it rolls it back" :
-			    image_touched ? "; rolled back" : "; nothing written");
-	else if (!bad)
-		elfio_error(path, "%s: %s%s", what, strerror(-ret),
-			    kept ? "; the next patchsite command on it rolls it back" :
-			    image_touched ? "; rolled back" : "; nothing written");
+	roll_back(&ip, ret);
 out:
-	if (jfd >= 0)
-		close(jfd);
-	if (fd >= 0)
-		close(fd);
-	elfio_free(jbuf);
-	elfio_free(rv);
-	free(jpath);		/* asprintf's */
+	if (ip.jfd >= 0)
+		close(ip.jfd);
+	if (ip.fd >= 0)
+		close(ip.fd);
+	elfio_free(ip.jbuf);
+	elfio_free(ip.rv);
+	free(ip.jpath);		/* asprintf's */
 	return ret;
 }

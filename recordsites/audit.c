@@ -316,28 +316,16 @@ static int check_config_layout(struct record *r, struct audit *a, bool *no_confi
 	return 0;
 }
 
-int audit_run(struct record *r, struct audit *a)
+/* A finding for every site whose ops literal the kernel skips as misaligned.  0, or -ENOMEM. */
+static int check_misaligned(struct record *r, struct audit *a)
 {
-	struct elfio_dwarf *dw = NULL;
-	struct finding *fd;
-	size_t total_entries = 0;
-	unsigned long reported = elfio_errors_reported();
-	int ret = -ENOMEM;
-	const char *note_table = NULL;
-	size_t note_descents = 0;
-	bool no_config = false;
-
-	memset(a, 0, sizeof(*a));
-	if (check_config_layout(r, a, &no_config))
-		goto out;
-
 	for (size_t i = 0; i < r->nsites; i++) {
 		const struct site *s = &r->sites[i];
 		if (!s->misaligned)
 			continue;
-		fd = add(a, FIND_MISALIGNED, s->addr, s->func);
+		struct finding *fd = add(a, FIND_MISALIGNED, s->addr, s->func);
 		if (!fd)
-			goto out;
+			return -ENOMEM;
 		struct elfio_section *sec = elfio_addr_to_sec(r->e, s->addr);
 		if (elfio_is_rel(r->e) && sec && sec->shdr.sh_addralign < r->align)
 			snprintf(fd->msg, sizeof(fd->msg),
@@ -356,212 +344,304 @@ int audit_run(struct record *r, struct audit *a)
 				 "patch-site\") and the function cannot be traced",
 				 s->addr % r->align, r->align);
 	}
+	return 0;
+}
 
-	for (size_t t = 0; t < r->ntables; t++) {
-		const struct site_table *tb = &r->tables[t];
-		uint64_t *vals = elfio_calloc(tb->count, sizeof(*vals));
-		bool *is_site = elfio_calloc(tb->count, sizeof(*is_site));
-		size_t nv = 0, hint = 0;
+/* A boot image with no config: what audit_run could not check, said once at its end. */
+struct audit_notes {
+	const char *table;	/* the first unsorted table no config judged */
+	size_t descents;	/* ... its descents */
+	bool no_config;		/* no config says which layout the kernel expects */
+};
 
-		if (!vals || !is_site) {
-			elfio_free(vals);
-			elfio_free(is_site);
-			elfio_err(r->e, "out of memory for the %zu entries of table '%s'",
-				  tb->count, tb->name);
-			goto out;
-		}
-		total_entries += tb->count;
-		/* the kernel binary-searches the table and, where the build sorted
-		   it, does not sort it again: one finding per unsorted table */
-		size_t descents = 0, first = 0, nonzero = 0;
-		uint64_t prev = 0;
-		for (size_t i = 0; i < tb->count; i++) {
-			uint64_t v = tb->entries[i].value;
-			if (!v)
-				continue;
-			nonzero++;
-			if (prev && v < prev && !descents++)
-				first = i;
-			prev = v;
-			is_site[i] = find_from(r, v, &hint) >= 0;
-		}
-		/* nobody sorts a program's __patchable_function_entries: only the
-		   tables a kernel reads (and its region holds the PFE entries) */
-		/* ... and not a module's: the kernel sorts it when it loads it
-		   (ftrace_process_locs), and in an ET_REL the order compared is
-		   across sections anyway */
-		/* ... and not where every kernel sorts it at boot (arch.h) */
-		if (descents && tb->kind != TABLE_PFE && !elfio_is_rel(r->e) &&
-		    !(r->arch->policy & ARCH_POLICY_SORTED_AT_BOOT) &&
-		    build_sorts(r, tb, descents, &note_table, &note_descents)) {
-			uint64_t fv = tb->entries[first].value;
-			fd = add(a, FIND_UNSORTED, fv,
+/*
+ * Mark each entry of tb that is a site (is_site) and count its non-zero
+ * entries and descents: the kernel binary-searches the table and, where the
+ * build sorted it, does not sort it again.  *first: the slot of the first
+ * descent.
+ */
+static void scan_table(struct record *r, const struct site_table *tb, bool *is_site,
+		       size_t *nonzero, size_t *descents, size_t *first)
+{
+	uint64_t prev = 0;
+	size_t hint = 0;
+
+	*nonzero = *descents = *first = 0;
+	for (size_t i = 0; i < tb->count; i++) {
+		uint64_t v = tb->entries[i].value;
+		if (!v)
+			continue;
+		(*nonzero)++;
+		if (prev && v < prev && !(*descents)++)
+			*first = i;
+		prev = v;
+		is_site[i] = find_from(r, v, &hint) >= 0;
+	}
+}
+
+/* One finding for an unsorted table the kernel would not sort again.  0, or -ENOMEM. */
+static int check_unsorted(struct record *r, struct audit *a, const struct site_table *tb,
+			  size_t descents, size_t first, struct audit_notes *notes)
+{
+	/* nobody sorts a program's __patchable_function_entries: only the
+	   tables a kernel reads (and its region holds the PFE entries) */
+	/* ... and not a module's: the kernel sorts it when it loads it
+	   (ftrace_process_locs), and in an ET_REL the order compared is
+	   across sections anyway */
+	/* ... and not where every kernel sorts it at boot (arch.h) */
+	if (!descents || tb->kind == TABLE_PFE || elfio_is_rel(r->e) ||
+	    (r->arch->policy & ARCH_POLICY_SORTED_AT_BOOT) ||
+	    !build_sorts(r, tb, descents, &notes->table, &notes->descents))
+		return 0;
+	uint64_t fv = tb->entries[first].value;
+	struct finding *fd = add(a, FIND_UNSORTED, fv,
 				 r->has_symbols ? elfio_function_at(r->e, fv, r->pre_bytes) : NULL);
-			if (!fd)
-				goto out_table;
-			fd->table = tb->name;
-			snprintf(fd->msg, sizeof(fd->msg),
-				 "table '%s' is not sorted (%zu descents, the first at slot %zu); a "
-				 "kernel built with CONFIG_BUILDTIME_MCOUNT_SORT binary-searches it "
-				 "without sorting it again", tb->name, descents, first);
-		}
-		if (check_shift(r, a, tb, is_site, nonzero))
-			goto out_table;
-		for (size_t i = 0; i < tb->count; i++) {
-			uint64_t v = tb->entries[i].value;
-			if (!v)
-				continue;	/* cleared by the build: not a finding */
-			vals[nv++] = v;
-			if (is_site[i])
-				continue;
-			const struct elfio_symbol *f = r->has_symbols
-				? elfio_function_at(r->e, v, r->pre_bytes) : NULL;
-			if (record_unnamed_code(r, v, f))
-				f = NULL;	/* as vmlinux's sizes say: in no function */
-			fd = add(a, FIND_STALE, v, f);
-			if (!fd)
-				goto out_table;
-			fd->table = tb->name;
-			describe_stale(r, v, fd);
-		}
-		/* the values in table order are already sorted when it has no descents */
-		if (descents)
-			qsort(vals, nv, sizeof(*vals), cmp_u64);
-		for (size_t i = 1; i < nv; i++) {
-			if (vals[i] != vals[i - 1] || (i >= 2 && vals[i] == vals[i - 2]))
-				continue;
-			size_t k = i;
-			while (k < nv && vals[k] == vals[i])
-				k++;
-			long si = record_find(r, vals[i]);
-			fd = add(a, FIND_DUPLICATE, vals[i], si >= 0 ? r->sites[si].func :
-				 (r->has_symbols ? elfio_function_at(r->e, vals[i], r->pre_bytes)
-						 : NULL));
-			if (!fd)
-				goto out_table;
-			fd->table = tb->name;
-			snprintf(fd->msg, sizeof(fd->msg), "listed %zu times", k - i + 1);
-		}
-		elfio_free(vals);
-		elfio_free(is_site);
-		continue;
-out_table:
-		elfio_free(vals);
-		elfio_free(is_site);
+	if (!fd)
+		return -ENOMEM;
+	fd->table = tb->name;
+	snprintf(fd->msg, sizeof(fd->msg),
+		 "table '%s' is not sorted (%zu descents, the first at slot %zu); a "
+		 "kernel built with CONFIG_BUILDTIME_MCOUNT_SORT binary-searches it "
+		 "without sorting it again", tb->name, descents, first);
+	return 0;
+}
+
+/*
+ * A finding for each non-zero entry of tb that is no site; its non-zero
+ * values, in table order, into vals (*nv of them).  0, or -ENOMEM.
+ */
+static int check_stale(struct record *r, struct audit *a, const struct site_table *tb,
+		       const bool *is_site, uint64_t *vals, size_t *nv)
+{
+	*nv = 0;
+	for (size_t i = 0; i < tb->count; i++) {
+		uint64_t v = tb->entries[i].value;
+		if (!v)
+			continue;	/* cleared by the build: not a finding */
+		vals[(*nv)++] = v;
+		if (is_site[i])
+			continue;
+		const struct elfio_symbol *f = r->has_symbols
+			? elfio_function_at(r->e, v, r->pre_bytes) : NULL;
+		if (record_unnamed_code(r, v, f))
+			f = NULL;	/* as vmlinux's sizes say: in no function */
+		struct finding *fd = add(a, FIND_STALE, v, f);
+		if (!fd)
+			return -ENOMEM;
+		fd->table = tb->name;
+		describe_stale(r, v, fd);
+	}
+	return 0;
+}
+
+/* One finding per value listed more than once in vals (sorted).  0, or -ENOMEM. */
+static int check_duplicates(struct record *r, struct audit *a, const struct site_table *tb,
+			    const uint64_t *vals, size_t nv)
+{
+	for (size_t i = 1; i < nv; i++) {
+		if (vals[i] != vals[i - 1] || (i >= 2 && vals[i] == vals[i - 2]))
+			continue;
+		size_t k = i;
+		while (k < nv && vals[k] == vals[i])
+			k++;
+		long si = record_find(r, vals[i]);
+		struct finding *fd = add(a, FIND_DUPLICATE, vals[i], si >= 0 ? r->sites[si].func :
+					 (r->has_symbols ? elfio_function_at(r->e, vals[i],
+									     r->pre_bytes) : NULL));
+		if (!fd)
+			return -ENOMEM;
+		fd->table = tb->name;
+		snprintf(fd->msg, sizeof(fd->msg), "listed %zu times", k - i + 1);
+	}
+	return 0;
+}
+
+/* The findings of one table: unsorted, shifted, stale, duplicate.  0, or -ENOMEM. */
+static int check_table(struct record *r, struct audit *a, const struct site_table *tb,
+		       struct audit_notes *notes)
+{
+	uint64_t *vals = elfio_calloc(tb->count, sizeof(*vals));
+	bool *is_site = elfio_calloc(tb->count, sizeof(*is_site));
+	size_t nv, nonzero, descents, first;
+	int ret = -ENOMEM;
+
+	if (!vals || !is_site) {
+		elfio_err(r->e, "out of memory for the %zu entries of table '%s'",
+			  tb->count, tb->name);
 		goto out;
 	}
+	scan_table(r, tb, is_site, &nonzero, &descents, &first);
+	if (check_unsorted(r, a, tb, descents, first, notes) ||
+	    check_shift(r, a, tb, is_site, nonzero) ||
+	    check_stale(r, a, tb, is_site, vals, &nv))
+		goto out;
+	/* the values in table order are already sorted when it has no descents */
+	if (descents)
+		qsort(vals, nv, sizeof(*vals), cmp_u64);
+	ret = check_duplicates(r, a, tb, vals, nv);
+out:
+	elfio_free(vals);
+	elfio_free(is_site);
+	return ret;
+}
 
-	/* A module with sites and no table: the kernel traces none of them. */
+/*
+ * Missing sites: a module with sites and no table (the kernel traces none
+ * of them), and each site that a table, where there is one, does not list.
+ * 0, or -ENOMEM.
+ */
+static int check_missing(struct record *r, struct audit *a)
+{
+	struct finding *fd;
+	size_t total_entries = 0;
+
 	if (!r->ntables && r->nsites && elfio_is_rel(r->e) &&
 	    (elfio_find_section_by_name(r->e, ".gnu.linkonce.this_module") ||
 	     elfio_find_section_by_name(r->e, ".modinfo"))) {
 		fd = add(a, FIND_MISSING, r->sites[0].addr, r->sites[0].func);
 		if (!fd)
-			goto out;
+			return -ENOMEM;
 		snprintf(fd->msg, sizeof(fd->msg), "the module has %zu sites and no __mcount_loc: "
 			 "the kernel traces none of them", r->nsites);
 	}
-
-	/* Missing: only meaningful against a table that exists. */
-	if (total_entries) {
-		for (size_t i = 0; i < r->nsites; i++) {
-			const struct site *s = &r->sites[i];
-			/* a misaligned site is one finding: record --in-place leaves
-			   it out of the table on purpose */
-			if ((s->sources & SRC_TABLE) || s->misaligned)
-				continue;
-			fd = add(a, FIND_MISSING, s->addr, s->func);
-			if (!fd)
-				goto out;
-			snprintf(fd->msg, sizeof(fd->msg), "%s site is not in the table",
-				 site_flavour_name(s->flavour));
-		}
+	/* only meaningful against a table that exists */
+	for (size_t t = 0; t < r->ntables; t++)
+		total_entries += r->tables[t].count;
+	for (size_t i = 0; total_entries && i < r->nsites; i++) {
+		const struct site *s = &r->sites[i];
+		/* a misaligned site is one finding: record --in-place leaves
+		   it out of the table on purpose */
+		if ((s->sources & SRC_TABLE) || s->misaligned)
+			continue;
+		fd = add(a, FIND_MISSING, s->addr, s->func);
+		if (!fd)
+			return -ENOMEM;
+		snprintf(fd->msg, sizeof(fd->msg), "%s site is not in the table",
+			 site_flavour_name(s->flavour));
 	}
+	return 0;
+}
 
-	/*
-	 * Trampoline patch points (arch_ops.patch_points): ftrace writes
-	 * patch_point_len bytes there; a call the link relaxed is shorter and
-	 * the write destroys the instruction after it.
-	 */
+/*
+ * Trampoline patch points (arch_ops.patch_points): ftrace writes
+ * patch_point_len bytes there; a call the link relaxed is shorter and
+ * the write destroys the instruction after it.  0, or -ENOMEM.
+ */
+static int check_patch_points(struct record *r, struct audit *a)
+{
 	const struct elfio_symtab *st = NULL;
-	if (r->arch->patch_point_len && !elfio_is_rel(r->e) && elfio_symbols(r->e, &st) == 0 && st) {
-		for (size_t i = 1; i < st->count; i++) {
-			const struct elfio_symbol *y = &st->syms[i];
-			if (!arch_is_patch_point(r->arch, y->name) || y->shndx == SHN_UNDEF)
-				continue;
-			struct elfio_section *sec = elfio_addr_to_sec(r->e, y->addr);
-			struct arch_insn in;
-			if (!sec || !is_text_section(sec) || elfio_section_data(r->e, sec) ||
-			    y->addr - sec->addr >= sec->size)
-				continue;
-			uint64_t off = y->addr - sec->addr;
-			if (r->arch->decode(sec->data + off, sec->size - off, y->addr, &in) ||
-			    (in.kind != INSN_CALL && in.kind != INSN_BRANCH) ||
-			    in.len >= r->arch->patch_point_len)
-				continue;
-			fd = add(a, FIND_SHORT, y->addr, elfio_function_at(r->e, y->addr, 0));
-			if (!fd)
-				goto out;
-			fd->table = y->name;
-			snprintf(fd->msg, sizeof(fd->msg),
-				 "patch point '%s' is a %u-byte call after linker relaxation; ftrace "
-				 "writes %u bytes here and destroys the next instruction (run "
-				 "'patchsite pin' on the objects before the final link)", y->name,
-				 in.len, r->arch->patch_point_len);
-		}
-	}
 
-	/*
-	 * Findings in address order, kinds in a fixed order at one address,
-	 * else in the order found (a stable sort: qsort on the position as the
-	 * last key).  An insertion sort here was quadratic in the findings: a
-	 * relaxed kernel's stale table has one per function.
-	 */
-	if (a->n > 1) {
-		size_t *ord = elfio_calloc(a->n, sizeof(*ord));
-		struct finding *sorted = elfio_calloc(a->n, sizeof(*sorted));
-		if (!ord || !sorted) {
-			elfio_free(ord);
-			elfio_free(sorted);
-			goto out;
-		}
-		for (size_t i = 0; i < a->n; i++)
-			ord[i] = i;
-		qsort_r(ord, a->n, sizeof(*ord), cmp_finding, a->v);
-		for (size_t i = 0; i < a->n; i++)
-			sorted[i] = a->v[ord[i]];
+	if (!r->arch->patch_point_len || elfio_is_rel(r->e) || elfio_symbols(r->e, &st) || !st)
+		return 0;
+	for (size_t i = 1; i < st->count; i++) {
+		const struct elfio_symbol *y = &st->syms[i];
+		if (!arch_is_patch_point(r->arch, y->name) || y->shndx == SHN_UNDEF)
+			continue;
+		struct elfio_section *sec = elfio_addr_to_sec(r->e, y->addr);
+		struct arch_insn in;
+		if (!sec || !is_text_section(sec) || elfio_section_data(r->e, sec) ||
+		    y->addr - sec->addr >= sec->size)
+			continue;
+		uint64_t off = y->addr - sec->addr;
+		if (r->arch->decode(sec->data + off, sec->size - off, y->addr, &in) ||
+		    (in.kind != INSN_CALL && in.kind != INSN_BRANCH) ||
+		    in.len >= r->arch->patch_point_len)
+			continue;
+		struct finding *fd = add(a, FIND_SHORT, y->addr, elfio_function_at(r->e, y->addr, 0));
+		if (!fd)
+			return -ENOMEM;
+		fd->table = y->name;
+		snprintf(fd->msg, sizeof(fd->msg),
+			 "patch point '%s' is a %u-byte call after linker relaxation; ftrace "
+			 "writes %u bytes here and destroys the next instruction (run "
+			 "'patchsite pin' on the objects before the final link)", y->name,
+			 in.len, r->arch->patch_point_len);
+	}
+	return 0;
+}
+
+/*
+ * Findings in address order, kinds in a fixed order at one address,
+ * else in the order found (a stable sort: qsort on the position as the
+ * last key).  An insertion sort here was quadratic in the findings: a
+ * relaxed kernel's stale table has one per function.  0, or -ENOMEM.
+ */
+static int sort_findings(struct audit *a)
+{
+	if (a->n <= 1)
+		return 0;
+	size_t *ord = elfio_calloc(a->n, sizeof(*ord));
+	struct finding *sorted = elfio_calloc(a->n, sizeof(*sorted));
+	if (!ord || !sorted) {
 		elfio_free(ord);
-		elfio_free(a->v);
-		a->v = sorted;
-		a->cap = a->n;
+		elfio_free(sorted);
+		return -ENOMEM;
 	}
+	for (size_t i = 0; i < a->n; i++)
+		ord[i] = i;
+	qsort_r(ord, a->n, sizeof(*ord), cmp_finding, a->v);
+	for (size_t i = 0; i < a->n; i++)
+		sorted[i] = a->v[ord[i]];
+	elfio_free(ord);
+	elfio_free(a->v);
+	a->v = sorted;
+	a->cap = a->n;
+	return 0;
+}
 
-	/*
-	 * With DWARF, each finding names its unit and producer.  A clean image
-	 * has none to name, and reads no DWARF.
-	 */
+/*
+ * With DWARF, each finding names its unit and producer (strings that
+ * belong to *dw, kept open with the audit).  A clean image has none to
+ * name, and reads no DWARF.  0, or -ENOMEM / an error printed.
+ */
+static int name_units(struct record *r, struct audit *a, struct elfio_dwarf **dw)
+{
 	if (a->n) {
-		dw = elfio_dwarf_open(r->e);
-		if (!dw && errno == ENOMEM)
-			goto out;	/* error printed */
+		*dw = elfio_dwarf_open(r->e);
+		if (!*dw && errno == ENOMEM)
+			return -ENOMEM;	/* error printed */
 	}
-	a->has_dwarf = dw != NULL;
-	for (size_t i = 0; dw && i < a->n; i++) {
+	a->has_dwarf = *dw != NULL;
+	for (size_t i = 0; *dw && i < a->n; i++) {
 		uint64_t at = a->v[i].func ? a->v[i].func->addr : a->v[i].addr;
-		if (elfio_dwarf_cu(dw, r->e, at, &a->v[i].cu, &a->v[i].producer) < 0)
-			goto out;	/* error printed */
+		if (elfio_dwarf_cu(*dw, r->e, at, &a->v[i].cu, &a->v[i].producer) < 0)
+			return -ENOMEM;	/* error printed */
 	}
-	/* a boot image with no config: what was not checked, said once */
-	if (note_table)
+	return 0;
+}
+
+/* A boot image with no config: what was not checked, said once. */
+static void print_notes(struct record *r, const struct audit_notes *notes)
+{
+	if (notes->table)
 		fprintf(stderr, "patchsite: %s: note: table '%s' is not sorted (%zu descents); no "
 			"build config says whether the build sorts it (CONFIG_BUILDTIME_MCOUNT_SORT) "
 			"or which ftrace layout it expects: not a finding, and the layout is not "
-			"checked (pass --config=FILE)\n", elfio_path(r->e), note_table, note_descents);
-	else if (no_config)
+			"checked (pass --config=FILE)\n", elfio_path(r->e), notes->table,
+			notes->descents);
+	else if (notes->no_config)
 		fprintf(stderr, "patchsite: %s: note: no build config says which ftrace layout the "
 			"kernel expects: the layout is not checked (pass --config=FILE)\n",
 			elfio_path(r->e));
-	/* the strings belong to dw: keep it open with the audit */
+}
+
+int audit_run(struct record *r, struct audit *a)
+{
+	struct elfio_dwarf *dw = NULL;
+	unsigned long reported = elfio_errors_reported();
+	struct audit_notes notes = { NULL, 0, false };
+	int ret = -ENOMEM;
+
+	memset(a, 0, sizeof(*a));
+	if (check_config_layout(r, a, &notes.no_config) || check_misaligned(r, a))
+		goto out;
+	for (size_t t = 0; t < r->ntables; t++)
+		if (check_table(r, a, &r->tables[t], &notes))
+			goto out;
+	if (check_missing(r, a) || check_patch_points(r, a) || sort_findings(a) ||
+	    name_units(r, a, &dw))
+		goto out;
+	print_notes(r, &notes);
 	ret = 0;
 out:
 	if (ret) {

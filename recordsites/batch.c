@@ -278,10 +278,165 @@ static void report(const struct batch *b, struct result *res, size_t i, batch_do
 	r->out = r->err = NULL;
 }
 
+/*
+ * Fork the nw workers, each with a pipe back to us (pfd[k]); *live: how
+ * many started.  0, or -errno (said) where one could not be: those that
+ * started still run.
+ */
+static int start_workers(const struct batch *b, size_t nw, struct pollfd *pfd, pid_t *pid,
+			 size_t *live, size_t ressize, batch_fn fn, void *ctx)
+{
+	fflush(stdout);
+	fflush(stderr);
+	for (size_t k = 0; k < nw && b->n; k++) {
+		int p[2];
+		if (pipe(p)) {
+			elfio_error(b->paths[k], "cannot make a pipe: %s", strerror(errno));
+			return -errno;
+		}
+		pid[k] = fork();
+		if (pid[k] < 0) {
+			elfio_error(b->paths[k], "cannot fork: %s", strerror(errno));
+			close(p[0]);
+			close(p[1]);
+			return -EAGAIN;
+		}
+		if (pid[k] == 0) {
+			close(p[0]);
+			for (size_t j = 0; j < k; j++)
+				close(pfd[j].fd);
+			worker(b, k, nw, p[1], ressize, fn, ctx);
+		}
+		close(p[1]);
+		pfd[k] = (struct pollfd){ .fd = p[0], .events = POLLIN };
+		(*live)++;
+	}
+	return 0;
+}
+
+/* A worker's pipe is done with: closed, and one fewer live. */
+static void hang_up(struct pollfd *pf, size_t *live)
+{
+	close(pf->fd);
+	pf->fd = -1;
+	(*live)--;
+}
+
+/*
+ * Where there is no memory for a report: read past it, and mark the
+ * result so that report() says why it is missing.
+ */
+static void skip_report(struct pollfd *pf, struct result *r, const struct result_hdr *h,
+			size_t *live)
+{
+	char skip[1 << 12];
+	int bad = 0;
+
+	for (size_t left = h->outlen + h->errlen; !bad && left;) {
+		size_t n = left < sizeof(skip) ? left : sizeof(skip);
+		bad = read_full(pf->fd, skip, n);
+		left -= n;
+	}
+	elfio_free(r->out);
+	elfio_free(r->err);
+	r->out = r->err = NULL;
+	r->oom = true;
+	r->outlen = h->outlen + h->errlen;
+	r->status = 2;
+	r->done = !bad;
+	if (bad)
+		hang_up(pf, live);
+}
+
+/*
+ * One result from the worker at pf into res[].  Whether one came (else
+ * the worker's pipe broke, and is closed).
+ */
+static bool receive(const struct batch *b, struct result *res, size_t ressize,
+		    struct pollfd *pf, size_t *live)
+{
+	struct result_hdr h;
+
+	if (read_full(pf->fd, &h, sizeof(h)) || h.index >= b->n ||
+	    h.outlen > SIZE_MAX / 2 || h.errlen > SIZE_MAX / 2 ||
+	    read_full(pf->fd, res[h.index].data, ressize)) {
+		hang_up(pf, live);
+		return false;
+	}
+	struct result *r = &res[h.index];
+	r->out = elfio_calloc(h.outlen + 1, 1);
+	r->err = elfio_calloc(h.errlen + 1, 1);
+	if (!r->out || !r->err) {
+		skip_report(pf, r, &h, live);
+		return true;
+	}
+	if (read_full(pf->fd, r->out, h.outlen) || read_full(pf->fd, r->err, h.errlen)) {
+		hang_up(pf, live);
+		return false;
+	}
+	r->outlen = h.outlen;
+	r->errlen = h.errlen;
+	r->status = h.status;
+	r->done = true;
+	return true;
+}
+
+/*
+ * The results as they come, handed to done() in path order as soon as
+ * the ones before are in; *next: the first not handed yet.
+ */
+static void collect(const struct batch *b, struct result *res, size_t ressize,
+		    struct pollfd *pfd, size_t nw, size_t live, size_t *next, batch_done_fn done,
+		    void *ctx)
+{
+	while (live) {
+		if (poll(pfd, nw, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (size_t k = 0; k < nw; k++) {
+			if (pfd[k].fd < 0 || !(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (!receive(b, res, ressize, &pfd[k], &live))
+				continue;
+			for (; *next < b->n && res[*next].done; (*next)++)
+				report(b, res, *next, done, ctx);
+		}
+	}
+}
+
+/* Wait for every worker that was started. */
+static void reap(const pid_t *pid, size_t nw)
+{
+	for (size_t k = 0; k < nw; k++) {
+		int st;
+		if (pid[k] > 0)
+			while (waitpid(pid[k], &st, 0) < 0 && errno == EINTR)
+				;
+	}
+}
+
+/* The rest in path order: an image whose worker died before it answered says so. */
+static void report_rest(const struct batch *b, struct result *res, size_t next,
+			batch_done_fn done, void *ctx)
+{
+	static const unsigned char zeros[BATCH_RESULT_MAX];
+
+	for (; next < b->n; next++) {
+		char msg[600];
+		int n = snprintf(msg, sizeof(msg), "patchsite: %s: the audit of this image did not "
+				 "finish (its worker died)\n", b->paths[next]);
+		if (!res[next].done)
+			done(b->paths[next], 2, zeros, "", 0, msg, (size_t)(n > 0 ? n : 0), ctx);
+		else
+			report(b, res, next, done, ctx);
+	}
+}
+
 int batch_run(const struct batch *b, unsigned int jobs, size_t ressize, batch_fn fn,
 	      batch_done_fn done, void *ctx)
 {
-	static const unsigned char zeros[BATCH_RESULT_MAX];
 	size_t nw = jobs ? jobs : (size_t)sysconf(_SC_NPROCESSORS_ONLN);
 	struct result *res = elfio_calloc(b->n, sizeof(*res));
 	struct pollfd *pfd = NULL;
@@ -307,112 +462,10 @@ int batch_run(const struct batch *b, unsigned int jobs, size_t ressize, batch_fn
 		ret = -ENOMEM;
 		goto out;
 	}
-	fflush(stdout);
-	fflush(stderr);
-	for (size_t k = 0; k < nw && b->n; k++) {
-		int p[2];
-		if (pipe(p)) {
-			elfio_error(b->paths[k], "cannot make a pipe: %s", strerror(errno));
-			ret = -errno;
-			break;
-		}
-		pid[k] = fork();
-		if (pid[k] < 0) {
-			elfio_error(b->paths[k], "cannot fork: %s", strerror(errno));
-			close(p[0]);
-			close(p[1]);
-			ret = -EAGAIN;
-			break;
-		}
-		if (pid[k] == 0) {
-			close(p[0]);
-			for (size_t j = 0; j < k; j++)
-				close(pfd[j].fd);
-			worker(b, k, nw, p[1], ressize, fn, ctx);
-		}
-		close(p[1]);
-		pfd[k] = (struct pollfd){ .fd = p[0], .events = POLLIN };
-		live++;
-	}
-	while (live) {
-		if (poll(pfd, nw, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		for (size_t k = 0; k < nw; k++) {
-			struct result_hdr h;
-			if (pfd[k].fd < 0 || !(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			if (read_full(pfd[k].fd, &h, sizeof(h)) || h.index >= b->n ||
-			    h.outlen > SIZE_MAX / 2 || h.errlen > SIZE_MAX / 2 ||
-			    read_full(pfd[k].fd, res[h.index].data, ressize)) {
-				close(pfd[k].fd);
-				pfd[k].fd = -1;
-				live--;
-				continue;
-			}
-			struct result *r = &res[h.index];
-			r->out = elfio_calloc(h.outlen + 1, 1);
-			r->err = elfio_calloc(h.errlen + 1, 1);
-			if (!r->out || !r->err) {
-				/* read past the report, and say why it is missing */
-				char skip[1 << 12];
-				int bad = 0;
-				for (size_t left = h.outlen + h.errlen; !bad && left;) {
-					size_t n = left < sizeof(skip) ? left : sizeof(skip);
-					bad = read_full(pfd[k].fd, skip, n);
-					left -= n;
-				}
-				elfio_free(r->out);
-				elfio_free(r->err);
-				r->out = r->err = NULL;
-				r->oom = true;
-				r->outlen = h.outlen + h.errlen;
-				r->status = 2;
-				r->done = !bad;
-				if (bad) {
-					close(pfd[k].fd);
-					pfd[k].fd = -1;
-					live--;
-				}
-			} else if (read_full(pfd[k].fd, r->out, h.outlen) ||
-				   read_full(pfd[k].fd, r->err, h.errlen)) {
-				close(pfd[k].fd);
-				pfd[k].fd = -1;
-				live--;
-				continue;
-			}
-			if (r->oom) {
-				for (; next < b->n && res[next].done; next++)
-					report(b, res, next, done, ctx);
-				continue;
-			}
-			r->outlen = h.outlen;
-			r->errlen = h.errlen;
-			r->status = h.status;
-			r->done = true;
-			/* in path order, as soon as the ones before are in */
-			for (; next < b->n && res[next].done; next++)
-				report(b, res, next, done, ctx);
-		}
-	}
-	for (size_t k = 0; k < nw; k++) {
-		int st;
-		if (pid[k] > 0)
-			while (waitpid(pid[k], &st, 0) < 0 && errno == EINTR)
-				;
-	}
-	/* an image whose worker died before it answered */
-	for (; next < b->n; next++) {
-		char msg[600];
-		int n = snprintf(msg, sizeof(msg), "patchsite: %s: the audit of this image did not "
-				 "finish (its worker died)\n", b->paths[next]);
-		if (!res[next].done)
-			done(b->paths[next], 2, zeros, "", 0, msg, (size_t)(n > 0 ? n : 0), ctx);
-		else
-			report(b, res, next, done, ctx);
-	}
+	ret = start_workers(b, nw, pfd, pid, &live, ressize, fn, ctx);
+	collect(b, res, ressize, pfd, nw, live, &next, done, ctx);
+	reap(pid, nw);
+	report_rest(b, res, next, done, ctx);
 out:
 	elfio_free(res);
 	elfio_free(pfd);

@@ -592,6 +592,76 @@ decided:
 	return 0;
 }
 
+/* What the functions of a vote begin with. */
+struct tally {
+	size_t calls;		/* call an mcount target */
+	size_t entry_nops;	/* begin with a 5-byte NOP */
+	size_t strong;		/* ... or with two NOP units or more */
+	size_t area;		/* begin with bk NOPs of bu bytes or more */
+	unsigned int bu, bk;	/* the most common (unit, run), 0 0 where none */
+};
+
+/*
+ * Count the shapes of the functions idx[0..n) of sh: the most common
+ * (unit, run) of two units or more, else of one; the shorter run on a tie.
+ */
+static void tally_shapes(const struct fshape *sh, const uint32_t *idx, size_t n, struct tally *t)
+{
+	static const unsigned int units[3] = { 1, 2, 4 };
+	size_t hist[3][SHAPE_MAX + 1];
+
+	memset(t, 0, sizeof(*t));
+	memset(hist, 0, sizeof(hist));
+	for (size_t i = 0; i < n; i++) {
+		const struct fshape *s = &sh[idx[i]];
+		t->calls += s->call;
+		if (s->entry_nop) {
+			t->entry_nops++;
+			t->strong++;
+		} else if (s->unit) {
+			hist[unit_index(s->unit)][s->post / s->unit]++;
+			t->strong += s->post >= 2 * s->unit;
+		}
+	}
+	for (unsigned int kmin = 2; kmin >= 1 && !t->bu; kmin--) {
+		size_t bcount = 0;
+		for (unsigned int ui = 0; ui < 3; ui++)
+			for (unsigned int k = kmin; k <= SHAPE_MAX; k++)
+				if (hist[ui][k] > bcount) {
+					bcount = hist[ui][k];
+					t->bu = units[ui];
+					t->bk = k;
+				}
+	}
+	if (t->bu)
+		for (unsigned int k = t->bk; k <= SHAPE_MAX / t->bu; k++)
+			t->area += hist[unit_index(t->bu)][k];
+}
+
+/*
+ * An area of bk units of bu bytes won the vote: the functions that have it
+ * vote on how many of its NOPs come before the symbol (vote_pre).  0 or
+ * -ENOMEM.
+ */
+static int decide_area(const struct fshape *sh, const uint32_t *idx, size_t n,
+		       const struct tally *t, struct vote *v)
+{
+	uint32_t *c = elfio_calloc(t->area, sizeof(*c));
+	size_t m = 0;
+
+	if (!c)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct fshape *s = &sh[idx[i]];
+		if (s->unit == t->bu && !s->entry_nop && s->post >= t->bk * t->bu)
+			c[m++] = idx[i];
+	}
+	v->layout = (struct layout){ LAYOUT_AREA, t->bu, 0, t->bk * t->bu };
+	v->result = vote_pre(sh, c, m, t->bu, v) ? VOTE_AMBIGUOUS : VOTE_DECIDED;
+	elfio_free(c);
+	return 0;
+}
+
 /*
  * Vote over the functions idx[0..n) of sh.  Fills *v.
  *
@@ -607,41 +677,13 @@ decided:
  */
 static int vote(const struct fshape *sh, const uint32_t *idx, size_t n, struct vote *v)
 {
-	static const unsigned int units[3] = { 1, 2, 4 };
-	size_t hist[3][SHAPE_MAX + 1];
-	size_t calls = 0, entry_nops = 0, strong = 0;
-	unsigned int bu = 0, bk = 0;
+	struct tally t;
 
 	memset(v, 0, sizeof(*v));
-	memset(hist, 0, sizeof(hist));
 	v->functions = n;
-	for (size_t i = 0; i < n; i++) {
-		const struct fshape *s = &sh[idx[i]];
-		calls += s->call;
-		if (s->entry_nop) {
-			entry_nops++;
-			strong++;
-		} else if (s->unit) {
-			hist[unit_index(s->unit)][s->post / s->unit]++;
-			strong += s->post >= 2 * s->unit;
-		}
-	}
-	/* the most common (unit, run) of two units or more, else of one; the
-	   shorter run on a tie */
-	for (unsigned int kmin = 2; kmin >= 1 && !bu; kmin--) {
-		size_t bcount = 0;
-		for (unsigned int ui = 0; ui < 3; ui++)
-			for (unsigned int k = kmin; k <= SHAPE_MAX; k++)
-				if (hist[ui][k] > bcount) {
-					bcount = hist[ui][k];
-					bu = units[ui];
-					bk = k;
-				}
-	}
-	size_t area = 0;
-	if (bu)
-		for (unsigned int k = bk; k <= SHAPE_MAX / bu; k++)
-			area += hist[unit_index(bu)][k];
+	tally_shapes(sh, idx, n, &t);
+	size_t calls = t.calls, entry_nops = t.entry_nops, strong = t.strong, area = t.area;
+	unsigned int bu = t.bu, bk = t.bk;
 	bool weak = bu && bk == 1;
 	v->strong = strong;
 
@@ -713,19 +755,7 @@ static int vote(const struct fshape *sh, const uint32_t *idx, size_t n, struct v
 		v->layout.kind = LAYOUT_ENTRY_NOP;
 		return 0;
 	}
-	uint32_t *c = elfio_calloc(area, sizeof(*c));
-	size_t t = 0;
-	if (!c)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const struct fshape *s = &sh[idx[i]];
-		if (s->unit == bu && !s->entry_nop && s->post >= bk * bu)
-			c[t++] = idx[i];
-	}
-	v->layout = (struct layout){ LAYOUT_AREA, bu, 0, bk * bu };
-	v->result = vote_pre(sh, c, t, bu, v) ? VOTE_AMBIGUOUS : VOTE_DECIDED;
-	elfio_free(c);
-	return 0;
+	return decide_area(sh, idx, n, &t, v);
 }
 
 /* --- Layouts and regions ------------------------------------------------------ */
@@ -988,240 +1018,315 @@ static int vote_by_section(struct record *r, const struct fshape *sh, const uint
 	return ret;
 }
 
-int rs_establish_layout(struct record *r, const struct record_options *o)
+/* The one message of every allocation rs_establish_layout's steps make.  -ENOMEM. */
+static int establish_oom(struct record *r)
+{
+	elfio_err(r->e, "out of memory while establishing the patch-site layout");
+	return -ENOMEM;
+}
+
+/* 1. stated: every function is judged by its decoded shape against it.  0 or -errno. */
+static int establish_stated(struct record *r, const struct record_options *o,
+			    const struct elfio_symbol *const *f, size_t nf)
 {
 	struct record_priv *p = r->priv;
-	const struct elfio_symbol *const *f;
-	struct fshape *sh = NULL;
-	struct stmts ss = { 0 };
-	uint32_t *pool = NULL;
-	int *fk = NULL, *lk = NULL;
-	size_t *per = NULL;
-	size_t nf, nsh = 0, npool = 0;
-	const struct layout none = { LAYOUT_NONE, 0, 0, 0 };
-	struct vote v;
-	char why[320];
-	int ret;
+	struct layout l = { LAYOUT_NONE, 0, 0, 0 };
+	unsigned int u = o->patchable_unit ? o->patchable_unit : p->nop_unit;
 
-	memset(&r->ev, 0, sizeof(r->ev));
-	if ((ret = elfio_functions(r->e, &f, &nf)))
-		return ret;
-	if (add_layout(r, &none) < 0)
-		goto oom;
+	if (o->patchable_n >= 0)
+		l = (struct layout){ LAYOUT_AREA, o->patchable_unit ? 0 : u,
+				     (unsigned int)o->patchable_m * u,
+				     (unsigned int)(o->patchable_n - o->patchable_m) * u };
+	else if (o->force_nop_mcount)
+		l.kind = LAYOUT_ENTRY_NOP;
+	else
+		l.kind = LAYOUT_CALLS;
+	p->layouts[0] = l;
+	r->ev.source = EVIDENCE_STATED;
+	r->ev.main = l;
+	summarise(r);
+	return nf ? compute_shapes(r, f, nf, &p->shapes, &p->nshapes) : 0;
+}
 
-	/* 1. stated: every function is judged by its decoded shape against it */
-	if (record_options_stated(o)) {
-		struct layout l = none;
-		unsigned int u = o->patchable_unit ? o->patchable_unit : p->nop_unit;
-		if (o->patchable_n >= 0)
-			l = (struct layout){ LAYOUT_AREA, o->patchable_unit ? 0 : u,
-					     (unsigned int)o->patchable_m * u,
-					     (unsigned int)(o->patchable_n - o->patchable_m) * u };
-		else if (o->force_nop_mcount)
-			l.kind = LAYOUT_ENTRY_NOP;
-		else
-			l.kind = LAYOUT_CALLS;
-		p->layouts[0] = l;
-		r->ev.source = EVIDENCE_STATED;
-		r->ev.main = l;
-		summarise(r);
-		if (nf && (ret = compute_shapes(r, f, nf, &p->shapes, &p->nshapes)))
-			return ret;
-		return 0;
-	}
+/* No symbols, so no vote: calls found by decoding, else the table itself. */
+static void establish_without_symbols(struct record *r, const struct record_options *o)
+{
+	struct record_priv *p = r->priv;
 
-	/* no symbols, so no vote: calls found by decoding, else the table itself */
-	if (!nf) {
-		if (p->ncalls) {
-			p->layouts[0].kind = LAYOUT_CALLS;
-			r->ev.source = EVIDENCE_CODE;
-			r->ev.carriers = p->ncalls;
-		} else {
-			rs_detect_from_tables(r, o, NULL);
-			if (r->patchable || r->nop_mcount) {
-				p->layouts[0] = r->patchable
-					? (struct layout){ LAYOUT_AREA, 0, r->pre_bytes,
-							   r->post_known ? r->post_bytes : 0 }
-					: (struct layout){ LAYOUT_ENTRY_NOP, 0, 0, 0 };
-				r->ev.source = EVIDENCE_UNDER_TEST;
-			}
+	if (p->ncalls) {
+		p->layouts[0].kind = LAYOUT_CALLS;
+		r->ev.source = EVIDENCE_CODE;
+		r->ev.carriers = p->ncalls;
+	} else {
+		rs_detect_from_tables(r, o, NULL);
+		if (r->patchable || r->nop_mcount) {
+			p->layouts[0] = r->patchable
+				? (struct layout){ LAYOUT_AREA, 0, r->pre_bytes,
+						   r->post_known ? r->post_bytes : 0 }
+				: (struct layout){ LAYOUT_ENTRY_NOP, 0, 0, 0 };
+			r->ev.source = EVIDENCE_UNDER_TEST;
 		}
-		r->ev.main = p->layouts[0];
-		summarise(r);
-		return 0;
 	}
+	r->ev.main = p->layouts[0];
+	summarise(r);
+}
 
-	if ((ret = compute_shapes(r, f, nf, &sh, &nsh)))
+/* What rs_establish_layout's steps share: the functions' shapes and the units' statements. */
+struct establish {
+	struct fshape *sh;		/* every function's shape */
+	size_t nsh;
+	struct stmts ss;		/* the DWARF units' statements (none where not read) */
+	uint32_t *pool;			/* the functions no unit speaks for */
+	size_t npool;
+	int *fk;			/* per function: its index in p->layouts */
+	int *lk;			/* per statement: its index in p->layouts */
+	size_t *per;			/* per statement: the functions it speaks for */
+	struct layout stated_main;	/* the layout the units name for most functions */
+	size_t stated_best;		/* ... and for how many */
+	struct vote v;			/* the code's vote */
+	char why[320];			/* why that vote was not decided */
+};
+
+/*
+ * DWARF is read where the code leaves something to tell.  It does not
+ * when every function with a site's shape has all of the one the vote
+ * decided and that shape has a part nothing else has: a CALL_OPS image
+ * whose literals are all there, an image of calls with no NOP areas.
+ * Otherwise a unit's flags say which functions that look like sites are:
+ * an =N,0 area, a static branch's 5-byte NOP and an assembler's
+ * alternative NOPs look the same.  0 or -errno (printed).
+ */
+static int read_units(struct record *r, struct establish *x)
+{
+	x->pool = elfio_calloc(x->nsh, sizeof(*x->pool));
+	if (!x->pool)
+		return establish_oom(r);
+	for (size_t i = 0; i < x->nsh; i++)
+		x->pool[i] = (uint32_t)i;
+	if (vote(x->sh, x->pool, x->nsh, &x->v))
+		return establish_oom(r);
+	const struct vote *v = &x->v;
+	bool unanimous = v->result == VOTE_DECIDED &&
+		(v->layout.kind == LAYOUT_CALLS ? v->strong == 0 :
+		 v->layout.kind == LAYOUT_AREA && v->layout.pre &&
+		 v->carriers == v->strong && v->pre_agree == v->carriers);
+	int ret;
+	if (!unanimous && (ret = read_statements(r, &x->ss)))
 		return ret;
-	pool = elfio_calloc(nsh, sizeof(*pool));
-	if (!pool)
-		goto oom;
-	/*
-	 * DWARF is read where the code leaves something to tell.  It does not
-	 * when every function with a site's shape has all of the one the vote
-	 * decided and that shape has a part nothing else has: a CALL_OPS image
-	 * whose literals are all there, an image of calls with no NOP areas.
-	 * Otherwise a unit's flags say which functions that look like sites are:
-	 * an =N,0 area, a static branch's 5-byte NOP and an assembler's
-	 * alternative NOPs look the same.
-	 */
-	for (size_t i = 0; i < nsh; i++)
-		pool[i] = (uint32_t)i;
-	if ((ret = vote(sh, pool, nsh, &v)))
-		goto oom;
-	bool unanimous = v.result == VOTE_DECIDED &&
-		(v.layout.kind == LAYOUT_CALLS ? v.strong == 0 :
-		 v.layout.kind == LAYOUT_AREA && v.layout.pre &&
-		 v.carriers == v.strong && v.pre_agree == v.carriers);
-	if (!unanimous && (ret = read_statements(r, &ss)))
-		goto out;
 	/*
 	 * An assembler's unit says "no NOP areas" only beside units a compiler
 	 * made: in an image that is all assembly (generated, or the benchmark's)
 	 * it is no evidence, and its code votes.
 	 */
 	bool compiler_units = false;
-	for (size_t k = 0; k < ss.n; k++)
-		compiler_units |= ss.v[k].kind == STMT_LAYOUT;
+	for (size_t k = 0; k < x->ss.n; k++)
+		compiler_units |= x->ss.v[k].kind == STMT_LAYOUT;
 	if (!compiler_units)
-		ss.nranges = 0;
-	fk = elfio_calloc(nsh, sizeof(*fk));
-	per = elfio_calloc(ss.n, sizeof(*per));
-	lk = elfio_calloc(ss.n, sizeof(*lk));
-	if (!fk || !per || !lk)
-		goto oom;
+		x->ss.nranges = 0;
+	x->fk = elfio_calloc(x->nsh, sizeof(*x->fk));
+	x->per = elfio_calloc(x->ss.n, sizeof(*x->per));
+	x->lk = elfio_calloc(x->ss.n, sizeof(*x->lk));
+	return x->fk && x->per && x->lk ? 0 : establish_oom(r);
+}
 
-	/* 2. DWARF: which functions a unit speaks for, and the layout most of them name */
-	struct layout stated_main = none;
-	size_t stated_best = 0;
-	for (size_t i = 0; i < nsh; i++) {
-		sh[i].stmt = ss.nranges ? stmt_of(&ss, &sh[i]) : -1;
-		if (sh[i].stmt < 0)
-			pool[npool++] = (uint32_t)i;
+/* 2. DWARF: which functions a unit speaks for, and the layout most of them name. */
+static void assign_units(struct establish *x)
+{
+	for (size_t i = 0; i < x->nsh; i++) {
+		x->sh[i].stmt = x->ss.nranges ? stmt_of(&x->ss, &x->sh[i]) : -1;
+		if (x->sh[i].stmt < 0)
+			x->pool[x->npool++] = (uint32_t)i;
 		else
-			per[sh[i].stmt]++;
+			x->per[x->sh[i].stmt]++;
 	}
-	for (size_t k = 0; k < ss.n; k++) {
-		if (ss.v[k].kind == STMT_LAYOUT && ss.v[k].layout.kind != LAYOUT_NONE &&
-		    per[k] > stated_best) {
-			stated_best = per[k];
-			stated_main = ss.v[k].layout;
+	for (size_t k = 0; k < x->ss.n; k++) {
+		if (x->ss.v[k].kind == STMT_LAYOUT && x->ss.v[k].layout.kind != LAYOUT_NONE &&
+		    x->per[k] > x->stated_best) {
+			x->stated_best = x->per[k];
+			x->stated_main = x->ss.v[k].layout;
 		}
 	}
+}
 
-	/* 3. the code: the functions no unit speaks for vote (all of them, as
-	   above, when no DWARF was read) */
-	if (ss.nranges && (ret = vote(sh, pool, npool, &v)))
-		goto oom;
-	snprintf(why, sizeof(why), "%s", v.why);
+/* Layout l (index in p->layouts) for every function of the pool.  0 or -ENOMEM (printed). */
+static int pool_takes(struct record *r, struct establish *x, const struct layout *l)
+{
+	int k = add_layout(r, l);
+
+	if (k < 0)
+		return establish_oom(r);
+	for (size_t i = 0; i < x->npool; i++)
+		x->fk[x->pool[i]] = k;
+	return 0;
+}
+
+/*
+ * 5. a table that is not the one under test, where the sections' votes
+ * could not decide either.  0, or -errno (printed: the layout is
+ * ambiguous).
+ */
+static int vote_by_second_table(struct record *r, const struct record_options *o,
+				struct establish *x)
+{
+	const struct site_table *t2 = second_table(r);
+	struct layout l;
+	int ret;
+
+	if (t2) {
+		rs_detect_from_tables(r, o, t2);
+		l = r->patchable ? (struct layout){ LAYOUT_AREA, 0, r->pre_bytes,
+						    r->post_known ? r->post_bytes : 0 }
+				 : (struct layout){ LAYOUT_ENTRY_NOP, 0, 0, 0 };
+	}
+	if (!t2 || (!r->patchable && !r->nop_mcount))
+		return ambiguous(r, x->why, &x->v.layout);
+	if ((ret = pool_takes(r, x, &l)))
+		return ret;
+	r->ev.source = EVIDENCE_TABLE;
+	r->ev.table = t2->name;
+	x->v.layout = l;
+	x->v.result = VOTE_DECIDED;
+	return 0;
+}
+
+/*
+ * 3. the code: the functions no unit speaks for vote (all of them, as in
+ * read_units, when no DWARF was read); 4. one vote per section where that
+ * one is ambiguous; 5. the second table.  0 or -errno (printed).
+ */
+static int vote_code(struct record *r, const struct record_options *o, struct establish *x)
+{
+	struct vote *v = &x->v;
+
+	if (x->ss.nranges && vote(x->sh, x->pool, x->npool, v))
+		return establish_oom(r);
+	snprintf(x->why, sizeof(x->why), "%s", v->why);
 	/*
 	 * Where DWARF names the layout, the code it does not cover (the C
 	 * library, start files) has its own NOP-starters; unless they vote for
 	 * a layout of their own, they have none.
 	 */
-	if (v.result == VOTE_AMBIGUOUS && stated_best)
-		v.result = VOTE_NONE;
-	if (v.result == VOTE_DECIDED) {
-		int k = add_layout(r, &v.layout);
-		if (k < 0)
-			goto oom;
-		for (size_t i = 0; i < npool; i++)
-			fk[pool[i]] = k;
+	if (v->result == VOTE_AMBIGUOUS && x->stated_best)
+		v->result = VOTE_NONE;
+	if (v->result == VOTE_DECIDED) {
+		int ret = pool_takes(r, x, &v->layout);
+		if (ret)
+			return ret;
 		r->ev.source = EVIDENCE_CODE;
-	} else if (v.result == VOTE_AMBIGUOUS) {
-		/* 4. one vote per section */
+	} else if (v->result == VOTE_AMBIGUOUS) {
 		struct vote best;
 		char swhy[320];
-		size_t functions = v.functions;
-		ret = vote_by_section(r, sh, pool, npool, fk, &best, swhy, sizeof(swhy));
+		size_t functions = v->functions;
+		int ret = vote_by_section(r, x->sh, x->pool, x->npool, x->fk, &best, swhy,
+					  sizeof(swhy));
 		if (ret < 0)
-			goto oom;
-		if (ret == 0) {
-			v = best;
-			v.functions = functions;
-			v.result = best.carriers ? VOTE_DECIDED : VOTE_NONE;
-			r->ev.source = EVIDENCE_CODE;
-		} else {
-			/* 5. a table that is not the one under test */
-			const struct site_table *t2 = second_table(r);
-			struct layout l;
-			if (t2) {
-				rs_detect_from_tables(r, o, t2);
-				l = r->patchable ? (struct layout){ LAYOUT_AREA, 0, r->pre_bytes,
-								    r->post_known ? r->post_bytes : 0 }
-						 : (struct layout){ LAYOUT_ENTRY_NOP, 0, 0, 0 };
-			}
-			if (!t2 || (!r->patchable && !r->nop_mcount)) {
-				ret = ambiguous(r, why, &v.layout);
-				goto out;
-			}
-			int k = add_layout(r, &l);
-			if (k < 0)
-				goto oom;
-			for (size_t i = 0; i < npool; i++)
-				fk[pool[i]] = k;
-			r->ev.source = EVIDENCE_TABLE;
-			r->ev.table = t2->name;
-			v.layout = l;
-			v.result = VOTE_DECIDED;
-			ret = 0;
-		}
+			return establish_oom(r);
+		if (ret)
+			return vote_by_second_table(r, o, x);
+		*v = best;
+		v->functions = functions;
+		v->result = best.carriers ? VOTE_DECIDED : VOTE_NONE;
+		r->ev.source = EVIDENCE_CODE;
 	}
-	r->ev.functions = v.functions;
-	r->ev.carriers = v.carriers;
-	r->ev.pre_agree = v.pre_agree;
-	r->ev.main = v.result == VOTE_DECIDED ? v.layout : none;
+	return 0;
+}
 
-	/*
-	 * The units' own layouts.  An assembler's unit has no NOP areas; its
-	 * calls to a target are sites where the image's sites are calls (the
-	 * riscv trampoline calls ftrace_stub, alias _mcount, in an image of
-	 * NOP areas).
-	 */
-	if (ss.n) {
-		bool calls_image = stated_best ? stated_main.kind == LAYOUT_CALLS
-					       : r->ev.main.kind == LAYOUT_CALLS;
-		for (size_t k = 0; k < ss.n; k++) {
-			struct layout l = ss.v[k].layout;
-			if (ss.v[k].kind == STMT_ASSEMBLER)
-				l = calls_image ? (struct layout){ LAYOUT_CALLS, 0, 0, 0 } : none;
-			if ((lk[k] = add_layout(r, &l)) < 0)
-				goto oom;
-		}
-		for (size_t i = 0; i < nsh; i++)
-			if (sh[i].stmt >= 0)
-				fk[i] = lk[sh[i].stmt];
-		r->ev.units_stated = ss.units;
-		if (stated_best) {
-			r->ev.source = EVIDENCE_DWARF;
-			if (v.result != VOTE_DECIDED || stated_best >= v.carriers)
-				r->ev.main = stated_main;
-			for (size_t k = 0; k < ss.n; k++)
-				if (ss.v[k].kind == STMT_LAYOUT &&
-				    same_layout(&ss.v[k].layout, &stated_main))
-					r->ev.units_main += ss.v[k].units;
-		}
+/*
+ * The units' own layouts.  An assembler's unit has no NOP areas; its
+ * calls to a target are sites where the image's sites are calls (the
+ * riscv trampoline calls ftrace_stub, alias _mcount, in an image of
+ * NOP areas).  Where the units name a layout for more functions than
+ * the code's vote carried, theirs is the image's.  0 or -ENOMEM (printed).
+ */
+static int apply_units(struct record *r, struct establish *x)
+{
+	const struct layout none = { LAYOUT_NONE, 0, 0, 0 };
+	const struct stmts *ss = &x->ss;
+
+	if (!ss->n)
+		return 0;
+	bool calls_image = x->stated_best ? x->stated_main.kind == LAYOUT_CALLS
+					  : r->ev.main.kind == LAYOUT_CALLS;
+	for (size_t k = 0; k < ss->n; k++) {
+		struct layout l = ss->v[k].layout;
+		if (ss->v[k].kind == STMT_ASSEMBLER)
+			l = calls_image ? (struct layout){ LAYOUT_CALLS, 0, 0, 0 } : none;
+		if ((x->lk[k] = add_layout(r, &l)) < 0)
+			return establish_oom(r);
 	}
-	if (build_regions(r, sh, fk, nsh))
-		goto oom;
-	for (size_t i = 0; i < nsh; i++)
-		sh[i].layout = fk[i];
-	p->shapes = sh;		/* kept: the sites are read off them */
-	p->nshapes = nsh;
-	sh = NULL;
+	for (size_t i = 0; i < x->nsh; i++)
+		if (x->sh[i].stmt >= 0)
+			x->fk[i] = x->lk[x->sh[i].stmt];
+	r->ev.units_stated = ss->units;
+	if (x->stated_best) {
+		r->ev.source = EVIDENCE_DWARF;
+		if (x->v.result != VOTE_DECIDED || x->stated_best >= x->v.carriers)
+			r->ev.main = x->stated_main;
+		for (size_t k = 0; k < ss->n; k++)
+			if (ss->v[k].kind == STMT_LAYOUT && same_layout(&ss->v[k].layout,
+									&x->stated_main))
+				r->ev.units_main += ss->v[k].units;
+	}
+	return 0;
+}
+
+/*
+ * Which layout each function has: stated, else (without symbols) what the
+ * code and the table show, else the DWARF units' flags for the functions
+ * they speak for and the code's vote (of all, of each section, or a second
+ * table) for the rest.  The shapes are kept in r->priv: the sites are read
+ * off them.  0 or -errno (printed).
+ */
+int rs_establish_layout(struct record *r, const struct record_options *o)
+{
+	struct record_priv *p = r->priv;
+	const struct elfio_symbol *const *f;
+	const struct layout none = { LAYOUT_NONE, 0, 0, 0 };
+	struct establish x = { .stated_main = none };
+	size_t nf;
+	int ret;
+
+	memset(&r->ev, 0, sizeof(r->ev));
+	if ((ret = elfio_functions(r->e, &f, &nf)))
+		return ret;
+	if (add_layout(r, &none) < 0)
+		return establish_oom(r);
+	if (record_options_stated(o))
+		return establish_stated(r, o, f, nf);
+	if (!nf) {
+		establish_without_symbols(r, o);
+		return 0;
+	}
+	if ((ret = compute_shapes(r, f, nf, &x.sh, &x.nsh)))
+		return ret;
+	if ((ret = read_units(r, &x)))
+		goto out;
+	assign_units(&x);
+	if ((ret = vote_code(r, o, &x)))
+		goto out;
+	r->ev.functions = x.v.functions;
+	r->ev.carriers = x.v.carriers;
+	r->ev.pre_agree = x.v.pre_agree;
+	r->ev.main = x.v.result == VOTE_DECIDED ? x.v.layout : none;
+	if ((ret = apply_units(r, &x)))
+		goto out;
+	if (build_regions(r, x.sh, x.fk, x.nsh)) {
+		ret = establish_oom(r);
+		goto out;
+	}
+	for (size_t i = 0; i < x.nsh; i++)
+		x.sh[i].layout = x.fk[i];
+	p->shapes = x.sh;	/* kept: the sites are read off them */
+	p->nshapes = x.nsh;
+	x.sh = NULL;
 	summarise(r);
-	ret = 0;
-	goto out;
-oom:
-	elfio_err(r->e, "out of memory while establishing the patch-site layout");
-	ret = -ENOMEM;
 out:
-	elfio_free(pool);
-	elfio_free(fk);
-	elfio_free(lk);
-	elfio_free(per);
-	elfio_free(sh);
-	stmts_free(&ss);
+	elfio_free(x.pool);
+	elfio_free(x.fk);
+	elfio_free(x.lk);
+	elfio_free(x.per);
+	elfio_free(x.sh);
+	stmts_free(&x.ss);
 	return ret;
 }
 

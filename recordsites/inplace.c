@@ -215,41 +215,47 @@ out:
 	return ret;
 }
 
-int record_write_in_place(struct record *r, const struct inplace_options *o, const char *out_path,
-			  struct inplace_report *rep)
+/*
+ * The table an in-place write fills, or NULL with the one line that says
+ * why this image has none to fill (*err: its -errno).
+ */
+static const struct site_table *writable_table(struct record *r, int *err)
 {
 	const struct site_table *tb;
-	struct covered *cov = NULL;
-	uint64_t *want = NULL, *slot_off = NULL;
-	struct elfio_rw *w = NULL;
-	int ret;
 
-	memset(rep, 0, sizeof(*rep));
 	if (elfio_is_boot_image(r->e)) {
 		elfio_err(r->e, "a boot image cannot be written in place: its kernel is compressed "
 			  "inside it (write the vmlinux the build made, before it is packed)");
-		return -ENOTSUP;
+		*err = -ENOTSUP;
+		return NULL;
 	}
 	if (elfio_is_rel(r->e)) {
 		elfio_err(r->e, "a relocatable object has no final table to fill; use "
 			  "--format=elf and link the table object with it");
-		return -EINVAL;
+		*err = -EINVAL;
+		return NULL;
 	}
 	if (r->ev.source == EVIDENCE_UNDER_TEST) {
 		elfio_err(r->e, "the patch-area layout shows only in the table to be written (the "
 			  "image has no symbols to vote and no DWARF); state it with --patchable=N,M");
-		return -EINVAL;
+		*err = -EINVAL;
+		return NULL;
 	}
 	tb = record_table_under_test(r);
 	if (!tb) {
 		elfio_err(r->e, "has no reserved table (no __start_mcount_loc/__stop_mcount_loc "
 			  "region, no __mcount_loc or __patchable_function_entries section)");
-		return -ENOENT;
+		*err = -ENOENT;
 	}
-	rep->table = tb->name;
-	rep->slots = tb->count;
+	return tb;
+}
 
+/* Whether the sites to be written fit the table's slots.  0, or -ENOSPC (said). */
+static int check_room(struct record *r, const struct inplace_options *o,
+		      const struct site_table *tb, struct inplace_report *rep)
+{
 	size_t need = 0;
+
 	for (size_t i = 0; i < r->nsites; i++) {
 		if (r->sites[i].misaligned && !o->keep_misaligned)
 			rep->left_out++;
@@ -261,33 +267,56 @@ int record_write_in_place(struct record *r, const struct inplace_options *o, con
 			  tb->name, need, need, tb->count);
 		return -ENOSPC;
 	}
+	return 0;
+}
 
-	w = elfio_rw_new(r->e);
-	if (!w)
+/* An in-place write of one table: its edits and what is read back after them. */
+struct plan {
+	struct elfio_rw *w;	/* the byte patches */
+	struct covered *cov;	/* per slot: the .rela.dyn entry that covers it */
+	uint64_t *want;		/* per slot: the value it gets */
+	uint64_t *slot_off;	/* per slot: its file offset */
+	bool applied;		/* values go in place too, not only in addends */
+};
+
+static void plan_free(struct plan *pl)
+{
+	elfio_rw_free(pl->w);
+	elfio_free(pl->cov);
+	elfio_free(pl->want);
+	elfio_free(pl->slot_off);
+}
+
+/* The plan's arrays, one entry a slot.  0, or -ENOMEM (said, unless the rewrite's). */
+static int plan_new(struct record *r, const struct site_table *tb, struct plan *pl)
+{
+	memset(pl, 0, sizeof(*pl));
+	pl->w = elfio_rw_new(r->e);
+	if (!pl->w)
 		return -ENOMEM;
-	cov = elfio_calloc(tb->count, sizeof(*cov));
-	want = elfio_calloc(tb->count, sizeof(*want));
-	slot_off = elfio_calloc(tb->count, sizeof(*slot_off));
-	if (!cov || !want || !slot_off) {
-		elfio_free(cov);
-		elfio_free(want);
-		elfio_free(slot_off);
-		elfio_rw_free(w);
+	pl->cov = elfio_calloc(tb->count, sizeof(*pl->cov));
+	pl->want = elfio_calloc(tb->count, sizeof(*pl->want));
+	pl->slot_off = elfio_calloc(tb->count, sizeof(*pl->slot_off));
+	if (!pl->cov || !pl->want || !pl->slot_off) {
+		plan_free(pl);
 		elfio_err(r->e, "out of memory for a table of %zu slots", tb->count);
 		return -ENOMEM;
 	}
-	ret = find_covering(r, tb, cov);
-	if (ret)
-		goto out;
+	return 0;
+}
 
-	/*
-	 * Did the link apply the relocations in place?  Keep its convention: a
-	 * covered slot with a value in place says yes, one with zero in place
-	 * and the value only in its addend says no.  A table that shows
-	 * neither (cleared) gets the convention of the architecture's linker
-	 * where it has only one (arch.h ARCH_POLICY_RELATIVE_APPLIED).
-	 */
+/*
+ * Did the link apply the relocations in place?  Keep its convention: a
+ * covered slot with a value in place says yes, one with zero in place
+ * and the value only in its addend says no.  A table that shows
+ * neither (cleared) gets the convention of the architecture's linker
+ * where it has only one (arch.h ARCH_POLICY_RELATIVE_APPLIED).
+ */
+static bool relocs_applied(struct record *r, const struct site_table *tb,
+			   const struct covered *cov)
+{
 	bool applied = false, addend_only = false;
+
 	for (size_t i = 0; i < tb->count; i++) {
 		if (!cov[i].has)
 			continue;
@@ -299,8 +328,21 @@ int record_write_in_place(struct record *r, const struct inplace_options *o, con
 	}
 	if (!applied && !addend_only && (r->arch->policy & ARCH_POLICY_RELATIVE_APPLIED))
 		applied = true;
+	return applied;
+}
 
+/*
+ * The edits: each slot gets the next site (zero past the last), in place
+ * and in the .rela.dyn entry that covers it, where it does not hold it
+ * already.  0 or -errno (said).
+ */
+static int plan_slots(struct record *r, const struct inplace_options *o,
+		      const struct site_table *tb, struct plan *pl, struct inplace_report *rep)
+{
+	const struct covered *cov = pl->cov;
 	size_t si = 0;
+	int ret;
+
 	for (size_t i = 0; i < tb->count; i++) {
 		uint64_t v = 0, off, cur = 0;
 		uint8_t b[8];
@@ -311,20 +353,19 @@ int record_write_in_place(struct record *r, const struct inplace_options *o, con
 			v = r->sites[si++].addr;
 			rep->used++;
 		}
-		want[i] = v;
-		uint64_t content = cov[i].has && !applied ? 0 : v;
+		pl->want[i] = v;
+		uint64_t content = cov[i].has && !pl->applied ? 0 : v;
 		if (elfio_addr_to_offset(r->e, tb->start + 8 * i, &off)) {
 			elfio_err(r->e, "table '%s': slot 0x%" PRIx64 " has no bytes in the file",
 				  tb->name, tb->start + 8 * i);
-			ret = -EINVAL;
-			goto out;
+			return -EINVAL;
 		}
-		slot_off[i] = off;
+		pl->slot_off[i] = off;
 		elfio_read_u64(r->e, tb->start + 8 * i, &cur);
 		if (cur != content) {
 			put_le64(b, content);
-			if ((ret = elfio_rw_patch(w, off, b, 8)))
-				goto out;
+			if ((ret = elfio_rw_patch(pl->w, off, b, 8)))
+				return ret;
 		}
 		if (cov[i].has) {
 			struct elfio_rela nr = {
@@ -337,40 +378,72 @@ int record_write_in_place(struct record *r, const struct inplace_options *o, con
 				uint8_t rb[24];
 				size_t len = elfio_reloc_encode(cov[i].sec, &nr, rb);
 
-				if ((ret = elfio_rw_patch(w, cov[i].file_off, rb, len)))
-					goto out;
+				if ((ret = elfio_rw_patch(pl->w, cov[i].file_off, rb, len)))
+					return ret;
 				rep->relocs++;
 			}
 		}
 	}
-	rep->changed = elfio_rw_changes(w);
+	return 0;
+}
+
+/*
+ * The edits to the file: where it lies, under the journal, or into a copy
+ * at out_path; read back before they count.  0 or -errno (said).
+ */
+static int commit_plan(struct record *r, const struct inplace_options *o, const char *out_path,
+		       const struct site_table *tb, struct plan *pl, bool here,
+		       struct inplace_report *rep)
+{
+	struct readback rb = { r, tb, pl->want, pl->slot_off, pl->cov, pl->applied };
+	int ret;
+
+	if (!here) {
+		struct elfio_write_check chk = { read_back, &rb };
+		return elfio_rw_commit(pl->w, out_path, &chk);
+	}
+	struct elfio_write_check chk = { read_back_in_place, &rb };
+	struct elfio_section *s;
+	size_t written;
+
+	/*
+	 * The scan is over and the write reads the file through its own
+	 * descriptor: the pages the scan mapped (text, symbols, the DWARF
+	 * libdw read) leave this process first, so that the journal and
+	 * the edits fit under the scan's peak instead of adding to it.
+	 */
+	for_each_section(r->e, s)
+		elfio_section_release(r->e, s);
+	ret = elfio_rw_commit_in_place(pl->w, o->fsync ? ELFIO_FSYNC : 0, &chk, &written);
+	rep->changed = written != 0;
+	return ret;
+}
+
+int record_write_in_place(struct record *r, const struct inplace_options *o, const char *out_path,
+			  struct inplace_report *rep)
+{
+	const struct site_table *tb;
+	struct plan pl;
+	int ret = 0;
+
+	memset(rep, 0, sizeof(*rep));
+	if (!(tb = writable_table(r, &ret)))
+		return ret;
+	rep->table = tb->name;
+	rep->slots = tb->count;
+	if ((ret = check_room(r, o, tb, rep)) || (ret = plan_new(r, tb, &pl)))
+		return ret;
+	if ((ret = find_covering(r, tb, pl.cov)))
+		goto out;
+	pl.applied = relocs_applied(r, tb, pl.cov);
+	if ((ret = plan_slots(r, o, tb, &pl, rep)))
+		goto out;
+	rep->changed = elfio_rw_changes(pl.w);
 	bool here = same_file(r->e, out_path);
 	if (!rep->changed && here)
 		goto out;	/* already holds this table: leave the file alone */
-	struct readback rb = { r, tb, want, slot_off, cov, applied };
-	if (here) {
-		struct elfio_write_check chk = { read_back_in_place, &rb };
-		struct elfio_section *s;
-		size_t written;
-
-		/*
-		 * The scan is over and the write reads the file through its own
-		 * descriptor: the pages the scan mapped (text, symbols, the DWARF
-		 * libdw read) leave this process first, so that the journal and
-		 * the edits fit under the scan's peak instead of adding to it.
-		 */
-		for_each_section(r->e, s)
-			elfio_section_release(r->e, s);
-		ret = elfio_rw_commit_in_place(w, o->fsync ? ELFIO_FSYNC : 0, &chk, &written);
-		rep->changed = written != 0;
-	} else {
-		struct elfio_write_check chk = { read_back, &rb };
-		ret = elfio_rw_commit(w, out_path, &chk);
-	}
+	ret = commit_plan(r, o, out_path, tb, &pl, here, rep);
 out:
-	elfio_rw_free(w);
-	elfio_free(cov);
-	elfio_free(want);
-	elfio_free(slot_off);
+	plan_free(&pl);
 	return ret;
 }

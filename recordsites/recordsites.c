@@ -234,17 +234,18 @@ bool record_verify(struct record *r, uint64_t addr, struct site *s)
 
 /* --- Step 1: call targets ------------------------------------------------ */
 
-static int collect_targets_linked(struct record *r)
+/*
+ * Defined mcount symbols, from every symbol table, read where the tables
+ * lie: only a few names matter, and copying every symbol of a kernel out
+ * was megabytes.  The same walk of the main table finds a kernel's
+ * reserved region for collect_tables.  0 or -errno.
+ */
+static int targets_from_symbols(struct record *r)
 {
 	struct record_priv *p = r->priv;
 	struct elfio_section *s;
 	int ret;
 
-	/*
-	 * Defined mcount symbols, from every symbol table, read where the
-	 * tables lie: only a few names matter, and copying every symbol of a
-	 * kernel out was megabytes.
-	 */
 	size_t main = elfio_main_symtab(r->e);
 	for_each_section(r->e, s) {
 		size_t count;
@@ -258,11 +259,8 @@ static int collect_targets_linked(struct record *r)
 			const char *name = elfio_symtab_name(r->e, s->index, i);
 			struct elfio_symbol y;
 
-			/*
-			 * The same walk of the main table finds a kernel's reserved
-			 * region for collect_tables: only "__st..." can be its ends,
-			 * and the last of each name wins.
-			 */
+			/* only "__st..." can be the region's ends, and the last of
+			   each name wins */
 			if (s->index == main && name[0] == '_' && name[1] == '_' && name[2] == 's' &&
 			    name[3] == 't') {
 				elfio_symtab_get(r->e, s->index, i, &y);
@@ -290,8 +288,16 @@ static int collect_targets_linked(struct record *r)
 				return ret;
 		}
 	}
+	return 0;
+}
 
-	/* GOT slots of mcount symbols, from the dynamic relocations (one pass, none kept). */
+/* GOT slots of mcount symbols, from the dynamic relocations (one pass, none kept).  0 or -errno. */
+static int slots_from_dynrel(struct record *r)
+{
+	struct record_priv *p = r->priv;
+	struct elfio_section *s;
+	int ret;
+
 	for_each_section(r->e, s) {
 		struct elfio_relocs rl;
 		size_t count;
@@ -324,12 +330,19 @@ static int collect_targets_linked(struct record *r)
 		if (ret)
 			return ret;
 	}
-	sort_targets(p->slots, &p->nslots);
+	return 0;
+}
 
-	/* PLT stubs that jump through those slots. */
+/* PLT stubs that jump through those slots.  0 or -errno. */
+static int targets_from_plt(struct record *r)
+{
+	struct record_priv *p = r->priv;
+	struct elfio_section *s;
+	int ret;
+
+	if (!p->nslots || !r->arch->plt_slot)
+		return 0;
 	for_each_section(r->e, s) {
-		if (!p->nslots || !r->arch->plt_slot)
-			break;
 		if (!is_text_section(s) || (strncmp(s->name, ".plt", 4) && strncmp(s->name, ".iplt", 5)))
 			continue;
 		ret = elfio_section_data(r->e, s);
@@ -352,11 +365,20 @@ static int collect_targets_linked(struct record *r)
 			}
 		}
 	}
-	/* PLT call stubs among the code (arch.h text_plt_slot), addressed from .got */
+	return 0;
+}
+
+/* PLT call stubs among the code (arch.h text_plt_slot), addressed from .got.  0 or -errno. */
+static int targets_from_text_plt(struct record *r)
+{
+	struct record_priv *p = r->priv;
+	struct elfio_section *s;
+	int ret;
+
 	struct elfio_section *got = elfio_find_section_by_name(r->e, ".got");
+	if (!p->nslots || !r->arch->text_plt_slot || !got)
+		return 0;
 	for_each_section(r->e, s) {
-		if (!p->nslots || !r->arch->text_plt_slot || !got)
-			break;
 		if (!is_text_section(s))
 			continue;
 		ret = elfio_section_data(r->e, s);
@@ -379,6 +401,23 @@ static int collect_targets_linked(struct record *r)
 			}
 		}
 	}
+	return 0;
+}
+
+/*
+ * The call targets of a linked image: the mcount symbols, the GOT slots
+ * that hold them and the PLT stubs that jump through those.  0 or -errno.
+ */
+static int collect_targets_linked(struct record *r)
+{
+	struct record_priv *p = r->priv;
+	int ret;
+
+	if ((ret = targets_from_symbols(r)) || (ret = slots_from_dynrel(r)))
+		return ret;
+	sort_targets(p->slots, &p->nslots);
+	if ((ret = targets_from_plt(r)) || (ret = targets_from_text_plt(r)))
+		return ret;
 	sort_targets(p->targets, &p->ntargets);
 	return 0;
 }
@@ -1165,127 +1204,136 @@ static int oom_for(const struct elfio *e, unsigned long before, int ret, const c
 	return ret;
 }
 
-int record_scan(struct elfio *e, const struct record_options *o, struct record **out)
+/* A record of e for the architecture it names, with nothing found yet.  0 or -errno (printed). */
+static int record_new(struct elfio *e, const struct record_options *o, unsigned long before,
+		      struct record **out)
 {
-	unsigned long before = elfio_errors_reported();
-	const char *what = "the record of the image";
-	struct record *r;
-	struct cand c = { 0 };
-	const struct elfio_symbol *const *f;
-	size_t nf;
-	int ret;
+	struct record *r = elfio_calloc(1, sizeof(*r));
+	char why[256];
 
-	*out = NULL;
-	r = elfio_calloc(1, sizeof(*r));
 	if (!r)
-		goto oom;
+		return oom_for(e, before, -ENOMEM, "the record of the image");
 	r->priv = elfio_calloc(1, sizeof(*r->priv));
 	if (!r->priv) {
 		elfio_free(r);
-		goto oom;
+		return oom_for(e, before, -ENOMEM, "the record of the image");
 	}
 	r->e = e;
 	r->opts = *o;
-	char why[256];
 	r->arch = arch_for(elfio_ehdr(e)->e_machine, elfio_machine_name(elfio_ehdr(e)->e_machine), o->cap, why, sizeof(why));
 	if (!r->arch) {
 		elfio_err(e, "%s", why);
-		ret = -ENOTSUP;
-		goto err;
+		record_free(r);
+		return -ENOTSUP;
 	}
 	r->align = o->align ? o->align : 8;
 	r->priv->nop_unit = r->arch->nop_unit(elfio_ehdr(e)->e_flags);
-	/* a boot image has no DWARF to say its layout: the build's config does */
-	if (elfio_is_boot_image(e) && !record_options_stated(o)) {
-		struct bootimg_ftrace ft;
-		const char *from;
-		size_t rawlen = 0;
-		const uint8_t *raw = elfio_raw(e, &rawlen);
-		if (bootimg_config_ftrace(elfio_path(e), raw, rawlen, elfio_ehdr(e)->e_machine, &ft,
-					  &from) == 1 && ft.kind == BFT_AREA) {
-			r->opts.patchable_n = ft.n;
-			r->opts.patchable_m = ft.m;
-			snprintf(r->opts.stated_by, sizeof(r->opts.stated_by), "%s in %s", ft.why,
-				 from);
-			o = &r->opts;
-		}
-	}
+	*out = r;
+	return 0;
+}
 
-	ret = oom_for(e, before, elfio_functions(e, &f, &nf), "the index of function symbols");
-	if (ret)
-		goto err;
-	r->has_symbols = nf > 0;
+/*
+ * A boot image has no DWARF to say its layout: the build's config does,
+ * stated in r->opts as if by --patchable.  Whether it did.
+ */
+static bool state_from_boot_config(struct record *r)
+{
+	struct elfio *e = r->e;
+	struct bootimg_ftrace ft;
+	const char *from;
+	size_t rawlen = 0;
 
-	ret = elfio_is_rel(e) ? collect_targets_rel(r) : collect_targets_linked(r);
-	if (oom_for(e, before, ret, "the mcount and __fentry__ call targets"))
-		goto err;
-	ret = oom_for(e, before, collect_tables(r), "the tables of patch sites in the image");
-	if (ret)
-		goto err;
-	/*
-	 * A linked image's symbol tables, their names and its dynamic
-	 * relocations have told all they tell (the functions, the targets,
-	 * the table's values are ours now): their pages leave before the text
-	 * is read, a third of what would otherwise be resident at once.
-	 */
-	if (!elfio_is_rel(e)) {
-		struct elfio_section *s;
-		for_each_section(e, s) {
-			bool symtab = s->shdr.sh_type == SHT_SYMTAB || s->shdr.sh_type == SHT_DYNSYM;
-			if (symtab || (s->shdr.sh_type == SHT_RELA && (s->shdr.sh_flags & SHF_ALLOC)))
-				elfio_section_release(e, s);
-			if (symtab && s->shdr.sh_link < elfio_nsections(e))
-				elfio_section_release(e, elfio_section(e, s->shdr.sh_link));
-		}
+	if (!elfio_is_boot_image(e) || record_options_stated(&r->opts))
+		return false;
+	const uint8_t *raw = elfio_raw(e, &rawlen);
+	if (bootimg_config_ftrace(elfio_path(e), raw, rawlen, elfio_ehdr(e)->e_machine, &ft,
+				  &from) != 1 || ft.kind != BFT_AREA)
+		return false;
+	r->opts.patchable_n = ft.n;
+	r->opts.patchable_m = ft.m;
+	snprintf(r->opts.stated_by, sizeof(r->opts.stated_by), "%s in %s", ft.why, from);
+	return true;
+}
+
+/*
+ * A linked image's symbol tables, their names and its dynamic relocations
+ * have told all they tell (the functions, the targets, the table's values
+ * are ours now): their pages leave before the text is read, a third of
+ * what would otherwise be resident at once.
+ */
+static void release_symbols(struct elfio *e)
+{
+	struct elfio_section *s;
+
+	for_each_section(e, s) {
+		bool symtab = s->shdr.sh_type == SHT_SYMTAB || s->shdr.sh_type == SHT_DYNSYM;
+		if (symtab || (s->shdr.sh_type == SHT_RELA && (s->shdr.sh_flags & SHF_ALLOC)))
+			elfio_section_release(e, s);
+		if (symtab && s->shdr.sh_link < elfio_nsections(e))
+			elfio_section_release(e, elfio_section(e, s->shdr.sh_link));
 	}
-	r->priv->entry_only = true;
-	for (size_t i = 0; i < r->priv->ntargets; i++)
-		r->priv->entry_only &= r->priv->targets[i].entry;
-	for (size_t i = 0; i < r->priv->nslots; i++)
-		r->priv->entry_only &= r->priv->slots[i].entry;
+}
+
+/* Whether every call target and GOT slot is an entry's (__fentry__, not mcount). */
+static void note_entry_only(struct record *r)
+{
+	struct record_priv *p = r->priv;
+
+	p->entry_only = true;
+	for (size_t i = 0; i < p->ntargets; i++)
+		p->entry_only &= p->targets[i].entry;
+	for (size_t i = 0; i < p->nslots; i++)
+		p->entry_only &= p->slots[i].entry;
+}
+
+/*
+ * The layout of the sites: an object's from its relocations and sections
+ * (detect_object), a linked image's from its calls and its functions'
+ * shapes (rs_establish_layout).  0 or -errno (printed).
+ */
+static int find_layout(struct record *r, const struct record_options *o, unsigned long before)
+{
+	struct elfio *e = r->e;
+	struct record_priv *p = r->priv;
+	int ret;
 
 	if (elfio_is_rel(e)) {
-		what = "the layout of the patch sites";
-		if (elfio_grow(&r->priv->layouts, &r->priv->layouts_cap, 1,
-			       sizeof(*r->priv->layouts)))
-			goto oom_err;
-		memset(r->priv->layouts, 0, sizeof(*r->priv->layouts));
-		r->priv->nlayouts = 1;
+		if (elfio_grow(&p->layouts, &p->layouts_cap, 1, sizeof(*p->layouts)))
+			return oom_for(e, before, -ENOMEM, "the layout of the patch sites");
+		memset(p->layouts, 0, sizeof(*p->layouts));
+		p->nlayouts = 1;
 		detect_object(r, o);
-	} else {
-		what = "the calls found in the code";
-		ret = sweep_calls(r);
-		if (ret)
-			goto oom_err;
-		ret = oom_for(e, before, rs_establish_layout(r, o), "the layout of the patch sites");
-		if (ret)
-			goto err;
-		if (r->has_calls && (r->arch->policy & ARCH_POLICY_PFE_IS_PADDING))
-			rs_drop_call_padding(r);
-	}
-
-	if (!elfio_is_rel(e) && r->has_symbols) {
-		what = "the patch sites";
-		ret = sites_from_decodes(r);
-		if (ret)
-			goto oom_err;
-		if ((ret = rs_check_stated(r)))
-			goto err;
-		*out = r;
 		return 0;
 	}
-	what = "the candidate patch sites";
-	ret = gather(r, o, &c);
+	if ((ret = sweep_calls(r)))
+		return oom_for(e, before, ret, "the calls found in the code");
+	ret = oom_for(e, before, rs_establish_layout(r, o), "the layout of the patch sites");
 	if (ret)
-		goto oom_err;
-	ret = sort_cands(&c);
-	if (ret)
-		goto oom_err;
+		return ret;
+	if (r->has_calls && (r->arch->policy & ARCH_POLICY_PFE_IS_PADDING))
+		rs_drop_call_padding(r);
+	return 0;
+}
 
-	what = "the patch sites";
+/*
+ * The sites of an object, or of an image with no symbols: every candidate
+ * (table entries, swept calls, shapes), one site per address that
+ * verifies.  0 or -errno (printed).
+ */
+static int sites_from_cands(struct record *r, const struct record_options *o, unsigned long before)
+{
+	struct cand c = { 0 };
+	int ret;
+
+	if ((ret = gather(r, o, &c)) || (ret = sort_cands(&c))) {
+		elfio_free(c.v);
+		return oom_for(r->e, before, ret, "the candidate patch sites");
+	}
 	r->sites = elfio_calloc(c.n ? c.n : 1, sizeof(*r->sites));
-	if (!r->sites)
-		goto oom_err;
+	if (!r->sites) {
+		elfio_free(c.v);
+		return oom_for(r->e, before, -ENOMEM, "the patch sites");
+	}
 	for (size_t i = 0, j; i < c.n; i = j) {
 		struct site s;
 		unsigned int src = 0;
@@ -1307,22 +1355,48 @@ int record_scan(struct elfio *e, const struct record_options *o, struct record *
 		r->sites[r->nsites++] = s;
 	}
 	elfio_free(c.v);
-	c.v = NULL;
-	if ((ret = rs_check_stated(r)))
+	return 0;
+}
+
+int record_scan(struct elfio *e, const struct record_options *o, struct record **out)
+{
+	unsigned long before = elfio_errors_reported();
+	struct record *r;
+	const struct elfio_symbol *const *f;
+	size_t nf;
+	int ret;
+
+	*out = NULL;
+	if ((ret = record_new(e, o, before, &r)))
+		return ret;
+	if (state_from_boot_config(r))
+		o = &r->opts;
+	ret = oom_for(e, before, elfio_functions(e, &f, &nf), "the index of function symbols");
+	if (ret)
+		goto err;
+	r->has_symbols = nf > 0;
+	ret = elfio_is_rel(e) ? collect_targets_rel(r) : collect_targets_linked(r);
+	if (oom_for(e, before, ret, "the mcount and __fentry__ call targets"))
+		goto err;
+	ret = oom_for(e, before, collect_tables(r), "the tables of patch sites in the image");
+	if (ret)
+		goto err;
+	if (!elfio_is_rel(e))
+		release_symbols(e);
+	note_entry_only(r);
+	if ((ret = find_layout(r, o, before)))
+		goto err;
+	if (!elfio_is_rel(e) && r->has_symbols)
+		ret = oom_for(e, before, sites_from_decodes(r), "the patch sites");
+	else
+		ret = sites_from_cands(r, o, before);
+	if (ret || (ret = rs_check_stated(r)))
 		goto err;
 	*out = r;
 	return 0;
-oom_err:
-	if (!ret)
-		ret = -ENOMEM;
-	oom_for(e, before, ret, what);
 err:
-	elfio_free(c.v);
 	record_free(r);
 	return ret;
-oom:
-	oom_for(e, before, -ENOMEM, what);
-	return -ENOMEM;
 }
 
 bool record_unnamed_code(struct record *r, uint64_t addr, const struct elfio_symbol *f)

@@ -442,6 +442,165 @@ out:
 	return err;
 }
 
+/* Where the new segment lies and what is in it. */
+struct seg_plan {
+	uint64_t off, addr, size;	/* in the file, in memory, its size */
+	uint64_t tb_off;		/* the trampoline's blob (after header and table) */
+	uint64_t room_off;		/* or the room, page aligned */
+	uint64_t tramp;			/* the address the sites call */
+	uint64_t dops;			/* the default ops' address (0: none) */
+};
+
+/*
+ * The output, through elfio's rewrite: the input | pad | the segment |
+ * .shstrtab | section headers; its PT_LOAD takes over the PT_NOTE entry.
+ * The segment: header and table, then the blob at tb_off, or the room at
+ * room_off aligned to max_page_size (elfio places the segment at an
+ * address congruent to its file offset, the file's end rounded up to 16).
+ * 0 or -errno.
+ */
+static int place_segment(struct embed *m, struct seg_plan *sp)
+{
+	const struct arch_ops *ops = m->ops;
+	const struct arch_callops *co = m->co;
+	uint64_t len = m->len;
+	int err;
+
+	sp->tb_off = SEG_HDR + m->n * SEG_ENTRY;		/* a multiple of 16 */
+	sp->size = sp->tb_off + co->tramp_size;
+	sp->room_off = 0;
+	if (co->room_size) {
+		uint64_t o16 = (len + 15) & ~15ull, pg = ops->max_page_size;
+
+		sp->room_off = ((o16 + sp->size + pg - 1) & ~(pg - 1)) - o16;
+		sp->size = sp->room_off + co->room_size;
+	}
+	if ((err = elfio_rw_place_segment(m->w, sp->size, ops->max_page_size, m->maxend, &sp->off,
+					  &sp->addr)))
+		return err;
+	if (co->room_size && ((sp->addr + sp->room_off) % ops->max_page_size ||
+			      sp->off != ((len + 15) & ~15ull))) {
+		elfio_err(m->e, "the trampoline room at 0x%" PRIx64 " is not page aligned: a bug, "
+			  "please report it", sp->addr + sp->room_off);
+		return -EINVAL;
+	}
+	sp->dops = co->tramp_size ? sp->addr + sp->tb_off + co->tramp_default_ops : 0;
+	sp->tramp = co->tramp_size ? sp->addr + sp->tb_off + co->tramp_entry
+				   : sp->addr + sp->room_off;
+	return 0;
+}
+
+/*
+ * The call the runtime writes at each site, encoded here once to know it
+ * can be, and the idle form, which may hold part of it (riscv64's auipc).
+ * 0 or -EINVAL (said).
+ */
+static int check_reach(struct embed *m, const struct seg_plan *sp)
+{
+	const struct arch_ops *ops = m->ops;
+	const struct arch_callops *co = m->co;
+	const struct esite *v = m->v;
+
+	for (size_t i = 0; i < m->n; i++) {
+		uint8_t call[16], idle[64];
+		uint64_t last = co->tramp_size ? sp->tramp : sp->tramp + co->room_size - 1;
+
+		if (ops->call_len > sizeof(call) || ops->encode_call(call, v[i].call, sp->tramp) ||
+		    ops->encode_call(call, v[i].call, last) || v[i].idle_len > sizeof(idle) ||
+		    ops->callops_disabled(idle, v[i].idle_len, v[i].idle, sp->tramp)) {
+			const struct elfio_symbol *f = elfio_function_at(m->e, v[i].func, 8);
+
+			elfio_err(m->e, "%s at 0x%" PRIx64 " is out of %s of the trampoline%s at "
+				  "0x%" PRIx64 " (the new segment goes above the highest PT_LOAD)",
+				  f && f->name ? f->name : "?", v[i].func, co->reach,
+				  co->tramp_size ? "" : " room", sp->tramp);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The sites: default ops in the literal, the idle form at the entry,
+ * patched a unit at a time as the site was read.  0 or -errno.
+ */
+static int patch_sites(struct embed *m, const struct seg_plan *sp)
+{
+	const struct arch_ops *ops = m->ops;
+	const struct esite *v = m->v;
+	int err;
+
+	for (size_t i = 0; i < m->n; i++) {
+		uint8_t idle[64];
+
+		if (ops->literal_size &&
+		    (err = put_addr(m->w, v[i].lit, sp->dops, (int)ops->literal_size)))
+			return err;
+		if (v[i].idle_len > sizeof(idle) || ops->callops_disabled(idle, v[i].idle_len, v[i].idle, sp->tramp)) {
+			elfio_err(m->e, "cannot encode the idle form of the site at 0x%" PRIx64
+				  ": a bug, please report it", v[i].func);
+			return -EINVAL;
+		}
+		for (unsigned int k = 0, u = ops->insn_align; k < v[i].idle_len; k += u)
+			if ((err = elfio_rw_patch_addr(m->w, v[i].idle + k, idle + k, u)))
+				return err;
+	}
+	return 0;
+}
+
+/* The segment's bytes: header, table, trampoline.  0 or -EINVAL (said). */
+static int fill_segment(struct embed *m, const struct seg_plan *sp, uint8_t *q0)
+{
+	const struct arch_callops *co = m->co;
+	const struct esite *v = m->v;
+
+	put_le(q0 + HDR_FIELD(magic), PS_SEG_MAGIC, 8);
+	put_le(q0 + HDR_FIELD(self), sp->addr, 8);
+	put_le(q0 + HDR_FIELD(count), m->n, 8);
+	put_le(q0 + HDR_FIELD(sites), sp->addr + SEG_HDR, 8);
+	put_le(q0 + HDR_FIELD(tramp), sp->tramp, 8);
+	put_le(q0 + HDR_FIELD(default_ops), sp->dops, 8);
+	put_le(q0 + HDR_FIELD(tramp_size), co->room_size, 8);
+	for (size_t i = 0; i < m->n; i++) {
+		uint8_t *t = q0 + SEG_HDR + i * SEG_ENTRY;
+
+		put_le(t + SITE_FIELD(func), v[i].func, 8);
+		put_le(t + SITE_FIELD(literal), v[i].lit, 8);
+		put_le(t + SITE_FIELD(call), v[i].call, 8);
+	}
+	if (co->tramp_size &&
+	    m->ops->callops_tramp(q0 + sp->tb_off, co->tramp_size, sp->addr + sp->tb_off)) {
+		elfio_err(m->e, "cannot write the trampoline at 0x%" PRIx64
+			  ": a bug, please report it", sp->addr + sp->tb_off);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The segment and its two sections: the header and table (with the
+ * padding before the room), the code or the room.  0 or -errno.
+ */
+static int add_segment(struct embed *m, const struct seg_plan *sp, uint64_t *code_size)
+{
+	const struct arch_callops *co = m->co;
+	uint64_t code_off = co->tramp_size ? sp->tb_off : sp->room_off;
+	int err;
+
+	*code_size = co->tramp_size ? co->tramp_size : co->room_size;
+	Elf64_Shdr sites_sh = { .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC, .sh_addr = sp->addr,
+			       .sh_offset = 0, .sh_size = code_off, .sh_addralign = 8 };
+	Elf64_Shdr tramp_sh = { .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+			       .sh_addr = sp->addr + code_off, .sh_offset = code_off,
+			       .sh_size = *code_size,
+			       .sh_addralign = co->tramp_size ? 16 : m->ops->max_page_size };
+	if ((err = elfio_rw_add_segment(m->w, PF_R | PF_X, m->seg)) ||
+	    (err = elfio_rw_add_section(m->w, ".patchsite.sites", &sites_sh)) ||
+	    (err = elfio_rw_add_section(m->w, ".patchsite.tramp", &tramp_sh)))
+		return err;
+	return 0;
+}
+
 /*
  * Segment: placed after the file's last byte, above every PT_LOAD; each
  * site's call reaches the trampoline; the sites get their idle form and
@@ -449,147 +608,28 @@ out:
  */
 static int embed_segment(struct embed *m)
 {
-	struct elfio *e = m->e;
-	const struct arch_ops *ops = m->ops;
-	const struct arch_callops *co = m->co;
-	const struct esite *v = m->v;
-	uint64_t len = m->len, maxend = m->maxend;
-	size_t n = m->n;
-	uint64_t seg_off, seg_addr, seg_size, tb_off, room_off = 0, tramp, dops;
-	struct elfio_rw *w;
-	uint8_t *seg;
-	int err = -EINVAL;
+	struct seg_plan sp;
+	uint64_t code_size;
+	int err;
 
-	/*
-	 * The output, through elfio's rewrite: the input | pad | the segment |
-	 * .shstrtab | section headers; its PT_LOAD takes over the PT_NOTE entry.
-	 * The segment: header and table, then the blob at tb_off, or the room
-	 * at room_off aligned to max_page_size (elfio places the segment at an
-	 * address congruent to its file offset, the file's end rounded up to
-	 * 16).
-	 */
-	w = m->w = elfio_rw_new(e);
-	if (!w) {
-		err = -ENOMEM;
-		goto out;
+	m->w = elfio_rw_new(m->e);
+	if (!m->w)
+		return -ENOMEM;
+	if ((err = place_segment(m, &sp)) || (err = check_reach(m, &sp)))
+		return err;
+	if (!(m->seg = elfio_calloc(1, sp.size))) {
+		elfio_err(m->e, "out of memory for the new segment (%zu bytes)", (size_t)sp.size);
+		return -ENOMEM;
 	}
-	tb_off = SEG_HDR + n * SEG_ENTRY;		/* a multiple of 16 */
-	seg_size = tb_off + co->tramp_size;
-	if (co->room_size) {
-		uint64_t o16 = (len + 15) & ~15ull, pg = ops->max_page_size;
-
-		room_off = ((o16 + seg_size + pg - 1) & ~(pg - 1)) - o16;
-		seg_size = room_off + co->room_size;
-	}
-	if ((err = elfio_rw_place_segment(w, seg_size, ops->max_page_size, maxend, &seg_off,
-					  &seg_addr)))
-		goto out;
-	err = -EINVAL;
-	if (co->room_size && ((seg_addr + room_off) % ops->max_page_size ||
-			      seg_off != ((len + 15) & ~15ull))) {
-		elfio_err(e, "the trampoline room at 0x%" PRIx64 " is not page aligned: a bug, "
-			  "please report it", seg_addr + room_off);
-		goto out;
-	}
-	dops = co->tramp_size ? seg_addr + tb_off + co->tramp_default_ops : 0;
-	tramp = co->tramp_size ? seg_addr + tb_off + co->tramp_entry : seg_addr + room_off;
-
-	/*
-	 * the call the runtime writes at each site, encoded here once to know it
-	 * can be, and the idle form, which may hold part of it (riscv64's auipc)
-	 */
-	for (size_t i = 0; i < n; i++) {
-		uint8_t call[16], idle[64];
-		uint64_t last = co->tramp_size ? tramp : tramp + co->room_size - 1;
-
-		if (ops->call_len > sizeof(call) || ops->encode_call(call, v[i].call, tramp) ||
-		    ops->encode_call(call, v[i].call, last) || v[i].idle_len > sizeof(idle) ||
-		    ops->callops_disabled(idle, v[i].idle_len, v[i].idle, tramp)) {
-			const struct elfio_symbol *f = elfio_function_at(e, v[i].func, 8);
-
-			elfio_err(e, "%s at 0x%" PRIx64 " is out of %s of the trampoline%s at "
-				  "0x%" PRIx64 " (the new segment goes above the highest PT_LOAD)",
-				  f && f->name ? f->name : "?", v[i].func, co->reach,
-				  co->tramp_size ? "" : " room", tramp);
-			goto out;
-		}
-	}
-
-	if (!(seg = m->seg = elfio_calloc(1, seg_size))) {
-		err = -ENOMEM;
-		elfio_err(e, "out of memory for the new segment (%zu bytes)", (size_t)seg_size);
-		goto out;
-	}
-
-	/*
-	 * The sites: default ops in the literal, the idle form at the entry,
-	 * patched a unit at a time as the site was read.
-	 */
-	for (size_t i = 0; i < n; i++) {
-		uint8_t idle[64];
-
-		if (ops->literal_size &&
-		    (err = put_addr(w, v[i].lit, dops, (int)ops->literal_size)))
-			goto out;
-		if (v[i].idle_len > sizeof(idle) || ops->callops_disabled(idle, v[i].idle_len, v[i].idle, tramp)) {
-			err = -EINVAL;
-			elfio_err(e, "cannot encode the idle form of the site at 0x%" PRIx64
-				  ": a bug, please report it", v[i].func);
-			goto out;
-		}
-		for (unsigned int k = 0, u = ops->insn_align; k < v[i].idle_len; k += u)
-			if ((err = elfio_rw_patch_addr(w, v[i].idle + k, idle + k, u)))
-				goto out;
-	}
-
-	/* The segment. */
-	uint8_t *q0 = seg;
-	put_le(q0 + HDR_FIELD(magic), PS_SEG_MAGIC, 8);
-	put_le(q0 + HDR_FIELD(self), seg_addr, 8);
-	put_le(q0 + HDR_FIELD(count), n, 8);
-	put_le(q0 + HDR_FIELD(sites), seg_addr + SEG_HDR, 8);
-	put_le(q0 + HDR_FIELD(tramp), tramp, 8);
-	put_le(q0 + HDR_FIELD(default_ops), dops, 8);
-	put_le(q0 + HDR_FIELD(tramp_size), co->room_size, 8);
-	for (size_t i = 0; i < n; i++) {
-		uint8_t *t = q0 + SEG_HDR + i * SEG_ENTRY;
-
-		put_le(t + SITE_FIELD(func), v[i].func, 8);
-		put_le(t + SITE_FIELD(literal), v[i].lit, 8);
-		put_le(t + SITE_FIELD(call), v[i].call, 8);
-	}
-	if (co->tramp_size && ops->callops_tramp(q0 + tb_off, co->tramp_size, seg_addr + tb_off)) {
-		err = -EINVAL;
-		elfio_err(e, "cannot write the trampoline at 0x%" PRIx64
-			  ": a bug, please report it", seg_addr + tb_off);
-		goto out;
-	}
-
-	/*
-	 * The segment's two sections: the header and table (with the padding
-	 * before the room), the code or the room.
-	 */
-	uint64_t code_off = co->tramp_size ? tb_off : room_off;
-	uint64_t code_size = co->tramp_size ? co->tramp_size : co->room_size;
-	Elf64_Shdr sites_sh = { .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC, .sh_addr = seg_addr,
-			       .sh_offset = 0, .sh_size = code_off, .sh_addralign = 8 };
-	Elf64_Shdr tramp_sh = { .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
-			       .sh_addr = seg_addr + code_off, .sh_offset = code_off,
-			       .sh_size = code_size,
-			       .sh_addralign = co->tramp_size ? 16 : ops->max_page_size };
-	if ((err = elfio_rw_add_segment(w, PF_R | PF_X, seg)) ||
-	    (err = elfio_rw_add_section(w, ".patchsite.sites", &sites_sh)) ||
-	    (err = elfio_rw_add_section(w, ".patchsite.tramp", &tramp_sh)))
-		goto out;
-
-	m->seg_off = seg_off;
-	m->seg_addr = seg_addr;
-	m->seg_size = seg_size;
-	m->tramp = tramp;
+	if ((err = patch_sites(m, &sp)) || (err = fill_segment(m, &sp, m->seg)) ||
+	    (err = add_segment(m, &sp, &code_size)))
+		return err;
+	m->seg_off = sp.off;
+	m->seg_addr = sp.addr;
+	m->seg_size = sp.size;
+	m->tramp = sp.tramp;
 	m->code_size = code_size;
 	return 0;
-out:
-	return err;
 }
 
 static void embed_free(struct embed *m)

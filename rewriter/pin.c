@@ -44,149 +44,191 @@ static bool is_named(const struct arch_ops *a, const struct pin_options *o, cons
 	return false;
 }
 
-static int pin_one(const char *path, const struct pin_options *o, struct pin_report *rep,
-		   bool *named_seen)
+/* The labels of the patch points, into *pts (*npts).  0 or -errno (said). */
+static int find_points(struct elfio *e, const struct arch_ops *a, const struct pin_options *o,
+		       struct point **pts, size_t *npts)
 {
-	struct elfio *e = elfio_open(path, 0);
-	const struct arch_ops *a;
 	const struct elfio_symtab *st;
-	struct point *pts = NULL;
-	size_t npts = 0, cap = 0;
-	struct elfio_rw *w = NULL;
-	struct elfio_section *s;
-	int ret = -EINVAL;
+	size_t cap = 0;
+	int ret;
 
-	if (!e)
-		return -EINVAL;
-	w = elfio_rw_new(e);
-	if (!w) {
-		elfio_close(e);
-		return -ENOMEM;
-	}
-	rep->objects++;
-	char why[256];
-	a = arch_for(elfio_ehdr(e)->e_machine, elfio_machine_name(elfio_ehdr(e)->e_machine),
-		     ARCH_CAP_PIN, why, sizeof(why));
-	if (!a) {
-		elfio_err(e, "%s", why);
-		goto out;
-	}
-	if (!elfio_is_rel(e)) {
-		elfio_err(e, "pin works on relocatable objects, before the final link");
-		goto out;
-	}
 	if ((ret = elfio_symbols(e, &st)))
-		goto out;
-
-	/* The labels of the patch points. */
+		return ret;
 	for (size_t i = 1; st && i < st->count; i++) {
 		const struct elfio_symbol *y = &st->syms[i];
 		if (y->shndx == SHN_UNDEF || y->shndx >= elfio_nsections(e) ||
 		    y->type == STT_SECTION || !is_named(a, o, y->name))
 			continue;
-		if (elfio_grow(&pts, &cap, npts + 1, sizeof(*pts))) {
-			elfio_err(e, "out of memory for %zu patch points", npts + 1);
-			ret = -ENOMEM;
-			goto out;
+		if (elfio_grow(pts, &cap, *npts + 1, sizeof(**pts))) {
+			elfio_err(e, "out of memory for %zu patch points", *npts + 1);
+			return -ENOMEM;
 		}
-		pts[npts++] = (struct point){ .name = y->name, .addr = y->addr };
+		(*pts)[(*npts)++] = (struct point){ .name = y->name, .addr = y->addr };
 	}
+	return 0;
+}
 
-	for_each_section(e, s) {
-		struct elfio_section *text;
-		const struct elfio_symtab *rst;
-		const struct elfio_rela *v;
-		size_t n;
+/* What pin_one works with: the object, its architecture, the points, the edits. */
+struct pin_job {
+	const char *path;
+	const struct pin_options *o;
+	struct pin_report *rep;
+	struct elfio *e;
+	const struct arch_ops *a;
+	struct point *pts;
+	size_t npts;
+	struct elfio_rw *w;
+};
 
-		if (s->shdr.sh_type != SHT_RELA || s->shdr.sh_info == 0 ||
-		    s->shdr.sh_info >= elfio_nsections(e))
-			continue;
-		text = elfio_section(e, s->shdr.sh_info);
-		if (!is_text_section(text))
-			continue;
-		if ((ret = elfio_symtab_by_index(e, s->shdr.sh_link, &rst)))
-			goto out;
-		if ((ret = elfio_relas(e, s, &v, &n)))
-			goto out;
-		if ((ret = elfio_section_data(e, text))) {
-			goto out;
-		}
-		for (size_t i = 0; i < n; i++) {
-			/* v[i].sym < rst->count: elfio checked it against the linked table */
-			if (a->call_reloc_back(v[i].type) != 0 || v[i].offset >= text->size)
-				continue;
-			uint64_t at = text->addr + v[i].offset;
-			const char *target = rst->syms[v[i].sym].name;
-			struct point *pt = NULL;
-			for (size_t k = 0; k < npts; k++)
-				if (pts[k].addr == at)
-					pt = &pts[k];
-			bool mcount = o->pin_mcount && arch_is_mcount_name(target);
-			if (!pt && !mcount)
-				continue;
+/*
+ * The call relocation v[i] of the relocation section s (for text), a
+ * patch point's or an _mcount call's: it must be a patch_point_len call;
+ * its RELAX companions (the next relocations at the same offset) become
+ * NONE.  0 or -errno (said).
+ */
+static int pin_call(struct pin_job *j, struct elfio_section *s, struct elfio_section *text,
+		    const struct elfio_symtab *rst, const struct elfio_rela *v, size_t n, size_t i)
+{
+	const struct arch_ops *a = j->a;
+	uint64_t at = text->addr + v[i].offset;
+	const char *target = rst->syms[v[i].sym].name;
+	struct point *pt = NULL;
+	int ret;
 
-			struct arch_insn in;
-			if (a->decode(text->data + v[i].offset, text->size - v[i].offset, at, &in) ||
-			    in.kind != INSN_CALL || in.len != a->patch_point_len) {
-				elfio_err(e, "%s at %s+0x%" PRIx64 " is not a %u-byte call "
-					  "(auipc+jalr) that can be pinned", pt ? pt->name : target,
-					  text->name, v[i].offset, a->patch_point_len);
-				ret = -EINVAL;
-				goto out;
-			}
-			if (pt)
-				pt->found_call = true;
+	for (size_t k = 0; k < j->npts; k++)
+		if (j->pts[k].addr == at)
+			pt = &j->pts[k];
+	bool mcount = j->o->pin_mcount && arch_is_mcount_name(target);
+	if (!pt && !mcount)
+		return 0;
 
-			/* Its RELAX companion: the next relocation(s) at the same offset. */
-			bool relaxable = false;
-			for (size_t j = i + 1; j < n && v[j].offset == v[i].offset; j++) {
-				if (v[j].type != a->relax_reloc)
-					continue;
-				struct elfio_rela nr = { .offset = v[j].offset,
-							 .type = a->none_reloc };
-				uint8_t b[24];
-				size_t len = elfio_reloc_encode(s, &nr, b);
-
-				if ((ret = elfio_rw_patch(w, elfio_reloc_file_offset(s, j), b, len)))
-					goto out;
-				relaxable = true;
-			}
-			if (pt) {
-				relaxable ? rep->points++ : rep->points_already++;
-				if (o->verbose || o->dry_run)
-					printf("%s: %s at %s+0x%" PRIx64 ": %s\n", path, pt->name,
-					       text->name, v[i].offset, !relaxable ? "already fixed-size" :
-					       o->dry_run ? "would pin" : "pinned");
-			} else {
-				relaxable ? rep->mcount++ : rep->mcount_already++;
-			}
-		}
+	struct arch_insn in;
+	if (a->decode(text->data + v[i].offset, text->size - v[i].offset, at, &in) ||
+	    in.kind != INSN_CALL || in.len != a->patch_point_len) {
+		elfio_err(j->e, "%s at %s+0x%" PRIx64 " is not a %u-byte call "
+			  "(auipc+jalr) that can be pinned", pt ? pt->name : target,
+			  text->name, v[i].offset, a->patch_point_len);
+		return -EINVAL;
 	}
+	if (pt)
+		pt->found_call = true;
 
-	for (size_t k = 0; k < npts; k++) {
-		if (!pts[k].found_call) {
+	/* Its RELAX companion: the next relocation(s) at the same offset. */
+	bool relaxable = false;
+	for (size_t k = i + 1; k < n && v[k].offset == v[i].offset; k++) {
+		if (v[k].type != a->relax_reloc)
+			continue;
+		struct elfio_rela nr = { .offset = v[k].offset, .type = a->none_reloc };
+		uint8_t b[24];
+		size_t len = elfio_reloc_encode(s, &nr, b);
+
+		if ((ret = elfio_rw_patch(j->w, elfio_reloc_file_offset(s, k), b, len)))
+			return ret;
+		relaxable = true;
+	}
+	if (pt) {
+		relaxable ? j->rep->points++ : j->rep->points_already++;
+		if (j->o->verbose || j->o->dry_run)
+			printf("%s: %s at %s+0x%" PRIx64 ": %s\n", j->path, pt->name,
+			       text->name, v[i].offset, !relaxable ? "already fixed-size" :
+			       j->o->dry_run ? "would pin" : "pinned");
+	} else {
+		relaxable ? j->rep->mcount++ : j->rep->mcount_already++;
+	}
+	return 0;
+}
+
+/* Every call relocation of the relocation section s, where it applies to code.  0 or -errno. */
+static int pin_section(struct pin_job *j, struct elfio_section *s)
+{
+	struct elfio *e = j->e;
+	struct elfio_section *text;
+	const struct elfio_symtab *rst;
+	const struct elfio_rela *v;
+	size_t n;
+	int ret;
+
+	if (s->shdr.sh_type != SHT_RELA || s->shdr.sh_info == 0 ||
+	    s->shdr.sh_info >= elfio_nsections(e))
+		return 0;
+	text = elfio_section(e, s->shdr.sh_info);
+	if (!is_text_section(text))
+		return 0;
+	if ((ret = elfio_symtab_by_index(e, s->shdr.sh_link, &rst)) ||
+	    (ret = elfio_relas(e, s, &v, &n)) || (ret = elfio_section_data(e, text)))
+		return ret;
+	for (size_t i = 0; i < n; i++) {
+		/* v[i].sym < rst->count: elfio checked it against the linked table */
+		if (j->a->call_reloc_back(v[i].type) != 0 || v[i].offset >= text->size)
+			continue;
+		if ((ret = pin_call(j, s, text, rst, v, n, i)))
+			return ret;
+	}
+	return 0;
+}
+
+/* Every named point was a call; which of -P's names were seen.  0 or -EINVAL (said). */
+static int check_points(struct pin_job *j, bool *named_seen)
+{
+	const struct pin_options *o = j->o;
+
+	for (size_t k = 0; k < j->npts; k++) {
+		if (!j->pts[k].found_call) {
 			char where[128];
-			elfio_format_addr(e, pts[k].addr, where, sizeof(where));
-			elfio_err(e, "patch point '%s' at %s is not a call with a relocation; "
-				  "cannot pin it", pts[k].name, where);
-			ret = -EINVAL;
-			goto out;
+			elfio_format_addr(j->e, j->pts[k].addr, where, sizeof(where));
+			elfio_err(j->e, "patch point '%s' at %s is not a call with a relocation; "
+				  "cannot pin it", j->pts[k].name, where);
+			return -EINVAL;
 		}
 		for (const char **p = o->extra_points; p && *p; p++)
-			if (!strcmp(*p, pts[k].name))
+			if (!strcmp(*p, j->pts[k].name))
 				named_seen[p - o->extra_points] = true;
 	}
+	return 0;
+}
 
-	ret = 0;
-	if (elfio_rw_changes(w) && !o->dry_run) {
-		ret = elfio_rw_commit(w, path, NULL);
+static int pin_one(const char *path, const struct pin_options *o, struct pin_report *rep,
+		   bool *named_seen)
+{
+	struct pin_job j = { .path = path, .o = o, .rep = rep, .e = elfio_open(path, 0) };
+	struct elfio_section *s;
+	char why[256];
+	int ret = -EINVAL;
+
+	if (!j.e)
+		return -EINVAL;
+	j.w = elfio_rw_new(j.e);
+	if (!j.w) {
+		elfio_close(j.e);
+		return -ENOMEM;
+	}
+	rep->objects++;
+	j.a = arch_for(elfio_ehdr(j.e)->e_machine, elfio_machine_name(elfio_ehdr(j.e)->e_machine),
+		       ARCH_CAP_PIN, why, sizeof(why));
+	if (!j.a) {
+		elfio_err(j.e, "%s", why);
+		goto out;
+	}
+	if (!elfio_is_rel(j.e)) {
+		elfio_err(j.e, "pin works on relocatable objects, before the final link");
+		goto out;
+	}
+	if ((ret = find_points(j.e, j.a, o, &j.pts, &j.npts)))
+		goto out;
+	for_each_section(j.e, s)
+		if ((ret = pin_section(&j, s)))
+			goto out;
+	if ((ret = check_points(&j, named_seen)))
+		goto out;
+	if (elfio_rw_changes(j.w) && !o->dry_run) {
+		ret = elfio_rw_commit(j.w, path, NULL);
 		if (!ret)
 			rep->written++;
 	}
 out:
-	elfio_free(pts);
-	elfio_rw_free(w);
-	elfio_close(e);
+	elfio_free(j.pts);
+	elfio_rw_free(j.w);
+	elfio_close(j.e);
 	return ret;
 }
 

@@ -788,158 +788,179 @@ static int ps_dormant(struct ps_obj *obj, const struct ps_change *c, size_t nc,
  * may still have a thread in it, which then calls that ops once more: it
  * was attached until this call returns).
  */
-static int ps_apply(struct ps_obj *o, const struct ps_site **v, size_t n, int sorted,
-		    struct ps_ops *ops, enum ps_mode mode, int strict)
+/* One batch of ps_apply: what it asks, and what it plans. */
+struct ps_batch {
+	struct ps_obj *o;
+	const struct ps_site **v;	/* its sites, sorted */
+	size_t n;
+	struct ps_ops *ops;
+	enum ps_mode mode;
+	int strict;
+	struct ps_change *c;		/* each distinct site's change (nc) */
+	struct ps_write *w;		/* the writes: keeping a call (ne), then going idle (nd) */
+	size_t nc, ne, nd;
+	struct ps_reg *reg;		/* ops' registry entry */
+	struct ps_reg *lreg;		/* the list ops' entry */
+	int want_list;			/* a site will call the list ops */
+};
+
+/* Each distinct site: its new caller, and whether its bytes are written.  0 or -errno. */
+static int ps_plan_changes(struct ps_batch *b)
 {
-	struct ps_change *c = NULL;
-	struct ps_write *w = NULL;
-	struct ps_reg *reg = NULL, *lreg = NULL;
-	size_t nc = 0, ne = 0, nd = 0, want_list = 0;
-	int err = 0, pub = 0;
+	struct ps_obj *o = b->o;
+	int err;
 
-	if (!n)
-		return 0;
-	if (!o->state && !(o->state = calloc(o->count, sizeof(*o->state))))
-		return -ENOMEM;
-	if (n > 1 && !sorted)
-		qsort(v, n, sizeof(*v), ps_cmp_site);
-	if (!(c = calloc(n, sizeof(*c))) || !(w = calloc(n, sizeof(*w)))) {
-		err = -ENOMEM;
-		goto out;
-	}
-	if (mode == PS_ADD && (err = ps_reg_get(o, ops, &reg)))
-		goto out;
-	if (mode == PS_REMOVE && !(reg = ps_reg_find(o, ops))) {
-		err = strict ? -ENOENT : 0;	/* on no site at all */
-		goto out;
-	}
-
-	/* each distinct site: its new caller, and whether its bytes are written */
-	for (size_t i = 0; i < n; i++) {
-		struct ps_change *ch = &c[nc];
+	for (size_t i = 0; i < b->n; i++) {
+		struct ps_change *ch = &b->c[b->nc];
 		struct ps_sstate *st;
 		size_t left;
 
-		if (i && v[i] == v[i - 1])
+		if (i && b->v[i] == b->v[i - 1])
 			continue;	/* a function listed twice is changed once */
-		st = &o->state[v[i] - o->img.sites];
-		ch->site = v[i];
+		st = &o->state[b->v[i] - o->img.sites];
+		ch->site = b->v[i];
 		ch->write = 1;
-		if (mode == PS_CLEAR) {
+		if (b->mode == PS_CLEAR) {
 			ch->caller = NULL;
-			nc++;
+			b->nc++;
 			continue;
 		}
-		ch->slot = ps_list_index(ps_list_load(st), ops);
+		ch->slot = ps_list_index(ps_list_load(st), b->ops);
 		ch->member = ps_list_load(st) && ch->slot < ps_list_load(st)->cap;
-		if (mode == PS_ADD) {
-			if ((ops->direct_call && st->n > (size_t)ch->member) ||
-			    (st->n && ps_list_direct(st, ops))) {
-				err = -EBUSY;	/* a direct call shares its site with no ops */
-				goto out;
-			}
+		if (b->mode == PS_ADD) {
+			if ((b->ops->direct_call && st->n > (size_t)ch->member) ||
+			    (st->n && ps_list_direct(st, b->ops)))
+				return -EBUSY;	/* a direct call shares its site with no ops */
 			left = st->n + !ch->member;
-			if (!ch->member && (err = ps_list_room(st, ops, ch)))
-				goto out;
-			ch->caller = left == 1 ? reg : NULL;
+			if (!ch->member && (err = ps_list_room(st, b->ops, ch)))
+				return err;
+			ch->caller = left == 1 ? b->reg : NULL;
 		} else {	/* PS_REMOVE */
 			if (!ch->member) {
-				if (strict) {
-					err = -ENOENT;
-					goto out;
-				}
+				if (b->strict)
+					return -ENOENT;
 				continue;
 			}
 			left = st->n - 1;
 			ch->caller = NULL;
 			if (left == 1)
-				ch->caller = ps_reg_find(o, ps_list_other(st, ops));
+				ch->caller = ps_reg_find(o, ps_list_other(st, b->ops));
 			/* list to list: the bytes stay as they are */
 			ch->write = !(left >= 2);
 		}
 		if (left >= 2)
-			want_list = 1;
-		nc++;
+			b->want_list = 1;
+		b->nc++;
 	}
-	/* the list ops' entry: sites may stop or start calling it */
-	lreg = ps_reg_find(o, &ps_list_ops);
-	if (want_list && !lreg && (err = ps_reg_get(o, &ps_list_ops, &lreg)))
-		goto out;
+	return 0;
+}
 
-	/* every site's new bytes: those keeping a call (w[0..ne)), then those going idle */
-	for (size_t i = 0; i < nc; i++) {
+/*
+ * Every site's new bytes: those keeping a call (w[0..ne)), then those
+ * going idle, each group in the order of c.  0 or -errno.
+ */
+static int ps_plan_writes(struct ps_batch *b)
+{
+	struct ps_obj *o = b->o;
+	struct ps_change *c = b->c;
+	int err;
+
+	for (size_t i = 0; i < b->nc; i++) {
 		struct ps_sstate *st = &o->state[c[i].site - o->img.sites];
-		size_t left = mode == PS_CLEAR ? 0 : mode == PS_ADD ? st->n + !c[i].member
-						 : st->n - c[i].member;
+		size_t left = b->mode == PS_CLEAR ? 0 : b->mode == PS_ADD ? st->n + !c[i].member
+							   : st->n - c[i].member;
 
 		if (left >= 2)
-			c[i].caller = lreg;
+			c[i].caller = b->lreg;
 		if (c[i].write)
-			(c[i].caller ? &ne : &nd)[0]++;
+			(c[i].caller ? &b->ne : &b->nd)[0]++;
 	}
-	for (size_t i = 0, ke = 0, kd = ne; i < nc; i++) {
+	for (size_t i = 0, ke = 0, kd = b->ne; i < b->nc; i++) {
 		struct ps_reg *to = c[i].caller;
 		struct ps_write *x;
 
 		if (!c[i].write)
 			continue;
-		x = &w[to ? ke++ : kd++];
+		x = &b->w[to ? ke++ : kd++];
 		x->site = c[i].site;
 		x->lit = to ? (uint64_t)(uintptr_t)to->ops - o->img.bias : o->img.hdr->default_ops;
 		if ((err = ps_arch_encode(&o->img, c[i].site, to ? to->target : 0, x->call)))
-			goto out;
+			return err;
 	}
+	return 0;
+}
 
-	/* ops joins the lists first */
-	if (mode == PS_ADD)
-		for (size_t i = 0; i < nc; i++) {
-			struct ps_sstate *st = &o->state[c[i].site - o->img.sites];
+/* PS_ADD: ops joins the lists first, so a site that starts calling the list ops finds it. */
+static void ps_join_lists(struct ps_batch *b)
+{
+	if (b->mode != PS_ADD)
+		return;
+	for (size_t i = 0; i < b->nc; i++) {
+		struct ps_change *ch = &b->c[i];
+		struct ps_sstate *st = &b->o->state[ch->site - b->o->img.sites];
 
-			if (c[i].member)
-				continue;
-			if (c[i].grown) {
-				atomic_store_explicit(&st->list, c[i].grown, memory_order_release);
-				c[i].grown = NULL;	/* published: never freed */
-			} else {
-				atomic_store_explicit(&ps_list_load(st)->ops[c[i].slot], ops,
-						      memory_order_release);
-			}
+		if (ch->member)
+			continue;
+		if (ch->grown) {
+			atomic_store_explicit(&st->list, ch->grown, memory_order_release);
+			ch->grown = NULL;	/* published: never freed */
+		} else {
+			atomic_store_explicit(&ps_list_load(st)->ops[ch->slot], b->ops,
+					      memory_order_release);
 		}
+	}
+}
 
-	err = ps_publish(o, w, ne, 1, &pub);
+/*
+ * The bytes: the sites that keep a call (one round), then those going idle
+ * (another, or none where dormant slots do it).  ne and nd are left
+ * counting the writes that happened.  0 or -errno; where nothing happened,
+ * ops has left the lists it joined again.
+ */
+static int ps_publish_batch(struct ps_batch *b)
+{
+	int pub = 0, err = ps_publish(b->o, b->w, b->ne, 1, &pub);
+
 	if (!err || pub) {
-		int pub2 = 0, e2 = ps_publish(o, w + ne, nd, 0, &pub2);
+		int pub2 = 0, e2 = ps_publish(b->o, b->w + b->ne, b->nd, 0, &pub2);
 
 		/* refused, it may still be done without a round (dormant slots) */
-		if (e2 == -EDEADLK && !ne && !ps_dormant(o, c, nc, w + ne, nd, ops, mode, lreg))
+		if (e2 == -EDEADLK && !b->ne &&
+		    !ps_dormant(b->o, b->c, b->nc, b->w + b->ne, b->nd, b->ops, b->mode, b->lreg))
 			e2 = 0, pub2 = 1;
 		if (!err)
 			err = e2;
 		if (!pub2)
-			nd = 0;		/* the idle round did not happen */
+			b->nd = 0;	/* the idle round did not happen */
 	}
 	if (!pub)
-		ne = 0;
-	if (!ne && !nd && err) {
+		b->ne = 0;
+	if (!b->ne && !b->nd && err && b->mode == PS_ADD) {
 		/* nothing was published: ops leaves the lists it joined */
-		if (mode == PS_ADD)
-			for (size_t i = 0; i < nc; i++)
-				if (!c[i].member)
-					atomic_store_explicit(
-						&ps_list_load(&o->state[c[i].site - o->img.sites])
-							 ->ops[c[i].slot],
-						NULL, memory_order_release);
-		goto out;
+		for (size_t i = 0; i < b->nc; i++)
+			if (!b->c[i].member)
+				atomic_store_explicit(
+					&ps_list_load(&b->o->state[b->c[i].site - b->o->img.sites])
+						 ->ops[b->c[i].slot],
+					NULL, memory_order_release);
 	}
+	return err;
+}
 
-	/* the state follows the bytes: each site whose change happened */
-	for (size_t i = 0; i < nc; i++) {
+/* The state follows the bytes: each site whose change happened. */
+static void ps_follow_state(struct ps_batch *b)
+{
+	struct ps_obj *o = b->o;
+	struct ps_change *c = b->c;
+	struct ps_reg *lreg = b->lreg;
+
+	for (size_t i = 0; i < b->nc; i++) {
 		struct ps_sstate *st = &o->state[c[i].site - o->img.sites];
 		struct ps_list *l = ps_list_load(st);
 
 		if (c[i].write) {
 			/* w[0..ne) and w[ne..) kept the order of c */
-			int happened = c[i].caller ? ne > 0 : nd > 0;
+			int happened = c[i].caller ? b->ne > 0 : b->nd > 0;
 
 			if (!happened)
 				continue;
@@ -949,14 +970,14 @@ static int ps_apply(struct ps_obj *o, const struct ps_site **v, size_t n, int so
 		else if (c[i].caller == lreg && lreg && st->caller != lreg)
 			lreg->nsites++;
 		st->caller = c[i].caller;
-		if (mode == PS_ADD && !c[i].member) {
+		if (b->mode == PS_ADD && !c[i].member) {
 			st->n++;
-			reg->nsites++;
-		} else if (mode == PS_REMOVE) {
+			b->reg->nsites++;
+		} else if (b->mode == PS_REMOVE) {
 			atomic_store_explicit(&l->ops[c[i].slot], NULL, memory_order_release);
 			st->n--;
-			ps_reg_count(o, reg, -1);
-		} else if (mode == PS_CLEAR) {
+			ps_reg_count(o, b->reg, -1);
+		} else if (b->mode == PS_CLEAR) {
 			for (size_t k = 0; l && k < l->cap; k++) {
 				struct ps_ops *x = atomic_load_explicit(&l->ops[k], memory_order_relaxed);
 
@@ -968,15 +989,52 @@ static int ps_apply(struct ps_obj *o, const struct ps_site **v, size_t n, int so
 			st->n = 0;
 		}
 	}
+}
+
+static int ps_apply(struct ps_obj *o, const struct ps_site **v, size_t n, int sorted,
+		    struct ps_ops *ops, enum ps_mode mode, int strict)
+{
+	struct ps_batch b = { .o = o, .v = v, .n = n, .ops = ops, .mode = mode, .strict = strict };
+	int err = 0;
+
+	if (!n)
+		return 0;
+	if (!o->state && !(o->state = calloc(o->count, sizeof(*o->state))))
+		return -ENOMEM;
+	if (n > 1 && !sorted)
+		qsort(v, n, sizeof(*v), ps_cmp_site);
+	if (!(b.c = calloc(n, sizeof(*b.c))) || !(b.w = calloc(n, sizeof(*b.w)))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (mode == PS_ADD && (err = ps_reg_get(o, ops, &b.reg)))
+		goto out;
+	if (mode == PS_REMOVE && !(b.reg = ps_reg_find(o, ops))) {
+		err = strict ? -ENOENT : 0;	/* on no site at all */
+		goto out;
+	}
+	if ((err = ps_plan_changes(&b)))
+		goto out;
+	/* the list ops' entry: sites may stop or start calling it */
+	b.lreg = ps_reg_find(o, &ps_list_ops);
+	if (b.want_list && !b.lreg && (err = ps_reg_get(o, &ps_list_ops, &b.lreg)))
+		goto out;
+	if ((err = ps_plan_writes(&b)))
+		goto out;
+	ps_join_lists(&b);
+	err = ps_publish_batch(&b);
+	if (!b.ne && !b.nd && err)
+		goto out;
+	ps_follow_state(&b);
 out:
-	for (size_t i = 0; c && i < nc; i++)
-		free(c[i].grown);	/* lists grown for a batch that did not happen */
-	if (reg && mode == PS_ADD && !reg->nsites)	/* a new entry whose batch did not happen */
-		ps_reg_put(o, reg);
-	if (lreg && !lreg->nsites)
-		ps_reg_put(o, lreg);
-	free(w);
-	free(c);
+	for (size_t i = 0; b.c && i < b.nc; i++)
+		free(b.c[i].grown);	/* lists grown for a batch that did not happen */
+	if (b.reg && mode == PS_ADD && !b.reg->nsites)	/* a new entry whose batch did not happen */
+		ps_reg_put(o, b.reg);
+	if (b.lreg && !b.lreg->nsites)
+		ps_reg_put(o, b.lreg);
+	free(b.w);
+	free(b.c);
 	return err;
 }
 

@@ -5,7 +5,8 @@
 # written file byte for byte.
 #
 #   tests/compare-outputs.sh OLD_PATCHSITE NEW_PATCHSITE [--bench] [--keep DIR]
-#                            [-j N] [--filter STR]
+#                            [-j N] [--filter STR] [--corpus] [--deb DIR]...
+#                            [--deb-every N] [--allocfail N] [--no-fixtures]
 #
 # Using it for a refactor (a change that must not change any output):
 #
@@ -32,12 +33,31 @@
 # bench/out with --bench; other files there, .meta/.link/sources/*.json, are
 # counted and named as not inputs):
 #   record; record --symbolize; record --format=json; record --format=asm;
-#   record --format=elf -o out.o; record --in-place -o out; audit;
+#   record --format=elf -o out.o; record --in-place -o out; record --in-place
+#   (on the copy: the journal's write where the file lies); audit;
 #   audit --format=json; ET_REL: repad IN -o out.o; riscv64 ET_REL:
 #   pin --dry-run, pin (on the copy); arm64 programs of fixtures/embed/out:
 #   embed IN -o out.
+# With --corpus, the same on every file (ELF or not: a refusal is compared
+# too) of the hostile corpus (tests/hostile/mkcorpus.py, made from
+# fixtures/out into a temporary directory), fuzz/seeds and fuzz/regressions.
+# With --deb DIR (Debian's linux-image packages unpacked in DIR, as
+# /work/cache/deb/amd64): every vmlinux and vmlinuz under it and every
+# --deb-every'th module (.ko, .ko.xz; default 10), in path order, and the
+# package audit of DIR/lib/modules (audit -j 2 DIR, audit -v --format=json).  With
+# --allocfail N: record, record --format=json, record --in-place (-o), audit
+# and audit --format=json on the seven fixtures of tests/e2e/allocfail.sh,
+# each run with one allocation failing (tests/hostile/allocshim.c, built
+# here; give the plain builds, not ASan's), for N allocations spread evenly
+# over those the run makes: the error paths, byte for byte.  --no-fixtures
+# leaves the fixture directories out (with the options above).
 #
-# No normalisation: OLD runs, then NEW runs, in the same scratch directory
+# Issue 27's proof of a refactor, all of it:
+#   tests/compare-outputs.sh OLD NEW --corpus --allocfail 60 \
+#       --deb /work/cache/deb/amd64 --deb /work/cache/deb/arm64
+#
+# No normalisation (but the random name of a temporary that a message
+# about a failed write names: compare_outputs.py's TEMP_NAME): OLD runs, then NEW runs, in the same scratch directory
 # (same absolute path, cwd, file names, environment with LC_ALL=C), and the
 # directory is moved aside between the two runs.  A command that writes gets
 # its own copy of the input there (in/NAME), and everything left in the

@@ -4,6 +4,8 @@
 Run through tests/compare-outputs.sh; see the note at the top of that script.
 
     compare_outputs.py OLD NEW [--bench] [--keep DIR] [-j N] [--filter STR]
+                       [--corpus] [--deb DIR]... [--deb-every N] [--allocfail N]
+                       [--no-fixtures]
 
 For each input image and each command that applies to it, OLD runs, then
 NEW runs, in the same scratch directory (same path, same file names), and
@@ -41,6 +43,27 @@ FIXTURE_DIRS = [
     ("fixtures/repad/out", "make -C fixtures/repad"),
 ]
 BENCH_DIR = ("bench/out", "python3 bench/gen.py")
+# --corpus: the hostile corpus (made by tests/hostile/mkcorpus.py from
+# fixtures/out into the work directory) and the fuzzers' seeds and
+# regressions; every file is an input, ELF or not (a refusal's one line and
+# exit status are compared too).
+CORPUS_DIRS = ["fuzz/seeds", "fuzz/regressions"]
+# --deb DIR: Debian's kernel packages unpacked under DIR/ARCH: every vmlinux
+# and vmlinuz, and every --deb-every'th module (.ko, .ko.xz) in path order.
+DEB_KERNEL_RE = re.compile(r"/(vmlinux|vmlinuz)[^/]*$")
+DEB_MODULE_RE = re.compile(r"\.ko(\.xz|\.zst|\.gz)?$")
+# --allocfail N: these images (those of tests/e2e/allocfail.sh), each of
+# ALLOC_COMMANDS run N times with the Nth allocation failing
+# (tests/hostile/allocshim.c; the plain builds, not ASan's): the error
+# paths' messages and what they leave behind, byte for byte.
+ALLOC_IMAGES = [
+    "fixtures/out/x86_64-fentry/exec", "fixtures/out/x86_64-fentry/vmlinux.o",
+    "fixtures/out/aarch64-callops/exec", "fixtures/out/riscv64-mcount/lib.o",
+    "fixtures/out/riscv64-callops-c/exec", "fixtures/minikernel/out/x86_64-pad.elf",
+    "fixtures/minikernel/out/riscv64.elf",
+]
+ALLOC_COMMANDS = ("record", "record --format=json", "record --in-place -o",
+                  "record --in-place", "audit", "audit --format=json")
 
 EM_X86_64, EM_AARCH64, EM_RISCV = 62, 183, 243
 ET_REL, ET_EXEC, ET_DYN = 1, 2, 3
@@ -96,6 +119,53 @@ def scan_dir(rel, how, bench=False):
     return images, others
 
 
+def scan_all(top):
+    """Every regular file under top (ELF or not), sorted: hostile inputs."""
+    if not os.path.isdir(top):
+        raise SetupError(f"{top}: missing")
+    out = []
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = os.path.join(dirpath, name)
+            if os.path.isfile(path) and not os.path.islink(path) and name != "MANIFEST":
+                out.append((os.path.relpath(path, ROOT) if path.startswith(ROOT + "/")
+                            else path, elf_header(path) or (0, 0)))
+    if not out:
+        raise SetupError(f"{top}: no file in it")
+    return out
+
+
+def scan_deb(top, every):
+    """The kernels and every every'th module under top (symlinks followed
+    once: a file reached by two names is one input)."""
+    if not os.path.isdir(top):
+        raise SetupError(f"--deb {top}: missing")
+    kernels, modules, seen = [], [], set()
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = os.path.join(dirpath, name)
+            if not os.path.isfile(path):
+                continue
+            real = os.path.realpath(path)
+            if real in seen:
+                continue
+            if DEB_KERNEL_RE.search(path):
+                seen.add(real)
+                kernels.append(path)
+            elif DEB_MODULE_RE.search(name):
+                seen.add(real)
+                modules.append(path)
+    modules = modules[::every]
+    if not kernels or not modules:
+        raise SetupError(f"--deb {top}: no vmlinux/vmlinuz or no module under it")
+    packages = [os.path.join(top, "lib/modules")] if os.path.isdir(
+        os.path.join(top, "lib/modules")) else []
+    return ([(p, elf_header(p) or (0, 0)) for p in kernels + modules]
+            + [(p, PACKAGE) for p in packages], len(kernels))
+
+
 def is_embed_program(relpath, eh):
     """The arm64 programs of fixtures/embed/out (not its shared libraries)."""
     e_type, e_machine = eh
@@ -111,7 +181,15 @@ def is_embed_program(relpath, eh):
 IN, OUT_O, OUT = "{IN}", "out.o", "out"
 
 
+# A package: a directory audit walks (recordsites/batch.c), not an image.
+PACKAGE = (-1, -1)
+
+
 def commands_for(relpath, eh):
+    if eh == PACKAGE:
+        return [("audit DIR", ["audit", "-j", "2", IN], False),
+                ("audit -v --format=json DIR", ["audit", "-v", "--format=json", "-j", "2", IN],
+                 False)]
     e_type, e_machine = eh
     cmds = [
         ("record", ["record", IN], False),
@@ -120,6 +198,7 @@ def commands_for(relpath, eh):
         ("record --format=asm", ["record", "--format=asm", IN], False),
         ("record --format=elf -o", ["record", "--format=elf", "-o", OUT_O, IN], True),
         ("record --in-place -o", ["record", "--in-place", "-o", OUT, IN], True),
+        ("record --in-place", ["record", "--in-place", IN], True),
         ("audit", ["audit", IN], False),
         ("audit --format=json", ["audit", "--format=json", IN], False),
     ]
@@ -134,6 +213,21 @@ def commands_for(relpath, eh):
 
 
 # ---------------------------------------------------------------- running
+
+def alloc_points(binary, argv, copy, src, work, env, shim, n):
+    """Which allocations to fail, n of them: every one up to n, else n
+    spread evenly over all that a run of binary makes (allocshim counts)."""
+    tag = f"count.{len(os.listdir(work))}"
+    count_file = os.path.join(work, tag + ".txt")
+    run_one(binary, argv, copy, src, os.path.join(work, tag), os.path.join(work, tag + ".res"),
+            dict(env, LD_PRELOAD=shim, ALLOCSHIM_COUNT=count_file))
+    with open(count_file) as f:
+        total = max(int(l) for l in f.read().split())
+    shutil.rmtree(os.path.join(work, tag + ".res"))
+    if total <= n:
+        return list(range(1, total + 1))
+    return sorted({1 + (i * (total - 1)) // (n - 1) for i in range(n)}) if n > 1 else [1]
+
 
 def file_id(path):
     st = os.stat(path)
@@ -315,6 +409,22 @@ def bytes_diff(pa, pb):
             f"{first:#x}" + (f" ({where})" if where else "")]
 
 
+# The one thing that differs between any two runs: the name mkostemp gave
+# the temporary beside an output, which a message about a failure while
+# writing it names (seen only with --allocfail).
+TEMP_NAME = re.compile(rb"/\.patchsite\.[A-Za-z0-9]{6}\b")
+
+
+def same_but_temp(pa, pb):
+    """Whether two small stderr files differ only in a temporary's name."""
+    if os.path.getsize(pa) > 65536 or os.path.getsize(pb) > 65536:
+        return False
+    with open(pa, "rb") as fa, open(pb, "rb") as fb:
+        x, y = fa.read(), fb.read()
+    mask = b"/.patchsite.XXXXXX"
+    return TEMP_NAME.sub(mask, x) == TEMP_NAME.sub(mask, y)
+
+
 def compare(old, new):
     """List of (what, detail lines) that differ between two runs."""
     diffs = []
@@ -328,7 +438,7 @@ def compare(old, new):
         diffs.append(("exit status", [f"old {old['rc']}, new {new['rc']}"]))
     for stream in ("stdout", "stderr"):
         pa, pb = os.path.join(old["dir"], stream), os.path.join(new["dir"], stream)
-        if not same_bytes(pa, pb):
+        if not same_bytes(pa, pb) and not (stream == "stderr" and same_but_temp(pa, pb)):
             diffs.append((stream, bytes_diff(pa, pb)))
     for side, r in (("old", old), ("new", new)):
         if r["input_changed"]:
@@ -371,6 +481,20 @@ def main():
     ap.add_argument("old")
     ap.add_argument("new")
     ap.add_argument("--bench", action="store_true", help="also the bench/out images")
+    ap.add_argument("--corpus", action="store_true",
+                    help="also the hostile corpus (tests/hostile/mkcorpus.py) and "
+                         "fuzz/seeds, fuzz/regressions")
+    ap.add_argument("--deb", metavar="DIR", action="append", default=[],
+                    help="also the kernels and modules of Debian's packages "
+                         "unpacked in DIR (repeatable)")
+    ap.add_argument("--deb-every", metavar="N", type=int, default=10,
+                    help="with --deb: every N'th module (default 10)")
+    ap.add_argument("--allocfail", metavar="N", type=int, default=0,
+                    help="also run record/audit on a few fixtures with each of the "
+                         "first N allocations failing (tests/hostile/allocshim.c; "
+                         "give the plain builds)")
+    ap.add_argument("--no-fixtures", action="store_true",
+                    help="leave the fixture directories out (with --corpus/--deb)")
     ap.add_argument("--keep", metavar="DIR",
                     help="work in DIR (new or empty) and keep it: both runs of "
                          "every comparison that differs, and report.txt")
@@ -384,13 +508,14 @@ def main():
         sys.exit(2 if e.code else 0)
 
     t_start = time.monotonic()
+    cleanup = []
     old_bin, new_bin = os.path.abspath(a.old), os.path.abspath(a.new)
     try:
         if a.jobs < 1:
             raise SetupError(f"-j {a.jobs}: must be at least 1")
         vo = check_binary(old_bin, "OLD")
         vn = check_binary(new_bin, "NEW")
-        dirs = FIXTURE_DIRS + ([BENCH_DIR] if a.bench else [])
+        dirs = ([] if a.no_fixtures else FIXTURE_DIRS) + ([BENCH_DIR] if a.bench else [])
         images = []
         print(f"OLD {old_bin}: {vo}")
         print(f"NEW {new_bin}: {vn}")
@@ -406,6 +531,30 @@ def main():
                     f"{v} {k}" for k, v in sorted(kinds.items())) + ")" if others else ""))
         if not a.bench:
             print("bench/out: not compared (no --bench)")
+        if a.no_fixtures:
+            print("fixtures: not compared (--no-fixtures)")
+        if a.corpus:
+            hostile = tempfile.mkdtemp(prefix="patchsite-hostile.")
+            cleanup.append(hostile)
+            p = subprocess.run([sys.executable, os.path.join(ROOT, "tests/hostile/mkcorpus.py"),
+                                "--fixtures", os.path.join(ROOT, "fixtures/out"), hostile],
+                               stdin=subprocess.DEVNULL, capture_output=True)
+            if p.returncode:
+                raise SetupError("tests/hostile/mkcorpus.py failed: "
+                                 + p.stderr.decode("utf-8", "replace").strip()[-400:])
+            for top in [hostile] + [os.path.join(ROOT, d) for d in CORPUS_DIRS]:
+                imgs = scan_all(top)
+                images += imgs
+                print(f"{top if top == hostile else os.path.relpath(top, ROOT)}: "
+                      f"{len(imgs)} files, {sum(1 for _, eh in imgs if eh != (0, 0))} ELF")
+        if a.deb_every < 1:
+            raise SetupError(f"--deb-every {a.deb_every}: must be at least 1")
+        for top in a.deb:
+            imgs, nk = scan_deb(os.path.abspath(top), a.deb_every)
+            images += imgs
+            npk = sum(1 for _, eh in imgs if eh == PACKAGE)
+            print(f"{top}: {nk} kernels, {len(imgs) - nk - npk} modules (every "
+                  f"{a.deb_every}th), {npk} package directories (audit DIR)")
         if a.filter:
             total_imgs = len(images)
             images = [im for im in images if a.filter in im[0]]
@@ -421,16 +570,46 @@ def main():
         else:
             work = tempfile.mkdtemp(prefix="patchsite-compare.")
     except SetupError as e:
+        for d in cleanup:
+            shutil.rmtree(d, ignore_errors=True)
         print(f"compare-outputs: {e}", file=sys.stderr)
         sys.exit(2)
 
-    jobs = []
-    for relpath, eh in images:
-        for label, argv, copy in commands_for(relpath, eh):
-            jobs.append((len(jobs), relpath, label, argv, copy))
     # A fixed environment; the two runs get the same one.
     env = dict(os.environ, LC_ALL="C", LANG="C", TZ="UTC")
     env.pop("LANGUAGE", None)
+    shim = None
+    if a.allocfail:
+        shim = os.path.join(work, "allocshim.so")
+        p = subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", shim,
+                            os.path.join(ROOT, "tests/hostile/allocshim.c"), "-ldl"],
+                           stdin=subprocess.DEVNULL, capture_output=True)
+        missing = [r for r in ALLOC_IMAGES if not os.path.isfile(os.path.join(ROOT, r))]
+        if p.returncode or missing:
+            print("compare-outputs: " + ("allocshim.c does not build: "
+                  + p.stderr.decode("utf-8", "replace")[-400:] if p.returncode else
+                  f"--allocfail: missing {missing[0]} (make fixtures)"), file=sys.stderr)
+            if not a.keep:
+                shutil.rmtree(work, ignore_errors=True)
+            for d in cleanup:
+                shutil.rmtree(d, ignore_errors=True)
+            sys.exit(2)
+        print(f"--allocfail {a.allocfail}: {len(ALLOC_IMAGES)} images, "
+              f"{len(ALLOC_COMMANDS)} commands, each allocation 1..{a.allocfail} failing")
+    jobs = []
+    for relpath, eh in images:
+        for label, argv, copy in commands_for(relpath, eh):
+            jobs.append((len(jobs), relpath, label, argv, copy, None))
+    if a.allocfail:
+        for relpath in ALLOC_IMAGES:
+            eh = elf_header(os.path.join(ROOT, relpath))
+            for label, argv, copy in commands_for(relpath, eh):
+                if label not in ALLOC_COMMANDS:
+                    continue
+                for nth in alloc_points(old_bin, argv, copy, os.path.join(ROOT, relpath),
+                                        work, env, shim, a.allocfail):
+                    jobs.append((len(jobs), relpath, f"{label} [allocation {nth} fails]",
+                                 argv, copy, {"LD_PRELOAD": shim, "ALLOCSHIM_NTH": str(nth)}))
 
     results = {}
     lock = threading.Lock()
@@ -438,15 +617,19 @@ def main():
     setup_error = []
 
     def work_one(job):
-        idx, relpath, label, argv, copy = job
+        idx, relpath, label, argv, copy, extra = job
         if setup_error:
             return
+        if extra:
+            run_env = dict(env, **extra)
+        else:
+            run_env = env
         src = os.path.join(ROOT, relpath)
         scratch = os.path.join(work, "scratch", str(idx))
         res = os.path.join(work, "res", str(idx))
         try:
-            r_old = run_one(old_bin, argv, copy, src, scratch, os.path.join(res, "old"), env)
-            r_new = run_one(new_bin, argv, copy, src, scratch, os.path.join(res, "new"), env)
+            r_old = run_one(old_bin, argv, copy, src, scratch, os.path.join(res, "old"), run_env)
+            r_new = run_one(new_bin, argv, copy, src, scratch, os.path.join(res, "new"), run_env)
             diffs = compare(r_old, r_new)
         except SetupError as e:
             setup_error.append(str(e))
@@ -490,7 +673,8 @@ def main():
         st = {}
         for idx in sorted(results):
             relpath, label, diffs, r_old, r_new = results[idx]
-            c = st.setdefault(label, {})
+            c = st.setdefault(re.sub(r"\[allocation \d+ fails\]", "[allocation k fails]",
+                                     label), {})
             c[r_new["rc"]] = c.get(r_new["rc"], 0) + 1
         report.append("exit status of NEW per command: " + "; ".join(
             f"{label} " + " ".join(f"{rc}:{n}" for rc, n in sorted(c.items()))
@@ -512,6 +696,8 @@ def main():
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)
+        for d in cleanup:
+            shutil.rmtree(d, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -818,18 +818,281 @@ static int fail_detach(struct target *t, int err)
 	return EXIT_BAD;
 }
 
+/* One attach: the program, the tracer, the files it writes, what it found before. */
+struct attach {
+	struct target *t;
+	char lib[PATH_MAX];		/* the tracer library */
+	char dir[32];			/* our temporary directory */
+	bool dir_made;
+	char out[PATH_MAX + 64];	/* the table file (summary.txt) */
+	char msg[PATH_MAX + 64];	/* the tracer's messages */
+	char conf[8192];		/* what attach_fn is given */
+	struct map *em, *m0;		/* the executable's mappings; all, before */
+	size_t nem, n0;
+	uint64_t handle, claim0;	/* the dlopen handle; the segment claimed before */
+	double t0;			/* when the command began (ms) */
+	sigset_t block, prev;		/* SIGINT and SIGTERM; the mask before */
+};
+
+/*
+ * The tracer library and the files it writes: a directory of ours (the
+ * program's owner's), the table file (in --outdir, else there), the
+ * messages, and the configuration that names them.  0, or -1 (said).
+ */
+static int prepare_files(struct attach *a, const struct trace_attach_opts *o)
+{
+	int fd;
+
+	if (find_tracer(o->tracer, a->lib)) {
+		elfio_error(o->tracer ? o->tracer : ATTACH_LIB, "not found (give --tracer=PATH; "
+			    "`make runtime` builds it into build/runtime/x86_64/)");
+		return -1;
+	}
+	snprintf(a->dir, sizeof(a->dir), "/tmp/patchsite-attach.XXXXXX");
+	if (!mkdtemp(a->dir)) {
+		elfio_error(a->dir, "mkdtemp: %s", strerror(errno));
+		return -1;
+	}
+	a->dir_made = true;
+	/* the program writes there: its owner's, when we are root */
+	if (geteuid() == 0) {
+		struct stat st;
+		char p[64];
+
+		snprintf(p, sizeof(p), "/proc/%d", (int)a->t->pid);
+		if (stat(p, &st) == 0 && chown(a->dir, st.st_uid, st.st_gid) < 0)
+			elfio_error(a->dir, "chown: %s", strerror(errno));
+	}
+	if (o->outdir) {
+		if (mkdir(o->outdir, 0755) < 0 && errno != EEXIST) {
+			elfio_error(o->outdir, "mkdir: %s", strerror(errno));
+			return -1;
+		}
+		if (!realpath(o->outdir, a->out) || strlen(a->out) > PATH_MAX - 16) {
+			elfio_error(o->outdir, "%s", strerror(errno));
+			return -1;
+		}
+		strcat(a->out, "/summary.txt");
+	} else {
+		snprintf(a->out, sizeof(a->out), "%s/summary.txt", a->dir);
+	}
+	snprintf(a->msg, sizeof(a->msg), "%s/messages", a->dir);
+	/* the table file too: made here (the program may not write in DIR) */
+	const char *const files[2] = { a->msg, a->out };
+	for (int i = 0; i < 2; i++) {
+		fd = open(files[i], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (fd < 0 || fchmod(fd, 0666) < 0) {
+			elfio_error(files[i], "%s", strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		close(fd);
+	}
+	if ((size_t)snprintf(a->conf, sizeof(a->conf), "F=%s\nO=%s\nM=%s\nFORMAT=%s\n",
+			     o->globs ? o->globs : "*", a->out, a->msg,
+			     o->format ? o->format : "text") >= sizeof(a->conf)) {
+		elfio_error(a->t->name, "-F globs too long (8 KiB in all)");
+		return -1;
+	}
+	return 0;
+}
+
+/* SIGINT/SIGTERM from now on end the trace, never an injection half-way. */
+static void catch_stop(struct attach *a)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigemptyset(&a->block);
+	sigaddset(&a->block, SIGINT);
+	sigaddset(&a->block, SIGTERM);
+}
+
+/*
+ * Into the program, SIGINT and SIGTERM blocked meanwhile: seize it, load
+ * the tracer, attach it, and out again.  0: traced; else the exit status
+ * (said), with the program as it was.
+ */
+static int inject(struct attach *a)
+{
+	struct target *t = a->t;
+	uint64_t ret = 0;
+	char err_s[512];
+	int err, rc = EXIT_BAD;
+
+	if (ptrace(PTRACE_SEIZE, t->pid, 0, 0) < 0) {
+		err = errno;
+		return err == ESRCH || gone(t) ? exited_msg(t) : refused_msg(t, err);
+	}
+	t->seized = 1;
+	sigprocmask(SIG_BLOCK, &a->block, &a->prev);
+	if ((err = exe_maps(t, &a->em, &a->nem)) || (err = stop_leader(t, a->em, a->nem))) {
+		rc = fail_detach(t, err);
+		goto unblock;
+	}
+	if (claim_rw(t, &a->claim0, 0) || read_maps(t->pid, &a->m0, &a->n0)) {
+		rc = fail_detach(t, -ESRCH);
+		goto unblock;
+	}
+	if ((err = call(t, t->dlopen, a->lib, 0, NULL, 2 /* RTLD_NOW */, &a->handle))) {
+		rc = fail_detach(t, err);
+		goto unblock;
+	}
+	if (!a->handle) {
+		if (!call(t, t->dlerror, NULL, 0, NULL, 0, &ret))
+			read_str(t->pid, ret, err_s, sizeof(err_s));
+		else
+			snprintf(err_s, sizeof(err_s), "(no dlerror)");
+		fail_detach(t, 0);
+		elfio_error(t->name, "dlopen %s: %s", a->lib, err_s);
+		goto unblock;
+	}
+	find_libs(t, a->lib);
+	if (!t->attach_fn || !t->detach_fn) {
+		call(t, t->dlclose, NULL, a->handle, NULL, 0, &ret);
+		fail_detach(t, 0);
+		elfio_error(a->lib, "no patchsite_trace_attach in it (not the -p build of the tracer)");
+		goto unblock;
+	}
+	err = call(t, t->attach_fn, a->conf, 0, NULL, 0, &ret);
+	if (err) {
+		rc = fail_detach(t, err);
+		goto unblock;
+	}
+	if ((int64_t)ret < 0) {
+		/* nothing attached: out again, the tracer said why (its runtime
+		   may have claimed the segment on the way) */
+		call(t, t->dlclose, NULL, a->handle, NULL, 0, &ret);
+		find_libs(t, a->lib);
+		if (!t->nlib)
+			release_claim(t, a->claim0);
+		fail_detach(t, 0);
+		relay(t, a->msg);
+		goto unblock;
+	}
+	if ((err = restore_leader(t)) || ptrace(PTRACE_DETACH, t->pid, 0, 0) < 0) {
+		rc = fail_detach(t, err ? err : -errno);
+		goto unblock;
+	}
+	t->seized = 0;
+	sigprocmask(SIG_SETMASK, &a->prev, NULL);
+	relay(t, a->msg);
+	fprintf(stderr, "patchsite: %s: attached %" PRIu64 " functions in %.1f ms\n", t->name,
+		ret, now_ms() - a->t0);
+	return 0;
+unblock:
+	sigprocmask(SIG_SETMASK, &a->prev, NULL);
+	return rc;
+}
+
+/* Traced: until a signal, the duration, or the program's end; then SIGINT/SIGTERM blocked. */
+static void wait_traced(struct attach *a, const struct trace_attach_opts *o)
+{
+	double deadline = o->duration > 0 ? now_ms() + o->duration * 1e3 : 0;
+
+	while (!stop_asked && !gone(a->t) && (!deadline || now_ms() < deadline)) {
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+	sigprocmask(SIG_BLOCK, &a->block, &a->prev);
+}
+
+/*
+ * Detach: the tracer off every function, then out of the program, which
+ * is left with the code and the mappings it had.  The exit status (said).
+ */
+static int detach(struct attach *a)
+{
+	struct target *t = a->t;
+	uint64_t ret = 0;
+	int err;
+
+	if (gone(t)) {
+		relay(t, a->msg);
+		fprintf(stderr, "patchsite: %s: the program exited while traced\n", t->name);
+		return 0;
+	}
+	if (ptrace(PTRACE_SEIZE, t->pid, 0, 0) < 0)
+		return gone(t) ? 0 : refused_msg(t, errno);
+	t->seized = 1;
+	if ((err = stop_leader(t, a->em, a->nem)) ||
+	    (err = call(t, t->detach_fn, NULL, 0, NULL, 0, &ret)))
+		return fail_detach(t, err);
+	relay(t, a->msg);
+	if ((int64_t)ret < 0) {
+		fail_detach(t, 0);
+		elfio_error(t->name, "the tracer could not detach (%s): it stays loaded",
+			    strerror((int)-(int64_t)ret));
+		return EXIT_BAD;
+	}
+	if ((err = quiesce(t))) {
+		fail_detach(t, 0);
+		elfio_error(t->name, "a thread stays in the tracer: detached, but not unloaded");
+		return 0;
+	}
+	if ((err = call(t, t->dlclose, NULL, a->handle, NULL, 0, &ret)))
+		return fail_detach(t, err);
+	find_libs(t, a->lib);
+	if (!t->nlib) {	/* (an anonymous mapping is taken only after one of theirs) */
+		release_claim(t, a->claim0);
+		unmap_leftovers(t, a->m0, a->n0, a->em, a->nem);
+	} else if (!had_runtime(a->m0, a->n0)) {
+		elfio_error(t->name, "dlclose left the tracer or the runtime mapped");
+	}	/* else the program's own runtime, which the tracer shared, stays */
+	if ((err = restore_leader(t)) || ptrace(PTRACE_DETACH, t->pid, 0, 0) < 0)
+		return fail_detach(t, err ? err : -errno);
+	t->seized = 0;
+	/* (a runtime the program had before may keep sites of its own) */
+	if (!had_runtime(a->m0, a->n0)) {
+		long d = verify_code(t);
+
+		if (d) {
+			elfio_error(t->name, "after the detach, %ld bytes of the program's code differ "
+				    "from %s", d < 0 ? 0 : d, t->exe);
+			return EXIT_BAD;
+		}
+	}
+	fprintf(stderr, "patchsite: %s: detached\n", t->name);
+	return 0;
+}
+
+/* The table file on stdout, where no --outdir keeps it. */
+static void print_table(const struct attach *a, const struct trace_attach_opts *o)
+{
+	if (o->outdir)
+		return;
+	FILE *f = fopen(a->out, "r");
+	char line[4096];
+
+	while (f && fgets(line, sizeof(line), f))
+		fputs(line, stdout);
+	if (f)
+		fclose(f);
+	fflush(stdout);
+}
+
+/* Our files go, and the directory (the table file stays in --outdir). */
+static void remove_files(const struct attach *a, const struct trace_attach_opts *o)
+{
+	if (!a->dir_made)
+		return;
+	if (!o->outdir)
+		unlink(a->out);
+	unlink(a->msg);
+	rmdir(a->dir);
+}
+
 int trace_attach_pid(pid_t pid, const struct trace_attach_opts *o)
 {
 	struct target *t = elfio_calloc(1, sizeof(*t));
-	char lib[PATH_MAX], dir[] = "/tmp/patchsite-attach.XXXXXX", out[PATH_MAX + 64],
-	     msg[PATH_MAX + 64], conf[8192], err_s[512];
-	struct map *em = NULL, *m0 = NULL;
-	size_t nem = 0, n0 = 0;
-	uint64_t handle = 0, ret = 0, claim0 = 0;
-	double t0 = now_ms(), deadline;
-	int rc = EXIT_BAD, err, fd;
-	struct sigaction sa;
-	sigset_t block, prev;
+	struct attach a = { .t = t, .t0 = now_ms() };
+	int rc = EXIT_BAD;
 
 	if (!t) {
 		elfio_error("trace", "out of memory");
@@ -840,224 +1103,19 @@ int trace_attach_pid(pid_t pid, const struct trace_attach_opts *o)
 	if ((rc = check_program(t)) || (rc = find_libc(t)))
 		goto out;
 	rc = EXIT_BAD;
-	if (find_tracer(o->tracer, lib)) {
-		elfio_error(o->tracer ? o->tracer : ATTACH_LIB, "not found (give --tracer=PATH; "
-			    "`make runtime` builds it into build/runtime/x86_64/)");
+	if (prepare_files(&a, o))
 		goto out;
-	}
-	if (!mkdtemp(dir)) {
-		elfio_error(dir, "mkdtemp: %s", strerror(errno));
+	catch_stop(&a);
+	if ((rc = inject(&a)))
 		goto out;
-	}
-	/* the program writes there: its owner's, when we are root */
-	if (geteuid() == 0) {
-		struct stat st;
-		char p[64];
-
-		snprintf(p, sizeof(p), "/proc/%d", (int)pid);
-		if (stat(p, &st) == 0 && chown(dir, st.st_uid, st.st_gid) < 0)
-			elfio_error(dir, "chown: %s", strerror(errno));
-	}
-	if (o->outdir) {
-		if (mkdir(o->outdir, 0755) < 0 && errno != EEXIST) {
-			elfio_error(o->outdir, "mkdir: %s", strerror(errno));
-			goto rmdir;
-		}
-		if (!realpath(o->outdir, out) || strlen(out) > PATH_MAX - 16) {
-			elfio_error(o->outdir, "%s", strerror(errno));
-			goto rmdir;
-		}
-		strcat(out, "/summary.txt");
-	} else {
-		snprintf(out, sizeof(out), "%s/summary.txt", dir);
-	}
-	snprintf(msg, sizeof(msg), "%s/messages", dir);
-	fd = open(msg, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0 || fchmod(fd, 0666) < 0) {
-		elfio_error(msg, "%s", strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		goto rmdir;
-	}
-	close(fd);
-	/* the table file too: made here (the program may not write in DIR) */
-	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0 || fchmod(fd, 0666) < 0) {
-		elfio_error(out, "%s", strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		goto rmdir;
-	}
-	close(fd);
-	if ((size_t)snprintf(conf, sizeof(conf), "F=%s\nO=%s\nM=%s\nFORMAT=%s\n",
-			     o->globs ? o->globs : "*", out, msg,
-			     o->format ? o->format : "text") >= sizeof(conf)) {
-		elfio_error(t->name, "-F globs too long (8 KiB in all)");
-		goto rmdir;
-	}
-
-	/* SIGINT/SIGTERM from now on end the trace, never an injection half-way */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-
-	if (ptrace(PTRACE_SEIZE, pid, 0, 0) < 0) {
-		err = errno;
-		if (err == ESRCH || gone(t))
-			rc = exited_msg(t);
-		else
-			rc = refused_msg(t, err);
-		goto rmdir;
-	}
-	t->seized = 1;
-	sigprocmask(SIG_BLOCK, &block, &prev);
-	if ((err = exe_maps(t, &em, &nem)) || (err = stop_leader(t, em, nem))) {
-		rc = fail_detach(t, err);
-		goto unblock;
-	}
-	if (claim_rw(t, &claim0, 0) || read_maps(pid, &m0, &n0)) {
-		rc = fail_detach(t, -ESRCH);
-		goto unblock;
-	}
-	if ((err = call(t, t->dlopen, lib, 0, NULL, 2 /* RTLD_NOW */, &handle))) {
-		rc = fail_detach(t, err);
-		goto unblock;
-	}
-	if (!handle) {
-		if (!call(t, t->dlerror, NULL, 0, NULL, 0, &ret))
-			read_str(pid, ret, err_s, sizeof(err_s));
-		else
-			snprintf(err_s, sizeof(err_s), "(no dlerror)");
-		fail_detach(t, 0);
-		elfio_error(t->name, "dlopen %s: %s", lib, err_s);
-		goto unblock;
-	}
-	find_libs(t, lib);
-	if (!t->attach_fn || !t->detach_fn) {
-		call(t, t->dlclose, NULL, handle, NULL, 0, &ret);
-		fail_detach(t, 0);
-		elfio_error(lib, "no patchsite_trace_attach in it (not the -p build of the tracer)");
-		goto unblock;
-	}
-	err = call(t, t->attach_fn, conf, 0, NULL, 0, &ret);
-	if (err) {
-		rc = fail_detach(t, err);
-		goto unblock;
-	}
-	if ((int64_t)ret < 0) {
-		/* nothing attached: out again, the tracer said why (its runtime
-		   may have claimed the segment on the way) */
-		call(t, t->dlclose, NULL, handle, NULL, 0, &ret);
-		find_libs(t, lib);
-		if (!t->nlib)
-			release_claim(t, claim0);
-		fail_detach(t, 0);
-		relay(t, msg);
-		goto unblock;
-	}
-	if ((err = restore_leader(t)) || ptrace(PTRACE_DETACH, pid, 0, 0) < 0) {
-		rc = fail_detach(t, err ? err : -errno);
-		goto unblock;
-	}
-	t->seized = 0;
-	sigprocmask(SIG_SETMASK, &prev, NULL);
-	relay(t, msg);
-	fprintf(stderr, "patchsite: %s: attached %" PRIu64 " functions in %.1f ms\n", t->name,
-		ret, now_ms() - t0);
-
-	/* traced: until a signal, the duration, or the program's end */
-	deadline = o->duration > 0 ? now_ms() + o->duration * 1e3 : 0;
-	while (!stop_asked && !gone(t) && (!deadline || now_ms() < deadline)) {
-		struct timespec ts = { 0, 20 * 1000 * 1000 };
-
-		nanosleep(&ts, NULL);
-	}
-	sigprocmask(SIG_BLOCK, &block, &prev);
-	if (gone(t)) {
-		relay(t, msg);
-		fprintf(stderr, "patchsite: %s: the program exited while traced\n", t->name);
-		rc = 0;
-		goto report;
-	}
-
-	/* detach: the tracer off every function, then out of the program */
-	if (ptrace(PTRACE_SEIZE, pid, 0, 0) < 0) {
-		rc = gone(t) ? 0 : refused_msg(t, errno);
-		goto report;
-	}
-	t->seized = 1;
-	if ((err = stop_leader(t, em, nem)) || (err = call(t, t->detach_fn, NULL, 0, NULL, 0, &ret))) {
-		rc = fail_detach(t, err);
-		goto report;
-	}
-	relay(t, msg);
-	if ((int64_t)ret < 0) {
-		fail_detach(t, 0);
-		elfio_error(t->name, "the tracer could not detach (%s): it stays loaded",
-			    strerror((int)-(int64_t)ret));
-		goto report;
-	}
-	if ((err = quiesce(t))) {
-		fail_detach(t, 0);
-		elfio_error(t->name, "a thread stays in the tracer: detached, but not unloaded");
-		rc = 0;
-		goto report;
-	}
-	if ((err = call(t, t->dlclose, NULL, handle, NULL, 0, &ret))) {
-		rc = fail_detach(t, err);
-		goto report;
-	}
-	find_libs(t, lib);
-	if (!t->nlib) {	/* (an anonymous mapping is taken only after one of theirs) */
-		release_claim(t, claim0);
-		unmap_leftovers(t, m0, n0, em, nem);
-	} else if (!had_runtime(m0, n0)) {
-		elfio_error(t->name, "dlclose left the tracer or the runtime mapped");
-	}	/* else the program's own runtime, which the tracer shared, stays */
-	if ((err = restore_leader(t)) || ptrace(PTRACE_DETACH, pid, 0, 0) < 0) {
-		rc = fail_detach(t, err ? err : -errno);
-		goto report;
-	}
-	t->seized = 0;
-	/* (a runtime the program had before may keep sites of its own) */
-	if (!had_runtime(m0, n0)) {
-		long d = verify_code(t);
-
-		if (d) {
-			elfio_error(t->name, "after the detach, %ld bytes of the program's code differ "
-				    "from %s", d < 0 ? 0 : d, t->exe);
-			rc = EXIT_BAD;
-			goto report;
-		}
-	}
-	fprintf(stderr, "patchsite: %s: detached\n", t->name);
-	rc = 0;
-report:
-	if (!o->outdir) {
-		FILE *f = fopen(out, "r");
-		char line[4096];
-
-		while (f && fgets(line, sizeof(line), f))
-			fputs(line, stdout);
-		if (f)
-			fclose(f);
-		fflush(stdout);
-	}
-unblock:
-	sigprocmask(SIG_SETMASK, &prev, NULL);
-rmdir:
-	if (!o->outdir)
-		unlink(out);
-	unlink(msg);
-	rmdir(dir);
+	wait_traced(&a, o);
+	rc = detach(&a);
+	print_table(&a, o);
+	sigprocmask(SIG_SETMASK, &a.prev, NULL);
 out:
-	elfio_free(em);
-	elfio_free(m0);
+	remove_files(&a, o);
+	elfio_free(a.em);
+	elfio_free(a.m0);
 	elfio_free(t);
 	return rc;
 }
