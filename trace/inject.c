@@ -837,7 +837,7 @@ struct attach {
 /*
  * The tracer library and the files it writes: a directory of ours (the
  * program's owner's), the table file (in --outdir, else there), the
- * messages, and the configuration that names them.  0, or -1 (said).
+ * messages, and the configuration that names them.  0, or -errno (said).
  */
 static int prepare_files(struct attach *a, const struct trace_attach_opts *o)
 {
@@ -846,12 +846,14 @@ static int prepare_files(struct attach *a, const struct trace_attach_opts *o)
 	if (find_tracer(o->tracer, a->lib)) {
 		elfio_error(o->tracer ? o->tracer : ATTACH_LIB, "not found (give --tracer=PATH; "
 			    "`make runtime` builds it into build/runtime/x86_64/)");
-		return -1;
+		return -ENOENT;
 	}
 	snprintf(a->dir, sizeof(a->dir), "/tmp/patchsite-attach.XXXXXX");
 	if (!mkdtemp(a->dir)) {
-		elfio_error(a->dir, "mkdtemp: %s", strerror(errno));
-		return -1;
+		int err = -errno;
+
+		elfio_error(a->dir, "mkdtemp: %s", strerror(-err));
+		return err;
 	}
 	a->dir_made = true;
 	/* the program writes there: its owner's, when we are root */
@@ -865,12 +867,18 @@ static int prepare_files(struct attach *a, const struct trace_attach_opts *o)
 	}
 	if (o->outdir) {
 		if (mkdir(o->outdir, 0755) < 0 && errno != EEXIST) {
-			elfio_error(o->outdir, "mkdir: %s", strerror(errno));
-			return -1;
+			int err = -errno;
+
+			elfio_error(o->outdir, "mkdir: %s", strerror(-err));
+			return err;
 		}
-		if (!realpath(o->outdir, a->out) || strlen(a->out) > PATH_MAX - 16) {
-			elfio_error(o->outdir, "%s", strerror(errno));
-			return -1;
+		bool found = realpath(o->outdir, a->out) != NULL;
+
+		if (!found || strlen(a->out) > PATH_MAX - 16) {
+			int err = !found ? -errno : -ENAMETOOLONG;
+
+			elfio_error(o->outdir, "%s", strerror(-err));
+			return err;
 		}
 		strcat(a->out, "/summary.txt");
 	} else {
@@ -882,10 +890,12 @@ static int prepare_files(struct attach *a, const struct trace_attach_opts *o)
 	for (int i = 0; i < 2; i++) {
 		fd = open(files[i], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 		if (fd < 0 || fchmod(fd, 0666) < 0) {
-			elfio_error(files[i], "%s", strerror(errno));
+			int err = -errno;
+
+			elfio_error(files[i], "%s", strerror(-err));
 			if (fd >= 0)
 				close(fd);
-			return -1;
+			return err;
 		}
 		close(fd);
 	}
@@ -893,7 +903,7 @@ static int prepare_files(struct attach *a, const struct trace_attach_opts *o)
 			     o->globs ? o->globs : "*", a->out, a->msg,
 			     o->format ? o->format : "text") >= sizeof(a->conf)) {
 		elfio_error(a->t->name, "-F globs too long (8 KiB in all)");
-		return -1;
+		return -E2BIG;
 	}
 	return 0;
 }

@@ -1654,6 +1654,26 @@ static void fork_parent(void)
 		pthread_mutex_unlock(&ctl_lock);
 }
 
+#ifdef TRACE_ATTACH
+/* -p, every site detached: the tracer inert (nothing attached, SIGTRAP's
+   disposition as before the attach, its files closed) */
+static void attach_off(void)
+{
+	for (long i = 0; i < nfns; i++)
+		fns[i].attached = 0;
+	active = 0;
+	sigaction(SIGTRAP, &trap_before, NULL);
+	if (out_fd > 2)
+		close(out_fd);
+	out_fd = 2;
+	free(out_path);
+	out_path = NULL;
+	if (msg_fd != 2)
+		close(msg_fd);
+	msg_fd = 2;
+}
+#endif
+
 /* the child (one thread, async-signal-safe calls only): its own counts,
    no FIFO and no signal pipe (the parent's control thread keeps them) */
 static void fork_child(void)
@@ -1668,18 +1688,7 @@ static void fork_child(void)
 	   copies of patchsite's files closed); what it runs after an exec is
 	   its own image, untouched */
 	if (active && !ps_detach_ops_all(&trace_ops)) {
-		for (long i = 0; i < nfns; i++)
-			fns[i].attached = 0;
-		active = 0;
-		sigaction(SIGTRAP, &trap_before, NULL);
-		if (out_fd > 2)
-			close(out_fd);
-		out_fd = 2;
-		free(out_path);
-		out_path = NULL;
-		if (msg_fd != 2)
-			close(msg_fd);
-		msg_fd = 2;
+		attach_off();
 		return;
 	}
 	/* not detached (said through patchsite): its calls are counted in its
@@ -2494,16 +2503,7 @@ __attribute__((visibility("default"))) long patchsite_trace_detach(void)
 		return err;
 	}
 	dump("detach");		/* its `attached`: what was attached until now */
-	for (long i = 0; i < nfns; i++)
-		fns[i].attached = 0;
-	active = 0;
-	sigaction(SIGTRAP, &trap_before, NULL);
-	if (out_fd > 2)
-		close(out_fd);
-	out_fd = 2;
-	if (msg_fd != 2)
-		close(msg_fd);
-	msg_fd = 2;
+	attach_off();
 	return 0;
 }
 #endif

@@ -92,6 +92,24 @@ SHLIB_FLAVOURS=${SHLIB_FLAVOURS:-x86_64-fentry x86_64-pfe arm64 riscv64}
 
 . "$here/lib.sh"
 
+# graph_tree GRAPH OWN: each line of `uftrace graph` as its tree prefix, the
+# function's name, and "own" where its count is the run's own counter for it
+graph_tree() {
+	python3 - "$1" "$2" <<'PY'
+import re, sys
+own = {l.split()[1]: l.split()[2] for l in open(sys.argv[2])}
+for l in open(sys.argv[1]):
+    if " : " not in l:
+        continue
+    tree = l.split(" : ", 1)[1].rstrip("\n")
+    m = re.search(r"\((\d+)\) (\S+)$", tree)
+    if not m:
+        continue
+    n, name = m.group(1), m.group(2)
+    print(repr(tree[:tree.index("(")]), name, "own" if own.get(name) == n else n)
+PY
+}
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 ps_init "$work"
@@ -348,32 +366,8 @@ sys.exit(not (vs[-1] == max(vs) and rows[-1][-2] == "E" and rows[-1][-3] == "R")
 		# the call graphs: each line's nesting and name, and its count
 		# against the run's own counters (the workers' counts vary
 		# from run to run); uftrace's own recording the same
-		python3 - "$o/ud.graph" "$o/udown.c" >"$o/ud.tree" <<'PY'
-import re, sys
-own = {l.split()[1]: l.split()[2] for l in open(sys.argv[2])}
-for l in open(sys.argv[1]):
-    if " : " not in l:
-        continue
-    tree = l.split(" : ", 1)[1].rstrip("\n")
-    m = re.search(r"\((\d+)\) (\S+)$", tree)
-    if not m:
-        continue
-    n, name = m.group(1), m.group(2)
-    print(repr(tree[:tree.index("(")]), name, "own" if own.get(name) == n else n)
-PY
-		python3 - "$o/uu.graph" "$o/uuown.c" >"$o/uu.tree" <<'PY'
-import re, sys
-own = {l.split()[1]: l.split()[2] for l in open(sys.argv[2])}
-for l in open(sys.argv[1]):
-    if " : " not in l:
-        continue
-    tree = l.split(" : ", 1)[1].rstrip("\n")
-    m = re.search(r"\((\d+)\) (\S+)$", tree)
-    if not m:
-        continue
-    n, name = m.group(1), m.group(2)
-    print(repr(tree[:tree.index("(")]), name, "own" if own.get(name) == n else n)
-PY
+		graph_tree "$o/ud.graph" "$o/udown.c" >"$o/ud.tree"
+		graph_tree "$o/uu.graph" "$o/uuown.c" >"$o/uu.tree"
 		if [ $urc -eq 0 ] && cmp -s "$o/uu.c" "$o/uuown.c" &&
 		   [ "$(grep -c ' own$' "$o/ud.tree")" -eq 4 ] &&
 		   grep -q ' shplain 1$' "$o/ud.tree" && cmp -s "$o/ud.tree" "$o/uu.tree"; then
