@@ -2013,7 +2013,7 @@ static int late_on(void)
  * detaches the library it may unload, then looks at what is still loaded
  * (a library another handle holds is attached again).
  */
-/* path's directory (the program: /proc/self/exe's) into dir[cap]; 0 or -1 */
+/* path's directory (the program: /proc/self/exe's) into dir[cap]; 0 or -errno */
 static int dir_of(const char *path, char *dir, size_t cap)
 {
 	ssize_t n;
@@ -2021,15 +2021,17 @@ static int dir_of(const char *path, char *dir, size_t cap)
 
 	if (path && path[0]) {
 		if (strlen(path) >= cap)
-			return -1;
+			return -ENAMETOOLONG;
 		strcpy(dir, path);
 	} else {
-		if ((n = readlink("/proc/self/exe", dir, cap - 1)) <= 0)
-			return -1;
+		if ((n = readlink("/proc/self/exe", dir, cap - 1)) < 0)
+			return -errno;
+		if (n == 0)
+			return -ENOENT;
 		dir[n] = 0;
 	}
 	if (!(slash = strrchr(dir, '/')))
-		return -1;
+		return -ENOENT;
 	*slash = 0;
 	return 0;
 }
