@@ -224,7 +224,7 @@ static inline uint64_t slope_ns(struct slope s, uint64_t ticks)
  */
 static uint64_t ring_drain(struct trace_ring *r, struct slope sl)
 {
-	static struct trace_urec out[4096];
+	static struct trace_urec out[16384];
 	uint64_t h = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), t = r->tail, t0 = t;
 	/* after the head: every function a record names was published before */
 	uint64_t nf = (uint64_t)__atomic_load_n(&nfn, __ATOMIC_ACQUIRE), last = r->last_ns;
