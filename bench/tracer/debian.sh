@@ -28,8 +28,9 @@
 #             uftrace's data directory written)
 #   uftrace   `uftrace record --no-libcall` of the same -pg binary
 # With BEFORE=DIR (a libpatchsite-trace.so built from an earlier tree:
-# `make -C runtime/tracer O=DIR CROSS=`), also `count` with that tracer,
-# interleaved with the others (count-before).
+# `make -C runtime/tracer O=DIR CROSS=`), also `count` and `trace` with
+# that tracer (this tree's patchsite), interleaved with the others
+# (count-before, trace-before).
 # Every way's standard output is checked against plain's.  The issue's
 # goals: trace adds a tenth of what uftrace adds or less; count under 1.5x
 # plain.
@@ -129,6 +130,8 @@ def bench(prog, args):
     }
     if before:
         ways['count-before'] = (emb, dict(ways['count'][1], LD_PRELOAD=before + '/libpatchsite-trace.so'))
+        ways['trace-before'] = ([ps, 'trace', '--tracer=' + before + '/libpatchsite-trace.so', '-o',
+                                 o + '/pt', '--'] + emb, None)
     got, ref = {k: [] for k in ways}, None
     for r in range(reps + 1):
         for k, (cmd, env) in ways.items():
@@ -159,4 +162,7 @@ for name, (m, recs) in rows:
         m['uftrace'], m['uftrace'] / p, 100 * (m['trace'] - p) / (m['uftrace'] - p)))
     if 'count-before' in m:
         print('|   count with BEFORE\'s tracer | | | %.3f (%.2fx) | | | |' % (m['count-before'], m['count-before'] / p))
+    if 'trace-before' in m:
+        print('|   trace with BEFORE\'s tracer | | | | %.3f (%.2fx) | | %.0f%% |' % (
+            m['trace-before'], m['trace-before'] / p, 100 * (m['trace-before'] - p) / (m['uftrace'] - p)))
 PYEOF

@@ -45,32 +45,11 @@
 
 #define HIDDEN __attribute__((visibility("hidden")))
 
-struct ring {
-	/* the producer's (the thread's) side */
-	uint64_t head;		/* records written (release) */
-	uint64_t reserved;	/* exits owed: recorded calls still open */
-	uint64_t dropped;	/* calls not recorded */
-	uint64_t deep;		/* calls deeper than the shadow stack */
-	uint64_t tail_seen;	/* the writer's tail as last read: reread only when
-				   the ring looks full (its cache line is the writer's) */
-	uint32_t skip;		/* depth + 1 of a dropped activation still open, or 0 */
-	int tid;
-	long seq;
-	struct ring *next;
-	uint64_t mask;
-	/* the writer's side, on a cache line of its own */
-	uint64_t tail __attribute__((aligned(64)));	/* records written out (release) */
-	uint64_t lost;		/* records the writer could not write out */
-	uint64_t last_ns;	/* the time of the last record written out */
-	int fd;			/* -1: not opened yet; -2: failed */
-	char pad[64 - 3 * sizeof(uint64_t) - sizeof(int)];
-	struct trace_rec r[];
-};
 
 HIDDEN int trace_recording;
-static struct ring *rings;	/* a lock-free list (pushed with CAS) */
+static struct trace_ring *rings;	/* a lock-free list (pushed with CAS) */
 static long ring_seq;
-static uint64_t ring_size = 1u << 20;	/* records per ring, a power of 2 (16 MiB: a
+HIDDEN uint64_t trace_ring_size = 1u << 20;	/* records per ring, a power of 2 (16 MiB: a
 					   thread making 20 million records a second
 					   fills it in 50 ms, the writer drains it
 					   every 5) */
@@ -85,13 +64,7 @@ static long nfn;		/* published (release) after fn_addr[0..nfn) */
 static long fn_cap;
 static pid_t rec_pid;
 
-/* initial-exec when preloaded; the -p build (TRACE_ATTACH), dlopen'ed
-   into a running program, never records: global-dynamic, no static TLS */
-#ifdef TRACE_ATTACH
-static __thread struct ring *my_ring __attribute__((tls_model("global-dynamic")));
-#else
-static __thread struct ring *my_ring __attribute__((tls_model("initial-exec")));
-#endif
+HIDDEN __thread struct trace_ring *trace_my_ring;	/* its model: record.h */
 
 static void rsay(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void rsay(const char *fmt, ...)
@@ -130,25 +103,14 @@ static void clock_pair(uint64_t *tsc, uint64_t *mono)
 
 /* --- The hot path -------------------------------------------------------- */
 
-static inline void PS_NOTRACE ring_put(struct ring *r, uint32_t fn, uint32_t depth)
+static struct trace_ring *PS_NOTRACE ring_new(void)
 {
-	uint64_t h = r->head;
-	struct trace_rec *p = &r->r[h & r->mask];
-
-	p->tsc = trace_tsc();
-	p->fn = fn;
-	p->depth = depth;
-	__atomic_store_n(&r->head, h + 1, __ATOMIC_RELEASE);
-}
-
-static struct ring *PS_NOTRACE ring_new(void)
-{
-	size_t bytes = sizeof(struct ring) + ring_size * sizeof(struct trace_rec);
-	struct ring *r = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t bytes = sizeof(struct trace_ring) + trace_ring_size * sizeof(struct trace_rec);
+	struct trace_ring *r = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (r == MAP_FAILED)
 		return NULL;
-	r->mask = ring_size - 1;
+	r->mask = trace_ring_size - 1;
 	r->fd = -1;
 	r->tid = (int)syscall(SYS_gettid);
 	r->seq = __atomic_fetch_add(&ring_seq, 1, __ATOMIC_RELAXED);
@@ -159,15 +121,17 @@ static struct ring *PS_NOTRACE ring_new(void)
 	return r;
 }
 
-int PS_NOTRACE trace_rec_entry(uint32_t fn, uint32_t depth)
+/* the entry of trace_rec_entry (record.h) when its inline part cannot
+   record at once: no ring yet, a dropped call open, or the ring looks full */
+int PS_NOTRACE trace_rec_entry_slow(uint32_t fn, uint32_t depth)
 {
-	struct ring *r = my_ring;
+	struct trace_ring *r = trace_my_ring;
 
 	if (!r) {
 		r = ring_new();
 		if (!r)
 			return 0;
-		my_ring = r;
+		trace_my_ring = r;
 	}
 	if (r->skip) {
 		if (depth >= r->skip) {
@@ -178,32 +142,22 @@ int PS_NOTRACE trace_rec_entry(uint32_t fn, uint32_t depth)
 		}
 		r->skip = 0;		/* that call is gone: this one takes its place */
 	}
-	if (ring_size - (r->head - r->tail_seen) < r->reserved + 2) {
+	if (trace_ring_size - (r->head - r->tail_seen) < r->reserved + 2) {
 		r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-		if (ring_size - (r->head - r->tail_seen) < r->reserved + 2) {
+		if (trace_ring_size - (r->head - r->tail_seen) < r->reserved + 2) {
 			__atomic_fetch_add(&r->dropped, 1, __ATOMIC_RELAXED);
 			r->skip = depth + 1;
 			return 0;
 		}
 	}
-	ring_put(r, fn << 1, depth);
+	trace_ring_put(r, fn << 1, depth);
 	r->reserved++;
 	return 1;
 }
 
-void PS_NOTRACE trace_rec_exit(uint32_t fn, uint32_t depth)
-{
-	struct ring *r = my_ring;
-
-	if (!r)
-		return;
-	ring_put(r, fn << 1 | TRACE_REC_EXIT, depth);
-	r->reserved--;
-}
-
 void PS_NOTRACE trace_rec_busy_drop(void)
 {
-	struct ring *r = my_ring;
+	struct trace_ring *r = trace_my_ring;
 
 	if (r)	/* no ring yet: no record of this thread to tear */
 		__atomic_fetch_add(&r->dropped, 1, __ATOMIC_RELAXED);
@@ -211,26 +165,54 @@ void PS_NOTRACE trace_rec_busy_drop(void)
 
 void PS_NOTRACE trace_rec_too_deep(void)
 {
-	struct ring *r = my_ring;
+	struct trace_ring *r = trace_my_ring;
 
 	if (!r) {
 		r = ring_new();
 		if (!r)
 			return;
-		my_ring = r;
+		trace_my_ring = r;
 	}
 	r->deep++;
 }
 
 void PS_NOTRACE trace_rec_unrecorded_gone(uint32_t depth)
 {
-	struct ring *r = my_ring;
+	struct trace_ring *r = trace_my_ring;
 
 	if (r && r->skip == depth + 1)
 		r->skip = 0;
 }
 
 /* --- The writer -------------------------------------------------------- */
+
+/*
+ * The counter's slope in fixed point, for the writer's loop: ns = ticks *
+ * whole + (ticks * frac) >> 64 (no floating point per record: the double
+ * multiply, compare and conversion were a third of the writer's own time).
+ * The fraction's error is 2^-64 ns a tick, none that a record shows.
+ */
+struct slope {
+	uint64_t whole, frac;
+};
+
+static struct slope slope_of(double ns_per_tick)
+{
+	struct slope s = { 0, 0 };
+	double f;
+
+	if (!(ns_per_tick > 0) || ns_per_tick >= 18446744073709551616.0)
+		return s;
+	s.whole = (uint64_t)ns_per_tick;
+	f = (ns_per_tick - (double)s.whole) * 18446744073709551616.0;	/* 2^64 */
+	s.frac = f >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)f;
+	return s;
+}
+
+static inline uint64_t slope_ns(struct slope s, uint64_t ticks)
+{
+	return ticks * s.whole + (uint64_t)(((unsigned __int128)ticks * s.frac) >> 64);
+}
 
 /*
  * The records of r written out as uftrace's (recfile.h): the counter's
@@ -240,10 +222,12 @@ void PS_NOTRACE trace_rec_unrecorded_gone(uint32_t depth)
  * never before the record before; the function index made its address.
  * Returns the records written out (or lost).
  */
-static uint64_t ring_drain(struct ring *r, double ns_per_tick)
+static uint64_t ring_drain(struct trace_ring *r, struct slope sl)
 {
-	static struct trace_urec out[4096];
+	static struct trace_urec out[16384];
 	uint64_t h = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), t = r->tail, t0 = t;
+	/* after the head: every function a record names was published before */
+	uint64_t nf = (uint64_t)__atomic_load_n(&nfn, __ATOMIC_ACQUIRE), last = r->last_ns;
 
 	if (r->fd == -1 && h != t) {
 		char name[64];
@@ -264,17 +248,21 @@ static uint64_t ring_drain(struct ring *r, double ns_per_tick)
 			n = sizeof(out) / sizeof(out[0]);
 		for (uint64_t i = 0; i < n; i++) {
 			const struct trace_rec *x = &r->r[(t + i) & r->mask];
-			double ticks = (double)(int64_t)(x->tsc - tsc0) - (double)(t + i) * (double)ovh;
-			double v = (double)mono0 + ticks * ns_per_tick;
-			uint64_t ns = v < 0 ? 0 : (uint64_t)v, fn = x->fn >> 1;
+			/* the ticks since start less the cost of the records before */
+			int64_t ticks = (int64_t)(x->tsc - tsc0) - (int64_t)((t + i) * ovh);
+			uint64_t ns, fn = x->fn >> 1, back;
 
-			if (ns < r->last_ns)
-				ns = r->last_ns;
-			r->last_ns = ns;
+			if (ticks >= 0) {
+				ns = mono0 + slope_ns(sl, (uint64_t)ticks);
+			} else {
+				back = slope_ns(sl, (uint64_t)-ticks);
+				ns = back > mono0 ? 0 : mono0 - back;
+			}
+			if (ns < last)
+				ns = last;
+			last = ns;
 			out[i].time = ns;
-			out[i].bits = TRACE_UREC(x->fn & TRACE_REC_EXIT, x->depth,
-						 fn < (uint64_t)__atomic_load_n(&nfn, __ATOMIC_ACQUIRE) ?
-						 fn_addr[fn] : 0);
+			out[i].bits = TRACE_UREC(x->fn & TRACE_REC_EXIT, x->depth, fn < nf ? fn_addr[fn] : 0);
 		}
 		len = (size_t)n * sizeof(out[0]);
 		while (len && r->fd >= 0) {
@@ -296,6 +284,7 @@ static uint64_t ring_drain(struct ring *r, double ns_per_tick)
 		t += n;
 		__atomic_store_n(&r->tail, t, __ATOMIC_RELEASE);
 	}
+	r->last_ns = last;
 	return t - t0;
 }
 
@@ -303,6 +292,7 @@ static uint64_t ring_drain(struct ring *r, double ns_per_tick)
 static int drain_all(void)
 {
 	uint64_t tn, mn;
+	struct slope sl;
 	int busy = 0;
 
 	/* the slope from start to now, once 10 ms are behind (before: the
@@ -310,8 +300,9 @@ static int drain_all(void)
 	clock_pair(&tn, &mn);
 	if (mn - mono0 > 10000000 && tn > tsc0)
 		ns_per_tick = (double)(mn - mono0) / (double)(tn - tsc0);
-	for (struct ring *r = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); r; r = r->next)
-		busy |= ring_drain(r, ns_per_tick) > ring_size / 8;
+	sl = slope_of(ns_per_tick);
+	for (struct trace_ring *r = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); r; r = r->next)
+		busy |= ring_drain(r, sl) > trace_ring_size / 8;
 	return busy;
 }
 
@@ -353,7 +344,7 @@ static int write_file(const char *name, const char *text)
 static uint64_t measure_overhead(void)
 {
 	enum { N = 4096 };
-	struct ring *r = mmap(NULL, sizeof(struct ring) + 2 * N * sizeof(struct trace_rec),
+	struct trace_ring *r = mmap(NULL, sizeof(struct trace_ring) + 2 * N * sizeof(struct trace_rec),
 			      PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	uint64_t best = UINT64_MAX;
 
@@ -366,14 +357,14 @@ static uint64_t measure_overhead(void)
 		r->head = 0;
 		a = trace_tsc();
 		for (uint32_t i = 0; i < N; i++) {
-			ring_put(r, i << 1, 1);
-			ring_put(r, i << 1 | 1, 1);
+			trace_ring_put(r, i << 1, 1);
+			trace_ring_put(r, i << 1 | 1, 1);
 		}
 		b = trace_tsc();
 		if (b - a < best)
 			best = b - a;
 	}
-	munmap(r, sizeof(struct ring) + 2 * N * sizeof(struct trace_rec));
+	munmap(r, sizeof(struct trace_ring) + 2 * N * sizeof(struct trace_rec));
 	return best / (2 * N);
 }
 
@@ -390,7 +381,7 @@ int trace_record_start(const char *dir, const char *bufsize)
 			     "per thread)", bufsize);
 			return -EINVAL;
 		}
-		ring_size = v;
+		trace_ring_size = v;
 	}
 	dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir_fd < 0) {
@@ -552,7 +543,7 @@ void trace_record_end(void)
 	f = open_memstream(&text, &len);
 	if (!f)
 		return;
-	for (struct ring *r = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); r; r = r->next) {
+	for (struct trace_ring *r = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); r; r = r->next) {
 		fprintf(f, "ring %ld tid %d records %llu dropped %llu lost %llu deep %llu\n", r->seq,
 			r->tid, (unsigned long long)r->tail, (unsigned long long)r->dropped,
 			(unsigned long long)r->lost, (unsigned long long)r->deep);
@@ -581,5 +572,5 @@ void trace_record_forked(void)
 	   nothing here (the parent's files stay the parent's) */
 	__atomic_store_n(&trace_recording, 0, __ATOMIC_RELEASE);
 	writer_started = 0;
-	my_ring = NULL;
+	trace_my_ring = NULL;
 }

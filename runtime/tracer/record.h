@@ -60,11 +60,84 @@ void trace_record_end(void);
 /* a forked child records nothing (its rings are the parent's copies) */
 void trace_record_forked(void);
 
-/* the hot path (the caller has marked the thread's shadow stack busy):
-   1 if the entry was recorded (its exit then has room), 0 if dropped */
-int trace_rec_entry(uint32_t fn, uint32_t depth);
+/*
+ * The hot path, inline in the tracer's hook (a call and the ring's
+ * thread-local load less per record; record.c's Strategy says how the ring
+ * works): a thread's ring, its producer's side and the writer's.
+ */
+struct trace_ring {
+	/* the producer's (the thread's) side */
+	uint64_t head;		/* records written (release) */
+	uint64_t reserved;	/* exits owed: recorded calls still open */
+	uint64_t dropped;	/* calls not recorded */
+	uint64_t deep;		/* calls deeper than the shadow stack */
+	uint64_t tail_seen;	/* the writer's tail as last read: reread only when
+				   the ring looks full (its cache line is the writer's) */
+	uint32_t skip;		/* depth + 1 of a dropped activation still open, or 0 */
+	int tid;
+	long seq;
+	struct trace_ring *next;
+	uint64_t mask;
+	/* the writer's side, on a cache line of its own */
+	uint64_t tail __attribute__((aligned(64)));	/* records written out (release) */
+	uint64_t lost;		/* records the writer could not write out */
+	uint64_t last_ns;	/* the time of the last record written out */
+	int fd;			/* -1: not opened yet; -2: failed */
+	char pad[64 - 3 * sizeof(uint64_t) - sizeof(int)];
+	struct trace_rec r[];
+};
+
+#define TRACE_HIDDEN __attribute__((visibility("hidden")))
+/* initial-exec when preloaded; the -p build (TRACE_ATTACH), dlopen'ed
+   into a running program, never records: global-dynamic, no static TLS */
+#ifdef TRACE_ATTACH
+extern __thread struct trace_ring *trace_my_ring
+	__attribute__((tls_model("global-dynamic"))) TRACE_HIDDEN;
+#else
+extern __thread struct trace_ring *trace_my_ring
+	__attribute__((tls_model("initial-exec"))) TRACE_HIDDEN;
+#endif
+extern uint64_t trace_ring_size TRACE_HIDDEN;	/* records per ring, a power of 2 */
+
+/* the entry when the inline part cannot record at once (no ring yet, a
+   dropped call still open, the ring looks full): record.c */
+int trace_rec_entry_slow(uint32_t fn, uint32_t depth) TRACE_HIDDEN;
+
+static inline void PS_NOTRACE trace_ring_put(struct trace_ring *r, uint32_t fn, uint32_t depth)
+{
+	uint64_t h = r->head;
+	struct trace_rec *p = &r->r[h & r->mask];
+
+	p->tsc = trace_tsc();
+	p->fn = fn;
+	p->depth = depth;
+	__atomic_store_n(&r->head, h + 1, __ATOMIC_RELEASE);
+}
+
+/* the caller has marked the thread's shadow stack busy: 1 if the entry was
+   recorded (its exit then has room: the ring keeps room for the exits of
+   every recorded call still open), 0 if dropped */
+static inline int PS_NOTRACE trace_rec_entry(uint32_t fn, uint32_t depth)
+{
+	struct trace_ring *r = trace_my_ring;
+
+	if (!r || r->skip || trace_ring_size - (r->head - r->tail_seen) < r->reserved + 2)
+		return trace_rec_entry_slow(fn, depth);
+	trace_ring_put(r, fn << 1, depth);
+	r->reserved++;
+	return 1;
+}
+
 /* the exit of a recorded entry at depth */
-void trace_rec_exit(uint32_t fn, uint32_t depth);
+static inline void PS_NOTRACE trace_rec_exit(uint32_t fn, uint32_t depth)
+{
+	struct trace_ring *r = trace_my_ring;
+
+	if (!r)
+		return;
+	trace_ring_put(r, fn << 1 | TRACE_REC_EXIT, depth);
+	r->reserved--;
+}
 /* a signal handler's call while the thread's own hook ran: not recorded,
    counted as dropped */
 void trace_rec_busy_drop(void);

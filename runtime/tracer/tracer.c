@@ -501,8 +501,10 @@ static void PS_NOTRACE on_entry(unsigned long ip, unsigned long parent_ip, struc
 			d--;
 	}
 	if (recording) {
-		/* the calls longjmp left: their exits, now (innermost first) */
-		rec_left(s, d);
+		/* the calls longjmp left: their exits, now (innermost first);
+		   tested here, the call is for longjmp alone */
+		if (s->depth > d)
+			rec_left(s, d);
 		s->depth = d;
 		if (d >= TRACE_DEPTH) {
 			trace_rec_too_deep();
@@ -551,7 +553,8 @@ HIDDEN uint64_t PS_NOTRACE trace_exit(unsigned k)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	e = s->e[k];
 	if (recording) {
-		rec_left(s, k + 1);	/* above k: left by longjmp */
+		if (s->depth > k + 1)
+			rec_left(s, k + 1);	/* above k: left by longjmp */
 		if (e.nested & 2)
 			trace_rec_exit(e.fn, k);
 		else
