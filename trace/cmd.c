@@ -368,9 +368,12 @@ static const char *ends_with(const char *s, const char *tail)
 	return a >= b && !strcmp(s + a - b, tail) ? s + a - b : NULL;
 }
 
-int cmd_trace(int argc, char **argv)
+enum { O_SUMMARY = 256, O_PER_THREAD, O_TRACER, O_FORMAT, O_BUFSIZE };
+
+/* trace's options into *o (optind at the program): 0, 1 after --help
+   (printed), or -EINVAL (said) */
+static int trace_options(int argc, char **argv, struct opts *o)
 {
-	enum { O_SUMMARY = 256, O_PER_THREAD, O_TRACER, O_FORMAT, O_BUFSIZE };
 	static const struct option lopts[] = {
 		{ "filter", required_argument, NULL, 'F' },
 		{ "notrace", required_argument, NULL, 'N' },
@@ -386,159 +389,246 @@ int cmd_trace(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { 0 };
-	struct trace_prog prog = { 0 };
-	struct trace_data data = { 0 };
-	char *progpath = NULL, *tracer = NULL, *cmdline = NULL, raw[PATH_MAX + 16], outbuf[PATH_MAX];
-	const char *dir = NULL;
-	int c, rc = EXIT_ERROR, wstatus = 0, made = 0, filtered;
 	char *end;
 	long v;
+	int c;
 
 	optind = 1;
-	raw[0] = 0;
 	while ((c = getopt_long(argc, argv, "+F:N:D:t:o:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
 		case 'N':
 			if (!*optarg) {
 				elfio_error("trace", "-%c: an empty glob", c);
-				goto out;
+				return -EINVAL;
 			}
-			if (glob_add(c == 'F' ? &o.filter.F : &o.filter.N, optarg)) {
+			if (glob_add(c == 'F' ? &o->filter.F : &o->filter.N, optarg)) {
 				elfio_error("trace", "out of memory");
-				goto out;
+				return -ENOMEM;
 			}
 			break;
 		case 'D':
 			v = strtol(optarg, &end, 10);
 			if (*end || end == optarg || v < 1 || v > 1024) {
 				elfio_error("trace", "-D %s: not a depth from 1 to 1024", optarg);
-				goto out;
+				return -EINVAL;
 			}
-			o.filter.depth = (unsigned)v;
+			o->filter.depth = (unsigned)v;
 			break;
 		case 't':
-			if (parse_time(optarg, &o.filter.min_ns)) {
+			if (parse_time(optarg, &o->filter.min_ns)) {
 				elfio_error("trace", "-t %s: not a time (N, Nns, Nus, Nms, Ns)", optarg);
-				goto out;
+				return -EINVAL;
 			}
 			break;
 		case 'o':
-			o.out = optarg;
+			o->out = optarg;
 			break;
 		case O_SUMMARY:
-			o.summary = 1;
+			o->summary = 1;
 			break;
 		case O_PER_THREAD:
-			o.summary = o.per_thread = 1;
+			o->summary = o->per_thread = 1;
 			break;
 		case O_TRACER:
-			o.tracer = optarg;
+			o->tracer = optarg;
 			break;
 		case O_FORMAT:
 			if (strcmp(optarg, "uftrace") && strcmp(optarg, "chrome")) {
 				elfio_error("trace", "--format=%s: not uftrace or chrome", optarg);
-				goto out;
+				return -EINVAL;
 			}
-			o.chrome = !strcmp(optarg, "chrome");
+			o->chrome = !strcmp(optarg, "chrome");
 			break;
 		case O_BUFSIZE:
 			v = strtol(optarg, &end, 0);
 			if (*end || v < 4 || v > (1l << 30) || (v & (v - 1))) {
 				elfio_error("trace", "--buffer-size=%s: not a power of 2 from 4 to 2^30",
 					    optarg);
-				goto out;
+				return -EINVAL;
 			}
-			o.bufsize = optarg;
+			o->bufsize = optarg;
 			break;
 		case 'h':
 			fputs(trace_help, stdout);
-			rc = 0;
-			goto out;
+			return 1;
 		default:
 			elfio_error("trace", "bad option '%s' (unknown, or without its argument; see "
 				    "'patchsite trace --help')",
 				    argv[optind - 1]);
-			goto out;
+			return -EINVAL;
 		}
 	}
 	if (optind >= argc) {
 		elfio_error("trace", "no program given: patchsite trace [OPTIONS] -- PROG [ARGS...]");
-		goto out;
+		return -EINVAL;
 	}
-	if (o.out && ends_with(o.out, ".json"))
-		o.chrome = 1;
-	dir = o.out ? o.out : o.chrome ? "trace.json" : "uftrace.data";
+	if (o->out && ends_with(o->out, ".json"))
+		o->chrome = 1;
+	return 0;
+}
+
+/* where the trace goes: -o, or the format's default (DIR/ is DIR, so that
+   DIR.old lands beside it, not inside); buf holds a name it trims */
+static const char *trace_out_name(const struct opts *o, char *buf, size_t cap)
+{
+	const char *dir = o->out ? o->out : o->chrome ? "trace.json" : "uftrace.data";
+
 	if (strlen(dir) > 1 && dir[strlen(dir) - 1] == '/') {
-		/* DIR/ is DIR (DIR.old beside it, not inside) */
-		snprintf(outbuf, sizeof(outbuf), "%s", dir);
-		while (strlen(outbuf) > 1 && outbuf[strlen(outbuf) - 1] == '/')
-			outbuf[strlen(outbuf) - 1] = 0;
-		dir = outbuf;
+		snprintf(buf, cap, "%s", dir);
+		while (strlen(buf) > 1 && buf[strlen(buf) - 1] == '/')
+			buf[strlen(buf) - 1] = 0;
+		dir = buf;
 	}
-	progpath = find_prog(argv[optind]);
-	if (!progpath || trace_prog_open_as(&prog, progpath, TRACE_PROG_ANY))
-		goto out;
-	/* the embedded libraries it links are traced too: a program not
-	   embedded is traced for theirs (one dlopen()s later is not known
-	   here: the globs are checked against the program and those it links) */
-	if (trace_prog_libs(&prog, prog_sysroot(&prog))) {
-		elfio_error(argv[optind], "out of memory");
-		goto out;
-	}
-	if (!prog.embedded && !prog.nlibs) {
-		elfio_error(argv[optind], "not embedded, nor any library it links: run 'patchsite "
-			    "embed %s -o OUT' first", argv[optind]);
-		goto out;
-	}
+	return dir;
+}
+
+/* every -F and -N glob matches a function the program, or an embedded
+   library it links, can trace (one dlopen()ed later is not known here):
+   0, or -ENOENT (said) */
+static int trace_globs_found(const struct opts *o, const struct trace_prog *prog, const char *name)
+{
 	for (int k = 0; k < 2; k++) {
-		const struct trace_globs *g = k ? &o.filter.N : &o.filter.F;
+		const struct trace_globs *g = k ? &o->filter.N : &o->filter.F;
 
 		for (size_t i = 0; i < g->n; i++) {
 			struct trace_globs one = { &g->v[i], 1, 1 };
 			size_t j = 0, found = 0;
 
-			for (size_t m = 0; m <= prog.nlibs && !found; m++) {
-				const struct trace_prog *q = m ? &prog.libs[m - 1] : &prog;
+			for (size_t m = 0; m <= prog->nlibs && !found; m++) {
+				const struct trace_prog *q = m ? &prog->libs[m - 1] : prog;
 
 				for (j = 0; j < q->nsyms && !found; j++)
 					found = q->syms[j].site && trace_globs_match(&one, q->syms[j].name);
 			}
 			if (!found) {
-				elfio_error(argv[optind], "-%c %s: matches no function it can trace",
+				elfio_error(name, "-%c %s: matches no function it can trace",
 					    k ? 'N' : 'F', g->v[i]);
-				goto out;
+				return -ENOENT;
 			}
 		}
 	}
-	tracer = find_tracer(o.tracer, trace_prog_arch(&prog), argv[optind]);
-	if (!tracer)
-		goto out;
-	/* the output: a directory, or a JSON file and a scratch directory beside it */
-	if (o.chrome) {
-		int fd;
+	return 0;
+}
 
-		snprintf(raw, sizeof(raw), "%s.rawXXXXXX", dir);
+/* the output made before the run: a directory the tracer writes into
+   (raw is it), or a JSON file and a scratch directory beside it (raw);
+   0, or -errno (said); *made once there is something to take back */
+static int trace_make_output(const struct opts *o, const char *dir, char *raw, size_t cap, int *made)
+{
+	if (o->chrome) {
+		int fd, err;
+
+		snprintf(raw, cap, "%s.rawXXXXXX", dir);
 		if (!mkdtemp(raw)) {
-			elfio_error(dir, "cannot create: %s", strerror(errno));
+			err = -errno;
+			elfio_error(dir, "cannot create: %s", strerror(-err));
 			raw[0] = 0;
-			goto out;
+			return err;
 		}
-		made = 1;
+		*made = 1;
 		fd = open(dir, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 		if (fd < 0) {
-			elfio_error(dir, "cannot create: %s", strerror(errno));
-			goto out;
+			err = -errno;
+			elfio_error(dir, "cannot create: %s", strerror(-err));
+			return err;
 		}
 		close(fd);
-	} else {
-		if (make_dir(dir))
-			goto out;
-		made = 1;
-		/* the tracer writes TID.dat there itself, and its own three files */
-		snprintf(raw, sizeof(raw), "%s", dir);
+		return 0;
 	}
+	if (make_dir(dir))
+		return -EIO;
+	*made = 1;
+	/* the tracer writes TID.dat there itself, and its own three files */
+	snprintf(raw, cap, "%s", dir);
+	return 0;
+}
+
+/* the trace written (and the summary), then what was not recorded said:
+   0, or -errno (said) */
+static int trace_write(const struct opts *o, const char *dir, struct trace_run *r, const char *name)
+{
+	const struct trace_data *data = r->data;
+	uint64_t dropped = 0, deep = 0, lost = 0;
+
+	if (o->chrome ? trace_write_chrome(dir, r) : trace_write_uftrace(dir, r))
+		return -EIO;
+	if (o->summary && trace_write_summary(stderr, r, o->per_thread))
+		return -EIO;
+	for (size_t i = 0; i < data->nth; i++) {
+		dropped += data->th[i].dropped;
+		deep += data->th[i].deep;
+		lost += data->th[i].lost;
+	}
+	if (data->incomplete)
+		fprintf(stderr, "patchsite: %s: the program did not end through exit: its last "
+			"records (up to 5 ms) are not in the trace, and what was dropped is "
+			"not known\n", name);
+	if (dropped || deep || lost)
+		fprintf(stderr, "patchsite: %s: not recorded: %llu calls (buffer full: "
+			"--buffer-size; or made by a signal handler inside the tracer's own "
+			"hook), %llu calls (deeper than 512), %llu records (write failed)\n",
+			name, (unsigned long long)dropped,
+			(unsigned long long)deep, (unsigned long long)lost);
+	return 0;
+}
+
+/* the tracer's scratch taken away: the JSON's scratch directory, or the
+   tracer's own three files in the uftrace directory */
+static void trace_drop_raw(const char *raw, int chrome)
+{
+	static const char *const own[] = { "funcs.txt", "clock.txt", "threads.txt" };
+
+	if (!raw[0])
+		return;
+	if (chrome) {
+		rm_tree(raw);
+		return;
+	}
+	for (size_t k = 0; k < sizeof(own) / sizeof(own[0]); k++) {
+		char p[PATH_MAX + 64];
+
+		if (snprintf(p, sizeof(p), "%s/%s", raw, own[k]) < (int)sizeof(p))
+			unlink(p);
+	}
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	struct opts o = { 0 };
+	struct trace_prog prog = { 0 };
+	struct trace_data data = { 0 };
+	char *progpath = NULL, *tracer = NULL, *cmdline = NULL, raw[PATH_MAX + 16], outbuf[PATH_MAX];
+	const char *dir = NULL, *name;
+	int rc = EXIT_ERROR, wstatus = 0, made = 0, filtered, err;
+
+	raw[0] = 0;
+	if ((err = trace_options(argc, argv, &o))) {
+		rc = err > 0 ? 0 : EXIT_ERROR;
+		goto out;
+	}
+	name = argv[optind];
+	dir = trace_out_name(&o, outbuf, sizeof(outbuf));
+	progpath = find_prog(name);
+	if (!progpath || trace_prog_open_as(&prog, progpath, TRACE_PROG_ANY))
+		goto out;
+	/* the embedded libraries it links are traced too: a program not
+	   embedded is traced for theirs */
+	if (trace_prog_libs(&prog, prog_sysroot(&prog))) {
+		elfio_error(name, "out of memory");
+		goto out;
+	}
+	if (!prog.embedded && !prog.nlibs) {
+		elfio_error(name, "not embedded, nor any library it links: run 'patchsite "
+			    "embed %s -o OUT' first", name);
+		goto out;
+	}
+	if (trace_globs_found(&o, &prog, name))
+		goto out;
+	if (!(tracer = find_tracer(o.tracer, trace_prog_arch(&prog), name)))
+		goto out;
+	if (trace_make_output(&o, dir, raw, sizeof(raw), &made))
+		goto out;
 	if (run_prog(&o, tracer, raw, trace_prog_arch(&prog), argv + optind, argc - optind, &wstatus))
 		goto out;
 	filtered = o.filter.F.n || o.filter.N.n || o.filter.depth || o.filter.min_ns;
@@ -548,44 +638,15 @@ int cmd_trace(int argc, char **argv)
 	{
 		struct trace_run r = { &prog, &data, argv + optind, wstatus,
 				       cmdline ? cmdline : "patchsite trace", filtered && !o.chrome };
-		uint64_t dropped = 0, deep = 0, lost = 0;
 
-		if (o.chrome ? trace_write_chrome(dir, &r) : trace_write_uftrace(dir, &r))
+		if (trace_write(&o, dir, &r, name))
 			goto out;
-		if (o.summary && trace_write_summary(stderr, &r, o.per_thread))
-			goto out;
-		for (size_t i = 0; i < data.nth; i++) {
-			dropped += data.th[i].dropped;
-			deep += data.th[i].deep;
-			lost += data.th[i].lost;
-		}
-		if (data.incomplete)
-			fprintf(stderr, "patchsite: %s: the program did not end through exit: its last "
-				"records (up to 5 ms) are not in the trace, and what was dropped is "
-				"not known\n", argv[optind]);
-		if (dropped || deep || lost)
-			fprintf(stderr, "patchsite: %s: not recorded: %llu calls (buffer full: "
-				"--buffer-size; or made by a signal handler inside the tracer's own "
-				"hook), %llu calls (deeper than 512), %llu records (write failed)\n",
-				argv[optind], (unsigned long long)dropped,
-				(unsigned long long)deep, (unsigned long long)lost);
 	}
 	made = 0;	/* the output stays */
 	rc = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) :
 	     WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : EXIT_ERROR;
 out:
-	if (raw[0] && o.chrome) {
-		rm_tree(raw);
-	} else if (raw[0]) {
-		static const char *const own[] = { "funcs.txt", "clock.txt", "threads.txt" };
-
-		for (size_t k = 0; k < sizeof(own) / sizeof(own[0]); k++) {
-			char p[PATH_MAX + 64];
-
-			if (snprintf(p, sizeof(p), "%s/%s", raw, own[k]) < (int)sizeof(p))
-				unlink(p);
-		}
-	}
+	trace_drop_raw(raw, o.chrome);
 	if (made)
 		o.chrome ? (void)unlink(dir) : (void)rm_tree(dir);
 	trace_data_free(&data);

@@ -92,12 +92,17 @@ SHLIB_FLAVOURS=${SHLIB_FLAVOURS:-x86_64-fentry x86_64-pfe arm64 riscv64}
 
 . "$here/lib.sh"
 
-# graph_tree GRAPH OWN: each line of `uftrace graph` as its tree prefix, the
-# function's name, and "own" where its count is the run's own counter for it
+# graph_tree GRAPH OWN: the call tree `uftrace graph` draws, each node as
+# its depth, the function's name, and "own" where its count is the run's
+# own counter for it; siblings in name order (uftrace orders them by time,
+# which two runs need not share).  A line whose prefix ends in "+-" is a
+# child at depth (len + 1) / 4; any other prefix continues a chain: a child
+# of the line before.
 graph_tree() {
 	python3 - "$1" "$2" <<'PY'
 import re, sys
 own = {l.split()[1]: l.split()[2] for l in open(sys.argv[2])}
+root, stack, depth = [], [], -1
 for l in open(sys.argv[1]):
     if " : " not in l:
         continue
@@ -106,7 +111,17 @@ for l in open(sys.argv[1]):
     if not m:
         continue
     n, name = m.group(1), m.group(2)
-    print(repr(tree[:tree.index("(")]), name, "own" if own.get(name) == n else n)
+    pre = tree[:tree.index("(")]
+    depth = (len(pre) + 1) // 4 if pre.endswith("+-") else depth + 1
+    node = ("%s %s" % (name, "own" if own.get(name) == n else n), [])
+    del stack[depth:]
+    (stack[-1][1] if stack else root).append(node)
+    stack.append(node)
+def show(nodes, d):
+    for label, kids in sorted(nodes):
+        print(d, label)
+        show(kids, d + 1)
+show(root, 0)
 PY
 }
 
@@ -370,7 +385,7 @@ sys.exit(not (vs[-1] == max(vs) and rows[-1][-2] == "E" and rows[-1][-3] == "R")
 		graph_tree "$o/uu.graph" "$o/uuown.c" >"$o/uu.tree"
 		if [ $urc -eq 0 ] && cmp -s "$o/uu.c" "$o/uuown.c" &&
 		   [ "$(grep -c ' own$' "$o/ud.tree")" -eq 4 ] &&
-		   grep -q ' shplain 1$' "$o/ud.tree" && cmp -s "$o/ud.tree" "$o/uu.tree"; then
+		   grep -q '^0 shplain 1$' "$o/ud.tree" && cmp -s "$o/ud.tree" "$o/uu.tree"; then
 			ok "$fl: trace records: uftrace graph as uftrace's own recording"
 		else
 			{ echo "uftrace record exit $urc"; cat "$o/uu.err" "$o/ud.tree"; echo ---
