@@ -50,6 +50,7 @@ A=$W/arm64
 
 kernel_packages
 kernel_source
+phase "packages and source"
 rm -rf "$T"	# a rerun must not read the last run's damaged images as lists
 mkdir -p "$T"
 
@@ -69,7 +70,9 @@ kbuild arm64 Image >"$OUT/arm64.build.log" 2>&1 || {
 }
 cp "$A/vmlinux" "$OUT/arm64.vmlinux"
 cp "$A/arch/arm64/boot/Image" "$OUT/arm64.Image"
+phase "arm64 build"
 bootimg_check arm64 "$A" arm64
+phase "arm64 boot image audited"
 
 # --- the riscv64 kernel (riscv-relax.sh's stock one) ------------------------
 if [ ! -f "$OUT/stock.vmlinux" ]; then
@@ -203,10 +206,15 @@ need(len(sh) == 1 and '8 bytes after' in sh[0]['message'], 'shifted: %s' % sh)"
 done
 
 # --- arm64 boots --------------------------------------------------------------
+# two at a time (lib.sh's side), each boot's checks read after its boot
+phase "tables cleared, moved and shifted"
 image_of "$T/arm64.refilled" "$T/refilled.Image" || die "objcopy of the refilled kernel failed"
 image_of "$T/arm64.wrong" "$T/wrong.Image" || die "objcopy of the wrong kernel failed"
 initramfs arm64 "$T/initramfs.cpio"
-boot_arm64 "$OUT/arm64.Image" "$T/built.boot.log" "$BOOT_TIMEOUT" "$T/initramfs.cpio"
+side built boot_arm64 "$OUT/arm64.Image" "$T/built.boot.log" "$BOOT_TIMEOUT" "$T/initramfs.cpio"
+side refilled boot_arm64 "$T/refilled.Image" "$T/refilled.boot.log" "$BOOT_TIMEOUT" "$T/initramfs.cpio"
+side wrong boot_arm64 "$T/wrong.Image" "$T/wrong.boot.log" "$BOOT_TIMEOUT"
+side_wait built
 selftests "$T/built.boot.log" >"$T/built.tests"
 nb=$(wc -l <"$T/built.tests")
 if [ "$nb" -gt 0 ] && ! grep -q FAILED "$T/built.boot.log" && reached_init "$T/built.boot.log"; then
@@ -220,7 +228,7 @@ else
 	not_ok "arm64 as built: function tracer on, thousands enabled, no ftrace bug (enabled_functions $fb)" \
 		"$T/built.boot.log"
 fi
-boot_arm64 "$T/refilled.Image" "$T/refilled.boot.log" "$BOOT_TIMEOUT" "$T/initramfs.cpio"
+side_wait refilled
 selftests "$T/refilled.boot.log" >"$T/refilled.tests"
 if [ "$nb" -gt 0 ] && ! grep -q FAILED "$T/refilled.boot.log" && reached_init "$T/refilled.boot.log" &&
 	cmp -s "$T/built.tests" "$T/refilled.tests"; then
@@ -234,7 +242,7 @@ if fr=$(tracefs_ok "$T/refilled.boot.log" "$fb"); then
 else
 	not_ok "arm64 refilled: $fb functions enabled as built, no ftrace bug (got $fr)" "$T/refilled.boot.log"
 fi
-boot_arm64 "$T/wrong.Image" "$T/wrong.boot.log" "$BOOT_TIMEOUT"
+side_wait wrong
 selftests "$T/wrong.boot.log" >"$T/wrong.tests"
 if ! cmp -s "$T/built.tests" "$T/wrong.tests" && ! reached_init "$T/wrong.boot.log"; then
 	ok "arm64 with entries at func+0 (a wrong layout): fails ($(grep -m1 -o 'Undefined instruction\|ftrace bug\|Kernel panic' "$T/wrong.boot.log" || echo 'no init'))"
