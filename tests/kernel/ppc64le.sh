@@ -293,10 +293,14 @@ else
 fi
 
 # --- boots --------------------------------------------------------------------
+# two at a time (lib.sh's side, which prints each boot's time), each
+# boot's checks read after its boot
+phase "record, audit, tables"
 initramfs ppc64le "$T/initramfs.cpio"
-t0=$(date +%s)
-boot_ppc64le "$V" "$T/initramfs.cpio" "$T/built.boot.log" "$BOOT_TIMEOUT"
-echo "# boot as built: $(($(date +%s) - t0)) s"
+side built boot_ppc64le "$V" "$T/initramfs.cpio" "$T/built.boot.log" "$BOOT_TIMEOUT"
+[ "$refilled" != 1 ] || side refilled boot_ppc64le "$R" "$T/initramfs.cpio" "$T/refilled.boot.log" "$BOOT_TIMEOUT"
+side wrong boot_ppc64le "$T/wrong.vmlinux" "$T/initramfs.cpio" "$T/wrong.boot.log" "$BOOT_TIMEOUT"
+side_wait built
 selftests "$T/built.boot.log" >"$T/built.tests"
 nb=$(wc -l <"$T/built.tests")
 fb=$(tracefs_ok "$T/built.boot.log")
@@ -311,9 +315,7 @@ else
 fi
 
 if [ "$refilled" = 1 ]; then
-	t0=$(date +%s)
-	boot_ppc64le "$R" "$T/initramfs.cpio" "$T/refilled.boot.log" "$BOOT_TIMEOUT"
-	echo "# boot refilled: $(($(date +%s) - t0)) s"
+	side_wait refilled
 	selftests "$T/refilled.boot.log" >"$T/refilled.tests"
 	fr=$(tracefs_ok "$T/refilled.boot.log" "$nlive")
 	if [ $? -eq 0 ] && [ "$nb" -gt 0 ] && ! grep -q FAILED "$T/refilled.boot.log" &&
@@ -332,7 +334,7 @@ else
 	not_ok "ppc64le cleared and refilled: boots (no refilled kernel: record --in-place failed or wrote a wrong table)"
 fi
 
-boot_ppc64le "$T/wrong.vmlinux" "$T/initramfs.cpio" "$T/wrong.boot.log" "$BOOT_TIMEOUT"
+side_wait wrong
 selftests "$T/wrong.boot.log" >"$T/wrong.tests"
 fw=$(tracefs_field "$T/wrong.boot.log" enabled_functions)
 if grep -q "ftrace bug" "$T/wrong.boot.log" && [ "$fw" = 0 ] &&
