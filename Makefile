@@ -207,11 +207,12 @@ fuzz: san fixtures
 # function tracer on over every function and counts enabled_functions.
 # One at a time, in this order (each build uses both cores; tables.sh reuses
 # riscv-relax.sh's stock kernel, call-ops-os.sh tables.sh's -O2 one,
-# ppc64le-table.sh ppc64le.sh's): `make kernel-NAME` runs one.  In
-# riscv-relax.sh and x86.sh the boots run two at a time (a TCG guest is one
-# thread) and riscv-relax.sh's patchsite build takes from ccache what the
-# stock one compiled (tests/kernel/lib.sh: side, KERNEL_CCACHE); their logs
-# have a `# [+W s wall, C s CPU] PHASE` line per phase.
+# ppc64le-table.sh ppc64le.sh's): `make kernel-NAME` runs one.  Their
+# boots run two at a time or beside a build (a TCG guest is one thread),
+# and the second build of one configuration (riscv-relax.sh's patchsite
+# build, call-ops-os.sh's patched one) takes from ccache what the first
+# compiled (tests/kernel/lib.sh: side, KERNEL_CCACHE); each log has a
+# `# [+W s wall, C s CPU] PHASE` line per phase.
 KERNEL_SCRIPTS := riscv-relax tables call-ops-os x86 ppc64le ppc64le-table
 KERNEL_TESTS := $(addprefix kernel-,$(KERNEL_SCRIPTS))
 .PHONY: kernel-all $(KERNEL_TESTS)
