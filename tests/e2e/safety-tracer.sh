@@ -291,35 +291,28 @@ for arch in $SAFETY_ARCHES; do
 		not_ok "$arch: fork: 30 children forked during control commands, none hangs, all exit 0" "$o/fork.why"
 	fi
 
-	# the same with a %p in PATCHSITE_TRACE_OUT: each child its own file
-	mkdir -p "$o/forkp"
-	env PATCHSITE_TRACE=t_stay PATCHSITE_TRACE_CTL="$o/forkp.fifo" PATCHSITE_TRACE_OUT="$o/forkp/%p.tsv" \
-		PATCHSITE_TRACE_FORMAT=tsv timeout 150 $tr "$o/fork-control.emb" 10 >"$o/forkp.out" 2>"$o/forkp.err"
-	rc=$?
-	status "tracer-fork-control 10" $rc >"$o/forkp.why"
-	grep -v 'ctl: \(at\|de\)tached 32 functions' "$o/forkp.err" >>"$o/forkp.why"
-	if [ $rc -eq 0 ]; then
-		check "$arch: fork, %p in the output's name: each child's table in its own file, its own 7 calls" \
-			judge fork-p "$o/forkp" "$o/forkp.out"
-	else
-		not_ok "$arch: fork, %p in the output's name: each child's table in its own file, its own 7 calls" "$o/forkp.why"
-	fi
-
-	# the same counting only (x86_64: the direct call's table, zeroed in
-	# each child, not the trampoline's counters)
-	mkdir -p "$o/forkoff"
-	env PATCHSITE_TRACE=t_stay PATCHSITE_TRACE_TIME=off PATCHSITE_TRACE_CTL="$o/forkoff.fifo" \
-		PATCHSITE_TRACE_OUT="$o/forkoff/%p.tsv" PATCHSITE_TRACE_FORMAT=tsv \
-		timeout 150 $tr "$o/fork-control.emb" 10 >"$o/forkoff.out" 2>"$o/forkoff.err"
-	rc=$?
-	status "tracer-fork-control 10" $rc >"$o/forkoff.why"
-	grep -v 'ctl: \(at\|de\)tached 32 functions' "$o/forkoff.err" >>"$o/forkoff.why"
-	if [ $rc -eq 0 ]; then
-		check "$arch: fork, counting only: each child's table its own 7 calls, the parent's its own" \
-			judge fork-p "$o/forkoff" "$o/forkoff.out"
-	else
-		not_ok "$arch: fork, counting only: each child's table its own 7 calls, the parent's its own" "$o/forkoff.why"
-	fi
+	# the same with a %p in PATCHSITE_TRACE_OUT: each child its own file;
+	# then counting only (x86_64: the direct call's table, zeroed in each
+	# child, not the trampoline's counters)
+	for way in "forkp on %p in the output's name: each child's table in its own file, its own 7 calls" \
+		"forkoff off counting only: each child's table its own 7 calls, the parent's its own"; do
+		set -- $way
+		d=$1 tm=$2
+		shift 2
+		what="$arch: fork, $*"
+		mkdir -p "$o/$d"
+		env PATCHSITE_TRACE=t_stay PATCHSITE_TRACE_TIME=$tm PATCHSITE_TRACE_CTL="$o/$d.fifo" \
+			PATCHSITE_TRACE_OUT="$o/$d/%p.tsv" PATCHSITE_TRACE_FORMAT=tsv \
+			timeout 150 $tr "$o/fork-control.emb" 10 >"$o/$d.out" 2>"$o/$d.err"
+		rc=$?
+		status "tracer-fork-control 10" $rc >"$o/$d.why"
+		grep -v 'ctl: \(at\|de\)tached 32 functions' "$o/$d.err" >>"$o/$d.why"
+		if [ $rc -eq 0 ]; then
+			check "$what" judge fork-p "$o/$d" "$o/$d.out"
+		else
+			not_ok "$what" "$o/$d.why"
+		fi
+	done
 
 	# closefrom(3): the tracer's descriptors closed under it
 	for nf in 4 1 loop; do
