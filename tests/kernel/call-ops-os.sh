@@ -50,7 +50,7 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/kernel/lib.sh
-BOOT_TIMEOUT=${BOOT_TIMEOUT:-240}
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-480}
 TAB="python3 tests/kernel/mcounttab.py"
 B=$W/arm64-os
 T=$OUT/call-ops-os

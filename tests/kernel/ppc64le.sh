@@ -56,7 +56,7 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/kernel/lib.sh
-BOOT_TIMEOUT=${BOOT_TIMEOUT:-300}
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-480}
 TAB="python3 tests/kernel/mcounttab.py"
 X=$W/powerpc
 T=$OUT/ppc64le

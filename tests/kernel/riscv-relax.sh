@@ -43,7 +43,7 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/kernel/lib.sh
-BOOT_TIMEOUT=${BOOT_TIMEOUT:-240}
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-480}
 HANG_TIMEOUT=${HANG_TIMEOUT:-90}
 B=$W/riscv			# stock, then relaxed by hand
 P=$W/riscv-patchsite		# CONFIG_PATCHSITE=y

@@ -43,7 +43,7 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/kernel/lib.sh
-BOOT_TIMEOUT=${BOOT_TIMEOUT:-240}
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-480}
 TAB="python3 tests/kernel/mcounttab.py"
 T=$OUT/tables
 A=$W/arm64

@@ -42,7 +42,7 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/kernel/lib.sh
-BOOT_TIMEOUT=${BOOT_TIMEOUT:-300}
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-480}
 TAB="python3 tests/kernel/mcounttab.py"
 X=$W/x86
 T=$OUT/x86
