@@ -547,6 +547,30 @@ static void find_libs(struct target *t, const char *lib)
 	elfio_free(m);
 }
 
+/*
+ * Where the tracer library we loaded is mapped in pid (its lowest mapping),
+ * or 0.  An exec by the program replaces every mapping, and nothing but
+ * our dlopen maps that library: an address that no longer holds it means
+ * the image is a new one, whose code and memory we must not touch.
+ */
+static uint64_t attach_lib_at(pid_t pid)
+{
+	struct map *m = NULL;
+	size_t n;
+	uint64_t at = 0;
+
+	if (read_maps(pid, &m, &n))
+		return 0;
+	for (size_t i = 0; i < n && !at; i++) {
+		const char *b = strrchr(m[i].path, '/');
+
+		if (b && !strcmp(b + 1, ATTACH_LIB))
+			at = m[i].lo;
+	}
+	elfio_free(m);
+	return at;
+}
+
 /* the mappings of the program's own file (its code: a safe place to stop) */
 static int exe_maps(const struct target *t, struct map **m, size_t *n)
 {
@@ -830,6 +854,7 @@ struct attach {
 	struct map *em, *m0;		/* the executable's mappings; all, before */
 	size_t nem, n0;
 	uint64_t handle, claim0;	/* the dlopen handle; the segment claimed before */
+	uint64_t lib_at;		/* where the tracer library is mapped (its first mapping) */
 	double t0;			/* when the command began (ms) */
 	sigset_t block, prev;		/* SIGINT and SIGTERM; the mask before */
 };
@@ -963,6 +988,7 @@ static int inject(struct attach *a)
 		goto unblock;
 	}
 	find_libs(t, a->lib);
+	a->lib_at = attach_lib_at(t->pid);
 	if (!t->attach_fn || !t->detach_fn) {
 		call(t, t->dlclose, NULL, a->handle, NULL, 0, &ret);
 		fail_detach(t, 0);
@@ -1000,17 +1026,36 @@ unblock:
 	return rc;
 }
 
-/* Traced: until a signal, the duration, or the program's end; then SIGINT/SIGTERM blocked. */
+/* the program ran exec since the attach (see attach_lib_at) */
+static int execd(const struct attach *a)
+{
+	return a->lib_at && !gone(a->t) && attach_lib_at(a->t->pid) != a->lib_at;
+}
+
+/*
+ * Traced: until a signal, the duration, the program's end or its exec (its
+ * maps read every 200 ms); then SIGINT/SIGTERM blocked.
+ */
 static void wait_traced(struct attach *a, const struct trace_attach_opts *o)
 {
 	double deadline = o->duration > 0 ? now_ms() + o->duration * 1e3 : 0;
 
-	while (!stop_asked && !gone(a->t) && (!deadline || now_ms() < deadline)) {
+	for (unsigned k = 1; !stop_asked && !gone(a->t) && (!deadline || now_ms() < deadline); k++) {
 		struct timespec ts = { 0, 20 * 1000 * 1000 };
 
+		if (k % 10 == 0 && execd(a))
+			break;
 		nanosleep(&ts, NULL);
 	}
 	sigprocmask(SIG_BLOCK, &a->block, &a->prev);
+}
+
+/* The program ran exec while traced: the new image is left as it is. */
+static int execd_msg(const struct target *t)
+{
+	elfio_error(t->name, "the program ran exec while traced: its new image is left untouched, "
+		    "and what the old one counted is lost (-p does not follow exec)");
+	return EXIT_BAD;
 }
 
 /*
@@ -1028,11 +1073,19 @@ static int detach(struct attach *a)
 		fprintf(stderr, "patchsite: %s: the program exited while traced\n", t->name);
 		return 0;
 	}
+	if (execd(a))
+		return execd_msg(t);
 	if (ptrace(PTRACE_SEIZE, t->pid, 0, 0) < 0)
 		return gone(t) ? 0 : refused_msg(t, errno);
 	t->seized = 1;
-	if ((err = stop_leader(t, a->em, a->nem)) ||
-	    (err = call(t, t->detach_fn, NULL, 0, NULL, 0, &ret)))
+	if ((err = stop_leader(t, a->em, a->nem)))
+		return fail_detach(t, err);
+	/* stopped: an exec from here on is impossible, one before is seen now */
+	if (execd(a)) {
+		fail_detach(t, 0);
+		return execd_msg(t);
+	}
+	if ((err = call(t, t->detach_fn, NULL, 0, NULL, 0, &ret)))
 		return fail_detach(t, err);
 	relay(t, a->msg);
 	if ((int64_t)ret < 0) {

@@ -38,6 +38,12 @@
 #                  written (the child that exits writes none); nothing said; the
 #                  program's output (the children's lines and statuses)
 #                  equals an untraced run's
+#   exec-self      while attached, the program itself execs (its workers
+#                  calling): patchsite ends by itself, exit 2 with one line
+#                  that says so, having touched nothing of the new image
+#                  (its .text as the file's, no tracer mapped, the claim
+#                  free, no SIGTRAP handler); the new image
+#                  counts its calls, says so and ends with its status (5)
 #   bad-*          no such pid; a program not embedded; ptrace refused (a
 #                  process that is not dumpable, patchsite without
 #                  CAP_SYS_PTRACE; another user's process); a process that
@@ -380,6 +386,58 @@ if start "$d" "$emb" "$d" 2; then
 	fi
 else
 	not_ok "fork: the program starts" "$d/why"
+fi
+
+# --- the attached process itself execs -------------------------------------------
+d=$work/execself
+if start "$d" "$emb" "$d" 2; then
+	ps_run -x "timeout -s KILL 300" -e "$d/ps.err" 2 "$d/ps.out" -- trace -p "$prog" -F marked "$TR" &
+	bg=$!
+	if waitline "$d/ps.err" 'attached 1 functions' 600 >"$d/why" && phase "$d" 1 >>"$d/why"; then
+		: >"$d/exec"
+		waitfile "$d/execed" 600 >>"$d/why"
+		# patchsite ends by itself once the image is gone (no signal sent;
+		# after 60 s it is stopped with SIGINT, as a user would, and fails)
+		_n=0
+		while kill -0 "$bg" 2>/dev/null && [ $_n -lt 600 ]; do sleep 0.1; _n=$((_n + 1)); done
+		if kill -0 "$bg" 2>/dev/null; then
+			echo "patchsite still waits 60 s after the exec: SIGINT" >>"$ps_msg"
+			ppid=$(ps -o pid= --ppid "$bg" | tr -d ' ')
+			[ -n "$ppid" ] && kill -INT "$ppid"
+		fi
+		if wait "$bg"; then
+			ok "exec-self: patchsite ends by itself, exit 2"
+			check "exec-self: one line after the attach's says the program ran exec" sh -c \
+				"cat '$d/ps.err'; [ \$(wc -l <'$d/ps.err') -eq 2 ] &&
+				 sed -n 2p '$d/ps.err' | grep -q '^patchsite: pid $prog: the program ran exec while traced'"
+		else
+			not_ok "exec-self: patchsite ends by itself, exit 2" "$ps_msg"
+		fi
+		bg=
+		check "exec-self: the new image's .text equals the file's" judge text-same "$prog" "$emb"
+		check "exec-self: the new image has no tracer mapped" sh -c "! grep libpatchsite-trace /proc/$prog/maps"
+		check "exec-self: the new image's runtime claim is free" judge claim-free "$prog" "$emb"
+		# SIGTRAP is signal 5: bit 4 of SigCgt (exec reset the rest)
+		check "exec-self: the new image catches no SIGTRAP (no runtime handler)" sh -c \
+			"grep '^SigCgt' /proc/$prog/status; [ \$(( 0x\$(awk '/^SigCgt/ { print \$2 }' /proc/$prog/status) & 16 )) -eq 0 ]"
+		: >"$d/go-exec"
+		wait "$prog"
+		rc=$?
+		prog=
+		if [ "$rc" -eq 5 ] && grep -q "^exec'd: marked 20000" "$d/out"; then
+			ok "exec-self: the new image counts its calls and ends with status 5"
+		else
+			echo "status $rc" >>"$d/err"
+			not_ok "exec-self: the new image counts its calls and ends with status 5" "$d/err"
+		fi
+	else
+		not_ok "exec-self: attached, phase 1" "$d/why"
+		kill "$bg" 2>/dev/null
+		wait "$bg"
+		bg=
+	fi
+else
+	not_ok "exec-self: the program starts" "$d/why"
 fi
 
 # --- a program that has the runtime already (the tracer preloaded) ---------------
