@@ -1507,6 +1507,29 @@ int elfio_addr_to_offset(struct elfio *e, uint64_t addr, uint64_t *off)
 	return 0;
 }
 
+int elfio_addr_owner(struct elfio *e, uint64_t addr, uint64_t len, struct elfio_section **sec,
+		     struct elfio_section **other)
+{
+	struct elfio_section *s = elfio_addr_to_sec(e, addr);
+
+	*other = NULL;
+	if (!s || s->shdr.sh_type == SHT_NOBITS || (s->shdr.sh_flags & SHF_COMPRESSED) ||
+	    len > s->shdr.sh_size - (addr - s->addr))
+		return -ERANGE;
+	*sec = s;
+	/* every loaded section: a hostile one may start anywhere before addr */
+	for (size_t i = 0; i < e->nby_addr; i++) {
+		struct elfio_section *t = e->by_addr[i];
+
+		if (t != s && t->shdr.sh_type != SHT_NOBITS && t->shdr.sh_size &&
+		    t->addr < addr + len && addr < t->addr + t->shdr.sh_size) {
+			*other = t;
+			return -EEXIST;
+		}
+	}
+	return 0;
+}
+
 void elfio_format_addr(struct elfio *e, uint64_t addr, char *buf, size_t len)
 {
 	if (e->ehdr.e_type == ET_REL) {

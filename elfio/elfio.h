@@ -259,6 +259,15 @@ static inline void elfio_reloc_put(const struct elfio_section *rel, uint8_t *tab
 int elfio_read_u64(struct elfio *e, uint64_t addr, uint64_t *val);
 /* File offset of address addr (PROGBITS-like sections only); -ERANGE if none. */
 int elfio_addr_to_offset(struct elfio *e, uint64_t addr, uint64_t *off);
+/*
+ * The one section whose file bytes hold [addr, addr + len), for a writer:
+ * 0 with *sec; -ERANGE if no section with bytes in the file holds all of
+ * it; -EEXIST if a second loaded section claims any of those addresses
+ * (*other: a hostile header's overlap, where a write by address would
+ * change bytes the reader never decoded as the range's).
+ */
+int elfio_addr_owner(struct elfio *e, uint64_t addr, uint64_t len, struct elfio_section **sec,
+		     struct elfio_section **other);
 
 /* Formatting of an address for humans: "0x401136" or ".text+0x1a4". */
 void elfio_format_addr(struct elfio *e, uint64_t addr, char *buf, size_t len);

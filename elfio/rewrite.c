@@ -56,6 +56,12 @@ struct elfio_rw {
 	struct rw_sec *secs;	/* the input's sections, by index */
 	size_t nsec;
 	struct elfio_edits patches;
+	/* sections with bytes in the file, by offset, for rw_patch's owner
+	   check (built at the first patch); maxend[i]: the largest end of
+	   byoff[0..i], so that a search finds sections that overlap */
+	struct elfio_section **byoff;
+	uint64_t *maxend;
+	size_t nbyoff;
 	bool relayout;		/* an ET_REL section changed: libelf lays it out */
 
 	/* linked images: the appended segment and its sections */
@@ -97,6 +103,8 @@ void elfio_rw_free(struct elfio_rw *w)
 	if (!w)
 		return;
 	elfio_edits_free(&w->patches);
+	elfio_free(w->byoff);
+	elfio_free(w->maxend);
 	for (size_t i = 0; i < w->nadded; i++)
 		elfio_free(w->added[i].name);
 	elfio_free(w->added);
@@ -104,13 +112,126 @@ void elfio_rw_free(struct elfio_rw *w)
 	elfio_free(w);
 }
 
+static int by_offset(const void *a, const void *b)
+{
+	const struct elfio_section *x = *(struct elfio_section *const *)a;
+	const struct elfio_section *y = *(struct elfio_section *const *)b;
+
+	if (x->shdr.sh_offset != y->shdr.sh_offset)
+		return x->shdr.sh_offset < y->shdr.sh_offset ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static bool has_file_bytes(const struct elfio_section *s)
+{
+	return s->shdr.sh_type != SHT_NOBITS && s->shdr.sh_type != SHT_NULL && s->shdr.sh_size;
+}
+
+/* the sections with bytes in the file, sorted by offset: 0 or -ENOMEM */
+static int index_by_offset(struct elfio_rw *w)
+{
+	struct elfio_section *s;
+	size_t n = 0;
+
+	for_each_section(w->e, s)
+		n += has_file_bytes(s);
+	w->byoff = elfio_calloc(n ? n : 1, sizeof(*w->byoff));
+	w->maxend = elfio_calloc(n ? n : 1, sizeof(*w->maxend));
+	if (!w->byoff || !w->maxend)
+		return -ENOMEM;
+	for_each_section(w->e, s)
+		if (has_file_bytes(s))
+			w->byoff[w->nbyoff++] = s;
+	qsort(w->byoff, w->nbyoff, sizeof(*w->byoff), by_offset);
+	for (size_t i = 0; i < w->nbyoff; i++) {
+		const Elf64_Shdr *h = &w->byoff[i]->shdr;
+		uint64_t end = h->sh_offset + h->sh_size;	/* within the file: checked at open */
+
+		w->maxend[i] = i && w->maxend[i - 1] > end ? w->maxend[i - 1] : end;
+	}
+	return 0;
+}
+
+static bool overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+{
+	return a < b + blen && b < a + alen;
+}
+
+/*
+ * A byte patch changes one section's bytes and nothing else: not the ELF
+ * header, the program or section headers, nor a second section that a
+ * hostile header lays over the same bytes (a table "at" the section
+ * headers would otherwise be written over them, and the image broken).
+ * 0, or -EINVAL said.
+ */
+static int patch_owner(struct elfio_rw *w, uint64_t off, size_t len)
+{
+	const Elf64_Ehdr *eh = elfio_ehdr(w->e);
+	const char *hdr = NULL;
+
+	if (overlaps(off, len, 0, eh->e_ehsize))
+		hdr = "the ELF header";
+	else if (overlaps(off, len, eh->e_phoff, (uint64_t)eh->e_phnum * eh->e_phentsize))
+		hdr = "the program header table";
+	else if (overlaps(off, len, eh->e_shoff, (uint64_t)elfio_nsections(w->e) * eh->e_shentsize))
+		hdr = "the section header table";
+	if (hdr) {
+		elfio_err(w->e, "a write of %zu bytes at offset 0x%" PRIx64 " would change %s; "
+			  "nothing written", len, off, hdr);
+		return -EINVAL;
+	}
+	if (!w->byoff && index_by_offset(w)) {
+		elfio_err(w->e, "out of memory for a rewrite");
+		return -ENOMEM;
+	}
+	/* the first section that starts past off; then back while one may reach it */
+	size_t lo = 0, hi = w->nbyoff;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (w->byoff[mid]->shdr.sh_offset <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const struct elfio_section *own = NULL, *other = NULL;
+	for (size_t i = lo; i-- > 0 && w->maxend[i] > off;) {
+		const Elf64_Shdr *h = &w->byoff[i]->shdr;
+		if (overlaps(off, len, h->sh_offset, h->sh_size))
+			*(own ? &other : &own) = w->byoff[i];
+	}
+	for (size_t i = lo; i < w->nbyoff && w->byoff[i]->shdr.sh_offset < off + len; i++)
+		*(own ? &other : &own) = w->byoff[i];
+	if (!own || other || off < own->shdr.sh_offset ||
+	    off + len > own->shdr.sh_offset + own->shdr.sh_size) {
+		if (other && other->index < own->index) {
+			const struct elfio_section *t = own;
+			own = other;
+			other = t;
+		}
+		if (other)
+			elfio_err(w->e, "a write of %zu bytes at offset 0x%" PRIx64 " would change "
+				  "sections %zu '%s' and %zu '%s', which share bytes in the file; "
+				  "nothing written", len, off, own->index, own->name, other->index,
+				  other->name);
+		else
+			elfio_err(w->e, "a write of %zu bytes at offset 0x%" PRIx64 " is not within "
+				  "one section's bytes; nothing written", len, off);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int elfio_rw_patch(struct elfio_rw *w, uint64_t off, const void *bytes, size_t len)
 {
+	int ret;
+
 	if (off > elfio_file_size(w->e) || len > elfio_file_size(w->e) - off) {
 		elfio_err(w->e, "a patch of %zu bytes at offset 0x%" PRIx64 " is past the end of "
 			  "the file", len, off);
 		return -ERANGE;
 	}
+	if ((ret = patch_owner(w, off, len)))
+		return ret;
 	if (elfio_edits_add(&w->patches, off, bytes, len)) {
 		elfio_err(w->e, "out of memory for a patch");
 		return -ENOMEM;
@@ -120,16 +241,21 @@ int elfio_rw_patch(struct elfio_rw *w, uint64_t off, const void *bytes, size_t l
 
 int elfio_rw_patch_addr(struct elfio_rw *w, uint64_t addr, const void *bytes, size_t len)
 {
-	uint64_t off;
-	struct elfio_section *s = elfio_addr_to_sec(w->e, addr);
+	struct elfio_section *s, *other;
+	int ret = elfio_addr_owner(w->e, addr, len, &s, &other);
 
-	if (!s || elfio_addr_to_offset(w->e, addr, &off) || addr - s->addr > s->shdr.sh_size ||
-	    len > s->shdr.sh_size - (addr - s->addr)) {
+	if (ret == -EEXIST) {
+		elfio_err(w->e, "address 0x%" PRIx64 " (%zu bytes) is both section %zu '%s' and "
+			  "section %zu '%s'; nothing written", addr, len, s->index, s->name,
+			  other->index, other->name);
+		return -EINVAL;
+	}
+	if (ret) {
 		elfio_err(w->e, "address 0x%" PRIx64 " (%zu bytes) is not in a section's bytes", addr,
 			  len);
 		return -ERANGE;
 	}
-	return elfio_rw_patch(w, off, bytes, len);
+	return elfio_rw_patch(w, s->shdr.sh_offset + (addr - s->addr), bytes, len);
 }
 
 static int check_index(struct elfio_rw *w, size_t idx)

@@ -355,11 +355,20 @@ static int plan_slots(struct record *r, const struct inplace_options *o,
 		}
 		pl->want[i] = v;
 		uint64_t content = cov[i].has && !pl->applied ? 0 : v;
-		if (elfio_addr_to_offset(r->e, tb->start + 8 * i, &off)) {
+		struct elfio_section *s, *other;
+		int own = elfio_addr_owner(r->e, tb->start + 8 * i, 8, &s, &other);
+		if (own == -EEXIST) {
+			elfio_err(r->e, "table '%s': slot 0x%" PRIx64 " is the bytes of both section "
+				  "%zu '%s' and section %zu '%s'; nothing written", tb->name,
+				  tb->start + 8 * i, s->index, s->name, other->index, other->name);
+			return -EINVAL;
+		}
+		if (own) {
 			elfio_err(r->e, "table '%s': slot 0x%" PRIx64 " has no bytes in the file",
 				  tb->name, tb->start + 8 * i);
 			return -EINVAL;
 		}
+		off = s->shdr.sh_offset + (tb->start + 8 * i - s->addr);
 		pl->slot_off[i] = off;
 		elfio_read_u64(r->e, tb->start + 8 * i, &cur);
 		if (cur != content) {

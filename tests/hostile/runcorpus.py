@@ -17,6 +17,16 @@ and never die of a signal, print a sanitizer report, or hang.  The
 MANIFEST's EXPECT column narrows that: `error` must exit 2, `same` must give
 exactly the output of the unmodified base image, `count=N` exactly N sites.
 
+Every `--overlap-` file (sections laid over each other or over the
+headers) and every `--base` file is also written: `record --in-place` of a
+copy.  It must exit 2 with the one line naming the copy and the copy
+byte-identical, or exit 0 having changed only bytes that belong to the
+patch-site table or a relocation section and to nothing else (not the ELF,
+program or section headers, not a section the hostile headers lay over
+them, not .text through an address the table shares with it): a write
+never changes bytes that were not decoded as the table's.  A `--base` file
+with a table section must be written (exit 0).
+
 Prints `ok - hostile NAME` / `not ok - hostile NAME` (with the reason) in
 manifest order; exit 1 if any failed.
 """
@@ -25,9 +35,17 @@ import concurrent.futures
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mkcorpus import Image  # noqa: E402  (the corpus's own ELF reader)
+
+TABLES = ("__mcount_loc", "__patchable_function_entries")
+SHT_RELA, SHT_NOBITS = 4, 8
 
 COMMANDS = [("record", ["record"]), ("json", ["record", "--format=json"]), ("audit", ["audit"])]
 SAN_RE = re.compile(r"AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:|"
@@ -154,6 +172,65 @@ def judge(name, expect, path, results, base):
     return None
 
 
+def owners(img, off):
+    """What holds file offset off, by the input's headers: a list of names."""
+    e, got = img.e, []
+    if off < e["e_ehsize"]:
+        got.append("the ELF header")
+    if e["e_phoff"] <= off < e["e_phoff"] + e["e_phnum"] * e["e_phentsize"]:
+        got.append("the program headers")
+    if e["e_shoff"] <= off < e["e_shoff"] + e["e_shnum"] * e["e_shentsize"]:
+        got.append("the section headers")
+    for i, sh in enumerate(img.shdrs):
+        if i and sh["type"] != SHT_NOBITS and sh["offset"] <= off < sh["offset"] + sh["size"]:
+            got.append(sh["sname"])
+    return got
+
+
+def judge_write(binary, name, path, timeout):
+    """record --in-place of a copy of path: None if fine, else a reason."""
+    with open(path, "rb") as f:
+        before = f.read()
+    try:
+        img = Image(before)
+    except (ValueError, IndexError, KeyError, UnicodeDecodeError) as ex:
+        return "the corpus file does not parse with mkcorpus.py's reader: %s" % ex
+    d = tempfile.mkdtemp(prefix="hostile-write.")
+    try:
+        copy = os.path.join(d, name)
+        shutil.copyfile(path, copy)
+        rc, out, err, _ = run(binary, ["record", "--in-place"], copy, timeout)
+        with open(copy, "rb") as f:
+            after = f.read()
+        left = sorted(set(os.listdir(d)) - {name})
+    finally:
+        shutil.rmtree(d)
+    e = err.decode("utf-8", "replace")
+    if rc is None or rc < 0 or SAN_RE.search(e):
+        return "record --in-place: exit %s\n%s" % (rc, e[:1500])
+    if left:
+        return "record --in-place left %s beside the image" % left
+    if rc == 2:
+        if len(e.splitlines()) != 1 or not e.startswith("patchsite: ") or copy not in e:
+            return "record --in-place: exit 2 without the one line naming the file: %s" % e
+        if after != before:
+            return "record --in-place: exit 2, but the image changed"
+        if name.endswith("--base") and any(sh["sname"] in TABLES for sh in img.shdrs):
+            return "record --in-place of the unmodified fixture, which has a table, failed: %s" % e
+        return None
+    if rc != 0:
+        return "record --in-place: exit %d\n%s" % (rc, e[:1500])
+    if len(after) != len(before):
+        return "record --in-place: the image's size changed (%d -> %d)" % (len(before), len(after))
+    for off in (k for k in range(len(before)) if before[k] != after[k]):
+        held = owners(img, off)
+        kinds = [h for h in held if h in TABLES or h.startswith(".rela")]
+        if not kinds or len(held) != 1:
+            return ("record --in-place: exit 0, and it changed byte 0x%x, which is %s" %
+                    (off, " and ".join(held) or "in no section"))
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--patchsite", required=True)
@@ -198,6 +275,8 @@ def main():
         path = os.path.join(a.corpus, name)
         base = bases.get(name.split("--")[0])
         why = judge(name, expect, path, res, base)
+        if why is None and ("--overlap-" in name or name.endswith("--base")):
+            why = judge_write(a.patchsite, name, path, 3 * a.timeout)
         for r in res:
             if r[3] > slowest[0]:
                 slowest = (r[3], name)
