@@ -2209,28 +2209,21 @@ static int embedded(void)
 }
 #endif
 
-/*
- * Set up from a configuration (the environment's, or the one `patchsite
- * trace -p` passes) and attach.  Returns how many functions were attached,
- * or -errno after one message (nothing traced).
- */
 static const char *globs_what = "PATCHSITE_TRACE";	/* "-F" for patchsite trace -p */
 
-static long trace_setup(const char *globs, const char *out, const char *fmt, const char *sig,
-			const char *tm, const char *rec)
+/*
+ * The configuration, before anything is done: the globs, the format,
+ * timing, the recording, the signal.  0 or -1 said.
+ */
+static int setup_config(const char *globs, const char *fmt, const char *sig, const char *tm,
+			const char *rec)
 {
-	const char *prog;
-	long count, attached = 0;
-	pthread_t th;
-
-	starting = 1;
 	if (!globs && !ctl_path) {
 		say("neither PATCHSITE_TRACE nor PATCHSITE_TRACE_CTL is set");
-		goto untraced;
+		return -1;
 	}
-	/* the configuration first: nothing is attached if any of it is wrong */
 	if (globs && !globs_ok(globs, globs_what))
-		goto untraced;
+		return -1;
 	if (!fmt || !strcmp(fmt, "text"))
 		format = FMT_TEXT;
 	else if (!strcmp(fmt, "tsv"))
@@ -2239,7 +2232,7 @@ static long trace_setup(const char *globs, const char *out, const char *fmt, con
 		format = FMT_JSON;
 	else {
 		say("PATCHSITE_TRACE_FORMAT=%s: not text, tsv or json", fmt);
-		goto untraced;
+		return -1;
 	}
 	if (!tm || !strcmp(tm, "on"))
 		timing = 1;
@@ -2247,30 +2240,39 @@ static long trace_setup(const char *globs, const char *out, const char *fmt, con
 		timing = 0;
 	else {
 		say("PATCHSITE_TRACE_TIME=%s: not on or off", tm);
-		goto untraced;
+		return -1;
 	}
 	if (rec && !timing) {
 		say("PATCHSITE_TRACE_RECORD needs the return hook: not with PATCHSITE_TRACE_TIME=off");
-		goto untraced;
+		return -1;
 	}
 	if (sig && (dump_sig = parse_signal(sig)) < 0) {
 		say("PATCHSITE_TRACE_SIGNAL=%s: not a signal name (SIGUSR2, USR1, RTMIN+N) or "
 		    "number it can use", sig);
-		goto untraced;
+		return -1;
 	}
-	prog = prog_name();
-	count = ps_count();
+	return 0;
+}
+
+/*
+ * The functions the runtime lists, sorted, with room for the libraries
+ * dlopen()ed later (untouched pages cost nothing), and their hash.  0 or
+ * -1 said.
+ */
+static int setup_functions(const char *prog)
+{
+	long count = ps_count();
+
 	if (count < 0) {
 		say("%s: %s (%s)", prog, count == -ENODEV ? "not embedded by `patchsite embed`" :
 		    "the runtime refuses", strerror((int)-count));
-		goto untraced;
+		return -1;
 	}
-	/* room for the libraries dlopen()ed later (untouched pages cost nothing) */
 	fcap = count + TRACE_SPARE;
 	fns = calloc((size_t)fcap, sizeof(*fns));
 	if (!fns) {
 		say("out of memory for %ld functions", count);
-		goto untraced;
+		return -1;
 	}
 	for (long i = 0; i < count; i++)
 		fns[i].addr = (uintptr_t)ps_function(i);
@@ -2281,79 +2283,97 @@ static long trace_setup(const char *globs, const char *out, const char *fmt, con
 		if (fns[i].addr <= fns[i - 1].addr) {
 			say("%s: the site table is not sorted", prog);
 			nfns = nstart = 0;
-			goto untraced;
+			return -1;
 		}
 	if (fn_hash_build() < 0) {
 		say("out of memory for %ld functions", count);
-		goto untraced;
+		return -1;
 	}
+	return 0;
+}
+
+/* The names, the counters, the output file, the recording, the control socket. 0 or -1 said. */
+static int setup_files(const char *prog, const char *out, const char *rec)
+{
 	if (read_names(prog) < 0)
-		goto untraced;
+		return -1;
 	count_setup();
 	if (out && open_out(out, 1) < 0)
-		goto untraced;
+		return -1;
 	if (rec && rec_start(rec) < 0)
-		goto untraced;
+		return -1;
 	if (ctl_path && (ctl_fd = open_ctl(ctl_path)) < 0) {
 		ctl_fd = -1;
-		goto untraced;
+		return -1;
 	}
-	if (globs) {
-		pthread_mutex_lock(&ctl_lock);
-		long n = set_attached(globs, 1, globs_what);
+	return 0;
+}
 
-		pthread_mutex_unlock(&ctl_lock);
-		if (n < 0)
-			goto untraced;
-		for (long i = 0; i < nfns; i++)
-			attached += fns[i].attached;
-	}
-	starting = 0;	/* attached: later messages are about one thing */
-	if (count_tab && getenv("PATCHSITE_TRACE_VERBOSE")) {
-		long nd = 0;
+/* Attach the functions the globs name: how many are attached, or -1 said. */
+static long attach_globs(const char *globs)
+{
+	long n, attached = 0;
 
-		for (long i = 0; i < nstart; i++)
-			nd += fns[i].attached && count_slot(i);
-		say("counts only: %ld of the %ld functions attached count through a direct "
-		    "call, without the trampoline", nd, attached);
-	}
-	if (recording)
-		trace_record_writer();
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
-	if (dump_sig || ctl_fd >= 0) {
-		struct sigaction sa;
-		int err = make_pipe();
-
-		if (err) {
-			say("pipe: %s: no signal or control", strerror(-err));
-		} else {
-			if (dump_sig) {
-				memset(&sa, 0, sizeof(sa));
-				sa.sa_handler = on_signal;
-				sa.sa_flags = SA_RESTART;
-				sigemptyset(&sa.sa_mask);
-				if (sigaction(dump_sig, &sa, NULL) < 0)
-					say("PATCHSITE_TRACE_SIGNAL: sigaction: %s", strerror(errno));
-			}
-			/* the thread must not take the program's signals; SIGTRAP
-			   stays open: the runtime refuses a round (-EDEADLK) while
-			   any thread blocks it, and this thread meets no INT3 */
-			sigset_t all, old;
-
-			sigfillset(&all);
-			sigdelset(&all, SIGTRAP);
-			pthread_sigmask(SIG_SETMASK, &all, &old);
-			err = pthread_create(&th, NULL, ctl_thread, NULL);
-			pthread_sigmask(SIG_SETMASK, &old, NULL);
-			if (err)
-				say("pthread_create: %s: no signal or control", strerror(err));
-			else
-				pthread_detach(th);
-		}
-	}
-	active = 1;
+	pthread_mutex_lock(&ctl_lock);
+	n = set_attached(globs, 1, globs_what);
+	pthread_mutex_unlock(&ctl_lock);
+	if (n < 0)
+		return -1;
+	for (long i = 0; i < nfns; i++)
+		attached += fns[i].attached;
 	return attached;
-untraced:
+}
+
+/* With PATCHSITE_TRACE_VERBOSE, counting only: how many count through a direct call. */
+static void say_direct_counts(long attached)
+{
+	long nd = 0;
+
+	if (!count_tab || !getenv("PATCHSITE_TRACE_VERBOSE"))
+		return;
+	for (long i = 0; i < nstart; i++)
+		nd += fns[i].attached && count_slot(i);
+	say("counts only: %ld of the %ld functions attached count through a direct "
+	    "call, without the trampoline", nd, attached);
+}
+
+/* The signal's handler and the control thread, which reads the pipe and the socket. */
+static void start_control(void)
+{
+	struct sigaction sa;
+	sigset_t all, old;
+	pthread_t th;
+	int err = make_pipe();
+
+	if (err) {
+		say("pipe: %s: no signal or control", strerror(-err));
+		return;
+	}
+	if (dump_sig) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_signal;
+		sa.sa_flags = SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(dump_sig, &sa, NULL) < 0)
+			say("PATCHSITE_TRACE_SIGNAL: sigaction: %s", strerror(errno));
+	}
+	/* the thread must not take the program's signals; SIGTRAP stays
+	   open: the runtime refuses a round (-EDEADLK) while any thread
+	   blocks it, and this thread meets no INT3 */
+	sigfillset(&all);
+	sigdelset(&all, SIGTRAP);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&th, NULL, ctl_thread, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		say("pthread_create: %s: no signal or control", strerror(err));
+	else
+		pthread_detach(th);
+}
+
+/* Nothing traced: what setup opened and read, undone; -EINVAL. */
+static long setup_undo(void)
+{
 	if (out_fd > 2)
 		close(out_fd);
 	out_fd = 2;
@@ -2370,6 +2390,36 @@ untraced:
 	names_free();
 	starting = 0;
 	return -EINVAL;
+}
+
+/*
+ * Set up from a configuration (the environment's, or the one `patchsite
+ * trace -p` passes) and attach.  Returns how many functions were attached,
+ * or -errno after one message (nothing traced).  The configuration first:
+ * nothing is attached if any of it is wrong.
+ */
+static long trace_setup(const char *globs, const char *out, const char *fmt, const char *sig,
+			const char *tm, const char *rec)
+{
+	const char *prog;
+	long attached = 0;
+
+	starting = 1;
+	if (setup_config(globs, fmt, sig, tm, rec) < 0)
+		return setup_undo();
+	prog = prog_name();
+	if (setup_functions(prog) < 0 || setup_files(prog, out, rec) < 0 ||
+	    (globs && (attached = attach_globs(globs)) < 0))
+		return setup_undo();
+	starting = 0;	/* attached: later messages are about one thing */
+	say_direct_counts(attached);
+	if (recording)
+		trace_record_writer();
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	if (dump_sig || ctl_fd >= 0)
+		start_control();
+	active = 1;
+	return attached;
 }
 
 __attribute__((constructor)) static void trace_start(void)
