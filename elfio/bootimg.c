@@ -512,152 +512,225 @@ static uint64_t entry_after(const struct entries *en, uint64_t addr)
 	return lo < en->n ? en->v[lo] : UINT64_MAX;
 }
 
+/* What synthesize's steps share: the payload, its symbols, the image made of them. */
+struct synth {
+	struct payload *p;
+	struct syms *s;
+	struct alt_ranges ar;
+	struct entries en;
+	size_t nsym, strsz;		/* .symtab's entries, .strtab's bytes */
+	size_t symoff, stroff, shstroff, shoff, nsh, total;	/* the image's layout */
+	uint8_t *o;			/* the image */
+	size_t first_global;		/* .symtab's sh_info */
+};
+
+/* the section names synthesize adds */
+static const char synth_added[] = ".symtab\0.strtab";
+
+/* kallsyms and System.map list symbols by address already: sort only when not */
+static void sort_syms(struct syms *s)
+{
+	size_t i0 = 1;
+
+	while (i0 < s->n && s->v[i0 - 1].addr <= s->v[i0].addr)
+		i0++;
+	if (i0 < s->n)
+		qsort(s->v, s->n, sizeof(*s->v), cmp_sym_addr);
+}
+
+/* The image: the payload, .symtab, .strtab, the section names, the section headers. */
+static void synth_layout(struct synth *y)
+{
+	const struct payload *p = y->p;
+
+	y->nsym = 1;
+	y->strsz = 1;
+	for (size_t i = 0; i < y->s->n; i++) {
+		y->nsym++;
+		y->strsz += strlen(y->s->v[i].name) + 1;
+	}
+	y->symoff = (p->len + 7) & ~(size_t)7;
+	y->stroff = y->symoff + y->nsym * sizeof(Elf64_Sym);
+	y->shstroff = y->stroff + y->strsz;
+	y->shoff = (y->shstroff + p->shstrlen + sizeof(synth_added) + 7) & ~(size_t)7;
+	y->nsh = p->nsh + 2;
+	y->total = y->shoff + y->nsh * sizeof(Elf64_Shdr);
+}
+
+/*
+ * The image's block, the payload's bytes at its start.  A buffer of ours
+ * grows in place (a mapped block's pages move, they are not copied): a
+ * kernel-sized copy cost its page faults and their zeroing again, half of
+ * auditing an arm64 Image (perf).  0 or -ENOMEM.
+ */
+static int synth_block(struct synth *y)
+{
+	struct payload *p = y->p;
+
+	if (p->own) {
+		size_t cap = p->cap > p->len ? p->cap : p->len;
+		size_t shstr_at = (size_t)((const uint8_t *)p->shstr - p->b);
+
+		y->o = p->own;
+		if (elfio_grow(&y->o, &cap, y->total, 1))
+			return -ENOMEM;
+		p->own = NULL;		/* o is the image now: the caller frees neither */
+		memset(y->o + p->len, 0, y->total - p->len);
+		p->b = y->o;
+		p->shstr = (const char *)y->o + shstr_at;
+	} else {
+		y->o = elfio_calloc(y->total, 1);
+		if (!y->o)
+			return -ENOMEM;
+		memcpy(y->o, p->b, p->len);
+	}
+	return 0;
+}
+
+/*
+ * trim_padding reads the word before each next symbol, one cache miss a
+ * function (the Image was just copied): start loading the one at a, a few
+ * symbols ahead, in section psec (that of the last symbol).
+ */
+static inline void prefetch_sym(const struct payload *p, size_t psec, uint64_t a)
+{
+	const Elf64_Shdr *h = &p->sh[psec];
+
+	if (h->sh_type != SHT_NOBITS && a >= h->sh_addr + 4 && a - h->sh_addr <= h->sh_size)
+		__builtin_prefetch(p->b + h->sh_offset + (a - h->sh_addr) - 4);
+}
+
+/*
+ * The size of s->v[i], a function in section sec: to the next higher
+ * address within the section, or an overridden weak function's leftover,
+ * less the padding; 0 for a label that only padding follows.
+ */
+static uint64_t func_size(struct synth *y, size_t sec, size_t i)
+{
+	const struct payload *p = y->p;
+	const struct syms *s = y->s;
+	uint64_t addr = s->v[i].addr, end = p->sh[sec].sh_addr + p->sh[sec].sh_size;
+	size_t j = i + 1;
+
+	while (j < s->n && s->v[j].addr == addr)
+		j++;
+	if (j < s->n && s->v[j].addr < end)
+		end = s->v[j].addr;
+	if (y->en.n) {
+		uint64_t ea = entry_after(&y->en, addr);
+		if (ea < end)
+			end = ea;
+	}
+	end = trim_padding(p, sec, addr, end);
+	return end - addr;
+}
+
+/* The ELF symbol for s->v[i] (local or not), in section sec (0: none), its name at name. */
+static Elf64_Sym synth_sym(struct synth *y, size_t i, size_t sec, bool local, size_t name)
+{
+	const struct payload *p = y->p;
+	const struct ksym *k = &y->s->v[i];
+	Elf64_Sym e = { 0 };
+	unsigned char type = STT_NOTYPE;
+
+	e.st_name = (Elf64_Word)name;
+	e.st_value = k->addr;
+	e.st_shndx = sec ? (Elf64_Half)sec : SHN_ABS;
+	if (sec && is_text_type(k->type) && (p->sh[sec].sh_flags & SHF_EXECINSTR)) {
+		type = STT_FUNC;
+		e.st_size = func_size(y, sec, i);
+		if (!e.st_size || not_an_entry(p, sec, &y->ar, k->addr, e.st_size))
+			type = STT_NOTYPE;	/* a label: only padding follows */
+	} else if (sec && is_object_type(k->type)) {
+		type = STT_OBJECT;
+	}
+	unsigned char bind = local ? STB_LOCAL
+			      : (k->type == 'w' || k->type == 'W' || k->type == 'v' ||
+				 k->type == 'V') ? STB_WEAK : STB_GLOBAL;
+	e.st_info = ELF64_ST_INFO(bind, type);
+	return e;
+}
+
+/* .symtab and .strtab: locals first, then the rest (ELF's order), in two passes. */
+static void synth_symbols(struct synth *y)
+{
+	const struct payload *p = y->p;
+	const struct syms *s = y->s;
+	Elf64_Sym *st = (Elf64_Sym *)(y->o + y->symoff);
+	char *str = (char *)y->o + y->stroff;
+	size_t at = 1, k = 1;
+
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1)
+			y->first_global = k;
+		size_t psec = 0;	/* the section of the last symbol, for the prefetch */
+		for (size_t i = 0; i < s->n; i++) {
+			const struct ksym *v = &s->v[i];
+			if (psec && i + 8 < s->n)
+				prefetch_sym(p, psec, s->v[i + 8].addr);
+			bool local = v->type >= 'a' && v->type <= 'z' && v->type != 'w' &&
+				     v->type != 'v';
+			if (local != (pass == 0))
+				continue;
+			size_t sec = sec_of(p, v->addr, false);
+			psec = sec;
+			st[k++] = synth_sym(y, i, sec, local, at);
+			size_t l = strlen(v->name) + 1;
+			memcpy(str + at, v->name, l);
+			at += l;
+		}
+	}
+}
+
+/* The section names with the two added, the section headers, the ELF header's count. */
+static void synth_headers(struct synth *y)
+{
+	const struct payload *p = y->p;
+	uint8_t *o = y->o;
+
+	memcpy(o + y->shstroff, p->shstr, p->shstrlen);
+	memcpy(o + y->shstroff + p->shstrlen, synth_added, sizeof(synth_added));
+	Elf64_Shdr *sh = (Elf64_Shdr *)(o + y->shoff);
+	memcpy(sh, p->sh, p->nsh * sizeof(*sh));
+	Elf64_Shdr *ss = &sh[p->eh.e_shstrndx];
+	ss->sh_offset = y->shstroff;
+	ss->sh_size = p->shstrlen + sizeof(synth_added);
+	sh[p->nsh] = (Elf64_Shdr){ .sh_name = (Elf64_Word)p->shstrlen, .sh_type = SHT_SYMTAB,
+				   .sh_offset = y->symoff, .sh_size = y->nsym * sizeof(Elf64_Sym),
+				   .sh_link = (Elf64_Word)(p->nsh + 1),
+				   .sh_info = (Elf64_Word)y->first_global, .sh_addralign = 8,
+				   .sh_entsize = sizeof(Elf64_Sym) };
+	sh[p->nsh + 1] = (Elf64_Shdr){ .sh_name = (Elf64_Word)(p->shstrlen + 8),
+				       .sh_type = SHT_STRTAB, .sh_offset = y->stroff,
+				       .sh_size = y->strsz, .sh_addralign = 1 };
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)o;
+	eh->e_shoff = y->shoff;
+	eh->e_shnum = (Elf64_Half)y->nsh;
+}
+
 /*
  * The ELF image: the payload as it is, then .symtab, .strtab, the section
  * names with theirs added, and the section headers.
  */
 static int synthesize(struct payload *p, struct syms *s, uint8_t **out, size_t *outlen)
 {
-	/* kallsyms and System.map list symbols by address already: sort only when not */
-	size_t i0 = 1;
-	while (i0 < s->n && s->v[i0 - 1].addr <= s->v[i0].addr)
-		i0++;
-	if (i0 < s->n)
-		qsort(s->v, s->n, sizeof(*s->v), cmp_sym_addr);
-	struct alt_ranges ar;
-	alt_ranges_read(p, s, &ar);
-	struct entries en;
-	entries_read(p, s, &en);
+	struct synth y = { .p = p, .s = s };
+	int ret;
 
-	size_t nsym = 1, strsz = 1;
-	for (size_t i = 0; i < s->n; i++) {
-		nsym++;
-		strsz += strlen(s->v[i].name) + 1;
+	sort_syms(s);
+	alt_ranges_read(p, s, &y.ar);
+	entries_read(p, s, &y.en);
+	synth_layout(&y);
+	ret = synth_block(&y);
+	if (!ret) {
+		synth_symbols(&y);
+		synth_headers(&y);
+		*out = y.o;
+		*outlen = y.total;
 	}
-	static const char added[] = ".symtab\0.strtab";
-	size_t base = (p->len + 7) & ~(size_t)7;
-	size_t symoff = base;
-	size_t stroff = symoff + nsym * sizeof(Elf64_Sym);
-	size_t shstroff = stroff + strsz;
-	size_t shoff = (shstroff + p->shstrlen + sizeof(added) + 7) & ~(size_t)7;
-	size_t nsh = p->nsh + 2;
-	size_t total = shoff + nsh * sizeof(Elf64_Shdr);
-	/*
-	 * A buffer of ours grows in place (a mapped block's pages move, they
-	 * are not copied): a kernel-sized copy cost its page faults and their
-	 * zeroing again, half of auditing an arm64 Image (perf).
-	 */
-	uint8_t *o;
-	if (p->own) {
-		size_t cap = p->cap > p->len ? p->cap : p->len, shstr_at = (size_t)((const uint8_t *)p->shstr - p->b);
-		o = p->own;
-		if (elfio_grow(&o, &cap, total, 1)) {
-			elfio_free(ar.lo);
-			elfio_free(en.v);
-			return -ENOMEM;
-		}
-		p->own = NULL;		/* o is the image now: the caller frees neither */
-		memset(o + p->len, 0, total - p->len);
-		p->b = o;
-		p->shstr = (const char *)o + shstr_at;
-	} else {
-		o = elfio_calloc(total, 1);
-		if (!o) {
-			elfio_free(ar.lo);
-			elfio_free(en.v);
-			return -ENOMEM;
-		}
-		memcpy(o, p->b, p->len);
-	}
-
-	/* locals first, then the rest (ELF's order): two passes */
-	Elf64_Sym *st = (Elf64_Sym *)(o + symoff);
-	char *str = (char *)o + stroff;
-	size_t at = 1, k = 1, first_global = 0;
-	for (int pass = 0; pass < 2; pass++) {
-		if (pass == 1)
-			first_global = k;
-		size_t psec = 0;	/* the section of the last symbol, for the prefetch */
-		for (size_t i = 0; i < s->n; i++) {
-			const struct ksym *y = &s->v[i];
-			/*
-			 * trim_padding reads the word before each next symbol, one
-			 * cache miss a function (the Image was just copied): start
-			 * loading a few symbols ahead, in the same section
-			 */
-			if (psec && i + 8 < s->n) {
-				const Elf64_Shdr *h = &p->sh[psec];
-				uint64_t a = s->v[i + 8].addr;
-				if (h->sh_type != SHT_NOBITS && a >= h->sh_addr + 4 &&
-				    a - h->sh_addr <= h->sh_size)
-					__builtin_prefetch(p->b + h->sh_offset + (a - h->sh_addr) - 4);
-			}
-			bool local = y->type >= 'a' && y->type <= 'z' && y->type != 'w' &&
-				     y->type != 'v';
-			if (local != (pass == 0))
-				continue;
-			size_t sec = sec_of(p, y->addr, false);
-			psec = sec;
-			Elf64_Sym e = { 0 };
-			e.st_name = (Elf64_Word)at;
-			e.st_value = y->addr;
-			e.st_shndx = sec ? (Elf64_Half)sec : SHN_ABS;
-			unsigned char type = STT_NOTYPE;
-			if (sec && is_text_type(y->type) && (p->sh[sec].sh_flags & SHF_EXECINSTR)) {
-				type = STT_FUNC;
-				/* to the next higher address, within the section */
-				uint64_t end = p->sh[sec].sh_addr + p->sh[sec].sh_size;
-				size_t j = i + 1;
-				while (j < s->n && s->v[j].addr == y->addr)
-					j++;
-				if (j < s->n && s->v[j].addr < end)
-					end = s->v[j].addr;
-				if (en.n) {	/* an overridden weak function's leftover ends it */
-					uint64_t ea = entry_after(&en, y->addr);
-					if (ea < end)
-						end = ea;
-				}
-				end = trim_padding(p, sec, y->addr, end);
-				e.st_size = end - y->addr;
-				if (!e.st_size || not_an_entry(p, sec, &ar, y->addr, e.st_size))
-					type = STT_NOTYPE;	/* a label: only padding follows */
-			} else if (sec && is_object_type(y->type)) {
-				type = STT_OBJECT;
-			}
-			unsigned char bind = local ? STB_LOCAL
-					      : (y->type == 'w' || y->type == 'W' || y->type == 'v' ||
-						 y->type == 'V') ? STB_WEAK : STB_GLOBAL;
-			e.st_info = ELF64_ST_INFO(bind, type);
-			st[k++] = e;
-			size_t l = strlen(y->name) + 1;
-			memcpy(str + at, y->name, l);
-			at += l;
-		}
-	}
-	memcpy(o + shstroff, p->shstr, p->shstrlen);
-	memcpy(o + shstroff + p->shstrlen, added, sizeof(added));
-
-	Elf64_Shdr *sh = (Elf64_Shdr *)(o + shoff);
-	memcpy(sh, p->sh, p->nsh * sizeof(*sh));
-	Elf64_Shdr *ss = &sh[p->eh.e_shstrndx];
-	ss->sh_offset = shstroff;
-	ss->sh_size = p->shstrlen + sizeof(added);
-	sh[p->nsh] = (Elf64_Shdr){ .sh_name = (Elf64_Word)p->shstrlen, .sh_type = SHT_SYMTAB,
-				   .sh_offset = symoff, .sh_size = nsym * sizeof(Elf64_Sym),
-				   .sh_link = (Elf64_Word)(p->nsh + 1),
-				   .sh_info = (Elf64_Word)first_global, .sh_addralign = 8,
-				   .sh_entsize = sizeof(Elf64_Sym) };
-	sh[p->nsh + 1] = (Elf64_Shdr){ .sh_name = (Elf64_Word)(p->shstrlen + 8),
-				       .sh_type = SHT_STRTAB, .sh_offset = stroff, .sh_size = strsz,
-				       .sh_addralign = 1 };
-	Elf64_Ehdr *eh = (Elf64_Ehdr *)o;
-	eh->e_shoff = shoff;
-	eh->e_shnum = (Elf64_Half)nsh;
-	elfio_free(ar.lo);
-	elfio_free(en.v);
-	*out = o;
-	*outlen = total;
-	return 0;
+	elfio_free(y.ar.lo);
+	elfio_free(y.en.v);
+	return ret;
 }
 
 /* --- Symbol sources ---------------------------------------------------- */
