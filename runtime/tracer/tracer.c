@@ -873,51 +873,65 @@ static void names_free(void)
 	}
 }
 
-/*
- * Give the sites in fns[] that lie in one object their names from its
- * symbol table: the file at path (the program: /proc/self/exe), loaded at
- * bias, the sites hashed by address in hash.  main: the program, whose
- * symbol table says where names come from (names_from).  Returns 0, or
- * -errno after one message.
- */
-static int read_names_of(const char *prog, const char *path, uintptr_t bias, int main,
-			 const struct site_slot *hash, size_t hmask, long flo, long fhi)
+/* What read_names_of's steps share: the object, its mapping, the names picked. */
+struct obj_names {
+	const char *prog, *path;	/* the program's name, the object's file */
+	int main;			/* the program itself (messages name prog) */
+	uintptr_t bias;
+	const struct site_slot *hash;	/* the sites by address */
+	size_t hmask;
+	long flo, fhi;			/* the object's sites in fns[] */
+	const unsigned char *b;		/* the file, mapped */
+	uint64_t size;
+	const Elf64_Shdr *tab, *str;	/* its symbol table and their names */
+	struct { uint64_t sym; size_t len; int global; } *best;	/* indexed like fns */
+	size_t namebytes;		/* the block of names' size */
+};
+
+/* The object's file, mapped. 0, or -errno said. */
+static int names_map(struct obj_names *o)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(o->path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
-	const unsigned char *b;
-	const Elf64_Ehdr *eh;
-	const Elf64_Shdr *sh, *tab = NULL, *str;
-	uint64_t size, shnum, nsyms;
-	struct { uint64_t sym; size_t len; int global; } *best = NULL;
-	int err = -ENOEXEC;
 
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		err = -errno;
-		say("%s: cannot read %s: %s", prog, path, strerror(errno));
+		int err = -errno;
+
+		say("%s: cannot read %s: %s", o->prog, o->path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return err;
 	}
-	size = (uint64_t)st.st_size;
-	b = size >= sizeof(Elf64_Ehdr) ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+	o->size = (uint64_t)st.st_size;
+	o->b = o->size >= sizeof(Elf64_Ehdr) ?
+		mmap(NULL, o->size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
 	close(fd);
-	if (b == MAP_FAILED) {
-		say("%s: not an ELF file", main ? prog : path);
+	if (o->b == MAP_FAILED) {
+		say("%s: not an ELF file", o->main ? o->prog : o->path);
 		return -ENOEXEC;
 	}
-	eh = (const Elf64_Ehdr *)b;
+	return 0;
+}
+
+/*
+ * The symbol table (.symtab, else .dynsym; the program's says where names
+ * come from) and its strings, inside the file.  0 or -ENOEXEC said.
+ */
+static int names_symtab(struct obj_names *o)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)o->b;
+	const char *who = o->main ? o->prog : o->path;
+	const Elf64_Shdr *sh, *tab = NULL;
+	uint64_t size = o->size, shnum = eh->e_shnum;
+
 	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh->e_shentsize != sizeof(Elf64_Shdr)) {
-		say("%s: not an ELF64 file with section headers", main ? prog : path);
-		goto out;
+		say("%s: not an ELF64 file with section headers", who);
+		return -ENOEXEC;
 	}
-	shnum = eh->e_shnum;
-	if (!in_file(eh->e_shoff, sizeof(Elf64_Shdr), size))
+	if (!in_file(eh->e_shoff, sizeof(Elf64_Shdr), size) || eh->e_shoff % 8)
 		goto badsh;
-	sh = (const Elf64_Shdr *)(b + eh->e_shoff);
-	if (eh->e_shoff % 8)
-		goto badsh;
+	sh = (const Elf64_Shdr *)(o->b + eh->e_shoff);
 	if (shnum == 0)
 		shnum = sh[0].sh_size;
 	if (shnum > size / sizeof(Elf64_Shdr) || !in_file(eh->e_shoff, shnum * sizeof(Elf64_Shdr), size))
@@ -928,89 +942,125 @@ static int read_names_of(const char *prog, const char *path, uintptr_t bias, int
 	for (uint64_t i = 0; i < shnum && !tab; i++)
 		if (sh[i].sh_type == SHT_DYNSYM)
 			tab = &sh[i];
-	if (main)
+	if (o->main)
 		names_from = tab && tab->sh_type == SHT_SYMTAB ? ".symtab" : ".dynsym";
 	if (!tab) {
-		say("%s: no .symtab or .dynsym: functions have no names to match", main ? prog : path);
-		goto out;
+		say("%s: no .symtab or .dynsym: functions have no names to match", who);
+		return -ENOEXEC;
 	}
 	if (tab->sh_link >= shnum || !in_file(tab->sh_offset, tab->sh_size, size) ||
 	    tab->sh_offset % 8 || (tab->sh_entsize && tab->sh_entsize != sizeof(Elf64_Sym)))
 		goto badsh;
-	str = &sh[tab->sh_link];
-	if (str->sh_type != SHT_STRTAB || !in_file(str->sh_offset, str->sh_size, size))
+	o->tab = tab;
+	o->str = &sh[tab->sh_link];
+	if (o->str->sh_type != SHT_STRTAB || !in_file(o->str->sh_offset, o->str->sh_size, size))
 		goto badsh;
-	nsyms = tab->sh_size / sizeof(Elf64_Sym);
-	populate(b, tab->sh_offset, tab->sh_size);
-	populate(b, str->sh_offset, str->sh_size);
-	/* per site, the symbol that names it: a global one first, else the
-	   first in the table (no sort: each symbol looked up among the sites) */
-	best = malloc((fhi > flo ? (size_t)(fhi - flo) : 1) * sizeof(*best));
-	if (!best) {
-		say("%s: out of memory for %ld names", prog, fhi - flo);
-		err = -ENOMEM;
-		goto out;
-	}
-	best -= flo;	/* indexed like fns */
-	for (long i = flo; i < fhi; i++)
-		best[i].sym = UINT64_MAX;
-	{
-		const Elf64_Sym *sy = (const Elf64_Sym *)(b + tab->sh_offset);
-		const char *strs = (const char *)b + str->sh_offset;
-		size_t namebytes = sizeof(char *);
-		char *p;
-
-		for (uint64_t k = 0; k < nsyms; k++) {
-			unsigned t = ELF64_ST_TYPE(sy[k].st_info), bind = ELF64_ST_BIND(sy[k].st_info);
-			int global = bind == STB_GLOBAL || bind == STB_WEAK;
-			long i;
-
-			if (t != STT_FUNC || sy[k].st_shndx == SHN_UNDEF || !sy[k].st_value ||
-			    sy[k].st_name == 0 || sy[k].st_name >= str->sh_size)
-				continue;
-			i = site_lookup(hash, hmask, (uintptr_t)sy[k].st_value + bias);
-			if (i < flo || i >= fhi || (best[i].sym != UINT64_MAX && (best[i].global || !global)))
-				continue;
-			const char *nm = strs + sy[k].st_name;
-			const char *end = memchr(nm, 0, str->sh_size - sy[k].st_name);
-
-			if (!end)
-				continue;
-			if (best[i].sym != UINT64_MAX)
-				namebytes -= best[i].len + 1;
-			best[i].sym = k;
-			best[i].global = global;
-			best[i].len = (size_t)(end - nm);
-			namebytes += best[i].len + 1;
-		}
-		/* the names of the sites, copied (the mapping goes), in a block
-		   chained to the blocks of the objects read before */
-		p = malloc(namebytes);
-		if (!p) {
-			say("%s: out of memory for names", prog);
-			err = -ENOMEM;
-			goto out;
-		}
-		memcpy(p, &names_buf, sizeof(names_buf));
-		names_buf = p;
-		p += sizeof(char *);
-		for (long i = flo; i < fhi; i++) {
-			if (best[i].sym == UINT64_MAX || fns[i].name)
-				continue;
-			memcpy(p, strs + sy[best[i].sym].st_name, best[i].len + 1);
-			fns[i].name = p;
-			nnamed++;
-			p += best[i].len + 1;
-		}
-	}
-	err = 0;
-	goto out;
+	return 0;
 badsh:
-	say("%s: bad section headers or symbol table", main ? prog : path);
-out:
-	if (best)
-		free(best + flo);
-	munmap((void *)b, size);
+	say("%s: bad section headers or symbol table", who);
+	return -ENOEXEC;
+}
+
+/*
+ * Per site, the symbol that names it: a global one first, else the first
+ * in the table (no sort: each symbol looked up among the sites); the
+ * names' bytes.  0 or -ENOMEM said.
+ */
+static int names_pick(struct obj_names *o)
+{
+	const Elf64_Sym *sy = (const Elf64_Sym *)(o->b + o->tab->sh_offset);
+	const char *strs = (const char *)o->b + o->str->sh_offset;
+	uint64_t nsyms = o->tab->sh_size / sizeof(Elf64_Sym), strsz = o->str->sh_size;
+	long flo = o->flo, fhi = o->fhi;
+
+	populate(o->b, o->tab->sh_offset, o->tab->sh_size);
+	populate(o->b, o->str->sh_offset, o->str->sh_size);
+	o->best = malloc((fhi > flo ? (size_t)(fhi - flo) : 1) * sizeof(*o->best));
+	if (!o->best) {
+		say("%s: out of memory for %ld names", o->prog, fhi - flo);
+		return -ENOMEM;
+	}
+	o->best -= flo;	/* indexed like fns */
+	for (long i = flo; i < fhi; i++)
+		o->best[i].sym = UINT64_MAX;
+	o->namebytes = sizeof(char *);
+	for (uint64_t k = 0; k < nsyms; k++) {
+		unsigned t = ELF64_ST_TYPE(sy[k].st_info), bind = ELF64_ST_BIND(sy[k].st_info);
+		int global = bind == STB_GLOBAL || bind == STB_WEAK;
+		long i;
+
+		if (t != STT_FUNC || sy[k].st_shndx == SHN_UNDEF || !sy[k].st_value ||
+		    sy[k].st_name == 0 || sy[k].st_name >= strsz)
+			continue;
+		i = site_lookup(o->hash, o->hmask, (uintptr_t)sy[k].st_value + o->bias);
+		if (i < flo || i >= fhi ||
+		    (o->best[i].sym != UINT64_MAX && (o->best[i].global || !global)))
+			continue;
+		const char *nm = strs + sy[k].st_name;
+		const char *end = memchr(nm, 0, strsz - sy[k].st_name);
+
+		if (!end)
+			continue;
+		if (o->best[i].sym != UINT64_MAX)
+			o->namebytes -= o->best[i].len + 1;
+		o->best[i].sym = k;
+		o->best[i].global = global;
+		o->best[i].len = (size_t)(end - nm);
+		o->namebytes += o->best[i].len + 1;
+	}
+	return 0;
+}
+
+/*
+ * The names of the sites not named yet, copied (the mapping goes), in a
+ * block chained to the blocks of the objects read before.  0 or -ENOMEM
+ * said.
+ */
+static int names_copy(struct obj_names *o)
+{
+	const Elf64_Sym *sy = (const Elf64_Sym *)(o->b + o->tab->sh_offset);
+	const char *strs = (const char *)o->b + o->str->sh_offset;
+	char *p = malloc(o->namebytes);
+
+	if (!p) {
+		say("%s: out of memory for names", o->prog);
+		return -ENOMEM;
+	}
+	memcpy(p, &names_buf, sizeof(names_buf));
+	names_buf = p;
+	p += sizeof(char *);
+	for (long i = o->flo; i < o->fhi; i++) {
+		if (o->best[i].sym == UINT64_MAX || fns[i].name)
+			continue;
+		memcpy(p, strs + sy[o->best[i].sym].st_name, o->best[i].len + 1);
+		fns[i].name = p;
+		nnamed++;
+		p += o->best[i].len + 1;
+	}
+	return 0;
+}
+
+/*
+ * Give the sites in fns[] that lie in one object their names from its
+ * symbol table: the file at path (the program: /proc/self/exe), loaded at
+ * bias, the sites hashed by address in hash.  main: the program, whose
+ * symbol table says where names come from (names_from).  Returns 0, or
+ * -errno after one message.
+ */
+static int read_names_of(const char *prog, const char *path, uintptr_t bias, int main,
+			 const struct site_slot *hash, size_t hmask, long flo, long fhi)
+{
+	struct obj_names o = { .prog = prog, .path = path, .main = main, .bias = bias,
+			       .hash = hash, .hmask = hmask, .flo = flo, .fhi = fhi };
+	int err = names_map(&o);
+
+	if (err)
+		return err;
+	if (!(err = names_symtab(&o)) && !(err = names_pick(&o)))
+		err = names_copy(&o);
+	if (o.best)
+		free(o.best + flo);
+	munmap((void *)o.b, o.size);
 	return err;
 }
 
