@@ -365,48 +365,68 @@ static int cmd_audit(int argc, char **argv)
 	return ret;
 }
 
-static int cmd_record(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "symbolize", no_argument, NULL, OPT_SYMBOLIZE },
-		{ "output", required_argument, NULL, 'o' },
-		{ "patchable", required_argument, NULL, OPT_PATCHABLE },
-		{ "nop-mcount", no_argument, NULL, OPT_NOP_MCOUNT },
-		{ "calls", no_argument, NULL, OPT_CALLS },
-		{ "align", required_argument, NULL, OPT_ALIGN },
-		{ "system-map", required_argument, NULL, OPT_SYSTEM_MAP },
-		{ "config", required_argument, NULL, OPT_CONFIG },
-		{ "in-place", no_argument, NULL, OPT_IN_PLACE },
-		{ "keep-misaligned", no_argument, NULL, OPT_KEEP_MISALIGNED },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "fsync", no_argument, NULL, OPT_FSYNC },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+/* What cmd_record's steps share: its options. */
+struct record_cmd {
 	struct record_options ro;
-	struct inplace_options io = { 0 };
-	bool in_place = false, symbolize = false, format_given = false, to_stdout = false;
-	bool verbose = false;
-	enum out_format fmt = OUT_LIST;
-	const char *out = NULL;
-	struct elfio *e = NULL;
-	struct record *r = NULL;
-	int c, ret;
+	struct inplace_options io;
+	bool in_place, symbolize, format_given, to_stdout, verbose;
+	enum out_format fmt;
+	const char *out;	/* -o, or NULL */
+};
 
-	record_options_init(&ro);
+/* --format=F into c->fmt (--symbolize's list stays one). 0 or the usage error's status. */
+static int record_format(struct record_cmd *c, const char *f)
+{
+	c->format_given = strcmp(f, "list") != 0;
+	if (!strcmp(f, "list"))
+		c->fmt = c->fmt == OUT_SYMBOLIZE ? OUT_SYMBOLIZE : OUT_LIST;
+	else if (!strcmp(f, "json"))
+		c->fmt = OUT_JSON;
+	else if (!strcmp(f, "asm"))
+		c->fmt = OUT_ASM;
+	else if (!strcmp(f, "elf"))
+		c->fmt = OUT_ELF;
+	else
+		return usage_error("unknown format '%s' (list, json, asm, elf)", f);
+	return 0;
+}
+
+static const struct option record_opts[] = {
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "symbolize", no_argument, NULL, OPT_SYMBOLIZE },
+	{ "output", required_argument, NULL, 'o' },
+	{ "patchable", required_argument, NULL, OPT_PATCHABLE },
+	{ "nop-mcount", no_argument, NULL, OPT_NOP_MCOUNT },
+	{ "calls", no_argument, NULL, OPT_CALLS },
+	{ "align", required_argument, NULL, OPT_ALIGN },
+	{ "system-map", required_argument, NULL, OPT_SYSTEM_MAP },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "in-place", no_argument, NULL, OPT_IN_PLACE },
+	{ "keep-misaligned", no_argument, NULL, OPT_KEEP_MISALIGNED },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "fsync", no_argument, NULL, OPT_FSYNC },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The options, in order: true when the command ends here (help, an error), with *status. */
+static bool record_args(struct record_cmd *c, int argc, char **argv, int *status)
+{
+	int o;
+
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:hvq", opts, NULL)) != -1) {
-		switch (c) {
+	*status = 0;
+	while ((o = getopt_long(argc, argv, "o:hvq", record_opts, NULL)) != -1) {
+		switch (o) {
 		case OPT_IN_PLACE:
-			in_place = true;
+			c->in_place = true;
 			break;
 		case OPT_KEEP_MISALIGNED:
-			io.keep_misaligned = true;
+			c->io.keep_misaligned = true;
 			break;
 		case OPT_FSYNC:
-			io.fsync = true;
+			c->io.fsync = true;
 			break;
 		case OPT_PATCHABLE:
 		case OPT_NOP_MCOUNT:
@@ -414,86 +434,110 @@ static int cmd_record(int argc, char **argv)
 		case OPT_ALIGN:
 		case OPT_SYSTEM_MAP:
 		case OPT_CONFIG:
-			ret = site_option(c, &ro);
-			if (ret)
-				return ret;
+			*status = site_option(o, &c->ro);
+			if (*status)
+				return true;
 			break;
 		case OPT_FORMAT:
-			format_given = strcmp(optarg, "list") != 0;
-			if (!strcmp(optarg, "list"))
-				fmt = fmt == OUT_SYMBOLIZE ? OUT_SYMBOLIZE : OUT_LIST;
-			else if (!strcmp(optarg, "json"))
-				fmt = OUT_JSON;
-			else if (!strcmp(optarg, "asm"))
-				fmt = OUT_ASM;
-			else if (!strcmp(optarg, "elf"))
-				fmt = OUT_ELF;
-			else
-				return usage_error("unknown format '%s' (list, json, asm, elf)", optarg);
+			*status = record_format(c, optarg);
+			if (*status)
+				return true;
 			break;
 		case OPT_SYMBOLIZE:
-			fmt = OUT_SYMBOLIZE;
-			symbolize = true;
+			c->fmt = OUT_SYMBOLIZE;
+			c->symbolize = true;
 			break;
 		case 'v':
-			verbose = true;
+			c->verbose = true;
 			break;
 		case 'q':
-			verbose = false;
+			c->verbose = false;
 			break;
 		case 'o':
-			out = optarg;
+			c->out = optarg;
 			break;
 		case 'h':
 			help(help_record);
-			return 0;
+			return true;
 		default:
-			return bad_option(argv);
+			*status = bad_option(argv);
+			return true;
 		}
 	}
+	return false;
+}
+
+/* The options that do not go together, and one IMAGE. 0 or the usage error's status. */
+static int record_check_args(struct record_cmd *c, int argc)
+{
 	if (optind + 1 != argc)
 		return usage_error("%s", "record takes exactly one IMAGE");
-	if (symbolize && format_given)
+	if (c->symbolize && c->format_given)
 		return usage_error("%s", "--symbolize is a form of the list: it takes no other --format");
-	if (fmt == OUT_ELF && !out)
+	if (c->fmt == OUT_ELF && !c->out)
 		return usage_error("%s", "--format=elf needs -o FILE (or -o - for standard output)");
-	to_stdout = out && !strcmp(out, "-");
-	if (to_stdout && in_place)
+	c->to_stdout = c->out && !strcmp(c->out, "-");
+	if (c->to_stdout && c->in_place)
 		return usage_error("%s", "--in-place writes an image: -o - (standard output) is not one");
-	if (io.fsync && !in_place)
+	if (c->io.fsync && !c->in_place)
 		return usage_error("%s", "--fsync goes with --in-place");
-	if (in_place && fmt != OUT_LIST)
+	if (c->in_place && c->fmt != OUT_LIST)
 		return usage_error("%s", "--in-place writes the image; it takes no --format");
-	if (in_place)
-		ro.cap = ARCH_CAP_IN_PLACE;
+	if (c->in_place)
+		c->ro.cap = ARCH_CAP_IN_PLACE;
+	return 0;
+}
 
+/*
+ * The table written into the image (at -o, or where it lies); --verbose:
+ * the line saying so, with what (record_describe's, before the write).
+ */
+static int record_in_place(struct record_cmd *c, struct record *r, const char *image,
+			   const char *what)
+{
+	const char *dest = c->out ? c->out : image;
+	struct inplace_report rep;
+	int ret = record_write_in_place(r, &c->io, dest, &rep);
+
+	if (!ret && c->verbose) {
+		fprintf(stderr, "%s: %s: %zu of %zu slots used, %zu .rela.dyn entries updated%s",
+			dest, rep.table, rep.used, rep.slots, rep.relocs,
+			rep.changed ? "" : ", already up to date");
+		if (rep.left_out)
+			fprintf(stderr, ", %zu misaligned sites left out", rep.left_out);
+		fprintf(stderr, "; before: %s\n", what);
+	}
+	return ret;
+}
+
+static int cmd_record(int argc, char **argv)
+{
+	struct record_cmd c = { .fmt = OUT_LIST };
+	struct elfio *e;
+	struct record *r = NULL;
+	char what[1024];
+	int ret;
+
+	record_options_init(&c.ro);
+	if (record_args(&c, argc, argv, &ret) || (ret = record_check_args(&c, argc)))
+		return ret;
 	e = elfio_open(argv[optind], 0);
 	if (!e)
 		return EXIT_ERROR;
-	ret = record_scan(e, &ro, &r);
+	ret = record_scan(e, &c.ro, &r);
 	/*
 	 * Silent on success, as binutils are.  --verbose: one line on stderr
 	 * after the work succeeded, what was written, how the layout was
 	 * established and whether the table agreed; not in the
 	 * `patchsite: FILE: problem` form of an error.
 	 */
-	char what[1024];
-	if (!ret && verbose)
+	if (!ret && c.verbose)
 		ret = record_describe(r, what, sizeof(what));
-	if (!ret && in_place) {
-		struct inplace_report rep;
-		ret = record_write_in_place(r, &io, out ? out : argv[optind], &rep);
-		if (!ret && verbose) {
-			fprintf(stderr, "%s: %s: %zu of %zu slots used, %zu .rela.dyn entries updated%s",
-				out ? out : argv[optind], rep.table, rep.used, rep.slots, rep.relocs,
-				rep.changed ? "" : ", already up to date");
-			if (rep.left_out)
-				fprintf(stderr, ", %zu misaligned sites left out", rep.left_out);
-			fprintf(stderr, "; before: %s\n", what);
-		}
+	if (!ret && c.in_place) {
+		ret = record_in_place(&c, r, argv[optind], what);
 	} else if (!ret) {
-		ret = record_output(r, fmt, to_stdout ? NULL : out);
-		if (!ret && verbose)
+		ret = record_output(r, c.fmt, c.to_stdout ? NULL : c.out);
+		if (!ret && c.verbose)
 			fprintf(stderr, "%s: %s\n", argv[optind], what);
 	}
 	record_free(r);

@@ -40,136 +40,177 @@ static int parse_size(const char *f, size_t *out)
 	return 0;
 }
 
+/* What elfio_thin_archive_members's steps share: the archive, its name table, the names. */
+struct thin {
+	const char *path;
+	FILE *f;
+	char *longnames;	/* the "//" member's text, or NULL */
+	size_t longlen;
+	char *copy;		/* path's copy, which dirname() cut to dir */
+	const char *dir;
+	char **names;		/* the members' paths */
+	size_t n, cap;
+};
+
+/*
+ * "!<thin>\n", not a regular archive (whose members are inline); the
+ * archive's directory, where its members' relative names start.  0 or
+ * -errno (said, but for -ENOMEM).
+ */
+static int thin_magic(struct thin *t)
+{
+	char magic[8];
+
+	if (fread(magic, 1, 8, t->f) != 8 || (memcmp(magic, "!<thin>\n", 8) &&
+					       memcmp(magic, "!<arch>\n", 8))) {
+		elfio_error(t->path, "not an archive");
+		return -EINVAL;
+	}
+	if (!memcmp(magic, "!<arch>\n", 8)) {
+		elfio_error(t->path, "a regular archive holds its members inline; pin the objects "
+			    "before archiving them, or use a thin archive");
+		return -EINVAL;
+	}
+	t->copy = elfio_strdup(t->path);
+	if (!t->copy)
+		return -ENOMEM;
+	t->dir = dirname(t->copy);
+	return 0;
+}
+
+/* The "//" member: the long names, read (size bytes, padded to even). 0 or -errno. */
+static int thin_longnames(struct thin *t, size_t size)
+{
+	elfio_free(t->longnames);
+	t->longnames = elfio_calloc(size + 1, 1);
+	if (!t->longnames)
+		return -ENOMEM;
+	if (fread(t->longnames, 1, size, t->f) != size) {
+		elfio_error(t->path, "truncated archive name table");
+		return -EINVAL;
+	}
+	t->longnames[size] = 0;
+	t->longlen = size;
+	if (size & 1)
+		fgetc(t->f);
+	return 0;
+}
+
+/*
+ * A member's name from its header h: "/OFFSET" into the long names (each
+ * "name/\n"), or "name/" in the header itself.  0 or -EINVAL said.
+ */
+static int thin_name(const struct thin *t, const char *h, char *name, size_t len)
+{
+	if (h[0] == '/' && h[1] >= '0' && h[1] <= '9') {
+		size_t off = 0;
+		for (int i = 1; i < 16 && h[i] >= '0' && h[i] <= '9'; i++)
+			off = off * 10 + (size_t)(h[i] - '0');
+		if (!t->longnames || off >= t->longlen) {
+			elfio_error(t->path, "archive member name points outside the name table");
+			return -EINVAL;
+		}
+		size_t k = off;
+		while (k < t->longlen && t->longnames[k] != '\n')
+			k++;
+		if (k == off || k - off >= len || t->longnames[k - 1] != '/') {
+			elfio_error(t->path, "malformed long member name");
+			return -EINVAL;
+		}
+		memcpy(name, t->longnames + off, k - off - 1);
+		name[k - off - 1] = 0;
+	} else {
+		int k = 0;
+		while (k < 16 && h[k] != '/')
+			k++;
+		if (k == 16 || k == 0) {
+			elfio_error(t->path, "malformed member name");
+			return -EINVAL;
+		}
+		memcpy(name, h, (size_t)k);
+		name[k] = 0;
+	}
+	return 0;
+}
+
+/* A member's path: as named when absolute, else in the archive's directory. 0 or -ENOMEM. */
+static int thin_add(struct thin *t, const char *name)
+{
+	if (elfio_grow(&t->names, &t->cap, t->n + 1, sizeof(*t->names)))
+		return -ENOMEM;
+	if (name[0] == '/') {
+		t->names[t->n] = elfio_strdup(name);
+	} else {
+		size_t len = strlen(t->dir) + 1 + strlen(name) + 1;
+		if ((t->names[t->n] = elfio_calloc(len, 1)))
+			snprintf(t->names[t->n], len, "%s/%s", t->dir, name);
+	}
+	if (!t->names[t->n])
+		return -ENOMEM;
+	t->n++;
+	return 0;
+}
+
+/*
+ * The next member header: the symbol table (stored inline even in thin
+ * archives) skipped, the name table read, a member's name added.  1 at
+ * the end, 0, or -errno.
+ */
+static int thin_member(struct thin *t)
+{
+	char h[AR_HDR], name[4096];
+	size_t got = fread(h, 1, AR_HDR, t->f), size;
+	int ret;
+
+	if (got == 0)
+		return 1;
+	if (got != AR_HDR || h[58] != '`' || h[59] != '\n' || parse_size(h + 48, &size)) {
+		elfio_error(t->path, "malformed archive member header");
+		return -EINVAL;
+	}
+	if (!memcmp(h, "/ ", 2) || !memcmp(h, "/SYM64/ ", 8)) {
+		if (fseek(t->f, (long)(size + (size & 1)), SEEK_CUR)) {
+			elfio_error(t->path, "truncated archive symbol table");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!memcmp(h, "// ", 3))
+		return thin_longnames(t, size);
+	/* A member: its data is not here. */
+	if ((ret = thin_name(t, h, name, sizeof(name))))
+		return ret;
+	return thin_add(t, name);
+}
+
 int elfio_thin_archive_members(const char *path, char ***out, size_t *count)
 {
-	FILE *f = fopen(path, "rb");
-	char magic[8];
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	char *longnames = NULL;
-	size_t longlen = 0;
-	char *dir = NULL, *copy = NULL;
-	int ret = -EINVAL;
+	struct thin t = { .path = path, .f = fopen(path, "rb") };
+	int ret;
 
 	*out = NULL;
 	*count = 0;
-	if (!f) {
+	if (!t.f) {
 		ret = -errno;
 		elfio_error(path, "%s", strerror(errno));
 		return ret;
 	}
-	if (fread(magic, 1, 8, f) != 8 || (memcmp(magic, "!<thin>\n", 8) &&
-					    memcmp(magic, "!<arch>\n", 8))) {
-		elfio_error(path, "not an archive");
-		goto out;
+	ret = thin_magic(&t);
+	while (!ret)
+		ret = thin_member(&t);
+	if (ret == 1) {
+		*out = t.names;
+		*count = t.n;
+		t.names = NULL;
+		t.n = 0;
+		ret = 0;
 	}
-	if (!memcmp(magic, "!<arch>\n", 8)) {
-		elfio_error(path, "a regular archive holds its members inline; pin the objects "
-			    "before archiving them, or use a thin archive");
-		goto out;
-	}
-	copy = elfio_strdup(path);
-	if (!copy) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	dir = dirname(copy);
-
-	for (;;) {
-		char h[AR_HDR];
-		size_t got = fread(h, 1, AR_HDR, f);
-		size_t size;
-
-		if (got == 0)
-			break;
-		if (got != AR_HDR || h[58] != '`' || h[59] != '\n' || parse_size(h + 48, &size)) {
-			elfio_error(path, "malformed archive member header");
-			goto out;
-		}
-		if (!memcmp(h, "/ ", 2) || !memcmp(h, "/SYM64/ ", 8)) {
-			/* symbol table: stored inline even in thin archives */
-			if (fseek(f, (long)(size + (size & 1)), SEEK_CUR)) {
-				elfio_error(path, "truncated archive symbol table");
-				goto out;
-			}
-			continue;
-		}
-		if (!memcmp(h, "// ", 3)) {
-			elfio_free(longnames);
-			longnames = elfio_calloc(size + 1, 1);
-			if (!longnames) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			if (fread(longnames, 1, size, f) != size) {
-				elfio_error(path, "truncated archive name table");
-				goto out;
-			}
-			longnames[size] = 0;
-			longlen = size;
-			if (size & 1)
-				fgetc(f);
-			continue;
-		}
-		/* A member: its data is not here. */
-		char name[4096];
-		if (h[0] == '/' && h[1] >= '0' && h[1] <= '9') {
-			size_t off = 0;
-			for (int i = 1; i < 16 && h[i] >= '0' && h[i] <= '9'; i++)
-				off = off * 10 + (size_t)(h[i] - '0');
-			if (!longnames || off >= longlen) {
-				elfio_error(path, "archive member name points outside the name table");
-				goto out;
-			}
-			size_t k = off;
-			while (k < longlen && longnames[k] != '\n')
-				k++;
-			if (k == off || k - off >= sizeof(name) || longnames[k - 1] != '/') {
-				elfio_error(path, "malformed long member name");
-				goto out;
-			}
-			memcpy(name, longnames + off, k - off - 1);
-			name[k - off - 1] = 0;
-		} else {
-			int k = 0;
-			while (k < 16 && h[k] != '/')
-				k++;
-			if (k == 16 || k == 0) {
-				elfio_error(path, "malformed member name");
-				goto out;
-			}
-			memcpy(name, h, (size_t)k);
-			name[k] = 0;
-		}
-		if (elfio_grow(&names, &cap, n + 1, sizeof(*names))) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		if (name[0] == '/') {
-			names[n] = elfio_strdup(name);
-		} else {
-			size_t len = strlen(dir) + 1 + strlen(name) + 1;
-			if ((names[n] = elfio_calloc(len, 1)))
-				snprintf(names[n], len, "%s/%s", dir, name);
-		}
-		if (!names[n]) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		n++;
-	}
-	*out = names;
-	*count = n;
-	names = NULL;
-	n = 0;
-	ret = 0;
-out:
-	for (size_t i = 0; i < n; i++)
-		elfio_free(names[i]);
-	elfio_free(names);
-	elfio_free(longnames);
-	elfio_free(copy);
-	fclose(f);
+	for (size_t i = 0; i < t.n; i++)
+		elfio_free(t.names[i]);
+	elfio_free(t.names);
+	elfio_free(t.longnames);
+	elfio_free(t.copy);
+	fclose(t.f);
 	return ret;
 }
 

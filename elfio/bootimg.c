@@ -512,152 +512,225 @@ static uint64_t entry_after(const struct entries *en, uint64_t addr)
 	return lo < en->n ? en->v[lo] : UINT64_MAX;
 }
 
+/* What synthesize's steps share: the payload, its symbols, the image made of them. */
+struct synth {
+	struct payload *p;
+	struct syms *s;
+	struct alt_ranges ar;
+	struct entries en;
+	size_t nsym, strsz;		/* .symtab's entries, .strtab's bytes */
+	size_t symoff, stroff, shstroff, shoff, nsh, total;	/* the image's layout */
+	uint8_t *o;			/* the image */
+	size_t first_global;		/* .symtab's sh_info */
+};
+
+/* the section names synthesize adds */
+static const char synth_added[] = ".symtab\0.strtab";
+
+/* kallsyms and System.map list symbols by address already: sort only when not */
+static void sort_syms(struct syms *s)
+{
+	size_t i0 = 1;
+
+	while (i0 < s->n && s->v[i0 - 1].addr <= s->v[i0].addr)
+		i0++;
+	if (i0 < s->n)
+		qsort(s->v, s->n, sizeof(*s->v), cmp_sym_addr);
+}
+
+/* The image: the payload, .symtab, .strtab, the section names, the section headers. */
+static void synth_layout(struct synth *y)
+{
+	const struct payload *p = y->p;
+
+	y->nsym = 1;
+	y->strsz = 1;
+	for (size_t i = 0; i < y->s->n; i++) {
+		y->nsym++;
+		y->strsz += strlen(y->s->v[i].name) + 1;
+	}
+	y->symoff = (p->len + 7) & ~(size_t)7;
+	y->stroff = y->symoff + y->nsym * sizeof(Elf64_Sym);
+	y->shstroff = y->stroff + y->strsz;
+	y->shoff = (y->shstroff + p->shstrlen + sizeof(synth_added) + 7) & ~(size_t)7;
+	y->nsh = p->nsh + 2;
+	y->total = y->shoff + y->nsh * sizeof(Elf64_Shdr);
+}
+
+/*
+ * The image's block, the payload's bytes at its start.  A buffer of ours
+ * grows in place (a mapped block's pages move, they are not copied): a
+ * kernel-sized copy cost its page faults and their zeroing again, half of
+ * auditing an arm64 Image (perf).  0 or -ENOMEM.
+ */
+static int synth_block(struct synth *y)
+{
+	struct payload *p = y->p;
+
+	if (p->own) {
+		size_t cap = p->cap > p->len ? p->cap : p->len;
+		size_t shstr_at = (size_t)((const uint8_t *)p->shstr - p->b);
+
+		y->o = p->own;
+		if (elfio_grow(&y->o, &cap, y->total, 1))
+			return -ENOMEM;
+		p->own = NULL;		/* o is the image now: the caller frees neither */
+		memset(y->o + p->len, 0, y->total - p->len);
+		p->b = y->o;
+		p->shstr = (const char *)y->o + shstr_at;
+	} else {
+		y->o = elfio_calloc(y->total, 1);
+		if (!y->o)
+			return -ENOMEM;
+		memcpy(y->o, p->b, p->len);
+	}
+	return 0;
+}
+
+/*
+ * trim_padding reads the word before each next symbol, one cache miss a
+ * function (the Image was just copied): start loading the one at a, a few
+ * symbols ahead, in section psec (that of the last symbol).
+ */
+static inline void prefetch_sym(const struct payload *p, size_t psec, uint64_t a)
+{
+	const Elf64_Shdr *h = &p->sh[psec];
+
+	if (h->sh_type != SHT_NOBITS && a >= h->sh_addr + 4 && a - h->sh_addr <= h->sh_size)
+		__builtin_prefetch(p->b + h->sh_offset + (a - h->sh_addr) - 4);
+}
+
+/*
+ * The size of s->v[i], a function in section sec: to the next higher
+ * address within the section, or an overridden weak function's leftover,
+ * less the padding; 0 for a label that only padding follows.
+ */
+static uint64_t func_size(struct synth *y, size_t sec, size_t i)
+{
+	const struct payload *p = y->p;
+	const struct syms *s = y->s;
+	uint64_t addr = s->v[i].addr, end = p->sh[sec].sh_addr + p->sh[sec].sh_size;
+	size_t j = i + 1;
+
+	while (j < s->n && s->v[j].addr == addr)
+		j++;
+	if (j < s->n && s->v[j].addr < end)
+		end = s->v[j].addr;
+	if (y->en.n) {
+		uint64_t ea = entry_after(&y->en, addr);
+		if (ea < end)
+			end = ea;
+	}
+	end = trim_padding(p, sec, addr, end);
+	return end - addr;
+}
+
+/* The ELF symbol for s->v[i] (local or not), in section sec (0: none), its name at name. */
+static Elf64_Sym synth_sym(struct synth *y, size_t i, size_t sec, bool local, size_t name)
+{
+	const struct payload *p = y->p;
+	const struct ksym *k = &y->s->v[i];
+	Elf64_Sym e = { 0 };
+	unsigned char type = STT_NOTYPE;
+
+	e.st_name = (Elf64_Word)name;
+	e.st_value = k->addr;
+	e.st_shndx = sec ? (Elf64_Half)sec : SHN_ABS;
+	if (sec && is_text_type(k->type) && (p->sh[sec].sh_flags & SHF_EXECINSTR)) {
+		type = STT_FUNC;
+		e.st_size = func_size(y, sec, i);
+		if (!e.st_size || not_an_entry(p, sec, &y->ar, k->addr, e.st_size))
+			type = STT_NOTYPE;	/* a label: only padding follows */
+	} else if (sec && is_object_type(k->type)) {
+		type = STT_OBJECT;
+	}
+	unsigned char bind = local ? STB_LOCAL
+			      : (k->type == 'w' || k->type == 'W' || k->type == 'v' ||
+				 k->type == 'V') ? STB_WEAK : STB_GLOBAL;
+	e.st_info = ELF64_ST_INFO(bind, type);
+	return e;
+}
+
+/* .symtab and .strtab: locals first, then the rest (ELF's order), in two passes. */
+static void synth_symbols(struct synth *y)
+{
+	const struct payload *p = y->p;
+	const struct syms *s = y->s;
+	Elf64_Sym *st = (Elf64_Sym *)(y->o + y->symoff);
+	char *str = (char *)y->o + y->stroff;
+	size_t at = 1, k = 1;
+
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1)
+			y->first_global = k;
+		size_t psec = 0;	/* the section of the last symbol, for the prefetch */
+		for (size_t i = 0; i < s->n; i++) {
+			const struct ksym *v = &s->v[i];
+			if (psec && i + 8 < s->n)
+				prefetch_sym(p, psec, s->v[i + 8].addr);
+			bool local = v->type >= 'a' && v->type <= 'z' && v->type != 'w' &&
+				     v->type != 'v';
+			if (local != (pass == 0))
+				continue;
+			size_t sec = sec_of(p, v->addr, false);
+			psec = sec;
+			st[k++] = synth_sym(y, i, sec, local, at);
+			size_t l = strlen(v->name) + 1;
+			memcpy(str + at, v->name, l);
+			at += l;
+		}
+	}
+}
+
+/* The section names with the two added, the section headers, the ELF header's count. */
+static void synth_headers(struct synth *y)
+{
+	const struct payload *p = y->p;
+	uint8_t *o = y->o;
+
+	memcpy(o + y->shstroff, p->shstr, p->shstrlen);
+	memcpy(o + y->shstroff + p->shstrlen, synth_added, sizeof(synth_added));
+	Elf64_Shdr *sh = (Elf64_Shdr *)(o + y->shoff);
+	memcpy(sh, p->sh, p->nsh * sizeof(*sh));
+	Elf64_Shdr *ss = &sh[p->eh.e_shstrndx];
+	ss->sh_offset = y->shstroff;
+	ss->sh_size = p->shstrlen + sizeof(synth_added);
+	sh[p->nsh] = (Elf64_Shdr){ .sh_name = (Elf64_Word)p->shstrlen, .sh_type = SHT_SYMTAB,
+				   .sh_offset = y->symoff, .sh_size = y->nsym * sizeof(Elf64_Sym),
+				   .sh_link = (Elf64_Word)(p->nsh + 1),
+				   .sh_info = (Elf64_Word)y->first_global, .sh_addralign = 8,
+				   .sh_entsize = sizeof(Elf64_Sym) };
+	sh[p->nsh + 1] = (Elf64_Shdr){ .sh_name = (Elf64_Word)(p->shstrlen + 8),
+				       .sh_type = SHT_STRTAB, .sh_offset = y->stroff,
+				       .sh_size = y->strsz, .sh_addralign = 1 };
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)o;
+	eh->e_shoff = y->shoff;
+	eh->e_shnum = (Elf64_Half)y->nsh;
+}
+
 /*
  * The ELF image: the payload as it is, then .symtab, .strtab, the section
  * names with theirs added, and the section headers.
  */
 static int synthesize(struct payload *p, struct syms *s, uint8_t **out, size_t *outlen)
 {
-	/* kallsyms and System.map list symbols by address already: sort only when not */
-	size_t i0 = 1;
-	while (i0 < s->n && s->v[i0 - 1].addr <= s->v[i0].addr)
-		i0++;
-	if (i0 < s->n)
-		qsort(s->v, s->n, sizeof(*s->v), cmp_sym_addr);
-	struct alt_ranges ar;
-	alt_ranges_read(p, s, &ar);
-	struct entries en;
-	entries_read(p, s, &en);
+	struct synth y = { .p = p, .s = s };
+	int ret;
 
-	size_t nsym = 1, strsz = 1;
-	for (size_t i = 0; i < s->n; i++) {
-		nsym++;
-		strsz += strlen(s->v[i].name) + 1;
+	sort_syms(s);
+	alt_ranges_read(p, s, &y.ar);
+	entries_read(p, s, &y.en);
+	synth_layout(&y);
+	ret = synth_block(&y);
+	if (!ret) {
+		synth_symbols(&y);
+		synth_headers(&y);
+		*out = y.o;
+		*outlen = y.total;
 	}
-	static const char added[] = ".symtab\0.strtab";
-	size_t base = (p->len + 7) & ~(size_t)7;
-	size_t symoff = base;
-	size_t stroff = symoff + nsym * sizeof(Elf64_Sym);
-	size_t shstroff = stroff + strsz;
-	size_t shoff = (shstroff + p->shstrlen + sizeof(added) + 7) & ~(size_t)7;
-	size_t nsh = p->nsh + 2;
-	size_t total = shoff + nsh * sizeof(Elf64_Shdr);
-	/*
-	 * A buffer of ours grows in place (a mapped block's pages move, they
-	 * are not copied): a kernel-sized copy cost its page faults and their
-	 * zeroing again, half of auditing an arm64 Image (perf).
-	 */
-	uint8_t *o;
-	if (p->own) {
-		size_t cap = p->cap > p->len ? p->cap : p->len, shstr_at = (size_t)((const uint8_t *)p->shstr - p->b);
-		o = p->own;
-		if (elfio_grow(&o, &cap, total, 1)) {
-			elfio_free(ar.lo);
-			elfio_free(en.v);
-			return -ENOMEM;
-		}
-		p->own = NULL;		/* o is the image now: the caller frees neither */
-		memset(o + p->len, 0, total - p->len);
-		p->b = o;
-		p->shstr = (const char *)o + shstr_at;
-	} else {
-		o = elfio_calloc(total, 1);
-		if (!o) {
-			elfio_free(ar.lo);
-			elfio_free(en.v);
-			return -ENOMEM;
-		}
-		memcpy(o, p->b, p->len);
-	}
-
-	/* locals first, then the rest (ELF's order): two passes */
-	Elf64_Sym *st = (Elf64_Sym *)(o + symoff);
-	char *str = (char *)o + stroff;
-	size_t at = 1, k = 1, first_global = 0;
-	for (int pass = 0; pass < 2; pass++) {
-		if (pass == 1)
-			first_global = k;
-		size_t psec = 0;	/* the section of the last symbol, for the prefetch */
-		for (size_t i = 0; i < s->n; i++) {
-			const struct ksym *y = &s->v[i];
-			/*
-			 * trim_padding reads the word before each next symbol, one
-			 * cache miss a function (the Image was just copied): start
-			 * loading a few symbols ahead, in the same section
-			 */
-			if (psec && i + 8 < s->n) {
-				const Elf64_Shdr *h = &p->sh[psec];
-				uint64_t a = s->v[i + 8].addr;
-				if (h->sh_type != SHT_NOBITS && a >= h->sh_addr + 4 &&
-				    a - h->sh_addr <= h->sh_size)
-					__builtin_prefetch(p->b + h->sh_offset + (a - h->sh_addr) - 4);
-			}
-			bool local = y->type >= 'a' && y->type <= 'z' && y->type != 'w' &&
-				     y->type != 'v';
-			if (local != (pass == 0))
-				continue;
-			size_t sec = sec_of(p, y->addr, false);
-			psec = sec;
-			Elf64_Sym e = { 0 };
-			e.st_name = (Elf64_Word)at;
-			e.st_value = y->addr;
-			e.st_shndx = sec ? (Elf64_Half)sec : SHN_ABS;
-			unsigned char type = STT_NOTYPE;
-			if (sec && is_text_type(y->type) && (p->sh[sec].sh_flags & SHF_EXECINSTR)) {
-				type = STT_FUNC;
-				/* to the next higher address, within the section */
-				uint64_t end = p->sh[sec].sh_addr + p->sh[sec].sh_size;
-				size_t j = i + 1;
-				while (j < s->n && s->v[j].addr == y->addr)
-					j++;
-				if (j < s->n && s->v[j].addr < end)
-					end = s->v[j].addr;
-				if (en.n) {	/* an overridden weak function's leftover ends it */
-					uint64_t ea = entry_after(&en, y->addr);
-					if (ea < end)
-						end = ea;
-				}
-				end = trim_padding(p, sec, y->addr, end);
-				e.st_size = end - y->addr;
-				if (!e.st_size || not_an_entry(p, sec, &ar, y->addr, e.st_size))
-					type = STT_NOTYPE;	/* a label: only padding follows */
-			} else if (sec && is_object_type(y->type)) {
-				type = STT_OBJECT;
-			}
-			unsigned char bind = local ? STB_LOCAL
-					      : (y->type == 'w' || y->type == 'W' || y->type == 'v' ||
-						 y->type == 'V') ? STB_WEAK : STB_GLOBAL;
-			e.st_info = ELF64_ST_INFO(bind, type);
-			st[k++] = e;
-			size_t l = strlen(y->name) + 1;
-			memcpy(str + at, y->name, l);
-			at += l;
-		}
-	}
-	memcpy(o + shstroff, p->shstr, p->shstrlen);
-	memcpy(o + shstroff + p->shstrlen, added, sizeof(added));
-
-	Elf64_Shdr *sh = (Elf64_Shdr *)(o + shoff);
-	memcpy(sh, p->sh, p->nsh * sizeof(*sh));
-	Elf64_Shdr *ss = &sh[p->eh.e_shstrndx];
-	ss->sh_offset = shstroff;
-	ss->sh_size = p->shstrlen + sizeof(added);
-	sh[p->nsh] = (Elf64_Shdr){ .sh_name = (Elf64_Word)p->shstrlen, .sh_type = SHT_SYMTAB,
-				   .sh_offset = symoff, .sh_size = nsym * sizeof(Elf64_Sym),
-				   .sh_link = (Elf64_Word)(p->nsh + 1),
-				   .sh_info = (Elf64_Word)first_global, .sh_addralign = 8,
-				   .sh_entsize = sizeof(Elf64_Sym) };
-	sh[p->nsh + 1] = (Elf64_Shdr){ .sh_name = (Elf64_Word)(p->shstrlen + 8),
-				       .sh_type = SHT_STRTAB, .sh_offset = stroff, .sh_size = strsz,
-				       .sh_addralign = 1 };
-	Elf64_Ehdr *eh = (Elf64_Ehdr *)o;
-	eh->e_shoff = shoff;
-	eh->e_shnum = (Elf64_Half)nsh;
-	elfio_free(ar.lo);
-	elfio_free(en.v);
-	*out = o;
-	*outlen = total;
-	return 0;
+	elfio_free(y.ar.lo);
+	elfio_free(y.en.v);
+	return ret;
 }
 
 /* --- Symbol sources ---------------------------------------------------- */
@@ -985,6 +1058,303 @@ struct secdef {
 	uint64_t flags, lo, hi;
 };
 
+/* The ELF's headers, then the Image at 64 KiB (its alignment). */
+#define RAW_AT	0x10000
+
+/* What raw_image's steps share: the Image, its symbols, the ELF made of it. */
+struct raw {
+	const struct image_arch *ia;
+	const char *path;
+	bool quiet;
+	const uint8_t *b;	/* the Image: the caller's bytes, or at RAW_AT in e */
+	size_t len;
+	size_t rs, re;		/* its dynamic relocations (find_rela), or 0, 0 */
+	char *map;		/* the System.map beside it (beside()'s), or NULL */
+	struct syms s;
+	const char *why;
+	uint64_t S, T, etext, sinit, einit, end;	/* the start symbol, _text, ... _end */
+	struct secdef d[9];	/* the sections, in address order */
+	size_t nd;
+	char names[160];	/* .shstrtab's bytes */
+	size_t nl;
+	uint32_t name_at[9], shstr_name;
+	size_t shstr_off, shoff, nsh, total;	/* where the names and headers lie; the size */
+	uint8_t *e;		/* the block the ELF is made in, or NULL */
+	size_t ecap;
+};
+
+/*
+ * Where the Image is the file (fd), the block the ELF is made in maps it
+ * first, and everything below reads it there: its page tables are filled
+ * once (elfio.c maps an Image unpopulated), not for two mappings.  The
+ * room after the Image (for what synthesize adds) is virtual until
+ * written: the Image's size again and a megabyte, which a kernel's symbol
+ * table never fills (if it did: a copy, raw_block).
+ */
+static void raw_map_block(struct raw *r, int fd)
+{
+	if (fd >= 0 && r->len <= SIZE_MAX / 4) {
+		r->ecap = RAW_AT + 2 * r->len + (1u << 20);
+		r->e = elfio_map_file(fd, r->len, RAW_AT, r->ecap);
+		if (r->e)
+			r->b = r->e + RAW_AT;
+	}
+}
+
+/*
+ * Symbols from --system-map=FILE, or the System.map beside the Image when
+ * it opens: 0 read, 1 none (or Debian's stub), -errno after a message.
+ */
+static int raw_map_symbols(struct raw *r)
+{
+	const char *m = opt_map ? opt_map : r->map;
+
+	if (!m)
+		return 1;
+	if (!opt_map) {
+		FILE *f = fopen(m, "r");
+
+		if (!f)
+			return 1;
+		fclose(f);
+	}
+	return read_map(r->path, m, r->quiet, &r->s);
+}
+
+/*
+ * kallsyms' base: the base's slot lies at the start + its offset in the
+ * Image, and the relocation there has the base as its addend.  arm64's 6.1
+ * lists no _text (its base is _stext): then _text is where the candidate
+ * puts it, 64 KiB aligned, with linux_banner's bytes at the right place.
+ * t, lb: the start symbol's and linux_banner's indexes, or -1.  True when
+ * found (*base, and *text_at: the start's offset from the base's slot).
+ */
+static bool raw_kallsyms_base(const struct raw *r, long t, long lb, uint64_t *base,
+			      uint64_t *text_at)
+{
+	const struct kallsyms *k = &r->s.k;
+	const uint8_t *b = r->b;
+	bool found = false;
+
+	for (size_t at = r->rs; !found && at < r->re; at += 24) {
+		uint64_t off = get_le64(b + at), add = get_le64(b + at + 16);
+		uint64_t tx = off - k->relative_base_at;
+		if (t >= 0) {
+			found = tx == add + k->syms[t].raw;
+		} else if (r->ia->machine == EM_AARCH64 && !(tx & 0xffff) && add >= tx && lb >= 0 &&
+			   add - tx + k->syms[lb].raw + 14 <= r->len) {
+			found = !memcmp(b + (add - tx) + k->syms[lb].raw, "Linux version ", 14);
+		}
+		if (found) {
+			*base = add;
+			*text_at = tx;
+		}
+	}
+	return found;
+}
+
+/* A kernel linked at 0 (no relocation's addend past the Image) has base 0. */
+static bool raw_at_zero(const struct raw *r, long t, long lb)
+{
+	bool at_zero = t >= 0 && lb >= 0 && !r->s.k.syms[t].raw;
+
+	for (size_t at = r->rs; at_zero && at < r->re; at += 24)
+		at_zero = get_le64(r->b + at + 16) < r->len;
+	return at_zero;
+}
+
+/*
+ * Symbols from the Image's kallsyms tables, at their base (the
+ * relocation's, or the blob's own in a build that is not relocatable).
+ * 0, or -errno after a message.
+ */
+static int raw_kallsyms(struct raw *r)
+{
+	struct syms *s = &r->s;
+	int ret = kallsyms_decode(r->b, r->len, &s->k, &r->why);
+
+	if (ret) {
+		if (!r->quiet && ret == -ENOENT)
+			elfio_error(r->path, "a boot image with no symbols: no kallsyms tables in "
+				    "it and no System.map beside it (pass --system-map=FILE, "
+				    "or audit the -dbg package's vmlinux)");
+		else if (!r->quiet)
+			elfio_error(r->path, "corrupt kallsyms tables: %s", r->why);
+		return ret;
+	}
+	if (text_only(&s->k)) {
+		if (!r->quiet)
+			say_text_only(r->path);
+		return -EINVAL;
+	}
+	long t = kallsyms_lookup(&s->k, r->ia->start);
+	long lb = kallsyms_lookup(&s->k, "linux_banner");
+	uint64_t base = s->k.relative_base, text_at = 0;
+	bool found = raw_kallsyms_base(r, t, lb, &base, &text_at);
+	if (!found && !s->k.relative_base && !raw_at_zero(r, t, lb)) {
+		if (!r->quiet)
+			elfio_error(r->path, "corrupt kallsyms tables: no relocation sets "
+				    "kallsyms_relative_base");
+		return -EINVAL;
+	}
+	kallsyms_resolve(&s->k, base);
+	s->v = s->k.syms;		/* a spare slot at its end (kallsyms_decode) */
+	s->n = s->k.count;
+	if (t < 0 && found)
+		s->v[s->n++] = (struct ksym){ .name = r->ia->start, .addr = text_at, .type = 'T' };
+	s->from = "kallsyms";
+	return 0;
+}
+
+/*
+ * The bounds of the sections: the start symbol, _text, _etext, _sinittext,
+ * _einittext and _end, in that order, the Image's end between the last
+ * two, the relocations after the init text.  0 or -EINVAL said.
+ */
+static int raw_bounds(struct raw *r)
+{
+	const struct syms *s = &r->s;
+	const char *from = s->from ? s->from : "kallsyms";
+	const struct ksym *start, *text, *etext, *sinit, *einit, *end;
+
+	if (!(start = need(s, r->ia->start, &r->why)) || !(text = need(s, "_text", &r->why)) ||
+	    !(etext = need(s, "_etext", &r->why)) || !(sinit = need(s, "_sinittext", &r->why)) ||
+	    !(einit = need(s, "_einittext", &r->why)) || !(end = need(s, "_end", &r->why))) {
+		if (!r->quiet)
+			elfio_error(r->path, "%s: %s", from, r->why);
+		return -EINVAL;
+	}
+	r->S = start->addr;
+	r->T = text->addr;
+	r->etext = etext->addr;
+	r->sinit = sinit->addr;
+	r->einit = einit->addr;
+	r->end = end->addr;
+	uint64_t img_end = r->S + r->len, ra = r->rs ? r->S + r->rs : 0;
+	if (!(r->S <= r->T && r->T < r->etext && r->etext <= r->sinit && r->sinit <= r->einit &&
+	      r->einit <= img_end && img_end <= r->end) ||
+	    (r->rs && !(r->einit <= ra))) {
+		if (!r->quiet)
+			elfio_error(r->path, "the %s symbols do not fit this %s Image (another "
+				    "build?): %s %#" PRIx64 ", _text, _etext, _sinittext, "
+				    "_einittext, _end out of order or past its %zu bytes", from,
+				    r->ia->name, r->ia->start, r->S, r->len);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The sections, from the bounds: riscv64's head text, ..., .rela.dyn, .data, .bss. */
+static void raw_sections(struct raw *r)
+{
+	struct secdef *d = r->d;
+	uint64_t img_end = r->S + r->len;
+	uint64_t ra = r->rs ? r->S + r->rs : 0, rz = r->rs ? r->S + r->re : 0;
+	size_t nd = 0;
+
+	if (r->S < r->T)
+		d[nd++] = (struct secdef){ ".head.text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR,
+					   r->S, r->T };
+	d[nd++] = (struct secdef){ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, r->T,
+				   r->etext };
+	d[nd++] = (struct secdef){ ".rodata", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, r->etext,
+				   r->sinit };
+	d[nd++] = (struct secdef){ ".init.text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR,
+				   r->sinit, r->einit };
+	if (r->rs) {
+		d[nd++] = (struct secdef){ ".init.data", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE,
+					   r->einit, ra };
+		d[nd++] = (struct secdef){ ".rela.dyn", SHT_RELA, SHF_ALLOC, ra, rz };
+		d[nd++] = (struct secdef){ ".data", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, rz,
+					   img_end };
+	} else {
+		d[nd++] = (struct secdef){ ".data", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, r->einit,
+					   img_end };
+	}
+	d[nd++] = (struct secdef){ ".bss", SHT_NOBITS, SHF_ALLOC | SHF_WRITE, img_end, r->end };
+	r->nd = nd;
+}
+
+/* The section names, and where they and the section headers go after the Image. */
+static void raw_names(struct raw *r)
+{
+	r->nl = 1;
+	r->names[0] = 0;
+	for (size_t i = 0; i < r->nd; i++) {
+		r->name_at[i] = (uint32_t)r->nl;
+		r->nl += (size_t)sprintf(r->names + r->nl, "%s", r->d[i].name) + 1;
+	}
+	r->shstr_name = (uint32_t)r->nl;
+	r->nl += (size_t)sprintf(r->names + r->nl, ".shstrtab") + 1;
+	r->shstr_off = RAW_AT + r->len;
+	r->shoff = (r->shstr_off + r->nl + 7) & ~(size_t)7;
+	r->nsh = r->nd + 2;
+	r->total = r->shoff + r->nsh * sizeof(Elf64_Shdr);
+}
+
+/*
+ * Room for what synthesize adds (the symbol table, its names, the section
+ * names and headers again), so that the block is made once: the Image's
+ * bytes in it are the file's pages, mapped, where the Image is the file
+ * (not an Image.gz's inflated copy).  A copy where the mapping is missing
+ * or short.  0 or -ENOMEM.
+ */
+static int raw_block(struct raw *r)
+{
+	size_t room = 8 + (r->s.n + 1) * sizeof(Elf64_Sym) + 1 + r->nl + 16 + 8 +
+		      (r->nsh + 2) * sizeof(Elf64_Shdr);
+
+	for (size_t i = 0; i < r->s.n; i++)
+		room += strlen(r->s.v[i].name) + 1;
+	if (!r->e || r->total + room > r->ecap) {
+		uint8_t *c = elfio_calloc(r->total + room, 1);
+		if (!c)
+			return -ENOMEM;
+		memcpy(c + RAW_AT, r->b, r->len);
+		elfio_free(r->e);	/* b pointed into it: not read again */
+		r->e = c;
+		r->ecap = r->total + room;
+	}
+	return 0;
+}
+
+/* The ELF header, the section names and the section headers, in the block. */
+static void raw_headers(struct raw *r)
+{
+	Elf64_Ehdr eh = { 0 };
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = r->rs || r->ia->machine == EM_AARCH64 ? ET_DYN : ET_EXEC;
+	eh.e_machine = r->ia->machine;
+	eh.e_version = EV_CURRENT;
+	eh.e_entry = r->S;
+	eh.e_flags = r->ia->e_flags;
+	eh.e_shoff = r->shoff;
+	eh.e_ehsize = sizeof(Elf64_Ehdr);
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	eh.e_shnum = (Elf64_Half)r->nsh;
+	eh.e_shstrndx = (Elf64_Half)(r->nsh - 1);
+	memcpy(r->e, &eh, sizeof(eh));
+	memcpy(r->e + r->shstr_off, r->names, r->nl);
+	Elf64_Shdr *sh = (Elf64_Shdr *)(r->e + r->shoff);
+	for (size_t i = 0; i < r->nd; i++) {
+		const struct secdef *d = &r->d[i];
+		sh[i + 1] = (Elf64_Shdr){ .sh_name = r->name_at[i], .sh_type = d->type,
+					  .sh_flags = d->flags, .sh_addr = d->lo,
+					  .sh_offset = RAW_AT + (d->lo - r->S),
+					  .sh_size = d->hi - d->lo, .sh_addralign = 8 };
+		if (d->type == SHT_RELA)
+			sh[i + 1].sh_entsize = sizeof(Elf64_Rela);
+		if (d->type == SHT_NOBITS)
+			sh[i + 1].sh_offset = RAW_AT + r->len;
+	}
+	sh[r->nsh - 1] = (Elf64_Shdr){ .sh_name = r->shstr_name, .sh_type = SHT_STRTAB,
+				       .sh_offset = r->shstr_off, .sh_size = r->nl,
+				       .sh_addralign = 1 };
+}
+
 /*
  * An arm64 or riscv64 Image: its bytes are the kernel from its start symbol
  * on.  Symbols from a map, or kallsyms (their base from the relocation that
@@ -996,215 +1366,32 @@ struct secdef {
 static int raw_image(const struct image_arch *ia, const char *path, int fd, const uint8_t *b,
 		     size_t len, bool quiet, uint8_t **out, size_t *outlen)
 {
-	struct syms s = { 0 };
-	const char *why = NULL;
-	char *map = opt_map ? NULL : beside(path, "System.map");
-	size_t rs, re;
-	int ret = 1;
-	/*
-	 * Where the Image is the file (fd), the block the ELF is made in maps
-	 * it first, and everything below reads it there: its page tables are
-	 * filled once (elfio.c maps an Image unpopulated), not for two
-	 * mappings.  The room after the Image (for what synthesize adds) is
-	 * virtual until written: the Image's size again and a megabyte, which
-	 * a kernel's symbol table never fills (if it did: a copy, below).
-	 */
-	const size_t H = 0x10000;
-	size_t ecap = 0;
-	uint8_t *e = NULL;
-	if (fd >= 0 && len <= SIZE_MAX / 4) {
-		ecap = H + 2 * len + (1u << 20);
-		e = elfio_map_file(fd, len, H, ecap);
-		if (e)
-			b = e + H;
-	}
+	struct raw r = { .ia = ia, .path = path, .quiet = quiet, .b = b, .len = len,
+			 .map = opt_map ? NULL : beside(path, "System.map") };
+	int ret;
 
-	find_rela(b, len, ia->rel_type, &rs, &re);
-	if (opt_map || map) {
-		const char *m = opt_map ? opt_map : map;
-		FILE *f = opt_map ? NULL : fopen(m, "r");
-		if (opt_map || f) {
-			if (f)
-				fclose(f);
-			ret = read_map(path, m, quiet, &s);
-			if (ret < 0)
-				goto out;
-		}
+	raw_map_block(&r, fd);
+	find_rela(r.b, len, ia->rel_type, &r.rs, &r.re);
+	ret = raw_map_symbols(&r);
+	if (ret == 1)
+		ret = raw_kallsyms(&r);
+	if (!ret)
+		ret = raw_bounds(&r);
+	if (!ret) {
+		raw_sections(&r);
+		raw_names(&r);
+		ret = raw_block(&r);
 	}
-	if (ret == 1) {
-		ret = kallsyms_decode(b, len, &s.k, &why);
-		if (ret) {
-			if (!quiet && ret == -ENOENT)
-				elfio_error(path, "a boot image with no symbols: no kallsyms tables in "
-					    "it and no System.map beside it (pass --system-map=FILE, "
-					    "or audit the -dbg package's vmlinux)");
-			else if (!quiet)
-				elfio_error(path, "corrupt kallsyms tables: %s", why);
-			goto out;
-		}
-		if (text_only(&s.k)) {
-			if (!quiet)
-				say_text_only(path);
-			ret = -EINVAL;
-			goto out;
-		}
-		/*
-		 * The base's slot lies at the start + its offset in the Image, and
-		 * the relocation there has the base as its addend.  arm64's 6.1
-		 * lists no _text (its base is _stext): then _text is where the
-		 * candidate puts it, 64 KiB aligned, with linux_banner's bytes at
-		 * the right place.
-		 */
-		long t = kallsyms_lookup(&s.k, ia->start);
-		long lb = kallsyms_lookup(&s.k, "linux_banner");
-		uint64_t base = s.k.relative_base, text_at = 0;
-		bool found = false;
-		for (size_t at = rs; !found && at < re; at += 24) {
-			uint64_t off = get_le64(b + at), add = get_le64(b + at + 16);
-			uint64_t tx = off - s.k.relative_base_at;
-			if (t >= 0) {
-				found = tx == add + s.k.syms[t].raw;
-			} else if (ia->machine == EM_AARCH64 && !(tx & 0xffff) && add >= tx && lb >= 0 &&
-				   add - tx + s.k.syms[lb].raw + 14 <= len) {
-				found = !memcmp(b + (add - tx) + s.k.syms[lb].raw, "Linux version ", 14);
-			}
-			if (found) {
-				base = add;
-				text_at = tx;
-			}
-		}
-		/* a kernel linked at 0 (no relocation's addend past the Image) has base 0 */
-		bool at_zero = t >= 0 && lb >= 0 && !s.k.syms[t].raw;
-		for (size_t at = rs; at_zero && at < re; at += 24)
-			at_zero = get_le64(b + at + 16) < len;
-		if (!found && !s.k.relative_base && !at_zero) {
-			if (!quiet)
-				elfio_error(path, "corrupt kallsyms tables: no relocation sets "
-					    "kallsyms_relative_base");
-			ret = -EINVAL;
-			goto out;
-		}
-		kallsyms_resolve(&s.k, base);
-		s.v = s.k.syms;		/* a spare slot at its end (kallsyms_decode) */
-		s.n = s.k.count;
-		if (t < 0 && found)
-			s.v[s.n++] = (struct ksym){ .name = ia->start, .addr = text_at, .type = 'T' };
-		s.from = "kallsyms";
+	if (!ret) {
+		raw_headers(&r);
+		struct payload p = { .b = r.e, .len = r.total, .own = r.e, .cap = r.ecap };
+		ret = elf_payload(path, &p, &r.s, quiet, out, outlen);
+		elfio_free(p.own);	/* NULL when the image took it over */
+		r.e = NULL;
 	}
-
-	const struct ksym *start, *text, *etext, *sinit, *einit, *end;
-	ret = -EINVAL;
-	if (!(start = need(&s, ia->start, &why)) || !(text = need(&s, "_text", &why)) ||
-	    !(etext = need(&s, "_etext", &why)) || !(sinit = need(&s, "_sinittext", &why)) ||
-	    !(einit = need(&s, "_einittext", &why)) || !(end = need(&s, "_end", &why))) {
-		if (!quiet)
-			elfio_error(path, "%s: %s", s.from ? s.from : "kallsyms", why);
-		goto out;
-	}
-	uint64_t S = start->addr, T = text->addr, img_end = S + len;
-	uint64_t ra = rs ? S + rs : 0, rz = rs ? S + re : 0;
-	if (!(S <= T && T < etext->addr && etext->addr <= sinit->addr &&
-	      sinit->addr <= einit->addr && einit->addr <= img_end && img_end <= end->addr) ||
-	    (rs && !(einit->addr <= ra))) {
-		if (!quiet)
-			elfio_error(path, "the %s symbols do not fit this %s Image (another build?): "
-				    "%s %#" PRIx64 ", _text, _etext, _sinittext, _einittext, _end out "
-				    "of order or past its %zu bytes", s.from ? s.from : "kallsyms",
-				    ia->name, ia->start, S, len);
-		goto out;
-	}
-	struct secdef d[9];
-	size_t nd = 0;
-	if (S < T)
-		d[nd++] = (struct secdef){ ".head.text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, S, T };
-	d[nd++] = (struct secdef){ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, T, etext->addr };
-	d[nd++] = (struct secdef){ ".rodata", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, etext->addr,
-				   sinit->addr };
-	d[nd++] = (struct secdef){ ".init.text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR,
-				   sinit->addr, einit->addr };
-	if (rs) {
-		d[nd++] = (struct secdef){ ".init.data", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE,
-					   einit->addr, ra };
-		d[nd++] = (struct secdef){ ".rela.dyn", SHT_RELA, SHF_ALLOC, ra, rz };
-		d[nd++] = (struct secdef){ ".data", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, rz, img_end };
-	} else {
-		d[nd++] = (struct secdef){ ".data", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, einit->addr,
-					   img_end };
-	}
-	d[nd++] = (struct secdef){ ".bss", SHT_NOBITS, SHF_ALLOC | SHF_WRITE, img_end, end->addr };
-
-	/* ELF header, the Image at 64 KiB (its alignment), names, section headers */
-	char names[160];
-	size_t nl = 1;
-	names[0] = 0;
-	uint32_t name_at[9];
-	for (size_t i = 0; i < nd; i++) {
-		name_at[i] = (uint32_t)nl;
-		nl += (size_t)sprintf(names + nl, "%s", d[i].name) + 1;
-	}
-	uint32_t shstr_name = (uint32_t)nl;
-	nl += (size_t)sprintf(names + nl, ".shstrtab") + 1;
-	size_t shstr_off = H + len, shoff = (shstr_off + nl + 7) & ~(size_t)7;
-	size_t nsh = nd + 2, total = shoff + nsh * sizeof(Elf64_Shdr);
-	/*
-	 * Room for what synthesize adds (the symbol table, its names, the
-	 * section names and headers again), so that the block is made once:
-	 * the Image's bytes in it are the file's pages, mapped, where the
-	 * Image is the file (not an Image.gz's inflated copy).
-	 */
-	size_t room = 8 + (s.n + 1) * sizeof(Elf64_Sym) + 1 + nl + 16 + 8 +
-		      (nsh + 2) * sizeof(Elf64_Shdr);
-	for (size_t i = 0; i < s.n; i++)
-		room += strlen(s.v[i].name) + 1;
-	if (!e || total + room > ecap) {
-		uint8_t *c = elfio_calloc(total + room, 1);
-		if (!c) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		memcpy(c + H, b, len);
-		elfio_free(e);		/* b pointed into it: not read again */
-		e = c;
-		ecap = total + room;
-	}
-	Elf64_Ehdr eh = { 0 };
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = rs || ia->machine == EM_AARCH64 ? ET_DYN : ET_EXEC;
-	eh.e_machine = ia->machine;
-	eh.e_version = EV_CURRENT;
-	eh.e_entry = S;
-	eh.e_flags = ia->e_flags;
-	eh.e_shoff = shoff;
-	eh.e_ehsize = sizeof(Elf64_Ehdr);
-	eh.e_shentsize = sizeof(Elf64_Shdr);
-	eh.e_shnum = (Elf64_Half)nsh;
-	eh.e_shstrndx = (Elf64_Half)(nsh - 1);
-	memcpy(e, &eh, sizeof(eh));
-	memcpy(e + shstr_off, names, nl);
-	Elf64_Shdr *sh = (Elf64_Shdr *)(e + shoff);
-	for (size_t i = 0; i < nd; i++) {
-		sh[i + 1] = (Elf64_Shdr){ .sh_name = name_at[i], .sh_type = d[i].type,
-					  .sh_flags = d[i].flags, .sh_addr = d[i].lo,
-					  .sh_offset = H + (d[i].lo - S), .sh_size = d[i].hi - d[i].lo,
-					  .sh_addralign = 8 };
-		if (d[i].type == SHT_RELA)
-			sh[i + 1].sh_entsize = sizeof(Elf64_Rela);
-		if (d[i].type == SHT_NOBITS)
-			sh[i + 1].sh_offset = H + len;
-	}
-	sh[nsh - 1] = (Elf64_Shdr){ .sh_name = shstr_name, .sh_type = SHT_STRTAB,
-				    .sh_offset = shstr_off, .sh_size = nl, .sh_addralign = 1 };
-	struct payload p = { .b = e, .len = total, .own = e, .cap = ecap };
-	ret = elf_payload(path, &p, &s, quiet, out, outlen);
-	elfio_free(p.own);	/* NULL when the image took it over */
-	e = NULL;
-out:
-	free(map);		/* beside()'s: asprintf's */
-	syms_free(&s);
-	elfio_free(e);		/* an error before the image was made */
+	free(r.map);		/* beside()'s: asprintf's; s.from may be it until here */
+	syms_free(&r.s);
+	elfio_free(r.e);	/* an error before the image was made */
 	return ret;
 }
 

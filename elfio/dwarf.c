@@ -1371,32 +1371,136 @@ static bool ranges_start(struct elfio_dwarf *d, const struct unit *u, enum dsec_
 	return true;
 }
 
+/* What a range list entry gave: a range, a new base, or the end (0, or the error). */
+enum range_step { RANGE_PAIR, RANGE_BASE, RANGE_END, RANGE_ERR };
+
+/*
+ * One contiguous range: DW_AT_high_pc an address, or an offset from
+ * DW_AT_low_pc.  1 with *lo, *hi; 0 when the unit has none (or it cannot
+ * be read); -errno.
+ */
+static int unit_pc_range(struct elfio_dwarf *d, const struct unit *u, uint64_t *lo, uint64_t *hi)
+{
+	const struct attrval *h = &u->a[A_HIGH_PC];
+	int err = 0;
+	bool ok;
+
+	if (!h->present)
+		return 0;
+	if (h->form == DW_FORM_addr) {
+		ok = formaddr(d, u, h, hi, &err) && formaddr(d, u, &u->a[A_LOW_PC], lo, &err);
+	} else {
+		uint64_t delta = 0;
+		ok = formaddr(d, u, &u->a[A_LOW_PC], lo, &err) && udata(d, h, S_COUNT, &delta);
+		*hi = *lo + delta;
+	}
+	if (err)
+		return err;
+	return ok;
+}
+
+/*
+ * A DWARF 4 .debug_ranges entry at p (avail bytes), w-byte addresses:
+ * a pair relative to *base, a new base (the escape), or the end.  *q past
+ * what was read.
+ */
+static enum range_step ranges_entry(const uint8_t *p, size_t avail, unsigned int w,
+				    const uint8_t **q, uint64_t *base, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t escape = w == 8 ? UINT64_MAX : 0xffffffffull, a, b;
+
+	if (avail < 2u * w)
+		return RANGE_END;
+	a = get_le(p, w);
+	b = get_le(p + w, w);
+	*q = p + 2 * w;
+	if (a == escape) {
+		if (b == escape)
+			return RANGE_END;
+		*base = b;
+		return RANGE_BASE;
+	}
+	if (!a && !b)
+		return RANGE_END;
+	*lo = a + *base;
+	*hi = b + *base;
+	return RANGE_PAIR;
+}
+
+/*
+ * A DWARF 5 .debug_rnglists entry at p (to end), w-byte addresses, by its
+ * DW_RLE_ code: a range, a new base, or the end (RANGE_ERR: the end with
+ * *err, which may be 0).  *q past what was read.
+ */
+static enum range_step rnglists_entry(struct elfio_dwarf *d, const struct unit *u,
+				      const uint8_t *p, const uint8_t *end, unsigned int w,
+				      const uint8_t **q, uint64_t *base, uint64_t *lo,
+				      uint64_t *hi, int *err)
+{
+	uint64_t a, b, idx;
+
+	*q = p + 1;
+	switch (*p) {
+	case DW_RLE_end_of_list:
+		return RANGE_END;
+	case DW_RLE_base_addressx:
+		if (!get_uleb(q, end, &idx) || !addrx(d, u, idx, base, err))
+			return RANGE_ERR;
+		return RANGE_BASE;
+	case DW_RLE_startx_endx:
+		if (!get_uleb(q, end, &idx) || !addrx(d, u, idx, lo, err) ||
+		    !get_uleb(q, end, &idx) || !addrx(d, u, idx, hi, err))
+			return RANGE_ERR;
+		return RANGE_PAIR;
+	case DW_RLE_startx_length:
+		if (!get_uleb(q, end, &idx) || !addrx(d, u, idx, lo, err) || !get_uleb(q, end, &b))
+			return RANGE_ERR;
+		*hi = *lo + b;
+		return RANGE_PAIR;
+	case DW_RLE_offset_pair:
+		if (!get_uleb(q, end, &a) || !get_uleb(q, end, &b))
+			return RANGE_END;
+		*lo = a + *base;
+		*hi = b + *base;
+		return RANGE_PAIR;
+	case DW_RLE_base_address:
+		if ((size_t)(end - *q) < w)
+			return RANGE_END;
+		*base = get_le(*q, w);
+		*q += w;
+		return RANGE_BASE;
+	case DW_RLE_start_end:
+		if ((size_t)(end - *q) < 2u * w)
+			return RANGE_END;
+		*lo = get_le(*q, w);
+		*hi = get_le(*q + w, w);
+		*q += 2 * w;
+		return RANGE_PAIR;
+	case DW_RLE_start_length:
+		if ((size_t)(end - *q) < w)
+			return RANGE_END;
+		*lo = get_le(*q, w);
+		*q += w;
+		if (!get_uleb(q, end, &b))
+			return RANGE_END;
+		*hi = *lo + b;
+		return RANGE_PAIR;
+	default:
+		return RANGE_END;
+	}
+}
+
 int elfio_dwarf_unit_ranges(struct elfio_dwarf *d, int (*fn)(void *ctx, uint64_t lo, uint64_t hi),
 			    void *ctx)
 {
 	const struct unit *u = &d->u;
 	uint64_t lo, hi, base, pos;
-	int err = 0;
+	int err = 0, r;
 
 	if (!u->die_ok)
 		return 0;
-	/* one contiguous range: DW_AT_high_pc an address, or an offset from DW_AT_low_pc */
-	const struct attrval *h = &u->a[A_HIGH_PC];
-	if (h->present) {
-		bool ok;
-		if (h->form == DW_FORM_addr) {
-			ok = formaddr(d, u, h, &hi, &err) && formaddr(d, u, &u->a[A_LOW_PC], &lo, &err);
-		} else {
-			uint64_t delta = 0;
-			ok = formaddr(d, u, &u->a[A_LOW_PC], &lo, &err) &&
-			     udata(d, h, S_COUNT, &delta);
-			hi = lo + delta;
-		}
-		if (err)
-			return err;
-		if (ok)
-			return fn(ctx, lo, hi);
-	}
+	if ((r = unit_pc_range(d, u, &lo, &hi)))
+		return r < 0 ? r : fn(ctx, lo, hi);
 	if (!u->a[A_RANGES].present)
 		return 0;
 	enum dsec_id id = u->version < 5 ? S_RANGES : S_RNGLISTS;
@@ -1408,87 +1512,21 @@ int elfio_dwarf_unit_ranges(struct elfio_dwarf *d, int (*fn)(void *ctx, uint64_t
 		return 0;
 	for (;;) {
 		size_t avail;
-		const uint8_t *p = dsec_at(d, id, pos, 64, &avail, &err), *q, *end;
-		uint64_t a, b, idx;
+		const uint8_t *p = dsec_at(d, id, pos, 64, &avail, &err), *q = p;
+		enum range_step s;
+
 		if (!p)
 			return err;
-		q = p;
-		end = p + avail;
-		if (id == S_RANGES) {
-			uint64_t escape = w == 8 ? UINT64_MAX : 0xffffffffull;
-			if (avail < 2u * w)
-				return 0;
-			a = get_le(q, w);
-			b = get_le(q + w, w);
-			q += 2 * w;
-			pos += (uint64_t)(q - p);
-			if (a == escape) {
-				if (b == escape)
-					return 0;
-				base = b;
-				continue;
-			}
-			if (!a && !b)
-				return 0;
-			lo = a + base;
-			hi = b + base;
-		} else {
-			uint8_t code = *q++;
-			switch (code) {
-			case DW_RLE_end_of_list:
-				return 0;
-			case DW_RLE_base_addressx:
-				if (!get_uleb(&q, end, &idx) || !addrx(d, u, idx, &base, &err))
-					return err;
-				pos += (uint64_t)(q - p);
-				continue;
-			case DW_RLE_startx_endx:
-				if (!get_uleb(&q, end, &idx) || !addrx(d, u, idx, &lo, &err) ||
-				    !get_uleb(&q, end, &idx) || !addrx(d, u, idx, &hi, &err))
-					return err;
-				break;
-			case DW_RLE_startx_length:
-				if (!get_uleb(&q, end, &idx) || !addrx(d, u, idx, &lo, &err) ||
-				    !get_uleb(&q, end, &b))
-					return err;
-				hi = lo + b;
-				break;
-			case DW_RLE_offset_pair:
-				if (!get_uleb(&q, end, &a) || !get_uleb(&q, end, &b))
-					return 0;
-				lo = a + base;
-				hi = b + base;
-				break;
-			case DW_RLE_base_address:
-				if ((size_t)(end - q) < w)
-					return 0;
-				base = get_le(q, w);
-				q += w;
-				pos += (uint64_t)(q - p);
-				continue;
-			case DW_RLE_start_end:
-				if ((size_t)(end - q) < 2u * w)
-					return 0;
-				lo = get_le(q, w);
-				hi = get_le(q + w, w);
-				q += 2 * w;
-				break;
-			case DW_RLE_start_length:
-				if ((size_t)(end - q) < w)
-					return 0;
-				lo = get_le(q, w);
-				q += w;
-				if (!get_uleb(&q, end, &b))
-					return 0;
-				hi = lo + b;
-				break;
-			default:
-				return 0;
-			}
-			pos += (uint64_t)(q - p);
-		}
-		int r = fn(ctx, lo, hi);
-		if (r)
+		if (id == S_RANGES)
+			s = ranges_entry(p, avail, w, &q, &base, &lo, &hi);
+		else
+			s = rnglists_entry(d, u, p, p + avail, w, &q, &base, &lo, &hi, &err);
+		if (s == RANGE_END)
+			return 0;
+		if (s == RANGE_ERR)
+			return err;
+		pos += (uint64_t)(q - p);
+		if (s == RANGE_PAIR && (r = fn(ctx, lo, hi)))
 			return r;
 	}
 }

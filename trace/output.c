@@ -133,7 +133,8 @@ static const struct trace_prog *lib_of(const struct trace_data *d, const struct 
 	return NULL;
 }
 
-int trace_write_uftrace(const char *dir, const struct trace_run *r)
+/* info: the 40-byte header, then the lines its info mask announces, in bit order. */
+static int write_info(const char *dir, const struct trace_run *r)
 {
 	const struct trace_data *d = r->data;
 	const struct trace_prog *p = r->prog;
@@ -142,20 +143,13 @@ int trace_write_uftrace(const char *dir, const struct trace_run *r)
 				UFT_INFO_EXE_NAME | UFT_INFO_EXIT_STATUS | UFT_INFO_CMDLINE |
 				UFT_INFO_CPUINFO | UFT_INFO_TASKINFO | UFT_INFO_RECORD_DATE |
 				UFT_INFO_PATTERN_TYPE, 1024, 0, 0 };
-	char path[4096], sid[17], date[64];
+	char path[4096], date[64];
 	unsigned long long s;
 	unsigned long frac;
-	uint64_t first = d->start_ns;
 	time_t now = time(NULL);
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN), cpus_all = sysconf(_SC_NPROCESSORS_CONF);
-	struct trace_prog *libs = NULL;
-	FILE *f;
-	int err;
+	FILE *f = open_out(dir, "info", path, sizeof(path));
 
-	snprintf(sid, sizeof(sid), "%016llx",
-		 (unsigned long long)(d->start_ns * 0x9e3779b97f4a7c15ull ^ (uint64_t)d->pid));
-	/* info */
-	f = open_out(dir, "info", path, sizeof(path));
 	if (!f)
 		return -EIO;
 	fwrite(&h, sizeof(h), 1, f);
@@ -172,10 +166,19 @@ int trace_write_uftrace(const char *dir, const struct trace_run *r)
 	ns_split(d->end_ns - d->start_ns, &s, &frac);
 	fprintf(f, "\nrecord_date:%s\nelapsed_time:%llu.%09lu sec\n", date, s, frac);
 	fprintf(f, "pattern_type:glob\n");
-	err = close_out(f, path);
-	if (err)
-		return err;
-	/* task.txt: the session, then a task per thread (its first record) */
+	return close_out(f, path);
+}
+
+/* task.txt: the session (from the first record), then a task per thread (its first record). */
+static int write_task(const char *dir, const struct trace_run *r, const char *sid)
+{
+	const struct trace_data *d = r->data;
+	char path[4096];
+	unsigned long long s;
+	unsigned long frac;
+	uint64_t first = d->start_ns;
+	FILE *f;
+
 	for (size_t i = 0; i < d->nth; i++)
 		if (d->th[i].first_ns < first)
 			first = d->th[i].first_ns;
@@ -184,17 +187,23 @@ int trace_write_uftrace(const char *dir, const struct trace_run *r)
 		return -EIO;
 	ns_split(first, &s, &frac);
 	fprintf(f, "SESS timestamp=%llu.%09lu pid=%d sid=%s exename=\"%s\"\n", s, frac, d->pid, sid,
-		p->path);
+		r->prog->path);
 	for (size_t i = 0; i < d->nth; i++) {
 		ns_split(d->th[i].first_ns, &s, &frac);
 		fprintf(f, "TASK timestamp=%llu.%09lu tid=%d pid=%d\n", s, frac, d->th[i].tid, d->pid);
 	}
-	err = close_out(f, path);
-	if (err)
-		return err;
-	/* the embedded libraries: each file read once (one opened twice is
-	   listed twice, maybe at another address) */
-	libs = elfio_calloc(d->nobj ? d->nobj : 1, sizeof(*libs));
+	return close_out(f, path);
+}
+
+/*
+ * The embedded libraries: each file read once (one opened twice is listed
+ * twice, maybe at another address); libs[k].path NULL for a repeat or a
+ * file not read (said).  0 or -ENOMEM said.
+ */
+static int read_libs(const char *dir, const struct trace_data *d, struct trace_prog **libsp)
+{
+	struct trace_prog *libs = elfio_calloc(d->nobj ? d->nobj : 1, sizeof(*libs));
+
 	if (!libs) {
 		elfio_error(dir, "out of memory");
 		return -ENOMEM;
@@ -208,73 +217,90 @@ int trace_write_uftrace(const char *dir, const struct trace_run *r)
 						TRACE_PROG_LIB | TRACE_PROG_ANY))
 			libs[k].path = NULL;	/* the first's, or not read (said) */
 	}
-	/* sid-SID.map: the program's mapping, from its load address, then
-	   each library's (uftrace finds a library's symbols by its file's
-	   base name, PATH.sym, relative to its first mapping's start) */
-	{
-		char name[64];
+	*libsp = libs;
+	return 0;
+}
 
-		snprintf(name, sizeof(name), "sid-%s.map", sid);
-		f = open_out(dir, name, path, sizeof(path));
-		if (!f) {
-			err = -EIO;
-			goto out;
-		}
-		const char *last = p->path;
+/*
+ * sid-SID.map: the program's mapping, from its load address, then each
+ * library's (uftrace finds a library's symbols by its file's base name,
+ * PATH.sym, relative to its first mapping's start), then a stack.
+ */
+static int write_map(const char *dir, const struct trace_run *r, const char *sid,
+		     const struct trace_prog *libs)
+{
+	const struct trace_data *d = r->data;
+	const struct trace_prog *p = r->prog;
+	char name[64], path[4096];
+	const char *last = p->path;
+	FILE *f;
 
+	snprintf(name, sizeof(name), "sid-%s.map", sid);
+	f = open_out(dir, name, path, sizeof(path));
+	if (!f)
+		return -EIO;
+	fprintf(f, "%llx-%llx r-xp 00000000 00:00 0 %s\n",
+		(unsigned long long)(d->bias + p->lo),
+		(unsigned long long)((d->bias + p->hi + 0xfff) & ~0xfffull), p->path);
+	for (size_t k = 0; k < d->nobj; k++) {
+		const struct trace_prog *l = lib_of(d, libs, k);
+		size_t j = 0;
+
+		while (j < k && (d->obj[j].bias != d->obj[k].bias ||
+				 strcmp(d->obj[j].path, d->obj[k].path)))
+			j++;
+		if (!l || j < k)
+			continue;	/* not read, or the same mapping again */
+		/* uftrace takes a line of the same file as the line before
+		   for more of that mapping: a library's second life, mapped
+		   elsewhere, comes after an empty line of the program's */
+		if (!strcmp(last, d->obj[k].path))
+			fprintf(f, "%llx-%llx ---p 00000000 00:00 0 %s\n",
+				(unsigned long long)(d->bias + p->lo),
+				(unsigned long long)(d->bias + p->lo), p->path);
+		last = d->obj[k].path;
 		fprintf(f, "%llx-%llx r-xp 00000000 00:00 0 %s\n",
-			(unsigned long long)(d->bias + p->lo),
-			(unsigned long long)((d->bias + p->hi + 0xfff) & ~0xfffull), p->path);
-		for (size_t k = 0; k < d->nobj; k++) {
-			const struct trace_prog *l = lib_of(d, libs, k);
-			size_t j = 0;
-
-			while (j < k && (d->obj[j].bias != d->obj[k].bias ||
-					 strcmp(d->obj[j].path, d->obj[k].path)))
-				j++;
-			if (!l || j < k)
-				continue;	/* not read, or the same mapping again */
-			/* uftrace takes a line of the same file as the line before
-			   for more of that mapping: a library's second life, mapped
-			   elsewhere, comes after an empty line of the program's */
-			if (!strcmp(last, d->obj[k].path))
-				fprintf(f, "%llx-%llx ---p 00000000 00:00 0 %s\n",
-					(unsigned long long)(d->bias + p->lo),
-					(unsigned long long)(d->bias + p->lo), p->path);
-			last = d->obj[k].path;
-			fprintf(f, "%llx-%llx r-xp 00000000 00:00 0 %s\n",
-				(unsigned long long)(d->obj[k].bias + l->lo),
-				(unsigned long long)((d->obj[k].bias + l->hi + 0xfff) & ~0xfffull),
-				d->obj[k].path);
-		}
-		/* uftrace tells user from kernel addresses by where the stack is
-		   (guess_kernel_base): without this line every address is the
-		   kernel's.  This process's stack stands for the program's */
-		fprintf(f, "%llx-%llx rw-p 00000000 00:00 0 [stack]\n",
-			(unsigned long long)((uintptr_t)&name & ~0xfffull),
-			(unsigned long long)(((uintptr_t)&name & ~0xfffull) + 0x21000));
-		err = close_out(f, path);
-		if (err)
-			goto out;
+			(unsigned long long)(d->obj[k].bias + l->lo),
+			(unsigned long long)((d->obj[k].bias + l->hi + 0xfff) & ~0xfffull),
+			d->obj[k].path);
 	}
-	/* PROG.sym: every function, relative to the mapping's start */
-	err = write_sym(dir, p, p->path);
+	/* uftrace tells user from kernel addresses by where the stack is
+	   (guess_kernel_base): without this line every address is the
+	   kernel's.  This process's stack stands for the program's */
+	fprintf(f, "%llx-%llx rw-p 00000000 00:00 0 [stack]\n",
+		(unsigned long long)((uintptr_t)&name & ~0xfffull),
+		(unsigned long long)(((uintptr_t)&name & ~0xfffull) + 0x21000));
+	return close_out(f, path);
+}
+
+/* PROG.sym and each library's LIB.sym: every function, relative to the mapping's start. */
+static int write_syms(const char *dir, const struct trace_run *r, const struct trace_prog *libs)
+{
+	const struct trace_data *d = r->data;
+	int err = write_sym(dir, r->prog, r->prog->path);
+
 	for (size_t k = 0; !err && k < d->nobj; k++)
 		if (libs[k].path)
 			err = write_sym(dir, &libs[k], d->obj[k].path);
-	if (err)
-		goto out;
-	/* TID.dat: the tracer wrote them; the calls the filters kept, anew */
+	return err;
+}
+
+/* TID.dat: the tracer wrote them; the calls the filters kept, anew (r->rewrite). */
+static int write_dats(const char *dir, const struct trace_run *r)
+{
+	const struct trace_data *d = r->data;
+	char path[4096];
+
 	for (size_t i = 0; r->rewrite && i < d->nth; i++) {
 		const struct trace_thread *t = &d->th[i];
 		char name[64];
+		FILE *f;
+		int err;
 
 		snprintf(name, sizeof(name), "%d.dat", t->tid);
 		f = open_out(dir, name, path, sizeof(path));
-		if (!f) {
-			err = -EIO;
-			goto out;
-		}
+		if (!f)
+			return -EIO;
 		setvbuf(f, NULL, _IOFBF, 1 << 20);
 		for (size_t k = 0; k < t->nev; k++) {
 			const struct trace_event *e = &t->ev[k];
@@ -286,10 +312,25 @@ int trace_write_uftrace(const char *dir, const struct trace_run *r)
 		}
 		err = close_out(f, path);
 		if (err)
-			goto out;
+			return err;
 	}
-	err = 0;
-out:
+	return 0;
+}
+
+int trace_write_uftrace(const char *dir, const struct trace_run *r)
+{
+	const struct trace_data *d = r->data;
+	struct trace_prog *libs = NULL;
+	char sid[17];
+	int err;
+
+	snprintf(sid, sizeof(sid), "%016llx",
+		 (unsigned long long)(d->start_ns * 0x9e3779b97f4a7c15ull ^ (uint64_t)d->pid));
+	if ((err = write_info(dir, r)) || (err = write_task(dir, r, sid)) ||
+	    (err = read_libs(dir, d, &libs)))
+		return err;
+	if (!(err = write_map(dir, r, sid, libs)) && !(err = write_syms(dir, r, libs)))
+		err = write_dats(dir, r);
 	for (size_t k = 0; k < d->nobj; k++)
 		trace_prog_free(&libs[k]);
 	elfio_free(libs);

@@ -137,185 +137,267 @@ int trace_prog_open(struct trace_prog *p, const char *path)
 	return trace_prog_open_as(p, path, 0);
 }
 
-int trace_prog_open_as(struct trace_prog *p, const char *path, int flags)
-{
+/* What trace_prog_open_as's steps share: the mapped file and what was found in it. */
+struct prog_file {
+	const char *path;	/* as given (messages) */
+	int flags;		/* TRACE_PROG_* */
 	char real[PATH_MAX];
-	const unsigned char *b = MAP_FAILED;
+	int fd;
+	const unsigned char *b;	/* the file, mapped, or MAP_FAILED */
+	uint64_t size;
 	const Elf64_Ehdr *eh;
 	const Elf64_Phdr *ph;
-	const Elf64_Shdr *sh, *tab = NULL, *str;
-	const struct ps_seg_header *seg = NULL;
-	uint64_t size = 0, seg_off = 0, seg_vaddr = 0, seg_filesz = 0, *sites = NULL;
-	struct stat st;
-	int fd = -1, err = -ENOEXEC;
+	const struct ps_seg_header *seg;	/* the embedded segment's header, or NULL */
+	uint64_t seg_off, seg_vaddr, seg_filesz;
+	uint64_t *sites;	/* the sites' functions, sorted (p->nsites) */
+	const Elf64_Shdr *tab, *str;	/* the symbol table and its names */
+};
 
-	memset(p, 0, sizeof(*p));
-	if (!realpath(path, real) || (fd = open(real, O_RDONLY | O_CLOEXEC)) < 0 ||
-	    fstat(fd, &st) < 0) {
-		err = -errno;
-		elfio_error(path, "%s", strerror(errno));
-		goto out;
+/*
+ * The file by its real path, a regular file (executable for a program),
+ * mapped.  0 or -errno said.
+ */
+static int prog_map(struct prog_file *f)
+{
+	struct stat st;
+
+	if (!realpath(f->path, f->real) || (f->fd = open(f->real, O_RDONLY | O_CLOEXEC)) < 0 ||
+	    fstat(f->fd, &st) < 0) {
+		int err = -errno;
+
+		elfio_error(f->path, "%s", strerror(errno));
+		return err;
 	}
-	if (!S_ISREG(st.st_mode) || (!(flags & TRACE_PROG_LIB) && access(real, X_OK))) {
-		elfio_error(path, "not an executable file");
-		err = -EACCES;
-		goto out;
+	if (!S_ISREG(st.st_mode) || (!(f->flags & TRACE_PROG_LIB) && access(f->real, X_OK))) {
+		elfio_error(f->path, "not an executable file");
+		return -EACCES;
 	}
-	size = (uint64_t)st.st_size;
-	if (size < sizeof(Elf64_Ehdr) ||
-	    (b = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED) {
-		elfio_error(path, "not an ELF file");
-		goto out;
+	f->size = (uint64_t)st.st_size;
+	if (f->size < sizeof(Elf64_Ehdr) ||
+	    (f->b = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, f->fd, 0)) == MAP_FAILED) {
+		elfio_error(f->path, "not an ELF file");
+		return -ENOEXEC;
 	}
-	eh = (const Elf64_Ehdr *)b;
+	return 0;
+}
+
+/*
+ * An ELF64 little-endian program of a machine with a runtime; its program
+ * headers.  0 or -ENOEXEC said.
+ */
+static int prog_header(struct trace_prog *p, struct prog_file *f)
+{
+	const Elf64_Ehdr *eh = f->eh = (const Elf64_Ehdr *)f->b;
+
 	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh->e_ident[EI_DATA] != ELFDATA2LSB) {
-		elfio_error(path, "not a 64-bit little-endian ELF file (no runtime for it)");
-		goto out;
+		elfio_error(f->path, "not a 64-bit little-endian ELF file (no runtime for it)");
+		return -ENOEXEC;
 	}
 	if (eh->e_type != ET_EXEC && eh->e_type != ET_DYN) {
-		elfio_error(path, "not a program (ELF type %u)", eh->e_type);
-		goto out;
+		elfio_error(f->path, "not a program (ELF type %u)", eh->e_type);
+		return -ENOEXEC;
 	}
 	p->machine = eh->e_machine;
 	if (!trace_prog_arch(p)) {
-		elfio_error(path, "machine %u: no runtime for it (x86_64, arm64, riscv64)", p->machine);
-		goto out;
+		elfio_error(f->path, "machine %u: no runtime for it (x86_64, arm64, riscv64)",
+			    p->machine);
+		return -ENOEXEC;
 	}
 	if (eh->e_phentsize != sizeof(Elf64_Phdr) ||
-	    !in_file(eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr), size) ||
+	    !in_file(eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr), f->size) ||
 	    eh->e_phoff % 8) {
-		elfio_error(path, "bad program headers");
-		goto out;
+		elfio_error(f->path, "bad program headers");
+		return -ENOEXEC;
 	}
-	ph = (const Elf64_Phdr *)(b + eh->e_phoff);
+	f->ph = (const Elf64_Phdr *)(f->b + eh->e_phoff);
+	return 0;
+}
+
+/*
+ * The span of the PT_LOADs (p->lo page aligned, p->hi), and the segment
+ * `patchsite embed` added, known by its magic.  0 or -ENOEXEC said.
+ */
+static int prog_loads(struct trace_prog *p, struct prog_file *f)
+{
+	const Elf64_Phdr *ph = f->ph;
+
 	p->lo = UINT64_MAX;
-	for (unsigned i = 0; i < eh->e_phnum; i++) {
+	for (unsigned i = 0; i < f->eh->e_phnum; i++) {
 		if (ph[i].p_type != PT_LOAD)
 			continue;
 		if (ph[i].p_vaddr < p->lo)
 			p->lo = ph[i].p_vaddr;
 		if (ph[i].p_vaddr + ph[i].p_memsz > p->hi)
 			p->hi = ph[i].p_vaddr + ph[i].p_memsz;
-		if (ph[i].p_filesz >= sizeof(*seg) && in_file(ph[i].p_offset, ph[i].p_filesz, size) &&
-		    ph[i].p_offset % 8 == 0 &&
-		    ((const struct ps_seg_header *)(b + ph[i].p_offset))->magic == PS_SEG_MAGIC) {
-			seg = (const struct ps_seg_header *)(b + ph[i].p_offset);
-			seg_off = ph[i].p_offset;
-			seg_vaddr = ph[i].p_vaddr;
-			seg_filesz = ph[i].p_filesz;
+		if (ph[i].p_filesz >= sizeof(*f->seg) &&
+		    in_file(ph[i].p_offset, ph[i].p_filesz, f->size) && ph[i].p_offset % 8 == 0 &&
+		    ((const struct ps_seg_header *)(f->b + ph[i].p_offset))->magic ==
+			    PS_SEG_MAGIC) {
+			f->seg = (const struct ps_seg_header *)(f->b + ph[i].p_offset);
+			f->seg_off = ph[i].p_offset;
+			f->seg_vaddr = ph[i].p_vaddr;
+			f->seg_filesz = ph[i].p_filesz;
 		}
 	}
 	if (p->lo == UINT64_MAX) {
-		elfio_error(path, "no PT_LOAD segment");
-		goto out;
+		elfio_error(f->path, "no PT_LOAD segment");
+		return -ENOEXEC;
 	}
 	p->lo &= ~(uint64_t)0xfff;
-	if (!(flags & TRACE_PROG_LIB) && read_needed(p, b, size, ph, eh->e_phnum)) {
-		elfio_error(path, "out of memory");
-		err = -ENOMEM;
-		goto out;
+	return 0;
+}
+
+/*
+ * A program's libraries (read_needed); the segment, which a program must
+ * have unless TRACE_PROG_ANY, and its site table inside it.  0 or -errno
+ * said.
+ */
+static int prog_segment(struct trace_prog *p, struct prog_file *f)
+{
+	const struct ps_seg_header *seg = f->seg;
+
+	if (!(f->flags & TRACE_PROG_LIB) && read_needed(p, f->b, f->size, f->ph, f->eh->e_phnum)) {
+		elfio_error(f->path, "out of memory");
+		return -ENOMEM;
 	}
-	if (!seg && !(flags & TRACE_PROG_ANY)) {
-		elfio_error(path, "not embedded: run 'patchsite embed %s -o OUT' first", path);
-		err = -ENODEV;
-		goto out;
+	if (!seg && !(f->flags & TRACE_PROG_ANY)) {
+		elfio_error(f->path, "not embedded: run 'patchsite embed %s -o OUT' first",
+			    f->path);
+		return -ENODEV;
 	}
 	p->embedded = seg != NULL;
-	if (!seg) {
-		/* names only (its libraries may be embedded) */
-	} else if (seg->sites < seg_vaddr || seg->count > seg_filesz / sizeof(struct ps_site) ||
-	    !in_file(seg->sites - seg_vaddr, seg->count * sizeof(struct ps_site), seg_filesz)) {
-		elfio_error(path, "the embedded segment's site table is out of bounds");
-		goto out;
+	if (seg && (seg->sites < f->seg_vaddr ||
+		    seg->count > f->seg_filesz / sizeof(struct ps_site) ||
+		    !in_file(seg->sites - f->seg_vaddr, seg->count * sizeof(struct ps_site),
+			     f->seg_filesz))) {
+		elfio_error(f->path, "the embedded segment's site table is out of bounds");
+		return -ENOEXEC;
 	}
-	sites = elfio_calloc(seg && seg->count ? seg->count : 1, sizeof(*sites));
-	if (!sites) {
-		elfio_error(path, "out of memory for %llu sites",
+	return 0;	/* without the segment: names only (its libraries may be embedded) */
+}
+
+/* The sites' functions, sorted, for prog_names to look up. 0 or -ENOMEM said. */
+static int prog_sites(struct trace_prog *p, struct prog_file *f)
+{
+	const struct ps_seg_header *seg = f->seg;
+
+	f->sites = elfio_calloc(seg && seg->count ? seg->count : 1, sizeof(*f->sites));
+	if (!f->sites) {
+		elfio_error(f->path, "out of memory for %llu sites",
 			    (unsigned long long)(seg ? seg->count : 0));
-		err = -ENOMEM;
-		goto out;
+		return -ENOMEM;
 	}
 	for (uint64_t i = 0; seg && i < seg->count; i++)
-		sites[i] = ((const struct ps_site *)(b + seg_off + (seg->sites - seg_vaddr)))[i].func;
+		f->sites[i] = ((const struct ps_site *)(f->b + f->seg_off +
+							(seg->sites - f->seg_vaddr)))[i].func;
 	p->nsites = seg ? seg->count : 0;
-	qsort(sites, p->nsites, sizeof(*sites), u64_cmp);
-	/* the names: .symtab, else .dynsym */
+	qsort(f->sites, p->nsites, sizeof(*f->sites), u64_cmp);
+	return 0;
+}
+
+/* The symbol table for the names: .symtab, else .dynsym; its strings. 0 or -ENOEXEC said. */
+static int prog_symtab(struct prog_file *f)
+{
+	const Elf64_Ehdr *eh = f->eh;
+	const Elf64_Shdr *sh;
+
 	if (eh->e_shentsize != sizeof(Elf64_Shdr) ||
-	    !in_file(eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr), size) || eh->e_shoff % 8) {
-		elfio_error(path, "bad section headers");
-		goto out;
+	    !in_file(eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr), f->size) ||
+	    eh->e_shoff % 8) {
+		elfio_error(f->path, "bad section headers");
+		return -ENOEXEC;
 	}
-	sh = (const Elf64_Shdr *)(b + eh->e_shoff);
-	for (unsigned i = 0; i < eh->e_shnum && !tab; i++)
+	sh = (const Elf64_Shdr *)(f->b + eh->e_shoff);
+	for (unsigned i = 0; i < eh->e_shnum && !f->tab; i++)
 		if (sh[i].sh_type == SHT_SYMTAB)
-			tab = &sh[i];
-	for (unsigned i = 0; i < eh->e_shnum && !tab; i++)
+			f->tab = &sh[i];
+	for (unsigned i = 0; i < eh->e_shnum && !f->tab; i++)
 		if (sh[i].sh_type == SHT_DYNSYM)
-			tab = &sh[i];
-	if (!tab) {
-		elfio_error(path, "no .symtab or .dynsym: its functions have no names to trace by");
-		goto out;
+			f->tab = &sh[i];
+	if (!f->tab) {
+		elfio_error(f->path, "no .symtab or .dynsym: its functions have no names to "
+			    "trace by");
+		return -ENOEXEC;
 	}
-	if (tab->sh_link >= eh->e_shnum || !in_file(tab->sh_offset, tab->sh_size, size) ||
-	    tab->sh_offset % 8) {
-		elfio_error(path, "bad symbol table");
-		goto out;
+	if (f->tab->sh_link >= eh->e_shnum ||
+	    !in_file(f->tab->sh_offset, f->tab->sh_size, f->size) || f->tab->sh_offset % 8) {
+		elfio_error(f->path, "bad symbol table");
+		return -ENOEXEC;
 	}
-	str = &sh[tab->sh_link];
-	if (str->sh_type != SHT_STRTAB || !in_file(str->sh_offset, str->sh_size, size)) {
-		elfio_error(path, "bad symbol string table");
-		goto out;
+	f->str = &sh[f->tab->sh_link];
+	if (f->str->sh_type != SHT_STRTAB ||
+	    !in_file(f->str->sh_offset, f->str->sh_size, f->size)) {
+		elfio_error(f->path, "bad symbol string table");
+		return -ENOEXEC;
 	}
-	{
-		const Elf64_Sym *sy = (const Elf64_Sym *)(b + tab->sh_offset);
-		size_t n = tab->sh_size / sizeof(Elf64_Sym);
+	return 0;
+}
 
-		p->syms = elfio_calloc(n ? n : 1, sizeof(*p->syms));
-		if (!p->syms) {
-			elfio_error(path, "out of memory for %zu symbols", n);
-			err = -ENOMEM;
-			goto out;
-		}
-		for (size_t k = 0; k < n; k++) {
-			const char *nm, *end;
-			struct trace_sym *s;
+/*
+ * The defined, named functions, sorted by address, each marked when it is
+ * a site.  0 or -ENOMEM said.
+ */
+static int prog_names(struct trace_prog *p, struct prog_file *f)
+{
+	const Elf64_Sym *sy = (const Elf64_Sym *)(f->b + f->tab->sh_offset);
+	const Elf64_Shdr *str = f->str;
+	size_t n = f->tab->sh_size / sizeof(Elf64_Sym);
 
-			if (ELF64_ST_TYPE(sy[k].st_info) != STT_FUNC || sy[k].st_shndx == SHN_UNDEF ||
-			    !sy[k].st_value || !sy[k].st_name || sy[k].st_name >= str->sh_size)
-				continue;
-			nm = (const char *)b + str->sh_offset + sy[k].st_name;
-			end = memchr(nm, 0, str->sh_size - sy[k].st_name);
-			if (!end || end == nm)
-				continue;
-			s = &p->syms[p->nsyms];
-			s->name = elfio_strdup(nm);
-			if (!s->name) {
-				elfio_error(path, "out of memory for names");
-				err = -ENOMEM;
-				goto out;
-			}
-			p->nsyms++;
-			s->addr = sy[k].st_value;
-			s->size = sy[k].st_size;
-			s->global = ELF64_ST_BIND(sy[k].st_info) != STB_LOCAL;
-			s->site = bsearch(&s->addr, sites, p->nsites, sizeof(*sites), u64_cmp) != NULL;
-		}
-		qsort(p->syms, p->nsyms, sizeof(*p->syms), sym_cmp);
+	p->syms = elfio_calloc(n ? n : 1, sizeof(*p->syms));
+	if (!p->syms) {
+		elfio_error(f->path, "out of memory for %zu symbols", n);
+		return -ENOMEM;
 	}
-	p->path = elfio_strdup(real);
+	for (size_t k = 0; k < n; k++) {
+		const char *nm, *end;
+		struct trace_sym *s;
+
+		if (ELF64_ST_TYPE(sy[k].st_info) != STT_FUNC || sy[k].st_shndx == SHN_UNDEF ||
+		    !sy[k].st_value || !sy[k].st_name || sy[k].st_name >= str->sh_size)
+			continue;
+		nm = (const char *)f->b + str->sh_offset + sy[k].st_name;
+		end = memchr(nm, 0, str->sh_size - sy[k].st_name);
+		if (!end || end == nm)
+			continue;
+		s = &p->syms[p->nsyms];
+		s->name = elfio_strdup(nm);
+		if (!s->name) {
+			elfio_error(f->path, "out of memory for names");
+			return -ENOMEM;
+		}
+		p->nsyms++;
+		s->addr = sy[k].st_value;
+		s->size = sy[k].st_size;
+		s->global = ELF64_ST_BIND(sy[k].st_info) != STB_LOCAL;
+		s->site = bsearch(&s->addr, f->sites, p->nsites, sizeof(*f->sites),
+				  u64_cmp) != NULL;
+	}
+	qsort(p->syms, p->nsyms, sizeof(*p->syms), sym_cmp);
+	return 0;
+}
+
+int trace_prog_open_as(struct trace_prog *p, const char *path, int flags)
+{
+	struct prog_file f = { .path = path, .flags = flags, .fd = -1, .b = MAP_FAILED };
+	int err;
+
+	memset(p, 0, sizeof(*p));
+	if ((err = prog_map(&f)) || (err = prog_header(p, &f)) || (err = prog_loads(p, &f)) ||
+	    (err = prog_segment(p, &f)) || (err = prog_sites(p, &f)) || (err = prog_symtab(&f)) ||
+	    (err = prog_names(p, &f)))
+		goto out;
+	p->path = elfio_strdup(f.real);
 	if (!p->path) {
 		elfio_error(path, "out of memory");
 		err = -ENOMEM;
-		goto out;
 	}
-	err = 0;
 out:
-	elfio_free(sites);
-	if (b != MAP_FAILED)
-		munmap((void *)b, size);
-	if (fd >= 0)
-		close(fd);
+	elfio_free(f.sites);
+	if (f.b != MAP_FAILED)
+		munmap((void *)f.b, f.size);
+	if (f.fd >= 0)
+		close(f.fd);
 	if (err)
 		trace_prog_free(p);
 	return err;

@@ -873,51 +873,65 @@ static void names_free(void)
 	}
 }
 
-/*
- * Give the sites in fns[] that lie in one object their names from its
- * symbol table: the file at path (the program: /proc/self/exe), loaded at
- * bias, the sites hashed by address in hash.  main: the program, whose
- * symbol table says where names come from (names_from).  Returns 0, or
- * -errno after one message.
- */
-static int read_names_of(const char *prog, const char *path, uintptr_t bias, int main,
-			 const struct site_slot *hash, size_t hmask, long flo, long fhi)
+/* What read_names_of's steps share: the object, its mapping, the names picked. */
+struct obj_names {
+	const char *prog, *path;	/* the program's name, the object's file */
+	int main;			/* the program itself (messages name prog) */
+	uintptr_t bias;
+	const struct site_slot *hash;	/* the sites by address */
+	size_t hmask;
+	long flo, fhi;			/* the object's sites in fns[] */
+	const unsigned char *b;		/* the file, mapped */
+	uint64_t size;
+	const Elf64_Shdr *tab, *str;	/* its symbol table and their names */
+	struct { uint64_t sym; size_t len; int global; } *best;	/* indexed like fns */
+	size_t namebytes;		/* the block of names' size */
+};
+
+/* The object's file, mapped. 0, or -errno said. */
+static int names_map(struct obj_names *o)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(o->path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
-	const unsigned char *b;
-	const Elf64_Ehdr *eh;
-	const Elf64_Shdr *sh, *tab = NULL, *str;
-	uint64_t size, shnum, nsyms;
-	struct { uint64_t sym; size_t len; int global; } *best = NULL;
-	int err = -ENOEXEC;
 
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		err = -errno;
-		say("%s: cannot read %s: %s", prog, path, strerror(errno));
+		int err = -errno;
+
+		say("%s: cannot read %s: %s", o->prog, o->path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return err;
 	}
-	size = (uint64_t)st.st_size;
-	b = size >= sizeof(Elf64_Ehdr) ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+	o->size = (uint64_t)st.st_size;
+	o->b = o->size >= sizeof(Elf64_Ehdr) ?
+		mmap(NULL, o->size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
 	close(fd);
-	if (b == MAP_FAILED) {
-		say("%s: not an ELF file", main ? prog : path);
+	if (o->b == MAP_FAILED) {
+		say("%s: not an ELF file", o->main ? o->prog : o->path);
 		return -ENOEXEC;
 	}
-	eh = (const Elf64_Ehdr *)b;
+	return 0;
+}
+
+/*
+ * The symbol table (.symtab, else .dynsym; the program's says where names
+ * come from) and its strings, inside the file.  0 or -ENOEXEC said.
+ */
+static int names_symtab(struct obj_names *o)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)o->b;
+	const char *who = o->main ? o->prog : o->path;
+	const Elf64_Shdr *sh, *tab = NULL;
+	uint64_t size = o->size, shnum = eh->e_shnum;
+
 	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh->e_shentsize != sizeof(Elf64_Shdr)) {
-		say("%s: not an ELF64 file with section headers", main ? prog : path);
-		goto out;
+		say("%s: not an ELF64 file with section headers", who);
+		return -ENOEXEC;
 	}
-	shnum = eh->e_shnum;
-	if (!in_file(eh->e_shoff, sizeof(Elf64_Shdr), size))
+	if (!in_file(eh->e_shoff, sizeof(Elf64_Shdr), size) || eh->e_shoff % 8)
 		goto badsh;
-	sh = (const Elf64_Shdr *)(b + eh->e_shoff);
-	if (eh->e_shoff % 8)
-		goto badsh;
+	sh = (const Elf64_Shdr *)(o->b + eh->e_shoff);
 	if (shnum == 0)
 		shnum = sh[0].sh_size;
 	if (shnum > size / sizeof(Elf64_Shdr) || !in_file(eh->e_shoff, shnum * sizeof(Elf64_Shdr), size))
@@ -928,89 +942,125 @@ static int read_names_of(const char *prog, const char *path, uintptr_t bias, int
 	for (uint64_t i = 0; i < shnum && !tab; i++)
 		if (sh[i].sh_type == SHT_DYNSYM)
 			tab = &sh[i];
-	if (main)
+	if (o->main)
 		names_from = tab && tab->sh_type == SHT_SYMTAB ? ".symtab" : ".dynsym";
 	if (!tab) {
-		say("%s: no .symtab or .dynsym: functions have no names to match", main ? prog : path);
-		goto out;
+		say("%s: no .symtab or .dynsym: functions have no names to match", who);
+		return -ENOEXEC;
 	}
 	if (tab->sh_link >= shnum || !in_file(tab->sh_offset, tab->sh_size, size) ||
 	    tab->sh_offset % 8 || (tab->sh_entsize && tab->sh_entsize != sizeof(Elf64_Sym)))
 		goto badsh;
-	str = &sh[tab->sh_link];
-	if (str->sh_type != SHT_STRTAB || !in_file(str->sh_offset, str->sh_size, size))
+	o->tab = tab;
+	o->str = &sh[tab->sh_link];
+	if (o->str->sh_type != SHT_STRTAB || !in_file(o->str->sh_offset, o->str->sh_size, size))
 		goto badsh;
-	nsyms = tab->sh_size / sizeof(Elf64_Sym);
-	populate(b, tab->sh_offset, tab->sh_size);
-	populate(b, str->sh_offset, str->sh_size);
-	/* per site, the symbol that names it: a global one first, else the
-	   first in the table (no sort: each symbol looked up among the sites) */
-	best = malloc((fhi > flo ? (size_t)(fhi - flo) : 1) * sizeof(*best));
-	if (!best) {
-		say("%s: out of memory for %ld names", prog, fhi - flo);
-		err = -ENOMEM;
-		goto out;
-	}
-	best -= flo;	/* indexed like fns */
-	for (long i = flo; i < fhi; i++)
-		best[i].sym = UINT64_MAX;
-	{
-		const Elf64_Sym *sy = (const Elf64_Sym *)(b + tab->sh_offset);
-		const char *strs = (const char *)b + str->sh_offset;
-		size_t namebytes = sizeof(char *);
-		char *p;
-
-		for (uint64_t k = 0; k < nsyms; k++) {
-			unsigned t = ELF64_ST_TYPE(sy[k].st_info), bind = ELF64_ST_BIND(sy[k].st_info);
-			int global = bind == STB_GLOBAL || bind == STB_WEAK;
-			long i;
-
-			if (t != STT_FUNC || sy[k].st_shndx == SHN_UNDEF || !sy[k].st_value ||
-			    sy[k].st_name == 0 || sy[k].st_name >= str->sh_size)
-				continue;
-			i = site_lookup(hash, hmask, (uintptr_t)sy[k].st_value + bias);
-			if (i < flo || i >= fhi || (best[i].sym != UINT64_MAX && (best[i].global || !global)))
-				continue;
-			const char *nm = strs + sy[k].st_name;
-			const char *end = memchr(nm, 0, str->sh_size - sy[k].st_name);
-
-			if (!end)
-				continue;
-			if (best[i].sym != UINT64_MAX)
-				namebytes -= best[i].len + 1;
-			best[i].sym = k;
-			best[i].global = global;
-			best[i].len = (size_t)(end - nm);
-			namebytes += best[i].len + 1;
-		}
-		/* the names of the sites, copied (the mapping goes), in a block
-		   chained to the blocks of the objects read before */
-		p = malloc(namebytes);
-		if (!p) {
-			say("%s: out of memory for names", prog);
-			err = -ENOMEM;
-			goto out;
-		}
-		memcpy(p, &names_buf, sizeof(names_buf));
-		names_buf = p;
-		p += sizeof(char *);
-		for (long i = flo; i < fhi; i++) {
-			if (best[i].sym == UINT64_MAX || fns[i].name)
-				continue;
-			memcpy(p, strs + sy[best[i].sym].st_name, best[i].len + 1);
-			fns[i].name = p;
-			nnamed++;
-			p += best[i].len + 1;
-		}
-	}
-	err = 0;
-	goto out;
+	return 0;
 badsh:
-	say("%s: bad section headers or symbol table", main ? prog : path);
-out:
-	if (best)
-		free(best + flo);
-	munmap((void *)b, size);
+	say("%s: bad section headers or symbol table", who);
+	return -ENOEXEC;
+}
+
+/*
+ * Per site, the symbol that names it: a global one first, else the first
+ * in the table (no sort: each symbol looked up among the sites); the
+ * names' bytes.  0 or -ENOMEM said.
+ */
+static int names_pick(struct obj_names *o)
+{
+	const Elf64_Sym *sy = (const Elf64_Sym *)(o->b + o->tab->sh_offset);
+	const char *strs = (const char *)o->b + o->str->sh_offset;
+	uint64_t nsyms = o->tab->sh_size / sizeof(Elf64_Sym), strsz = o->str->sh_size;
+	long flo = o->flo, fhi = o->fhi;
+
+	populate(o->b, o->tab->sh_offset, o->tab->sh_size);
+	populate(o->b, o->str->sh_offset, o->str->sh_size);
+	o->best = malloc((fhi > flo ? (size_t)(fhi - flo) : 1) * sizeof(*o->best));
+	if (!o->best) {
+		say("%s: out of memory for %ld names", o->prog, fhi - flo);
+		return -ENOMEM;
+	}
+	o->best -= flo;	/* indexed like fns */
+	for (long i = flo; i < fhi; i++)
+		o->best[i].sym = UINT64_MAX;
+	o->namebytes = sizeof(char *);
+	for (uint64_t k = 0; k < nsyms; k++) {
+		unsigned t = ELF64_ST_TYPE(sy[k].st_info), bind = ELF64_ST_BIND(sy[k].st_info);
+		int global = bind == STB_GLOBAL || bind == STB_WEAK;
+		long i;
+
+		if (t != STT_FUNC || sy[k].st_shndx == SHN_UNDEF || !sy[k].st_value ||
+		    sy[k].st_name == 0 || sy[k].st_name >= strsz)
+			continue;
+		i = site_lookup(o->hash, o->hmask, (uintptr_t)sy[k].st_value + o->bias);
+		if (i < flo || i >= fhi ||
+		    (o->best[i].sym != UINT64_MAX && (o->best[i].global || !global)))
+			continue;
+		const char *nm = strs + sy[k].st_name;
+		const char *end = memchr(nm, 0, strsz - sy[k].st_name);
+
+		if (!end)
+			continue;
+		if (o->best[i].sym != UINT64_MAX)
+			o->namebytes -= o->best[i].len + 1;
+		o->best[i].sym = k;
+		o->best[i].global = global;
+		o->best[i].len = (size_t)(end - nm);
+		o->namebytes += o->best[i].len + 1;
+	}
+	return 0;
+}
+
+/*
+ * The names of the sites not named yet, copied (the mapping goes), in a
+ * block chained to the blocks of the objects read before.  0 or -ENOMEM
+ * said.
+ */
+static int names_copy(struct obj_names *o)
+{
+	const Elf64_Sym *sy = (const Elf64_Sym *)(o->b + o->tab->sh_offset);
+	const char *strs = (const char *)o->b + o->str->sh_offset;
+	char *p = malloc(o->namebytes);
+
+	if (!p) {
+		say("%s: out of memory for names", o->prog);
+		return -ENOMEM;
+	}
+	memcpy(p, &names_buf, sizeof(names_buf));
+	names_buf = p;
+	p += sizeof(char *);
+	for (long i = o->flo; i < o->fhi; i++) {
+		if (o->best[i].sym == UINT64_MAX || fns[i].name)
+			continue;
+		memcpy(p, strs + sy[o->best[i].sym].st_name, o->best[i].len + 1);
+		fns[i].name = p;
+		nnamed++;
+		p += o->best[i].len + 1;
+	}
+	return 0;
+}
+
+/*
+ * Give the sites in fns[] that lie in one object their names from its
+ * symbol table: the file at path (the program: /proc/self/exe), loaded at
+ * bias, the sites hashed by address in hash.  main: the program, whose
+ * symbol table says where names come from (names_from).  Returns 0, or
+ * -errno after one message.
+ */
+static int read_names_of(const char *prog, const char *path, uintptr_t bias, int main,
+			 const struct site_slot *hash, size_t hmask, long flo, long fhi)
+{
+	struct obj_names o = { .prog = prog, .path = path, .main = main, .bias = bias,
+			       .hash = hash, .hmask = hmask, .flo = flo, .fhi = fhi };
+	int err = names_map(&o);
+
+	if (err)
+		return err;
+	if (!(err = names_symtab(&o)) && !(err = names_pick(&o)))
+		err = names_copy(&o);
+	if (o.best)
+		free(o.best + flo);
+	munmap((void *)o.b, o.size);
 	return err;
 }
 
@@ -2209,28 +2259,21 @@ static int embedded(void)
 }
 #endif
 
-/*
- * Set up from a configuration (the environment's, or the one `patchsite
- * trace -p` passes) and attach.  Returns how many functions were attached,
- * or -errno after one message (nothing traced).
- */
 static const char *globs_what = "PATCHSITE_TRACE";	/* "-F" for patchsite trace -p */
 
-static long trace_setup(const char *globs, const char *out, const char *fmt, const char *sig,
-			const char *tm, const char *rec)
+/*
+ * The configuration, before anything is done: the globs, the format,
+ * timing, the recording, the signal.  0 or -1 said.
+ */
+static int setup_config(const char *globs, const char *fmt, const char *sig, const char *tm,
+			const char *rec)
 {
-	const char *prog;
-	long count, attached = 0;
-	pthread_t th;
-
-	starting = 1;
 	if (!globs && !ctl_path) {
 		say("neither PATCHSITE_TRACE nor PATCHSITE_TRACE_CTL is set");
-		goto untraced;
+		return -1;
 	}
-	/* the configuration first: nothing is attached if any of it is wrong */
 	if (globs && !globs_ok(globs, globs_what))
-		goto untraced;
+		return -1;
 	if (!fmt || !strcmp(fmt, "text"))
 		format = FMT_TEXT;
 	else if (!strcmp(fmt, "tsv"))
@@ -2239,7 +2282,7 @@ static long trace_setup(const char *globs, const char *out, const char *fmt, con
 		format = FMT_JSON;
 	else {
 		say("PATCHSITE_TRACE_FORMAT=%s: not text, tsv or json", fmt);
-		goto untraced;
+		return -1;
 	}
 	if (!tm || !strcmp(tm, "on"))
 		timing = 1;
@@ -2247,30 +2290,39 @@ static long trace_setup(const char *globs, const char *out, const char *fmt, con
 		timing = 0;
 	else {
 		say("PATCHSITE_TRACE_TIME=%s: not on or off", tm);
-		goto untraced;
+		return -1;
 	}
 	if (rec && !timing) {
 		say("PATCHSITE_TRACE_RECORD needs the return hook: not with PATCHSITE_TRACE_TIME=off");
-		goto untraced;
+		return -1;
 	}
 	if (sig && (dump_sig = parse_signal(sig)) < 0) {
 		say("PATCHSITE_TRACE_SIGNAL=%s: not a signal name (SIGUSR2, USR1, RTMIN+N) or "
 		    "number it can use", sig);
-		goto untraced;
+		return -1;
 	}
-	prog = prog_name();
-	count = ps_count();
+	return 0;
+}
+
+/*
+ * The functions the runtime lists, sorted, with room for the libraries
+ * dlopen()ed later (untouched pages cost nothing), and their hash.  0 or
+ * -1 said.
+ */
+static int setup_functions(const char *prog)
+{
+	long count = ps_count();
+
 	if (count < 0) {
 		say("%s: %s (%s)", prog, count == -ENODEV ? "not embedded by `patchsite embed`" :
 		    "the runtime refuses", strerror((int)-count));
-		goto untraced;
+		return -1;
 	}
-	/* room for the libraries dlopen()ed later (untouched pages cost nothing) */
 	fcap = count + TRACE_SPARE;
 	fns = calloc((size_t)fcap, sizeof(*fns));
 	if (!fns) {
 		say("out of memory for %ld functions", count);
-		goto untraced;
+		return -1;
 	}
 	for (long i = 0; i < count; i++)
 		fns[i].addr = (uintptr_t)ps_function(i);
@@ -2281,79 +2333,97 @@ static long trace_setup(const char *globs, const char *out, const char *fmt, con
 		if (fns[i].addr <= fns[i - 1].addr) {
 			say("%s: the site table is not sorted", prog);
 			nfns = nstart = 0;
-			goto untraced;
+			return -1;
 		}
 	if (fn_hash_build() < 0) {
 		say("out of memory for %ld functions", count);
-		goto untraced;
+		return -1;
 	}
+	return 0;
+}
+
+/* The names, the counters, the output file, the recording, the control socket. 0 or -1 said. */
+static int setup_files(const char *prog, const char *out, const char *rec)
+{
 	if (read_names(prog) < 0)
-		goto untraced;
+		return -1;
 	count_setup();
 	if (out && open_out(out, 1) < 0)
-		goto untraced;
+		return -1;
 	if (rec && rec_start(rec) < 0)
-		goto untraced;
+		return -1;
 	if (ctl_path && (ctl_fd = open_ctl(ctl_path)) < 0) {
 		ctl_fd = -1;
-		goto untraced;
+		return -1;
 	}
-	if (globs) {
-		pthread_mutex_lock(&ctl_lock);
-		long n = set_attached(globs, 1, globs_what);
+	return 0;
+}
 
-		pthread_mutex_unlock(&ctl_lock);
-		if (n < 0)
-			goto untraced;
-		for (long i = 0; i < nfns; i++)
-			attached += fns[i].attached;
-	}
-	starting = 0;	/* attached: later messages are about one thing */
-	if (count_tab && getenv("PATCHSITE_TRACE_VERBOSE")) {
-		long nd = 0;
+/* Attach the functions the globs name: how many are attached, or -1 said. */
+static long attach_globs(const char *globs)
+{
+	long n, attached = 0;
 
-		for (long i = 0; i < nstart; i++)
-			nd += fns[i].attached && count_slot(i);
-		say("counts only: %ld of the %ld functions attached count through a direct "
-		    "call, without the trampoline", nd, attached);
-	}
-	if (recording)
-		trace_record_writer();
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
-	if (dump_sig || ctl_fd >= 0) {
-		struct sigaction sa;
-		int err = make_pipe();
-
-		if (err) {
-			say("pipe: %s: no signal or control", strerror(-err));
-		} else {
-			if (dump_sig) {
-				memset(&sa, 0, sizeof(sa));
-				sa.sa_handler = on_signal;
-				sa.sa_flags = SA_RESTART;
-				sigemptyset(&sa.sa_mask);
-				if (sigaction(dump_sig, &sa, NULL) < 0)
-					say("PATCHSITE_TRACE_SIGNAL: sigaction: %s", strerror(errno));
-			}
-			/* the thread must not take the program's signals; SIGTRAP
-			   stays open: the runtime refuses a round (-EDEADLK) while
-			   any thread blocks it, and this thread meets no INT3 */
-			sigset_t all, old;
-
-			sigfillset(&all);
-			sigdelset(&all, SIGTRAP);
-			pthread_sigmask(SIG_SETMASK, &all, &old);
-			err = pthread_create(&th, NULL, ctl_thread, NULL);
-			pthread_sigmask(SIG_SETMASK, &old, NULL);
-			if (err)
-				say("pthread_create: %s: no signal or control", strerror(err));
-			else
-				pthread_detach(th);
-		}
-	}
-	active = 1;
+	pthread_mutex_lock(&ctl_lock);
+	n = set_attached(globs, 1, globs_what);
+	pthread_mutex_unlock(&ctl_lock);
+	if (n < 0)
+		return -1;
+	for (long i = 0; i < nfns; i++)
+		attached += fns[i].attached;
 	return attached;
-untraced:
+}
+
+/* With PATCHSITE_TRACE_VERBOSE, counting only: how many count through a direct call. */
+static void say_direct_counts(long attached)
+{
+	long nd = 0;
+
+	if (!count_tab || !getenv("PATCHSITE_TRACE_VERBOSE"))
+		return;
+	for (long i = 0; i < nstart; i++)
+		nd += fns[i].attached && count_slot(i);
+	say("counts only: %ld of the %ld functions attached count through a direct "
+	    "call, without the trampoline", nd, attached);
+}
+
+/* The signal's handler and the control thread, which reads the pipe and the socket. */
+static void start_control(void)
+{
+	struct sigaction sa;
+	sigset_t all, old;
+	pthread_t th;
+	int err = make_pipe();
+
+	if (err) {
+		say("pipe: %s: no signal or control", strerror(-err));
+		return;
+	}
+	if (dump_sig) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_signal;
+		sa.sa_flags = SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(dump_sig, &sa, NULL) < 0)
+			say("PATCHSITE_TRACE_SIGNAL: sigaction: %s", strerror(errno));
+	}
+	/* the thread must not take the program's signals; SIGTRAP stays
+	   open: the runtime refuses a round (-EDEADLK) while any thread
+	   blocks it, and this thread meets no INT3 */
+	sigfillset(&all);
+	sigdelset(&all, SIGTRAP);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&th, NULL, ctl_thread, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		say("pthread_create: %s: no signal or control", strerror(err));
+	else
+		pthread_detach(th);
+}
+
+/* Nothing traced: what setup opened and read, undone; -EINVAL. */
+static long setup_undo(void)
+{
 	if (out_fd > 2)
 		close(out_fd);
 	out_fd = 2;
@@ -2370,6 +2440,36 @@ untraced:
 	names_free();
 	starting = 0;
 	return -EINVAL;
+}
+
+/*
+ * Set up from a configuration (the environment's, or the one `patchsite
+ * trace -p` passes) and attach.  Returns how many functions were attached,
+ * or -errno after one message (nothing traced).  The configuration first:
+ * nothing is attached if any of it is wrong.
+ */
+static long trace_setup(const char *globs, const char *out, const char *fmt, const char *sig,
+			const char *tm, const char *rec)
+{
+	const char *prog;
+	long attached = 0;
+
+	starting = 1;
+	if (setup_config(globs, fmt, sig, tm, rec) < 0)
+		return setup_undo();
+	prog = prog_name();
+	if (setup_functions(prog) < 0 || setup_files(prog, out, rec) < 0 ||
+	    (globs && (attached = attach_globs(globs)) < 0))
+		return setup_undo();
+	starting = 0;	/* attached: later messages are about one thing */
+	say_direct_counts(attached);
+	if (recording)
+		trace_record_writer();
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	if (dump_sig || ctl_fd >= 0)
+		start_control();
+	active = 1;
+	return attached;
 }
 
 __attribute__((constructor)) static void trace_start(void)
