@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <semaphore.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -47,6 +48,7 @@ __attribute__((noinline)) unsigned long t_after(unsigned long x)
 
 static volatile sig_atomic_t stop, armed;
 static volatile unsigned long landed;	/* handler_calls when the last siglongjmp landed */
+static sem_t landings;			/* posted at each landing */
 static volatile unsigned long handler_calls, handler_bad;
 static pthread_t main_thread;
 static long nsignals;
@@ -69,8 +71,10 @@ static void *sender(void *unused)
 	(void)unused;
 	for (long i = 0; i < nsignals; i++) {
 		pthread_kill(main_thread, SIGUSR1);
-		while (landed != (unsigned long)i + 1)
-			sched_yield();
+		do {
+			while (sem_wait(&landings))
+				;	/* EINTR */
+		} while (landed != (unsigned long)i + 1);
 	}
 	stop = 1;
 	return NULL;
@@ -87,12 +91,15 @@ int main(int argc, char **argv)
 		return 2;
 	nsignals = atol(argv[1]);
 	main_thread = pthread_self();
+	if (sem_init(&landings, 0, 0))
+		return 2;
 	sa.sa_handler = on_usr1;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGUSR1, &sa, NULL))
 		return 2;
 	if (sigsetjmp(top, 1)) {
 		landed = handler_calls;
+		sem_post(&landings);
 	} else {
 		armed = 1;
 		if (pthread_create(&th, NULL, sender, NULL))
