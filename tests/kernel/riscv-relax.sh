@@ -247,50 +247,15 @@ for k in stock relaxed; do
 		continue
 	fi
 	python3 - "$OUT/$k.vmlinux" "$OUT/$k.sites" >"$OUT/$k.table.cmp" 2>&1 <<'EOF'
-import subprocess, sys, struct
-img, sites = sys.argv[1], sys.argv[2]
-syms = {}
-for line in subprocess.run(["riscv64-linux-gnu-nm", img], capture_output=True, text=True).stdout.splitlines():
-    f = line.split()
-    if len(f) == 3:
-        syms[f[2]] = int(f[0], 16)
-start, stop = syms["__start_mcount_loc"], syms["__stop_mcount_loc"]
-# read the region through the section headers
-out = subprocess.run(["riscv64-linux-gnu-readelf", "-SW", img], capture_output=True, text=True).stdout
-data = open(img, "rb").read()
-table = None
-for line in out.splitlines():
-    line = line.replace("[ ", "[")
-    f = line.split()
-    if len(f) > 6 and f[0].startswith("[") and f[2] in ("PROGBITS",):
-        addr, off, size = int(f[3], 16), int(f[4], 16), int(f[5], 16)
-        if addr <= start and stop <= addr + size:
-            b = data[off + start - addr: off + stop - addr]
-            table = [struct.unpack_from("<Q", b, i)[0] for i in range(0, len(b), 8)]
-if table is None:
-    sys.exit("no section holds the region")
+import sys
+sys.path.insert(0, "tests/kernel")
+from rvtable import Table
 # the kernel's sorttable rule: entries outside every sized function symbol
 # (the code of overridden weak functions) are dropped (zeroed at build or
 # skipped at boot); the patch area here follows the symbol
-funcs = []
-for line in subprocess.run(["riscv64-linux-gnu-nm", "-S", "--defined-only", img],
-                           capture_output=True, text=True).stdout.splitlines():
-    f = line.split()
-    if len(f) == 4 and f[2] in "tTwW":
-        funcs.append((int(f[0], 16), int(f[1], 16)))
-funcs.sort()
-import bisect
-starts = [a for a, _ in funcs]
-def inside(v):
-    i = bisect.bisect_right(starts, v) - 1
-    while i >= 0 and starts[i] > v - (1 << 20):
-        a, n = funcs[i]
-        if a <= v < a + n:
-            return True
-        i -= 1
-    return False
-kernel = sorted(v for v in table if v and inside(v))
-got = [int(l, 16) for l in open(sites)]
+t = Table(sys.argv[1])
+kernel = sorted(v for v in t.vals if v and t.owner(v))
+got = [int(l, 16) for l in open(sys.argv[2])]
 print("kernel table: %d entries, record: %d sites" % (len(kernel), len(got)))
 if kernel != got:
     print("differ: missing %s extra %s" % ([hex(v) for v in sorted(set(kernel) - set(got))][:10],
@@ -309,43 +274,17 @@ done
 # (__patchable_function_entries) of the relaxed kernel, made from the same
 # objects but for the pinned ftrace_call (which shifts addresses, not names)
 python3 - "$OUT/relaxed.vmlinux" "$OUT/patchsite.vmlinux" >"$T/table.cmp" 2>&1 <<'EOF'
-import bisect, struct, subprocess, sys
+import sys
+sys.path.insert(0, "tests/kernel")
+from rvtable import Table
 def table(img):
-    syms, funcs = {}, []
-    for line in subprocess.run(["riscv64-linux-gnu-nm", "-S", "--defined-only", img],
-                               capture_output=True, text=True).stdout.splitlines():
-        f = line.split()
-        if len(f) == 3:
-            syms[f[2]] = int(f[0], 16)
-        elif len(f) == 4:
-            syms[f[3]] = int(f[0], 16)
-            if f[2] in "tTwW":
-                funcs.append((int(f[0], 16), int(f[1], 16), f[3]))
-    start, stop = syms["__start_mcount_loc"], syms["__stop_mcount_loc"]
-    out = subprocess.run(["riscv64-linux-gnu-readelf", "-SW", img], capture_output=True, text=True).stdout
-    data = open(img, "rb").read()
-    vals = None
-    for line in out.splitlines():
-        f = line.replace("[ ", "[").split()
-        if len(f) > 6 and f[0].startswith("[") and f[2] == "PROGBITS":
-            addr, off, size = int(f[3], 16), int(f[4], 16), int(f[5], 16)
-            if addr <= start and stop <= addr + size:
-                b = data[off + start - addr: off + stop - addr]
-                vals = [struct.unpack_from("<Q", b, i)[0] for i in range(0, len(b), 8)]
-    if vals is None:
-        sys.exit("%s: no section holds the table" % img)
-    funcs.sort()
-    starts = [a for a, _, _ in funcs]
+    t = Table(img)
     named = []
-    for v in vals:
-        i = bisect.bisect_right(starts, v) - 1
-        while i >= 0 and starts[i] > v - (1 << 20):
-            a, n, name = funcs[i]
-            if a <= v < a + n:
-                named.append((name, v - a))
-                break
-            i -= 1
-    return sorted(named), sum(1 for v in vals if v)
+    for v in t.vals:
+        f = t.owner(v)
+        if f:
+            named.append((f[2], v - f[0]))
+    return sorted(named), sum(1 for v in t.vals if v)
 linker, _ = table(sys.argv[1])
 written, nonzero = table(sys.argv[2])
 print("linker's table (relaxed): %d entries in functions; written (patchsite): %d, %d non-zero slots"
@@ -402,43 +341,12 @@ fi
 # enables stock's count less those in core text, counted from the stock
 # kernel's own table and symbols (nm, readelf).
 python3 - "$OUT/stock.vmlinux" >"$T/leftovers" 2>&1 <<'EOF'
-import bisect, struct, subprocess, sys
-img = sys.argv[1]
-syms, funcs = {}, []
-for line in subprocess.run(["riscv64-linux-gnu-nm", "-S", "--defined-only", img],
-                           capture_output=True, text=True).stdout.splitlines():
-    f = line.split()
-    if len(f) == 3:
-        syms[f[2]] = int(f[0], 16)
-    elif len(f) == 4:
-        syms[f[3]] = int(f[0], 16)
-        if f[2] in "tTwW":
-            funcs.append((int(f[0], 16), int(f[1], 16)))
-start, stop = syms["__start_mcount_loc"], syms["__stop_mcount_loc"]
-out = subprocess.run(["riscv64-linux-gnu-readelf", "-SW", img], capture_output=True, text=True).stdout
-data = open(img, "rb").read()
-vals = None
-for line in out.splitlines():
-    f = line.replace("[ ", "[").split()
-    if len(f) > 6 and f[0].startswith("[") and f[2] == "PROGBITS":
-        addr, off, size = int(f[3], 16), int(f[4], 16), int(f[5], 16)
-        if addr <= start and stop <= addr + size:
-            b = data[off + start - addr: off + stop - addr]
-            vals = [struct.unpack_from("<Q", b, i)[0] for i in range(0, len(b), 8)]
-if vals is None:
-    sys.exit("no section holds the table")
-funcs.sort()
-starts = [a for a, _ in funcs]
-def inside(v):
-    i = bisect.bisect_right(starts, v) - 1
-    while i >= 0 and starts[i] > v - (1 << 20):
-        a, n = funcs[i]
-        if a <= v < a + n:
-            return True
-        i -= 1
-    return False
-init = (syms["_sinittext"], syms["_einittext"])
-print(sum(1 for v in vals if v and not inside(v) and not init[0] <= v < init[1]))
+import sys
+sys.path.insert(0, "tests/kernel")
+from rvtable import Table
+t = Table(sys.argv[1])
+init = (t.syms["_sinittext"], t.syms["_einittext"])
+print(sum(1 for v in t.vals if v and not t.owner(v) and not init[0] <= v < init[1]))
 EOF
 [ $? -eq 0 ] || die "cannot count the stock table's weak leftovers: $(cat "$T/leftovers")"
 lo=$(cat "$T/leftovers")
