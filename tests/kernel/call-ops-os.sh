@@ -235,20 +235,7 @@ fi
 
 # every object of vmlinux.a with patch sites (a __patchable_function_entries
 # section) went through repad: its command names it
-(cd "$B" && ar t vmlinux.a) >"$T/patched.objects" || die "cannot list vmlinux.a"
-no=$(wc -l <"$T/patched.objects")
-: >"$T/patched.norepad"
-nsit=0
-nrep=0
-while read -r o; do
-	r=0
-	grep -q -F "patchsite repad --in-place --quiet $o" "$B/$(dirname "$o")/.$(basename "$o").cmd" 2>/dev/null && r=1
-	nrep=$((nrep + r))
-	if aarch64-linux-gnu-readelf -S -W "$B/$o" | grep -q "__patchable_function_entries"; then
-		nsit=$((nsit + 1))
-		[ "$r" -eq 1 ] || echo "$o" >>"$T/patched.norepad"
-	fi
-done <"$T/patched.objects"
+objects_repadded "$B" aarch64-linux-gnu-readelf __patchable_function_entries "$T/patched"
 if [ "$nsit" -gt 300 ] && [ ! -s "$T/patched.norepad" ] && ! grep -qi patchsite "$T/patched.build.log"; then
 	ok "CONFIG_PATCHSITE: each of the $nsit objects of vmlinux.a with patch sites made with \`patchsite repad --in-place --quiet\` (found on PATH; $nrep of the $no objects in all), nothing printed by patchsite"
 else

@@ -253,3 +253,26 @@ wrong_boots() {
 		not_ok "$1 with a wrong table: 'ftrace bug', no function enabled" "$T/wrong.boot.log"
 	fi
 }
+
+# objects_repadded BUILD-DIR READELF SECTION OUT: of the objects of
+# BUILD-DIR's vmlinux.a (their list OUT.objects, no of them), those whose
+# kbuild command (.NAME.o.cmd) names `patchsite repad --in-place --quiet`
+# (nrep) and those with patch sites, a SECTION section by READELF (nsit);
+# the ones with sites that were not repadded are listed in OUT.norepad
+objects_repadded() {
+	local b=$1 readelf=$2 sec=$3 out=$4 o r
+	(cd "$b" && ar t vmlinux.a) >"$out.objects" || die "cannot list vmlinux.a"
+	no=$(wc -l <"$out.objects")
+	: >"$out.norepad"
+	nsit=0
+	nrep=0
+	while read -r o; do
+		r=0
+		grep -q -F "patchsite repad --in-place --quiet $o" "$b/$(dirname "$o")/.$(basename "$o").cmd" 2>/dev/null && r=1
+		nrep=$((nrep + r))
+		if $readelf -S -W "$b/$o" | grep -q "$sec"; then
+			nsit=$((nsit + 1))
+			[ "$r" -eq 1 ] || echo "$o" >>"$out.norepad"
+		fi
+	done <"$out.objects"
+}
