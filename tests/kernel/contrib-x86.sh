@@ -22,7 +22,6 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/kernel/lib.sh
-TAB="python3 tests/kernel/mcounttab.py"
 X=$W/x86-patchsite
 T=$OUT/contrib-x86
 
