@@ -2,7 +2,8 @@
 # lib.sh, after tests/e2e/lib.sh and bootimg.sh; bash).
 #
 # Strategy: the kernel scripts (riscv-relax, tables, x86, ppc64le,
-# call-ops-os) each prove something of their own, in one shape: the
+# call-ops-os; contrib-x86 for one step) each prove something of their
+# own, in one shape: the
 # packages and the source; a configuration, cached in
 # BUILD-DIR/.config.patchsite and made again when it misses an option; a
 # build with its time and phase lines and its boot image audited; the
@@ -14,7 +15,8 @@
 # called with the architecture's specifics (names, build target, config
 # command, the texts of its checks); what one script alone does stays in
 # it.  The functions write under $T (proof_start) and read the site count
-# $n (table_oracle); a check's texts are those the scripts printed before.
+# $n (table_oracle); a check's text names the script's architecture and
+# case (its WHAT or LABEL argument), so each script's ok lines are its own.
 
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-480}
 TAB="python3 tests/kernel/mcounttab.py"
