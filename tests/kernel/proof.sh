@@ -3,10 +3,9 @@
 #
 # Strategy: the kernel scripts (riscv-relax, tables, x86, ppc64le,
 # call-ops-os; contrib-x86 for one step) each prove something of their
-# own, in one shape: the
-# packages and the source; a configuration, cached in
-# BUILD-DIR/.config.patchsite and made again when it misses an option; a
-# build with its time and phase lines and its boot image audited; the
+# own, in one shape: the packages and the source; a configuration, cached
+# in BUILD-DIR/.config.patchsite and made again when it misses an option;
+# a build with its time and phase lines and its boot image audited; the
 # kernel's own table (tests/kernel/mcounttab.py, not patchsite) as the
 # oracle; record and audit against it; the table cleared and refilled by
 # `record --in-place`; a wrong table; then boots two at a time (lib.sh's
