@@ -96,8 +96,7 @@ build() { # NAME [MAKE-ARGS...] -> $T/NAME.{vmlinux,Image,build.log,seconds,cpu}
 	kernel_timed "$name" arm64 "$B" "$T/$name.build.log" "$@"
 	awk '{ printf "%.0f\n", $1 }' "$T/$name.time" >"$T/$name.seconds"
 	awk '{ printf "%.0f\n", $2 + $3 }' "$T/$name.time" >"$T/$name.cpu"
-	cp "$B/vmlinux" "$T/$name.vmlinux"
-	cp "$B/arch/arm64/boot/Image" "$T/$name.Image"
+	kernel_copies arm64 "$B" "$T/$name"
 	ccache_hits >"$T/$name.ccache"
 	phase "build $name ($(cat "$T/$name.ccache"))"
 }

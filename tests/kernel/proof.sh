@@ -86,6 +86,14 @@ kernel_timed() {
 	}
 }
 
+# kernel_copies ARCH BUILD-DIR PREFIX: the build's vmlinux and boot Image
+# (arm64, riscv) copied to PREFIX.vmlinux and PREFIX.Image, what the
+# checks and boots read while the build directory is made again
+kernel_copies() {
+	cp "$2/vmlinux" "$3.vmlinux" || die "cannot copy $2/vmlinux"
+	cp "$2/arch/$1/boot/Image" "$3.Image" || die "cannot copy $2/arch/$1/boot/Image"
+}
+
 # table_oracle IMAGE VALUES [NAME]: the kernel's own table under the
 # sorttable rule (mcounttab.py sites: the oracle) into $T/oracle, n its
 # count (more than 1000), and the table's entries as they stand into VALUES

@@ -122,8 +122,7 @@ build() { # NAME DIR [MAKE-ARGS...] -> $OUT/NAME.{vmlinux,Image,build.log}, $T/N
 	kernel_timed "$name" riscv "$dir" "$OUT/$name.build.log" "$@"
 	echo "$fresh${KERNEL_CCACHE:+, $(ccache_hits)}" >>"$T/$name.time"
 	phase "build $name ($fresh)"
-	cp "$dir/vmlinux" "$OUT/$name.vmlinux"
-	cp "$dir/arch/riscv/boot/Image" "$OUT/$name.Image"
+	kernel_copies riscv "$dir" "$OUT/$name"
 }
 
 boot() { # NAME TIMEOUT -> $OUT/NAME.boot.log; returns qemu/timeout's status

@@ -52,8 +52,7 @@ proof_start "$OUT/tables"
 kernel_configured arm64 "$A" "DYNAMIC_FTRACE_WITH_CALL_OPS FTRACE_STARTUP_TEST RELOCATABLE JUMP_LABEL
 	BLK_DEV_INITRD PROC_FS SYSFS TRACING" "" arm64_config "$A" performance
 kernel_built arm64 arm64 arm64 "$A" Image
-cp "$A/vmlinux" "$OUT/arm64.vmlinux"
-cp "$A/arch/arm64/boot/Image" "$OUT/arm64.Image"
+kernel_copies arm64 "$A" "$OUT/arm64"
 
 # --- the riscv64 kernel (riscv-relax.sh's stock one) ------------------------
 if [ ! -f "$OUT/stock.vmlinux" ]; then
