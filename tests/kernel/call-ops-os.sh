@@ -50,19 +50,14 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/kernel/lib.sh
-BOOT_TIMEOUT=${BOOT_TIMEOUT:-480}
-TAB="python3 tests/kernel/mcounttab.py"
 B=$W/arm64-os
-T=$OUT/call-ops-os
 KCONFIG=$SRC/arch/arm64/Kconfig
 # guard and patched are one configuration but for CONFIG_PATCHSITE: the
 # second build takes from ccache what the first compiled (lib.sh's kbuild)
 export KERNEL_CCACHE=1
 
-kernel_packages
-kernel_source
-phase "packages and source"
-mkdir -p "$T" "$B"
+proof_start "$OUT/call-ops-os" keep
+mkdir -p "$B"
 
 # contrib/linux as it would be sent: the kernel's own checkpatch, --strict
 if (cd "$SRC" && perl scripts/checkpatch.pl --no-tree --strict "$OLDPWD"/contrib/linux/*.patch) \
@@ -98,17 +93,10 @@ text_size() { # VMLINUX
 build() { # NAME [MAKE-ARGS...] -> $T/NAME.{vmlinux,Image,build.log,seconds,cpu}
 	local name=$1
 	shift
-	ccache_zero
-	/usr/bin/time -f "%e %U %S" -o "$T/$name.time" \
-		bash -c '. tests/kernel/lib.sh; kbuild arm64 "$@" Image' kbuild "$@" \
-		>"$T/$name.build.log" 2>&1 || {
-		tail -n 30 "$T/$name.build.log" >&2
-		die "the $name build failed"
-	}
+	kernel_timed "$name" arm64 "$B" "$T/$name.build.log" "$@"
 	awk '{ printf "%.0f\n", $1 }' "$T/$name.time" >"$T/$name.seconds"
 	awk '{ printf "%.0f\n", $2 + $3 }' "$T/$name.time" >"$T/$name.cpu"
-	cp "$B/vmlinux" "$T/$name.vmlinux"
-	cp "$B/arch/arm64/boot/Image" "$T/$name.Image"
+	kernel_copies arm64 "$B" "$T/$name"
 	ccache_hits >"$T/$name.ccache"
 	phase "build $name ($(cat "$T/$name.ccache"))"
 }
@@ -246,20 +234,7 @@ fi
 
 # every object of vmlinux.a with patch sites (a __patchable_function_entries
 # section) went through repad: its command names it
-(cd "$B" && ar t vmlinux.a) >"$T/patched.objects" || die "cannot list vmlinux.a"
-no=$(wc -l <"$T/patched.objects")
-: >"$T/patched.norepad"
-nsit=0
-nrep=0
-while read -r o; do
-	r=0
-	grep -q -F "patchsite repad --in-place --quiet $o" "$B/$(dirname "$o")/.$(basename "$o").cmd" 2>/dev/null && r=1
-	nrep=$((nrep + r))
-	if aarch64-linux-gnu-readelf -S -W "$B/$o" | grep -q "__patchable_function_entries"; then
-		nsit=$((nsit + 1))
-		[ "$r" -eq 1 ] || echo "$o" >>"$T/patched.norepad"
-	fi
-done <"$T/patched.objects"
+objects_repadded "$B" aarch64-linux-gnu-readelf __patchable_function_entries "$T/patched"
 if [ "$nsit" -gt 300 ] && [ ! -s "$T/patched.norepad" ] && ! grep -qi patchsite "$T/patched.build.log"; then
 	ok "CONFIG_PATCHSITE: each of the $nsit objects of vmlinux.a with patch sites made with \`patchsite repad --in-place --quiet\` (found on PATH; $nrep of the $no objects in all), nothing printed by patchsite"
 else
@@ -325,14 +300,10 @@ PATH="$T/bin:$PATH" kbuild arm64 Image >"$T/relink.log" 2>&1 || {
 # the patched kernel's boot (started beside the guard's, after its build:
 # the checks since, and the three makes above, ran beside it)
 side_wait patched
-selftests "$T/patched.boot.log" >"$T/patched.tests"
-n=$(wc -l <"$T/patched.tests")
-if [ "$n" -gt 0 ] && cmp -s "$OUT/tables/built.tests" "$T/patched.tests" &&
-	! grep -q "FAILED\|Misaligned patch-site" "$T/patched.boot.log" &&
-	reached_init "$T/patched.boot.log"; then
-	ok "PATCHSITE: boots and passes the same $n ftrace self tests as the -O2 kernel, no \"Misaligned patch-site\""
+if self_tests "$T/patched.boot.log" "$T/patched.tests" "$OUT/tables/built.tests" &&
+	! grep -q "Misaligned patch-site" "$T/patched.boot.log" && reached_init "$T/patched.boot.log"; then
+	ok "PATCHSITE: boots and passes the same $nt ftrace self tests as the -O2 kernel, no \"Misaligned patch-site\""
 else
-	diff "$OUT/tables/built.tests" "$T/patched.tests" >>"$T/patched.boot.log" 2>&1
 	not_ok "PATCHSITE: the same self tests PASSED as -O2" "$T/patched.boot.log"
 fi
 

@@ -22,7 +22,6 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/kernel/lib.sh
-TAB="python3 tests/kernel/mcounttab.py"
 X=$W/x86-patchsite
 T=$OUT/contrib-x86
 
@@ -85,29 +84,16 @@ else
 fi
 
 # --- 3. 0001 -----------------------------------------------------------------------
-(cd "$X" && ar t vmlinux.a) >"$T/objects" || die "cannot list vmlinux.a"
-no=$(wc -l <"$T/objects")
-: >"$T/norepad"
-nsit=0
-nrep=0
-while read -r o; do
-	r=0
-	grep -q -F "patchsite repad --in-place --quiet $o" "$X/$(dirname "$o")/.$(basename "$o").cmd" 2>/dev/null && r=1
-	nrep=$((nrep + r))
-	if readelf -S -W "$X/$o" | grep -q "__mcount_loc"; then
-		nsit=$((nsit + 1))
-		[ "$r" -eq 1 ] || echo "$o" >>"$T/norepad"
-	fi
-done <"$T/objects"
+objects_repadded "$X" readelf __mcount_loc "$T/vmlinux.a"
 nr=$(wc -l <"$T/repad.log")
 nbad=$(awk '$1 != 0 || $2 != "same"' "$T/repad.log" | wc -l)
-if [ "$nsit" -gt 100 ] && [ ! -s "$T/norepad" ] && [ "$nr" -ge "$nrep" ] && [ "$nbad" -eq 0 ]; then
+if [ "$nsit" -gt 100 ] && [ ! -s "$T/vmlinux.a.norepad" ] && [ "$nr" -ge "$nrep" ] && [ "$nbad" -eq 0 ]; then
 	ok "x86_64 (0001): each of the $nsit objects of vmlinux.a with patch sites (__mcount_loc) made with repad --in-place ($nrep of the $no in all); all $nr repad runs exit 0 and leave the object byte for byte"
 else
 	{
-		head -n 5 "$T/norepad"
+		head -n 5 "$T/vmlinux.a.norepad"
 		awk '$1 != 0 || $2 != "same"' "$T/repad.log" | head -n 5
-		echo "$(wc -l <"$T/norepad") of $nsit objects with sites not repadded; $nbad of $nr repad runs failed or changed the object"
+		echo "$(wc -l <"$T/vmlinux.a.norepad") of $nsit objects with sites not repadded; $nbad of $nr repad runs failed or changed the object"
 	} >"$T/repad.msg"
 	not_ok "x86_64 (0001): every object with sites repadded, byte for byte" "$T/repad.msg"
 fi

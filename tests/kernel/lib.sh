@@ -10,7 +10,8 @@
 # x86_config, boot_x86, ppc64le_config, boot_ppc64le, initramfs,
 # tracefs_check, selftests LOG, reached_init LOG; phase TEXT (a timestamp
 # line: wall and CPU seconds since the start) and side/side_wait (boots two
-# at a time).
+# at a time); and, through tests/kernel/proof.sh, the steps every proof
+# takes (BOOT_TIMEOUT, TAB, proof_start ...).
 
 PATCHSITE=$(readlink -f "${PATCHSITE:-./patchsite}")
 W=$(readlink -m "${KERNEL_WORK:-build-kernel}")
@@ -22,6 +23,10 @@ OUT=$W/out
 . "$(dirname "${BASH_SOURCE[0]}")/../e2e/lib.sh"
 # bootimg_check: each kernel audited from its boot image (tests/kernel/bootimg.sh)
 . "$(dirname "${BASH_SOURCE[0]}")/bootimg.sh"
+# the proofs' skeleton: proof_start, kernel_configured, kernel_built,
+# table_oracle, record_is_oracle, audit_clean, audit_missing, the table
+# cleared and refilled, the boots' verdicts (tests/kernel/proof.sh)
+. "$(dirname "${BASH_SOURCE[0]}")/proof.sh"
 ps_init "$OUT"
 ps_detail=tail	# a failed check shows the end of its log (a boot's last lines)
 

@@ -31,7 +31,6 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/kernel/lib.sh
 VMLINUX=${VMLINUX:-$W/powerpc/vmlinux}
-TAB="python3 tests/kernel/mcounttab.py"
 T=$OUT/ppc64le-table
 rm -rf "$T"	# a rerun must not read the last run's files
 mkdir -p "$T" || exit 1

@@ -56,45 +56,19 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/kernel/lib.sh
-BOOT_TIMEOUT=${BOOT_TIMEOUT:-480}
-TAB="python3 tests/kernel/mcounttab.py"
 X=$W/powerpc
-T=$OUT/ppc64le
 
-kernel_packages
-kernel_source
-rm -rf "$T"	# a rerun must not read the last run's images
-mkdir -p "$T"
+proof_start "$OUT/ppc64le"
 
 # --- the kernel -------------------------------------------------------------
 # (configured again when the cached configuration misses an option)
-cfg_ok=1
-for c in $PPC64LE_CONFIG_WANT; do
-	grep -q "^CONFIG_$c=y" "$X/.config.patchsite" 2>/dev/null || cfg_ok=0
-done
-if [ "$cfg_ok" = 0 ]; then
-	ppc64le_config "$X"
-	cp "$X/.config" "$X/.config.patchsite"
-fi
-for c in $PPC64LE_CONFIG_WANT; do
-	grep -q "^CONFIG_$c=y" "$X/.config" || die "ppc64le: CONFIG_$c is not set"
-done
-t0=$(date +%s)
-kbuild powerpc vmlinux >"$OUT/ppc64le.build.log" 2>&1 || {
-	tail -n 30 "$OUT/ppc64le.build.log" >&2
-	die "ppc64le kernel build failed"
-}
-echo "# ppc64le kernel build: $(($(date +%s) - t0)) s"
-bootimg_check powerpc "$X" ppc64le
+kernel_configured ppc64le "$X" "$PPC64LE_CONFIG_WANT" "" ppc64le_config "$X"
+kernel_built ppc64le ppc64le powerpc "$X" vmlinux
 V=$T/built.vmlinux
 cp "$X/vmlinux" "$V"
 [ "$(readelf -h "$V" | sed -n 's/^ *Machine: *//p')" = "PowerPC64" ] || die "$V is not a PowerPC64 image"
 
-$TAB sites "$V" >"$T/oracle" || die "mcounttab.py cannot read the kernel's table"
-$TAB dump "$V" >"$T/built.values" || die "mcounttab.py dump failed"
-n=$(wc -l <"$T/oracle")
-[ "$n" -gt 1000 ] || die "the kernel's table has only $n sites"
-echo "# the kernel's table: $(wc -l <"$T/built.values") entries, $n inside a function"
+table_oracle "$V" "$T/built.values"
 
 # 0. the flavour, from objdump and readelf
 powerpc64le-linux-gnu-objdump -d --no-show-raw-insn "$V" >"$T/disasm" || die "objdump -d failed"
@@ -163,21 +137,19 @@ print(sum(1 for l in open(sys.argv[1]) if not a <= int(l, 16) < a + n))' "$1" "$
 }
 nlive_built=$(live "$T/built.values")
 nlive=$(live "$T/oracle")
+# listed LOG N: the boot in LOG listed N functions (available_filter_functions;
+# what differs is appended to the log)
+listed() {
+	[ "$(tracefs_field "$1" available_filter_functions)" = "$2" ] && return 0
+	echo "available_filter_functions $(tracefs_field "$1" available_filter_functions), want $2" >>"$1"
+	return 1
+}
 
 # 2. cleared, refilled
-$TAB clear "$V" "$T/cleared.vmlinux" || die "mcounttab.py clear failed"
-$TAB dump "$T/cleared.vmlinux" >"$T/cleared.values" || die "mcounttab.py dump failed"
-[ ! -s "$T/cleared.values" ] || die "the cleared table is not all zero"
+table_cleared "$V" "$T/cleared.vmlinux" "$T/cleared.values"
 ! cmp -s "$V" "$T/cleared.vmlinux" || die "clearing the table changed nothing"
-ps_run -e "$T/cleared.audit" 1 "$T/cleared.audit" -- audit "$T/cleared.vmlinux"
-rc=$ps_rc
-if [ "$rc" -eq 1 ] && [ "$(grep -c "^missing: " "$T/cleared.audit")" -eq "$n" ] &&
-	grep -q "^summary: 0 misaligned, 0 stale, $n missing," "$T/cleared.audit"; then
-	ok "ppc64le table cleared: audit names the $n sites missing, nothing stale (exit 1)"
-else
-	echo "audit exit status $rc, $(grep -c "^missing: " "$T/cleared.audit") missing" >>"$T/cleared.audit"
-	not_ok "ppc64le table cleared: audit names every site missing" "$T/cleared.audit"
-fi
+audit_missing "ppc64le table cleared" "$T/cleared.vmlinux" "$T/cleared.audit" ", nothing stale" \
+	"^summary: 0 misaligned, 0 stale, $n missing,"
 # table_check IMAGE: IMAGE is the kernel as built ($V) but for the table
 # and the .rela.dyn entries of its slots, where it holds the $n sites
 # ascending, then a zero slot whose relocation is R_PPC64_NONE with addend 0
@@ -245,14 +217,7 @@ else
 	not_ok "ppc64le table cleared: record --in-place gives the kernel as built, its table the sites ascending" \
 		"$T/refill.check"
 fi
-ps_run -e "$T/refilled.audit" 0 "$T/refilled.audit" -- audit "$R"
-rc=$ps_rc
-if [ "$rc" -eq 0 ]; then
-	ok "ppc64le refilled: audit is clean (exit 0)"
-else
-	echo "audit exit status $rc" >>"$T/refilled.audit"
-	not_ok "ppc64le refilled: audit is clean (exit $rc)" "$T/refilled.audit"
-fi
+audit_clean "ppc64le refilled" "$R" "$T/refilled.audit"
 A=$T/again.vmlinux
 cp "$V" "$A"
 ps_run -e "$T/again.err" 0 "$T/again.err" -- record --in-place "$A"
@@ -283,14 +248,7 @@ fi
 
 # 3. the wrong table: every entry 4 bytes back, on the mflr r0
 $TAB shift "$V" "$T/wrong.vmlinux" -4 || die "mcounttab.py shift failed"
-ps_run -e "$T/wrong.audit" 1 "$T/wrong.audit" -- audit "$T/wrong.vmlinux"
-rc=$ps_rc
-if [ "$rc" -eq 1 ] && [ "$(grep -c "^missing: " "$T/wrong.audit")" -eq "$n" ]; then
-	ok "ppc64le every entry moved onto the mflr r0: audit names the $n sites missing (exit 1)"
-else
-	echo "audit exit status $rc, $(grep -c "^missing: " "$T/wrong.audit") missing" >>"$T/wrong.audit"
-	not_ok "ppc64le every entry moved onto the mflr r0: audit names every site missing" "$T/wrong.audit"
-fi
+audit_missing "ppc64le every entry moved onto the mflr r0" "$T/wrong.vmlinux" "$T/wrong.audit"
 
 # --- boots --------------------------------------------------------------------
 # two at a time (lib.sh's side, which prints each boot's time), each
@@ -301,32 +259,13 @@ side built boot_ppc64le "$V" "$T/initramfs.cpio" "$T/built.boot.log" "$BOOT_TIME
 [ "$refilled" != 1 ] || side refilled boot_ppc64le "$R" "$T/initramfs.cpio" "$T/refilled.boot.log" "$BOOT_TIMEOUT"
 side wrong boot_ppc64le "$T/wrong.vmlinux" "$T/initramfs.cpio" "$T/wrong.boot.log" "$BOOT_TIMEOUT"
 side_wait built
-selftests "$T/built.boot.log" >"$T/built.tests"
-nb=$(wc -l <"$T/built.tests")
-fb=$(tracefs_ok "$T/built.boot.log")
-if [ $? -eq 0 ] && [ "$nb" -gt 0 ] && ! grep -q FAILED "$T/built.boot.log" &&
-	[ "$(tracefs_field "$T/built.boot.log" available_filter_functions)" = "$nlive_built" ]; then
-	ok "ppc64le as built boots: $nb ftrace self tests PASSED, none FAILED, the $nlive_built entries outside .init.text listed, function tracer on $fb functions, no ftrace bug"
-else
-	echo "available_filter_functions $(tracefs_field "$T/built.boot.log" available_filter_functions), want $nlive_built" \
-		>>"$T/built.boot.log"
-	not_ok "ppc64le as built boots, passes its self tests, traces every function (enabled_functions $fb)" \
-		"$T/built.boot.log"
-fi
+built_boots ppc64le ", the $nlive_built entries outside .init.text listed" listed "$T/built.boot.log" "$nlive_built"
 
 if [ "$refilled" = 1 ]; then
 	side_wait refilled
-	selftests "$T/refilled.boot.log" >"$T/refilled.tests"
-	fr=$(tracefs_ok "$T/refilled.boot.log" "$nlive")
-	if [ $? -eq 0 ] && [ "$nb" -gt 0 ] && ! grep -q FAILED "$T/refilled.boot.log" &&
-		cmp -s "$T/built.tests" "$T/refilled.tests" &&
-		[ "$(tracefs_field "$T/refilled.boot.log" available_filter_functions)" = "$nlive" ]; then
+	if boots_as_built refilled "$nlive" && listed "$T/refilled.boot.log" "$nlive"; then
 		ok "ppc64le cleared and refilled by record --in-place boots: the same $nb self tests PASSED, function tracer on $fr functions, each of the $nlive sites outside .init.text (as built $fb: the weak leftovers), no ftrace bug"
 	else
-		{
-			echo "enabled_functions $fr, available_filter_functions $(tracefs_field "$T/refilled.boot.log" available_filter_functions), want $nlive"
-			diff "$T/built.tests" "$T/refilled.tests"
-		} >>"$T/refilled.boot.log" 2>&1
 		not_ok "ppc64le refilled: the same self tests PASSED and the $nlive sites enabled (got $fr)" \
 			"$T/refilled.boot.log"
 	fi
@@ -335,15 +274,7 @@ else
 fi
 
 side_wait wrong
-selftests "$T/wrong.boot.log" >"$T/wrong.tests"
-fw=$(tracefs_field "$T/wrong.boot.log" enabled_functions)
-if grep -q "ftrace bug" "$T/wrong.boot.log" && [ "$fw" = 0 ] &&
-	grep -q "^TRACEFS done" <(tr -d '\r' <"$T/wrong.boot.log") &&
-	! cmp -s "$T/built.tests" "$T/wrong.tests"; then
-	ok "ppc64le with every entry on the mflr r0: the kernel logs 'ftrace bug' ($(grep -m1 -o 'expected ([0-9a-f]*) != found ([0-9a-f]*)' "$T/wrong.boot.log" || echo 'no expected/found line')), enables $fw functions, $(wc -l <"$T/wrong.tests") of the $nb self tests PASSED"
-else
-	echo "enabled_functions ${fw:-none}" >>"$T/wrong.boot.log"
-	not_ok "ppc64le with a wrong table: 'ftrace bug', no function enabled" "$T/wrong.boot.log"
-fi
+wrong_boots ppc64le "on the mflr r0" \
+	" ($(grep -m1 -o 'expected ([0-9a-f]*) != found ([0-9a-f]*)' "$T/wrong.boot.log" || echo 'no expected/found line'))"
 
 finish

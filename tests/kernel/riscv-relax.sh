@@ -43,19 +43,14 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/kernel/lib.sh
-BOOT_TIMEOUT=${BOOT_TIMEOUT:-480}
 HANG_TIMEOUT=${HANG_TIMEOUT:-90}
 B=$W/riscv			# stock, then relaxed by hand
 P=$W/riscv-patchsite		# CONFIG_PATCHSITE=y
-T=$OUT/riscv-relax
 # stock and patchsite are one configuration but for CONFIG_PATCHSITE: the
 # second build takes from ccache what the first compiled (lib.sh's kbuild)
 export KERNEL_CCACHE=1
 
-kernel_packages
-kernel_source
-phase "packages and source"
-mkdir -p "$T"
+proof_start "$OUT/riscv-relax" keep
 
 # arch/riscv/Makefile as the series left it: a run stopped while the line
 # was removed by hand (step 2) gets it back from the copy taken before
@@ -78,9 +73,9 @@ chmod +x "$T/nopin"
 # --- the configuration ------------------------------------------------------
 # (configured again when a cached configuration predates the initramfs, or
 # has FPU, which an earlier version of this test set for a glibc /init)
-riscv_config() { # BUILD-DIR [MAKE-ARGS...] (scripts/config ARGS in $extra)
-	local b=$1
-	shift
+riscv_config() { # BUILD-DIR EXTRA [MAKE-ARGS...] (EXTRA: more scripts/config ARGS)
+	local b=$1 extra=$2
+	shift 2
 	KBUILD_DIR=$b kbuild riscv "$@" tinyconfig >/dev/null || die "tinyconfig failed"
 	"$SRC/scripts/config" --file "$b/.config" \
 		-e 64BIT -e MMU -e PRINTK -e TTY -e SERIAL_8250 -e SERIAL_8250_CONSOLE \
@@ -90,19 +85,13 @@ riscv_config() { # BUILD-DIR [MAKE-ARGS...] (scripts/config ARGS in $extra)
 		-e BINFMT_ELF -e BLK_DEV_INITRD -e PROC_FS -e SYSFS -d FPU -d RD_GZIP -d RD_BZIP2 \
 		-d RD_LZMA -d RD_XZ -d RD_LZO -d RD_LZ4 -d RD_ZSTD $extra
 	KBUILD_DIR=$b kbuild riscv "$@" olddefconfig >/dev/null || die "olddefconfig failed"
-	cp "$b/.config" "$b/.config.patchsite"
 }
-if [ ! -f "$B/.config.patchsite" ] || ! grep -q "^CONFIG_BLK_DEV_INITRD=y" "$B/.config.patchsite" ||
-	grep -q "^CONFIG_FPU=y" "$B/.config.patchsite"; then
-	extra="" riscv_config "$B"
-fi
+kernel_configured riscv "$B" "DYNAMIC_FTRACE FTRACE_STARTUP_TEST RISCV_USE_LINKER_RELAXATION RISCV_ISA_C
+	BINFMT_ELF BLK_DEV_INITRD PROC_FS SYSFS TRACING" FPU riscv_config "$B" ""
 if [ ! -f "$P/.config.patchsite" ]; then
-	extra="-e PATCHSITE" riscv_config "$P" PATCHSITE="$T/patchsite"
+	riscv_config "$P" "-e PATCHSITE" PATCHSITE="$T/patchsite"
+	cp "$P/.config" "$P/.config.patchsite"
 fi
-for c in DYNAMIC_FTRACE FTRACE_STARTUP_TEST RISCV_USE_LINKER_RELAXATION RISCV_ISA_C \
-	BINFMT_ELF BLK_DEV_INITRD PROC_FS SYSFS TRACING; do
-	grep -q "^CONFIG_$c=y" "$B/.config" || die "CONFIG_$c is not set"
-done
 # the two configurations differ in the integration's options only
 if ! grep -q "^CONFIG_PATCHSITE=y" "$B/.config" &&
 	grep -q "^CONFIG_PATCHSITE=y" "$P/.config" && grep -q "^CONFIG_PATCHSITE_PIN=y" "$P/.config" &&
@@ -130,17 +119,10 @@ build() { # NAME DIR [MAKE-ARGS...] -> $OUT/NAME.{vmlinux,Image,build.log}, $T/N
 	local name=$1 dir=$2 fresh="from scratch"
 	shift 2
 	[ ! -e "$dir/init/main.o" ] || fresh=incremental
-	ccache_zero
-	KBUILD_DIR=$dir /usr/bin/time -f "%e %U %S" -o "$T/$name.time" \
-		bash -c '. tests/kernel/lib.sh; kbuild riscv "$@" Image' kbuild "$@" \
-		>"$OUT/$name.build.log" 2>&1 || {
-		tail -n 30 "$OUT/$name.build.log" >&2
-		die "kernel build ($name) failed"
-	}
+	kernel_timed "$name" riscv "$dir" "$OUT/$name.build.log" "$@"
 	echo "$fresh${KERNEL_CCACHE:+, $(ccache_hits)}" >>"$T/$name.time"
 	phase "build $name ($fresh)"
-	cp "$dir/vmlinux" "$OUT/$name.vmlinux"
-	cp "$dir/arch/riscv/boot/Image" "$OUT/$name.Image"
+	kernel_copies riscv "$dir" "$OUT/$name"
 }
 
 boot() { # NAME TIMEOUT -> $OUT/NAME.boot.log; returns qemu/timeout's status
@@ -264,50 +246,15 @@ for k in stock relaxed; do
 		continue
 	fi
 	python3 - "$OUT/$k.vmlinux" "$OUT/$k.sites" >"$OUT/$k.table.cmp" 2>&1 <<'EOF'
-import subprocess, sys, struct
-img, sites = sys.argv[1], sys.argv[2]
-syms = {}
-for line in subprocess.run(["riscv64-linux-gnu-nm", img], capture_output=True, text=True).stdout.splitlines():
-    f = line.split()
-    if len(f) == 3:
-        syms[f[2]] = int(f[0], 16)
-start, stop = syms["__start_mcount_loc"], syms["__stop_mcount_loc"]
-# read the region through the section headers
-out = subprocess.run(["riscv64-linux-gnu-readelf", "-SW", img], capture_output=True, text=True).stdout
-data = open(img, "rb").read()
-table = None
-for line in out.splitlines():
-    line = line.replace("[ ", "[")
-    f = line.split()
-    if len(f) > 6 and f[0].startswith("[") and f[2] in ("PROGBITS",):
-        addr, off, size = int(f[3], 16), int(f[4], 16), int(f[5], 16)
-        if addr <= start and stop <= addr + size:
-            b = data[off + start - addr: off + stop - addr]
-            table = [struct.unpack_from("<Q", b, i)[0] for i in range(0, len(b), 8)]
-if table is None:
-    sys.exit("no section holds the region")
+import sys
+sys.path.insert(0, "tests/kernel")
+from rvtable import Table
 # the kernel's sorttable rule: entries outside every sized function symbol
 # (the code of overridden weak functions) are dropped (zeroed at build or
 # skipped at boot); the patch area here follows the symbol
-funcs = []
-for line in subprocess.run(["riscv64-linux-gnu-nm", "-S", "--defined-only", img],
-                           capture_output=True, text=True).stdout.splitlines():
-    f = line.split()
-    if len(f) == 4 and f[2] in "tTwW":
-        funcs.append((int(f[0], 16), int(f[1], 16)))
-funcs.sort()
-import bisect
-starts = [a for a, _ in funcs]
-def inside(v):
-    i = bisect.bisect_right(starts, v) - 1
-    while i >= 0 and starts[i] > v - (1 << 20):
-        a, n = funcs[i]
-        if a <= v < a + n:
-            return True
-        i -= 1
-    return False
-kernel = sorted(v for v in table if v and inside(v))
-got = [int(l, 16) for l in open(sites)]
+t = Table(sys.argv[1])
+kernel = sorted(v for v in t.vals if v and t.owner(v))
+got = [int(l, 16) for l in open(sys.argv[2])]
 print("kernel table: %d entries, record: %d sites" % (len(kernel), len(got)))
 if kernel != got:
     print("differ: missing %s extra %s" % ([hex(v) for v in sorted(set(kernel) - set(got))][:10],
@@ -326,43 +273,17 @@ done
 # (__patchable_function_entries) of the relaxed kernel, made from the same
 # objects but for the pinned ftrace_call (which shifts addresses, not names)
 python3 - "$OUT/relaxed.vmlinux" "$OUT/patchsite.vmlinux" >"$T/table.cmp" 2>&1 <<'EOF'
-import bisect, struct, subprocess, sys
+import sys
+sys.path.insert(0, "tests/kernel")
+from rvtable import Table
 def table(img):
-    syms, funcs = {}, []
-    for line in subprocess.run(["riscv64-linux-gnu-nm", "-S", "--defined-only", img],
-                               capture_output=True, text=True).stdout.splitlines():
-        f = line.split()
-        if len(f) == 3:
-            syms[f[2]] = int(f[0], 16)
-        elif len(f) == 4:
-            syms[f[3]] = int(f[0], 16)
-            if f[2] in "tTwW":
-                funcs.append((int(f[0], 16), int(f[1], 16), f[3]))
-    start, stop = syms["__start_mcount_loc"], syms["__stop_mcount_loc"]
-    out = subprocess.run(["riscv64-linux-gnu-readelf", "-SW", img], capture_output=True, text=True).stdout
-    data = open(img, "rb").read()
-    vals = None
-    for line in out.splitlines():
-        f = line.replace("[ ", "[").split()
-        if len(f) > 6 and f[0].startswith("[") and f[2] == "PROGBITS":
-            addr, off, size = int(f[3], 16), int(f[4], 16), int(f[5], 16)
-            if addr <= start and stop <= addr + size:
-                b = data[off + start - addr: off + stop - addr]
-                vals = [struct.unpack_from("<Q", b, i)[0] for i in range(0, len(b), 8)]
-    if vals is None:
-        sys.exit("%s: no section holds the table" % img)
-    funcs.sort()
-    starts = [a for a, _, _ in funcs]
+    t = Table(img)
     named = []
-    for v in vals:
-        i = bisect.bisect_right(starts, v) - 1
-        while i >= 0 and starts[i] > v - (1 << 20):
-            a, n, name = funcs[i]
-            if a <= v < a + n:
-                named.append((name, v - a))
-                break
-            i -= 1
-    return sorted(named), sum(1 for v in vals if v)
+    for v in t.vals:
+        f = t.owner(v)
+        if f:
+            named.append((f[2], v - f[0]))
+    return sorted(named), sum(1 for v in t.vals if v)
 linker, _ = table(sys.argv[1])
 written, nonzero = table(sys.argv[2])
 print("linker's table (relaxed): %d entries in functions; written (patchsite): %d, %d non-zero slots"
@@ -387,20 +308,13 @@ side stock boot stock "$BOOT_TIMEOUT"
 side relaxed boot relaxed "$HANG_TIMEOUT"
 side patchsite boot patchsite "$BOOT_TIMEOUT"
 side_wait stock
-selftests "$OUT/stock.boot.log" >"$OUT/stock.tests"
-nstock=$(wc -l <"$OUT/stock.tests")
-if [ "$nstock" -gt 0 ] && ! grep -q "FAILED" "$OUT/stock.boot.log" &&
-	reached_init "$OUT/stock.boot.log"; then
-	ok "boot stock (--no-relax): $nstock self tests PASSED, none FAILED, reached init"
+if self_tests "$OUT/stock.boot.log" "$OUT/stock.tests" && reached_init "$OUT/stock.boot.log"; then
+	ok "boot stock (--no-relax): $nt self tests PASSED, none FAILED, reached init"
 else
 	not_ok "boot stock (--no-relax): self tests PASSED" "$OUT/stock.boot.log"
 fi
-if fs=$(tracefs_ok "$OUT/stock.boot.log"); then
-	ok "boot stock: function tracer on over every function: $fs enabled, no ftrace bug"
-else
-	not_ok "boot stock: function tracer on, thousands enabled, no ftrace bug (enabled_functions $fs)" \
-		"$OUT/stock.boot.log"
-fi
+tracer_on "boot stock" "$OUT/stock.boot.log"
+fs=$enabled
 
 side_wait relaxed
 rc=$?
@@ -413,13 +327,10 @@ else
 fi
 
 side_wait patchsite
-selftests "$OUT/patchsite.boot.log" >"$OUT/patchsite.tests"
-if [ -s "$OUT/patchsite.tests" ] && ! grep -q "FAILED" "$OUT/patchsite.boot.log" &&
-	reached_init "$OUT/patchsite.boot.log" &&
-	cmp -s "$OUT/stock.tests" "$OUT/patchsite.tests"; then
-	ok "boot patchsite (relaxed): $(wc -l <"$OUT/patchsite.tests") self tests PASSED, the same list as stock"
+if self_tests "$OUT/patchsite.boot.log" "$OUT/patchsite.tests" "$OUT/stock.tests" &&
+	reached_init "$OUT/patchsite.boot.log"; then
+	ok "boot patchsite (relaxed): $nt self tests PASSED, the same list as stock"
 else
-	diff "$OUT/stock.tests" "$OUT/patchsite.tests" >>"$OUT/patchsite.boot.log" 2>&1
 	not_ok "boot patchsite (relaxed): the same self tests PASSED as stock" "$OUT/patchsite.boot.log"
 fi
 # The stock table keeps entries for the code of overridden weak functions
@@ -429,53 +340,18 @@ fi
 # enables stock's count less those in core text, counted from the stock
 # kernel's own table and symbols (nm, readelf).
 python3 - "$OUT/stock.vmlinux" >"$T/leftovers" 2>&1 <<'EOF'
-import bisect, struct, subprocess, sys
-img = sys.argv[1]
-syms, funcs = {}, []
-for line in subprocess.run(["riscv64-linux-gnu-nm", "-S", "--defined-only", img],
-                           capture_output=True, text=True).stdout.splitlines():
-    f = line.split()
-    if len(f) == 3:
-        syms[f[2]] = int(f[0], 16)
-    elif len(f) == 4:
-        syms[f[3]] = int(f[0], 16)
-        if f[2] in "tTwW":
-            funcs.append((int(f[0], 16), int(f[1], 16)))
-start, stop = syms["__start_mcount_loc"], syms["__stop_mcount_loc"]
-out = subprocess.run(["riscv64-linux-gnu-readelf", "-SW", img], capture_output=True, text=True).stdout
-data = open(img, "rb").read()
-vals = None
-for line in out.splitlines():
-    f = line.replace("[ ", "[").split()
-    if len(f) > 6 and f[0].startswith("[") and f[2] == "PROGBITS":
-        addr, off, size = int(f[3], 16), int(f[4], 16), int(f[5], 16)
-        if addr <= start and stop <= addr + size:
-            b = data[off + start - addr: off + stop - addr]
-            vals = [struct.unpack_from("<Q", b, i)[0] for i in range(0, len(b), 8)]
-if vals is None:
-    sys.exit("no section holds the table")
-funcs.sort()
-starts = [a for a, _ in funcs]
-def inside(v):
-    i = bisect.bisect_right(starts, v) - 1
-    while i >= 0 and starts[i] > v - (1 << 20):
-        a, n = funcs[i]
-        if a <= v < a + n:
-            return True
-        i -= 1
-    return False
-init = (syms["_sinittext"], syms["_einittext"])
-print(sum(1 for v in vals if v and not inside(v) and not init[0] <= v < init[1]))
+import sys
+sys.path.insert(0, "tests/kernel")
+from rvtable import Table
+t = Table(sys.argv[1])
+init = (t.syms["_sinittext"], t.syms["_einittext"])
+print(sum(1 for v in t.vals if v and not t.owner(v) and not init[0] <= v < init[1]))
 EOF
 [ $? -eq 0 ] || die "cannot count the stock table's weak leftovers: $(cat "$T/leftovers")"
 lo=$(cat "$T/leftovers")
 want=$((${fs:-0} - lo))
-if fp=$(tracefs_ok "$OUT/patchsite.boot.log" "$want"); then
-	ok "boot patchsite (relaxed): function tracer on over every function: $fp enabled, stock's $fs less its $lo weak leftovers, no ftrace bug"
-else
-	not_ok "boot patchsite (relaxed): $want functions enabled (stock's $fs less $lo weak leftovers), no ftrace bug (got $fp)" \
-		"$OUT/patchsite.boot.log"
-fi
+tracer_on "boot patchsite (relaxed)" "$OUT/patchsite.boot.log" "$want" \
+	", stock's $fs less its $lo weak leftovers" " (stock's $fs less $lo weak leftovers)"
 
 # --- sizes and build times ---------------------------------------------------
 s=$(text_size "$OUT/stock.vmlinux")

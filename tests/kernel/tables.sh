@@ -43,36 +43,16 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/kernel/lib.sh
-BOOT_TIMEOUT=${BOOT_TIMEOUT:-480}
-TAB="python3 tests/kernel/mcounttab.py"
-T=$OUT/tables
 A=$W/arm64
 
-kernel_packages
-kernel_source
-phase "packages and source"
-rm -rf "$T"	# a rerun must not read the last run's damaged images as lists
-mkdir -p "$T"
+proof_start "$OUT/tables"
 
 # --- the arm64 CALL_OPS kernel ---------------------------------------------
 # (configured again when a cached configuration predates the initramfs)
-if [ ! -f "$A/.config.patchsite" ] || ! grep -q "^CONFIG_BLK_DEV_INITRD=y" "$A/.config.patchsite"; then
-	arm64_config "$A" performance
-	cp "$A/.config" "$A/.config.patchsite"
-fi
-for c in DYNAMIC_FTRACE_WITH_CALL_OPS FTRACE_STARTUP_TEST RELOCATABLE JUMP_LABEL \
-	BLK_DEV_INITRD PROC_FS SYSFS TRACING; do
-	grep -q "^CONFIG_$c=y" "$A/.config" || die "arm64: CONFIG_$c is not set"
-done
-kbuild arm64 Image >"$OUT/arm64.build.log" 2>&1 || {
-	tail -n 30 "$OUT/arm64.build.log" >&2
-	die "arm64 kernel build failed"
-}
-cp "$A/vmlinux" "$OUT/arm64.vmlinux"
-cp "$A/arch/arm64/boot/Image" "$OUT/arm64.Image"
-phase "arm64 build"
-bootimg_check arm64 "$A" arm64
-phase "arm64 boot image audited"
+kernel_configured arm64 "$A" "DYNAMIC_FTRACE_WITH_CALL_OPS FTRACE_STARTUP_TEST RELOCATABLE JUMP_LABEL
+	BLK_DEV_INITRD PROC_FS SYSFS TRACING" "" arm64_config "$A" performance
+kernel_built arm64 arm64 arm64 "$A" Image
+kernel_copies arm64 "$A" "$OUT/arm64"
 
 # --- the riscv64 kernel (riscv-relax.sh's stock one) ------------------------
 if [ ! -f "$OUT/stock.vmlinux" ]; then
@@ -131,20 +111,10 @@ image_of() { # VMLINUX IMAGE: as arch/arm64/boot/Makefile makes Image
 for K in arm64 riscv64; do
 	V=$OUT/$K.vmlinux
 	if [ "$K" = arm64 ]; then flavour=call-ops; else flavour=patchable; fi
-	$TAB sites "$V" >"$T/oracle" || die "$K: mcounttab.py cannot read the kernel's table"
-	$TAB dump "$V" >"$T/$K.values" || die "$K: mcounttab.py dump failed"
-	n=$(wc -l <"$T/oracle")
-	[ "$n" -gt 1000 ] || die "$K: the kernel's table has only $n sites"
+	table_oracle "$V" "$T/$K.values" "$K"
 
 	# 1. as built
-	if ps_run -e "$T/$K.record.err" 0 "$T/$K.record" -- record -v "$V" &&
-		cmp -s "$T/$K.record" "$T/oracle" && grep -q "from the code" "$T/$K.record.err"; then
-		ok "$K as built: record = the kernel's table ($n sites), layout from the code"
-	else
-		cat "$ps_msg" >>"$T/$K.record.err"
-		diff "$T/oracle" "$T/$K.record" | head >>"$T/$K.record.err"
-		not_ok "$K as built: record = the kernel's table" "$T/$K.record.err"
-	fi
+	record_is_oracle "$K as built" "$V" "$K" "from the code" ", layout from the code"
 	audit_json "$V" "$K" '[01]'
 	check_audit "$K" "$K as built: audit (exit $rc): nothing missing, stale only the weak leftovers" "
 need($rc in (0, 1), 'audit exit status $rc')
@@ -153,30 +123,15 @@ need(by.get('stale', set()) == vals - oracle, 'stale %d, leftovers %d' % (len(by
 need(d['site_count'] == len(oracle), 'sites %d' % d['site_count'])"
 
 	# 2. cleared
-	$TAB clear "$V" "$T/$K.cleared" || die "$K: clear failed"
-	: >"$T/$K.cleared.values"
+	table_cleared "$V" "$T/$K.cleared" "$T/$K.cleared.values"
 	audit_json "$T/$K.cleared" "$K.cleared" 1
 	check_audit "$K.cleared" "$K cleared: audit (exit $rc) names every site missing, as $flavour" "
 need($rc == 1, 'audit exit status $rc')
 need(by.get('missing') == oracle, 'missing %d of %d' % (len(by.get('missing', ())), len(oracle)))
 need(all(x['message'].startswith('$flavour ') for x in f if x['kind'] == 'missing'), 'flavour')
 need(set(by) == {'missing'}, 'other kinds: %s' % sorted(by))"
-	cp "$T/$K.cleared" "$T/$K.refilled"
-	if ps_run -e "$T/$K.refill.err" 0 /dev/stdout -- record --in-place "$T/$K.refilled" &&
-		$TAB dump "$T/$K.refilled" >"$T/$K.refilled.values" &&
-		cmp -s "$T/$K.refilled.values" "$T/oracle"; then
-		ok "$K cleared: record --in-place writes back the kernel's table ($n entries)"
-	else
-		cat "$ps_msg" >>"$T/$K.refill.err"
-		diff "$T/oracle" "$T/$K.refilled.values" 2>&1 | head >>"$T/$K.refill.err"
-		not_ok "$K cleared: record --in-place writes back the kernel's table" "$T/$K.refill.err"
-	fi
-	if ps_run -e "$T/$K.refilled.audit" 0 "$T/$K.refilled.audit" -- audit "$T/$K.refilled"; then
-		ok "$K refilled: audit is clean (exit 0)"
-	else
-		cat "$T/$K.refilled.audit" >>"$ps_msg"
-		not_ok "$K refilled: audit is clean (exit $ps_rc)" "$ps_msg"
-	fi
+	table_refilled "$K cleared" "$K"
+	audit_clean "$K refilled" "$T/$K.refilled" "$T/$K.refilled.audit"
 
 	# 3. ten entries moved by 4 bytes
 	$TAB move "$V" "$T/$K.moved" 10 4 >"$T/$K.moved.moved" || die "$K: move failed"
@@ -215,33 +170,21 @@ side built boot_arm64 "$OUT/arm64.Image" "$T/built.boot.log" "$BOOT_TIMEOUT" "$T
 side refilled boot_arm64 "$T/refilled.Image" "$T/refilled.boot.log" "$BOOT_TIMEOUT" "$T/initramfs.cpio"
 side wrong boot_arm64 "$T/wrong.Image" "$T/wrong.boot.log" "$BOOT_TIMEOUT"
 side_wait built
-selftests "$T/built.boot.log" >"$T/built.tests"
-nb=$(wc -l <"$T/built.tests")
-if [ "$nb" -gt 0 ] && ! grep -q FAILED "$T/built.boot.log" && reached_init "$T/built.boot.log"; then
-	ok "arm64 as built boots: $nb ftrace self tests PASSED, none FAILED"
+if self_tests "$T/built.boot.log" "$T/built.tests" && reached_init "$T/built.boot.log"; then
+	ok "arm64 as built boots: $nt ftrace self tests PASSED, none FAILED"
 else
 	not_ok "arm64 as built boots and passes its ftrace self tests" "$T/built.boot.log"
 fi
-if fb=$(tracefs_ok "$T/built.boot.log"); then
-	ok "arm64 as built: function tracer on over every function: $fb enabled, no ftrace bug"
-else
-	not_ok "arm64 as built: function tracer on, thousands enabled, no ftrace bug (enabled_functions $fb)" \
-		"$T/built.boot.log"
-fi
+nb=$nt
+tracer_on "arm64 as built" "$T/built.boot.log"
+fb=$enabled
 side_wait refilled
-selftests "$T/refilled.boot.log" >"$T/refilled.tests"
-if [ "$nb" -gt 0 ] && ! grep -q FAILED "$T/refilled.boot.log" && reached_init "$T/refilled.boot.log" &&
-	cmp -s "$T/built.tests" "$T/refilled.tests"; then
+if self_tests "$T/refilled.boot.log" "$T/refilled.tests" "$T/built.tests" && reached_init "$T/refilled.boot.log"; then
 	ok "arm64 cleared and refilled by record --in-place boots: the same $nb self tests PASSED"
 else
-	diff "$T/built.tests" "$T/refilled.tests" >>"$T/refilled.boot.log" 2>&1
 	not_ok "arm64 refilled: the same self tests PASSED as built" "$T/refilled.boot.log"
 fi
-if fr=$(tracefs_ok "$T/refilled.boot.log" "$fb"); then
-	ok "arm64 refilled: function tracer on over every function: $fr enabled as built, no ftrace bug"
-else
-	not_ok "arm64 refilled: $fb functions enabled as built, no ftrace bug (got $fr)" "$T/refilled.boot.log"
-fi
+tracer_on "arm64 refilled" "$T/refilled.boot.log" "$fb" " as built" " as built"
 side_wait wrong
 selftests "$T/wrong.boot.log" >"$T/wrong.tests"
 if ! cmp -s "$T/built.tests" "$T/wrong.tests" && ! reached_init "$T/wrong.boot.log"; then

@@ -42,39 +42,15 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/kernel/lib.sh
-BOOT_TIMEOUT=${BOOT_TIMEOUT:-480}
-TAB="python3 tests/kernel/mcounttab.py"
 X=$W/x86
-T=$OUT/x86
 
-kernel_packages
-kernel_source
-rm -rf "$T"	# a rerun must not read the last run's images
-mkdir -p "$T"
+proof_start "$OUT/x86"
 
 # --- the kernel -------------------------------------------------------------
 # (configured again when the cached configuration misses an option)
-cfg_ok=1
-for c in $X86_CONFIG_WANT; do
-	grep -q "^CONFIG_$c=y" "$X/.config.patchsite" 2>/dev/null || cfg_ok=0
-done
-if [ "$cfg_ok" = 0 ]; then
-	x86_config "$X"
-	cp "$X/.config" "$X/.config.patchsite"
-fi
-for c in $X86_CONFIG_WANT; do
-	grep -q "^CONFIG_$c=y" "$X/.config" || die "x86: CONFIG_$c is not set"
-done
+kernel_configured x86 "$X" "$X86_CONFIG_WANT" "" x86_config "$X"
 grep -q "^CONFIG_FUNCTION_PADDING_BYTES=16$" "$X/.config" || die "x86: CONFIG_FUNCTION_PADDING_BYTES is not 16"
-t0=$(date +%s)
-kbuild x86 vmlinux >"$OUT/x86.build.log" 2>&1 || {
-	tail -n 30 "$OUT/x86.build.log" >&2
-	die "x86 kernel build failed"
-}
-echo "# x86_64 kernel build: $(($(date +%s) - t0)) s"
-phase "x86_64 build"
-bootimg_check x86 "$X" x86
-phase "x86_64 boot image audited"
+kernel_built x86_64 x86 x86 "$X" vmlinux
 V=$T/built.vmlinux
 S=$T/nodwarf.vmlinux
 cp "$X/vmlinux" "$V"
@@ -82,83 +58,25 @@ objcopy --strip-debug "$V" "$S" || die "objcopy --strip-debug failed"
 readelf -S "$V" | grep -q "\.debug_info" || die "the kernel has no DWARF (.debug_info)"
 ! readelf -S "$S" | grep -q "\.debug_" || die "objcopy --strip-debug left DWARF in the copy"
 
-$TAB sites "$V" >"$T/oracle" || die "mcounttab.py cannot read the kernel's table"
-$TAB dump "$V" >"$T/built.values" || die "mcounttab.py dump failed"
-n=$(wc -l <"$T/oracle")
-[ "$n" -gt 1000 ] || die "the kernel's table has only $n sites"
-echo "# the kernel's table: $(wc -l <"$T/built.values") entries, $n inside a function"
+table_oracle "$V" "$T/built.values"
 
 for K in built nodwarf; do
 	if [ "$K" = built ]; then I=$V; what="with DWARF"; else I=$S; what="without DWARF"; fi
 
 	# 1. as built
-	ps_run -e "$T/$K.record.err" 0 "$T/$K.record" -- record "$I"
-	rc=$ps_rc
-	if [ "$rc" -eq 0 ] && cmp -s "$T/$K.record" "$T/oracle"; then
-		ok "x86_64 $what: record = the kernel's table ($n sites)"
-	else
-		{
-			echo "record exit status $rc"
-			diff "$T/oracle" "$T/$K.record" | head -n 12
-		} >>"$T/$K.record.err"
-		not_ok "x86_64 $what: record = the kernel's table" "$T/$K.record.err"
-	fi
-	ps_run -e "$T/$K.audit" 0 "$T/$K.audit" -- audit "$I"
-	rc=$ps_rc
-	if [ "$rc" -eq 0 ]; then
-		ok "x86_64 $what: audit is clean (exit 0)"
-	else
-		echo "audit exit status $rc" >>"$T/$K.audit"
-		not_ok "x86_64 $what: audit is clean (exit $rc)" "$T/$K.audit"
-	fi
+	record_is_oracle "x86_64 $what" "$I" "$K"
+	audit_clean "x86_64 $what" "$I" "$T/$K.audit"
 
 	# 2. cleared, refilled
-	$TAB clear "$I" "$T/$K.cleared" || die "mcounttab.py clear failed"
-	$TAB dump "$T/$K.cleared" >"$T/$K.cleared.values" || die "mcounttab.py dump failed"
-	[ ! -s "$T/$K.cleared.values" ] || die "the cleared table is not all zero"
-	ps_run -e "$T/$K.cleared.audit" 1 "$T/$K.cleared.audit" -- audit "$T/$K.cleared"
-	rc=$ps_rc
-	if [ "$rc" -eq 1 ] && [ "$(grep -c "^missing: " "$T/$K.cleared.audit")" -eq "$n" ]; then
-		ok "x86_64 $what, table cleared: audit names the $n sites missing (exit 1)"
-	else
-		echo "audit exit status $rc, $(grep -c "^missing: " "$T/$K.cleared.audit") missing" \
-			>>"$T/$K.cleared.audit"
-		not_ok "x86_64 $what, table cleared: audit names every site missing" "$T/$K.cleared.audit"
-	fi
-	cp "$T/$K.cleared" "$T/$K.refilled"
-	ps_run -e "$T/$K.refill.err" 0 "$T/$K.refill.err" -- record --in-place "$T/$K.refilled"
-	rc=$ps_rc
-	if [ "$rc" -eq 0 ] && $TAB dump "$T/$K.refilled" >"$T/$K.refilled.values" &&
-		cmp -s "$T/$K.refilled.values" "$T/oracle"; then
-		ok "x86_64 $what, table cleared: record --in-place writes back the kernel's table ($n entries)"
-	else
-		{
-			echo "record --in-place exit status $rc"
-			diff "$T/oracle" "$T/$K.refilled.values" 2>&1 | head -n 12
-		} >>"$T/$K.refill.err"
-		not_ok "x86_64 $what, table cleared: record --in-place writes back the kernel's table" \
-			"$T/$K.refill.err"
-	fi
-	ps_run -e "$T/$K.refilled.audit" 0 "$T/$K.refilled.audit" -- audit "$T/$K.refilled"
-	rc=$ps_rc
-	if [ "$rc" -eq 0 ]; then
-		ok "x86_64 $what, refilled: audit is clean (exit 0)"
-	else
-		echo "audit exit status $rc" >>"$T/$K.refilled.audit"
-		not_ok "x86_64 $what, refilled: audit is clean (exit $rc)" "$T/$K.refilled.audit"
-	fi
+	table_cleared "$I" "$T/$K.cleared" "$T/$K.cleared.values"
+	audit_missing "x86_64 $what, table cleared" "$T/$K.cleared" "$T/$K.cleared.audit"
+	table_refilled "x86_64 $what, table cleared" "$K"
+	audit_clean "x86_64 $what, refilled" "$T/$K.refilled" "$T/$K.refilled.audit"
 done
 
 # 5. the wrong table: every entry 16 bytes back, in its function's padding
 $TAB shift "$V" "$T/wrong.vmlinux" -16 || die "mcounttab.py shift failed"
-ps_run -e "$T/wrong.audit" 1 "$T/wrong.audit" -- audit "$T/wrong.vmlinux"
-rc=$ps_rc
-if [ "$rc" -eq 1 ] && [ "$(grep -c "^missing: " "$T/wrong.audit")" -eq "$n" ]; then
-	ok "x86_64 every entry moved into the padding: audit names the $n sites missing (exit 1)"
-else
-	echo "audit exit status $rc" >>"$T/wrong.audit"
-	not_ok "x86_64 every entry moved into the padding: audit names every site missing" "$T/wrong.audit"
-fi
+audit_missing "x86_64 every entry moved into the padding" "$T/wrong.vmlinux" "$T/wrong.audit"
 
 # --- the kernel integration (contrib/linux) on x86_64 -------------------------
 # Switching the integration on recompiles every object (0001 makes repad
@@ -219,15 +137,7 @@ for K in built nodwarf; do
 done
 side wrong boot_x86 "$T/wrong.vmlinux" "$T/initramfs.cpio" "$T/wrong.boot.log" "$BOOT_TIMEOUT"
 side_wait built
-selftests "$T/built.boot.log" >"$T/built.tests"
-nb=$(wc -l <"$T/built.tests")
-fb=$(tracefs_ok "$T/built.boot.log")
-if [ $? -eq 0 ] && [ "$nb" -gt 0 ] && ! grep -q FAILED "$T/built.boot.log"; then
-	ok "x86_64 as built boots: $nb ftrace self tests PASSED, none FAILED, function tracer on $fb functions, no ftrace bug"
-else
-	not_ok "x86_64 as built boots, passes its self tests, traces every function (enabled_functions $fb)" \
-		"$T/built.boot.log"
-fi
+built_boots x86_64 ""
 
 for K in built nodwarf; do
 	if [ "$K" = built ]; then what="with DWARF"; else what="without DWARF"; fi
@@ -236,31 +146,15 @@ for K in built nodwarf; do
 		continue
 	fi
 	side_wait "$K.refilled"
-	selftests "$T/$K.refilled.boot.log" >"$T/$K.refilled.tests"
-	fr=$(tracefs_ok "$T/$K.refilled.boot.log" "$fb")
-	if [ $? -eq 0 ] && [ "$nb" -gt 0 ] && ! grep -q FAILED "$T/$K.refilled.boot.log" &&
-		cmp -s "$T/built.tests" "$T/$K.refilled.tests"; then
+	if boots_as_built "$K.refilled" "$fb"; then
 		ok "x86_64 $what, cleared and refilled by record --in-place boots: the same $nb self tests PASSED, function tracer on $fr functions as built, no ftrace bug"
 	else
-		{
-			echo "enabled_functions $fr (as built $fb)"
-			diff "$T/built.tests" "$T/$K.refilled.tests"
-		} >>"$T/$K.refilled.boot.log" 2>&1
 		not_ok "x86_64 $what, refilled: the same self tests PASSED and $fb functions enabled as built (got $fr)" \
 			"$T/$K.refilled.boot.log"
 	fi
 done
 
 side_wait wrong
-selftests "$T/wrong.boot.log" >"$T/wrong.tests"
-fw=$(tracefs_field "$T/wrong.boot.log" enabled_functions)
-if grep -q "ftrace bug" "$T/wrong.boot.log" && [ "$fw" = 0 ] &&
-	grep -q "^TRACEFS done" <(tr -d '\r' <"$T/wrong.boot.log") &&
-	! cmp -s "$T/built.tests" "$T/wrong.tests"; then
-	ok "x86_64 with every entry in the padding: the kernel logs 'ftrace bug', enables $fw functions, $(wc -l <"$T/wrong.tests") of the $nb self tests PASSED"
-else
-	echo "enabled_functions ${fw:-none}" >>"$T/wrong.boot.log"
-	not_ok "x86_64 with a wrong table: 'ftrace bug', no function enabled" "$T/wrong.boot.log"
-fi
+wrong_boots x86_64 "in the padding"
 
 finish
