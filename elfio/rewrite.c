@@ -185,14 +185,7 @@ static int patch_owner(struct elfio_rw *w, uint64_t off, size_t len)
 		return -ENOMEM;
 	}
 	/* the first section that starts past off; then back while one may reach it */
-	size_t lo = 0, hi = w->nbyoff;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (w->byoff[mid]->shdr.sh_offset <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = BOUND_BY(w->nbyoff, m, w->byoff[m]->shdr.sh_offset, off, true);
 	const struct elfio_section *own = NULL, *other = NULL;
 	for (size_t i = lo; i-- > 0 && w->maxend[i] > off;) {
 		const Elf64_Shdr *h = &w->byoff[i]->shdr;

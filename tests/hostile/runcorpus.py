@@ -222,6 +222,8 @@ def judge_write(binary, name, path, timeout):
         return "record --in-place: exit %d\n%s" % (rc, e[:1500])
     if len(after) != len(before):
         return "record --in-place: the image's size changed (%d -> %d)" % (len(before), len(after))
+    if after == before:
+        return None
     for off in (k for k in range(len(before)) if before[k] != after[k]):
         held = owners(img, off)
         kinds = [h for h in held if h in TABLES or h.startswith(".rela")]
