@@ -193,12 +193,16 @@ struct x86_dorm {
 static struct x86_dorm *x86_dorm;
 static size_t x86_ndorm, x86_dorm_cap;
 
-/* The entry of img's object; with `make`, created if there is none (NULL: no memory). */
+/*
+ * The entry of img's object; with `make` (the object is mapped), created
+ * if there is none (NULL: no memory).  Without, nothing of the object is
+ * read: ps_arch_forget asks after it was unmapped.
+ */
 static struct x86_obj *x86_obj_of(const struct ps_image *img, int make)
 {
 	static struct x86_obj *last;	/* the last one asked for: most calls ask again */
 	struct x86_obj *ob;
-	uint64_t n = img->hdr->count;
+	uint64_t n;
 
 	if (last && last->img == img)
 		return last;
@@ -207,6 +211,7 @@ static struct x86_obj *x86_obj_of(const struct ps_image *img, int make)
 			return last = ob;
 	if (!make || !(ob = calloc(1, sizeof(*ob))))
 		return NULL;
+	n = img->hdr->count;
 	ob->img = img;
 	ob->sites = img->sites;
 	ob->bias = img->bias;
