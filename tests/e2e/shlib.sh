@@ -42,6 +42,14 @@
 #                   room), the program lives and every call to sa_mul is
 #                   counted; libshb.so opened again, attached, 500 sb_sum
 #                   calls: the ops sees 500, as its fresh counter says
+#   rooms           x86_64, shmain rooms: every room capped at 2 slots
+#                   (ps_arch_test_slots), 6 ops in turn attached to sa_mul
+#                   and sb_sum in one call and detached, 2 threads calling
+#                   both throughout: every call returns 0, each ops sees
+#                   main's 3000 calls of each exactly (main's counted apart),
+#                   4 slots in all (2 rooms of 2) and at least 4 reclaims
+#                   (each room full twice: its slots reused after the
+#                   threads answered)
 #   program+library shfar, an embedded -no-pie program linking the embedded
 #                   libsha.so and the runtime: ps_attach_all over both
 #                   returns 0 (each object calls its own trampoline room,
@@ -244,6 +252,21 @@ sys.exit(not (vs[-1] == max(vs) and rows[-1][-2] == "E" and rows[-1][-3] == "R")
 	else
 		not_ok "$fl: room: a traced library closed, unloaded, opened again" "$o/room.out"
 	fi
+	# x86_64: a room per object, each capped at 2 slots, reused in turn
+	case $fl in
+	x86_64-*)
+		if LD_LIBRARY_PATH=$o/emb timeout 600 "$o/shmain" rooms >"$o/rooms.out" 2>&1 &&
+		   [ "$(grep -c '^E rooms ops[0-5] 0 0$' "$o/rooms.out")" -eq 6 ] &&
+		   [ "$(grep -c '^C rooms ops[0-5] 3000 3000$' "$o/rooms.out")" -eq 6 ] &&
+		   awk '$1 == "S" && $4 == 4 && $6 >= 4 { ok = 1 } END { exit !ok }' "$o/rooms.out"
+		then
+			ok "$fl: rooms: each object's room full in turn, its slots reused"
+		else
+			not_ok "$fl: rooms: each object's room full in turn, its slots reused" \
+				"$o/rooms.out"
+		fi
+		;;
+	esac
 	# an embedded program and an embedded library in one process
 	want_far='objects 2|attach_all 0|r 8 seen 5'
 	if ps_run 0 /dev/null -- embed "$o/shfar" -o "$o/shfar.emb" &&
