@@ -83,7 +83,7 @@
  * it (no site calls it; the round ended with a sync).  The question is a
  * signal (handler with SA_RESTART): a thread blocked in a call that no
  * handler restarts (nanosleep, poll, epoll_wait...) returns EINTR, as with
- * any handled signal; it is asked only when the room is full (a 128 KiB
+ * any handled signal; it is asked only when a room is full (a 128 KiB
  * room holds about 8,000 slots).
  */
 #define _GNU_SOURCE
