@@ -1065,8 +1065,8 @@ static int ps_member(struct ps_obj *o, const struct ps_site *s, struct ps_ops *o
 /*
  * Apply the sites of p[0..n) (sorted by table address, so grouped by object
  * and, inside one, sorted by function), one batch per object.  An attach
- * is all or nothing: if an object's batch fails (x86_64: -ERANGE, an
- * object out of reach of the trampoline room), ops leaves again the sites
+ * is all or nothing: if an object's batch fails (-ENOMEM, x86_64: its
+ * trampoline room full; -ERANGE, a site out of reach), ops leaves again the sites
  * of the objects before it that it joined.  A detach that fails stops
  * there (the objects before it are detached).
  */

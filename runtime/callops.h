@@ -29,8 +29,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Keep a function out of the patch-site layout (for ops callbacks). */
-#define PS_NOTRACE __attribute__((patchable_function_entry(0, 0)))
+/*
+ * Keep a function out of the patch-site layout (for ops callbacks): no
+ * patchable entry, and no __fentry__/mcount call in a -pg build (else
+ * an ops attached to every function would be attached to itself).
+ */
+#define PS_NOTRACE __attribute__((patchable_function_entry(0, 0), no_instrument_function))
 
 struct ps_ops;
 typedef void (*ps_func_t)(unsigned long ip, unsigned long parent_ip, struct ps_ops *ops,

@@ -20,7 +20,7 @@ struct ps_arch_stats {
 	uint64_t chained;	/* SIGTRAPs handed to the program's own disposition */
 	uint64_t slots_used;	/* trampoline slots holding a live ops now */
 	uint64_t slots_retired;	/* slots of detached ops not yet proven unused */
-	uint64_t slots_total;	/* slots the room has */
+	uint64_t slots_total;	/* slots of the rooms in use (one room per object) */
 	uint64_t reclaims;	/* rounds asking every thread where it stands */
 	uint64_t reclaim_kept;	/* retired slots a thread was found in (kept retired) */
 	uint64_t reclaim_timeouts;	/* rounds a thread did not answer (nothing reused) */
@@ -41,7 +41,7 @@ __attribute__((visibility("hidden"))) void ps_arch_stats(struct ps_arch_stats *o
  * ps_arch_test_hook(step) runs after each sync of a round (step 1: INT3s
  * placed, 2: tails written, 3: first bytes written), with the core's lock
  * held; ps_arch_test_slots, if not 0 before the first attach, caps the
- * slots carved from the room (to reach slot reuse with a few ops).
+ * slots carved from each object's room (to reach slot reuse with a few ops).
  */
 __attribute__((visibility("hidden"))) extern void (*ps_arch_test_hook)(int step);
 __attribute__((visibility("hidden"))) extern unsigned int ps_arch_test_slots;

@@ -5,13 +5,19 @@
  * Strategy: a site is the 5-byte NOP (0f 1f 44 00 00) embed leaves at a
  * traced function's entry (after ENDBR64 if it has one); attached, it is
  * `CALL rel32` to where its ops' sites call.  There is no literal: each
- * ops gets its own trampoline, a 16-byte slot carved from the segment's
- * trampoline room (zero-filled R+X, within rel32 reach of every site):
- * `movabs $cell, %r11; jmp common`, where the cell is the slot's word in
- * a runtime-owned array (mmap'd once, never freed or moved) holding the
- * ops, and `common` is the shared save-and-call code (arch/x86_64.S)
- * copied to the start of the room at first use: it loads the ops from the
- * cell and returns into the body at once when it is NULL.  An ops with
+ * ops gets its own trampoline in each object it is attached in, a 16-byte
+ * slot carved from that object's own trampoline room (embed gives every
+ * object one: zero-filled R+X, within rel32 reach of every site of that
+ * object, so a -no-pie program and its libraries far above trace
+ * together): `movabs $cell, %r11; jmp common`, where the cell is the
+ * slot's word in a runtime-owned array (mmap'd with the room, never
+ * moved) holding the ops, and `common` is the shared save-and-call code
+ * (patcher/x86_64.S) copied to the start of the room at first use: it
+ * loads the ops from the cell and returns into the body at once when it
+ * is NULL.  A room serves only its own object's sites, so an object that
+ * is unloaded (dlclose) takes its room with it and leaves no other
+ * object calling into it: nothing is pinned; ps_arch_forget drops the
+ * room's bookkeeping and unmaps its cells.  An ops with
  * direct_call has its sites call direct_call itself when it is within
  * rel32 reach of every site, else a slot holding
  * `jmp *0(%rip); .quad direct_call` (no cell).  A slot's page is writable (and still
@@ -21,9 +27,10 @@
  * INT3 on the first byte of every site whose bytes change, membarrier
  * PRIVATE_EXPEDITED_SYNC_CORE, the other 4 bytes of each, sync, the first
  * bytes, sync.  A thread that meets an INT3 meanwhile gets SIGTRAP; our
- * handler finds the site in a copy of the batch (in never-freed memory,
- * under a sequence counter, so a handler that runs late never reads freed
- * or half-written entries) and emulates the new instruction (CALL: push
+ * handler checks the address is a site of an object it has seen, finds
+ * it in a copy of the batch (in never-freed memory, under a sequence
+ * counter, so a handler that runs late never reads freed or half-written
+ * entries) and emulates the new instruction (CALL: push
  * site + 5, rip = target; NOP: rip = site + 5); a site no longer holding
  * INT3 (the round is over) is re-executed; any other SIGTRAP goes to the
  * disposition the program had (SIG_DFL: restored and re-raised).  The
@@ -59,7 +66,7 @@
  * cell holds the next ops: that thread would call it).  Past that load
  * %r11 is the ops, as before.  A slot
  * whose ops has no site left is retired, its bytes kept.  Retired slots
- * are reused only when no free slot is left, and only after every other
+ * are reused only when their room has no free slot left, and only after every other
  * thread of the process has reported where it stands: each is sent SIGTRAP
  * (rt_tgsigqueueinfo, SI_QUEUE, a marker naming the round) and our handler
  * records the interrupted rip and %r11; a retired slot that holds some
@@ -76,13 +83,11 @@
  * it (no site calls it; the round ended with a sync).  The question is a
  * signal (handler with SA_RESTART): a thread blocked in a call that no
  * handler restarts (nanosleep, poll, epoll_wait...) returns EINTR, as with
- * any handled signal; it is asked only when the room is full (a 128 KiB
+ * any handled signal; it is asked only when a room is full (a 128 KiB
  * room holds about 8,000 slots).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <dlfcn.h>
-#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/membarrier.h>
@@ -138,34 +143,49 @@ static long x86_gettid(void)
 	return syscall(SYS_gettid);
 }
 
-/* --- The room and its slots (under the core's lock) ------------------------ */
+/* --- The objects, their rooms and slots (under the core's lock) -------------- */
 
 enum { SLOT_FREE, SLOT_USED, SLOT_RETIRED, SLOT_DORMANT };
 
 /*
- * One room serves every object: the first object's whose sites are
- * attached, and every other object's within rel32 reach of it (-ERANGE
- * for one that is not).  Its object is pinned (dlopen RTLD_NOLOAD |
- * RTLD_NODELETE, when it is a library): a dlclose() of it then leaves it
- * mapped, so no other object's site ever calls into unmapped memory.
+ * One per object the patcher has seen (a slot carved, or a round
+ * published): its site table for the SIGTRAP handler and its own room.
+ * A room serves only its own object's sites (embed put it within rel32
+ * reach of every one of them), so a dlclose() of an object leaves no other
+ * object calling into it: nothing is pinned.  The list only grows and an
+ * entry is never freed (the handler walks it without a lock); an object
+ * that was unloaded keeps its entry with nsites 0 and no room.
  */
-static uint8_t *x86_room;	/* runtime address of the room; NULL until first use */
+struct x86_obj {
+	const struct ps_image *img;	/* the core's, never freed: the key */
+	/* read by the handler: the site table, while nsites is not 0 */
+	const struct ps_site *sites;
+	uint64_t bias;
+	uint64_t lo, hi;	/* runtime addresses of the first and last call slot */
+	uint64_t nsites;	/* 0: unloaded (its memory is not read again) */
+	/* the room: base NULL until its first slot, and again once forgotten */
+	uint8_t *base;		/* runtime address; `common` at its start */
+	uint32_t nslots;
+	uint8_t *state;		/* per slot */
+	uint32_t *free, nfree;	/* a stack: the lowest index on top */
+	uint32_t *retired, nretired;
+	/*
+	 * The cells: one word per slot, the ops its `common` calls (NULL:
+	 * dormant).  mmap'd with the room, never moved (a slot names its
+	 * cell by absolute address); unmapped when the object is (no slot
+	 * is left to load one) or by ps_arch_release.
+	 */
+	struct ps_ops **cell;
+	size_t ncell;		/* cells mapped */
+	struct x86_obj *next;
+};
+static struct x86_obj *x86_objs;	/* appended with a release store */
+static struct x86_obj **x86_objs_tail = &x86_objs;
 static uint64_t x86_pagesize;
 static size_t x86_common_len;	/* bytes of common, rounded up to a slot */
-static uint32_t x86_nslots;
-static uint8_t *x86_state;	/* per slot */
-static uint32_t *x86_free, x86_nfree;	/* a stack: the lowest index on top */
-static uint32_t *x86_retired, x86_nretired;
-/*
- * The cells: one word per slot, the ops its `common` calls (NULL: dormant).
- * mmap'd once, never unmapped or moved (a slot names its cell by absolute
- * address).
- */
-static struct ps_ops **x86_cell;
-static size_t x86_ncell;	/* cells mapped */
 /* The sites that may still call a dormant slot (under the core's lock). */
 struct x86_dorm {
-	const struct ps_image *img;	/* its object (the core never frees one) */
+	struct x86_obj *ob;	/* its object, whose room holds the slot */
 	uint64_t addr;		/* the site's runtime address */
 	uint32_t slot;
 	uint32_t open;		/* its page made writable for the round in flight */
@@ -173,9 +193,39 @@ struct x86_dorm {
 static struct x86_dorm *x86_dorm;
 static size_t x86_ndorm, x86_dorm_cap;
 
-static uint8_t *x86_slot(uint32_t i)
+/*
+ * The entry of img's object; with `make` (the object is mapped), created
+ * if there is none (NULL: no memory).  Without, nothing of the object is
+ * read: ps_arch_forget asks after it was unmapped.
+ */
+static struct x86_obj *x86_obj_of(const struct ps_image *img, int make)
 {
-	return x86_room + x86_common_len + (size_t)i * X86_SLOT;
+	static struct x86_obj *last;	/* the last one asked for: most calls ask again */
+	struct x86_obj *ob;
+	uint64_t n;
+
+	if (last && last->img == img)
+		return last;
+	for (ob = x86_objs; ob; ob = ob->next)
+		if (ob->img == img)
+			return last = ob;
+	if (!make || !(ob = calloc(1, sizeof(*ob))))
+		return NULL;
+	n = img->hdr->count;
+	ob->img = img;
+	ob->sites = img->sites;
+	ob->bias = img->bias;
+	ob->lo = n ? img->sites[0].call + img->bias : 1;
+	ob->hi = n ? img->sites[n - 1].call + img->bias : 0;
+	__atomic_store_n(&ob->nsites, n, __ATOMIC_RELAXED);
+	__atomic_store_n(x86_objs_tail, ob, __ATOMIC_RELEASE);
+	x86_objs_tail = &ob->next;
+	return last = ob;
+}
+
+static uint8_t *x86_slot(const struct x86_obj *ob, uint32_t i)
+{
+	return ob->base + x86_common_len + (size_t)i * X86_SLOT;
 }
 
 /* Copy len bytes to code at dst: its pages writable (and executable) only meanwhile. */
@@ -192,35 +242,32 @@ static int x86_text_write(uint8_t *dst, const void *src, size_t len)
 	return 0;
 }
 
-/*
- * The object holding the room at a stays loaded until exit: a library is
- * promoted to RTLD_NODELETE (the main program never unloads).  -ENOEXEC
- * if that cannot be done (then its room is not used).
- */
-static int x86_pin(void *a)
+/* The room's bookkeeping freed and its cells unmapped (nothing of the object touched). */
+static void x86_room_drop(struct x86_obj *ob)
 {
-	Dl_info info;
-	struct link_map *lm = NULL;
-	void *h;
-
-	/* no link map (a static program): there is only the main program */
-	if (!dladdr1(a, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm || !lm->l_name ||
-	    !lm->l_name[0])
-		return 0;	/* the main program */
-	h = dlopen(lm->l_name, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
-	if (!h)
-		return -ENOEXEC;
-	/* the reference dlopen took stays: NODELETE keeps it mapped anyway */
-	return 0;
+	free(ob->state), free(ob->free), free(ob->retired);
+	ob->state = NULL, ob->free = ob->retired = NULL;
+	if (ob->cell)
+		munmap(ob->cell, ob->ncell * sizeof(*ob->cell));
+	ob->cell = NULL;
+	ob->ncell = 0;
+	if (ob->base)
+		X86_COUNT(slots_total, -(uint64_t)ob->nslots);
+	ob->nslots = ob->nfree = ob->nretired = 0;
+	ob->base = NULL;
 }
 
-static int x86_room_init(const struct ps_image *img)
+/* The object's own room ready to carve from: -ENOSPC if it has none. */
+static int x86_room_init(struct x86_obj *ob)
 {
+	const struct ps_image *img = ob->img;
 	size_t len = (size_t)(ps_x86_common_end - ps_x86_common);
 	uint64_t size = img->hdr->tramp_size, n;
+	uint8_t *base = (uint8_t *)(uintptr_t)(img->hdr->tramp + img->bias);
+	void *p;
 	int err;
 
-	if (x86_room)
+	if (ob->base)
 		return 0;
 	x86_pagesize = img->pagesize;
 	x86_common_len = (len + X86_SLOT - 1) & ~(size_t)(X86_SLOT - 1);
@@ -232,34 +279,24 @@ static int x86_room_init(const struct ps_image *img)
 		n = UINT32_MAX - 1;
 	if (ps_arch_test_slots && ps_arch_test_slots < n)
 		n = ps_arch_test_slots;
-	x86_state = calloc(n, 1);
-	x86_free = malloc(n * sizeof(*x86_free));
-	x86_retired = malloc(n * sizeof(*x86_retired));
-	if (!x86_cell) {
-		void *p = mmap(NULL, n * sizeof(*x86_cell), PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-		x86_cell = p == MAP_FAILED ? NULL : p;	/* kept if the rest fails */
-		x86_ncell = p == MAP_FAILED ? 0 : n;
-	}
-	if (!x86_state || !x86_free || !x86_retired || !x86_cell) {
-		free(x86_state), free(x86_free), free(x86_retired);
-		x86_state = NULL, x86_free = x86_retired = NULL;
-		return -ENOMEM;
-	}
-	if ((err = x86_pin((void *)(uintptr_t)(img->hdr->tramp + img->bias))) ||
-	    (err = x86_text_write((uint8_t *)(uintptr_t)(img->hdr->tramp + img->bias),
-				  ps_x86_common, len))) {
-		free(x86_state), free(x86_free), free(x86_retired);
-		x86_state = NULL, x86_free = x86_retired = NULL;
+	ob->state = calloc(n, 1);
+	ob->free = malloc(n * sizeof(*ob->free));
+	ob->retired = malloc(n * sizeof(*ob->retired));
+	p = mmap(NULL, n * sizeof(*ob->cell), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	ob->cell = p == MAP_FAILED ? NULL : p;
+	ob->ncell = p == MAP_FAILED ? 0 : n;
+	err = !ob->state || !ob->free || !ob->retired || !ob->cell ? -ENOMEM : 0;
+	if (err || (err = x86_text_write(base, ps_x86_common, len))) {
+		x86_room_drop(ob);
 		return err;
 	}
-	x86_nslots = (uint32_t)n;
-	for (uint32_t i = 0; i < x86_nslots; i++)
-		x86_free[i] = x86_nslots - 1 - i;
-	x86_nfree = x86_nslots;
-	x86_room = (uint8_t *)(uintptr_t)(img->hdr->tramp + img->bias);
-	__atomic_store_n(&x86_st.slots_total, x86_nslots, __ATOMIC_RELAXED);
+	ob->nslots = (uint32_t)n;
+	for (uint32_t i = 0; i < ob->nslots; i++)
+		ob->free[i] = ob->nslots - 1 - i;
+	ob->nfree = ob->nslots;
+	ob->base = base;
+	X86_COUNT(slots_total, ob->nslots);
 	return 0;
 }
 
@@ -287,8 +324,6 @@ struct x86_reply {
 
 static struct x86_batch *x86_cur;	/* mmap'd, never unmapped (a late handler may read one) */
 static uint64_t x86_gen;		/* odd while x86_cur or its entries change */
-static const struct ps_site *x86_sites;	/* the image, for the handler */
-static uint64_t x86_nsites, x86_bias;
 /*
  * The program's SIGTRAP disposition, the one x86_chain acts on: two
  * copies and the index of the current one, so a handler running on
@@ -307,20 +342,33 @@ static uint32_t x86_round;		/* the open reclaim round; 0: none */
 
 static void x86_trap(int sig, siginfo_t *si, void *ctx);
 
-/* Is a (runtime address) the call slot of a site of the table? */
+/*
+ * Is a (runtime address) the call slot of a site of an object seen?  The
+ * range check first: the table of an object unloaded since (and not yet
+ * forgotten) is read only for an address inside its sites' range, which
+ * a thread can hit only while something is mapped there.
+ */
 static int x86_is_site(uint64_t a)
 {
-	uint64_t lo = 0, hi = x86_nsites, want = a - x86_bias;
+	for (const struct x86_obj *ob = __atomic_load_n(&x86_objs, __ATOMIC_ACQUIRE); ob;
+	     ob = __atomic_load_n(&ob->next, __ATOMIC_ACQUIRE)) {
+		uint64_t n = __atomic_load_n(&ob->nsites, __ATOMIC_ACQUIRE);
+		uint64_t lo = 0, hi = n, want = a - ob->bias;
 
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
+		if (!n || a < ob->lo || a > ob->hi)
+			continue;
+		while (lo < hi) {
+			uint64_t mid = lo + (hi - lo) / 2;
 
-		if (x86_sites[mid].call < want)
-			lo = mid + 1;
-		else
-			hi = mid;
+			if (ob->sites[mid].call < want)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < n && ob->sites[lo].call == want)
+			return 1;
 	}
-	return lo < x86_nsites && x86_sites[lo].call == want;
+	return 0;
 }
 
 /*
@@ -597,9 +645,10 @@ static int x86_setup(const struct ps_image *img)
 			return -errno;
 		x86_registered = 1;
 	}
-	x86_sites = img->sites;
-	x86_bias = img->bias;
-	__atomic_store_n(&x86_nsites, img->hdr->count, __ATOMIC_RELEASE);
+	x86_pagesize = img->pagesize;
+	/* the handler knows this object's sites before any INT3 goes on one */
+	if (!x86_obj_of(img, 1))
+		return -ENOMEM;
 	return x86_handler();
 }
 
@@ -714,10 +763,10 @@ static int x86_cmp_u32(const void *a, const void *b)
 }
 
 /*
- * Ask every other thread where it stands; free the retired slots none is
- * in.  Returns how many were freed (0 on any doubt).
+ * Ask every other thread where it stands; free the retired slots of ob's
+ * room none is in.  Returns how many were freed (0 on any doubt).
  */
-static uint32_t x86_reclaim(void)
+static uint32_t x86_reclaim(struct x86_obj *ob)
 {
 	static uint32_t seq;
 	pid_t pid = getpid();
@@ -728,7 +777,7 @@ static uint32_t x86_reclaim(void)
 	DIR *d;
 	int ok = 1;
 
-	if (!x86_nretired || x86_handler() || !(d = opendir("/proc/self/task")))
+	if (!ob->nretired || x86_handler() || !(d = opendir("/proc/self/task")))
 		return 0;
 	X86_COUNT(reclaims, 1);
 	while ((de = readdir(d))) {
@@ -811,25 +860,25 @@ static uint32_t x86_reclaim(void)
 	if (!ok)
 		return 0;
 	/* keep the slots some thread is in; free the rest, the lowest on top */
-	qsort(x86_retired, x86_nretired, sizeof(*x86_retired), x86_cmp_u32);
-	for (uint32_t k = x86_nretired; k-- > 0; ) {
-		uint32_t s = x86_retired[k];
-		uint64_t lo = (uint64_t)(uintptr_t)x86_slot(s), hi = lo + X86_SLOT;
-		uint64_t cell = (uint64_t)(uintptr_t)&x86_cell[s];
+	qsort(ob->retired, ob->nretired, sizeof(*ob->retired), x86_cmp_u32);
+	for (uint32_t k = ob->nretired; k-- > 0; ) {
+		uint32_t s = ob->retired[k];
+		uint64_t lo = (uint64_t)(uintptr_t)x86_slot(ob, s), hi = lo + X86_SLOT;
+		uint64_t cell = (uint64_t)(uintptr_t)&ob->cell[s];
 		int busy = 0;
 
 		/* in the slot, or at common's load with %r11 naming its cell */
 		for (uint32_t i = 0; i < n && !busy; i++)
 			busy = (x86_rep[i].rip >= lo && x86_rep[i].rip < hi) ||
-			       (x86_rep[i].rip == (uint64_t)(uintptr_t)x86_room &&
+			       (x86_rep[i].rip == (uint64_t)(uintptr_t)ob->base &&
 				x86_rep[i].r11 == cell);
 		if (busy) {
 			X86_COUNT(reclaim_kept, 1);
 			continue;
 		}
-		x86_retired[k] = x86_retired[--x86_nretired];
-		x86_state[s] = SLOT_FREE;
-		x86_free[x86_nfree++] = s;
+		ob->retired[k] = ob->retired[--ob->nretired];
+		ob->state[s] = SLOT_FREE;
+		ob->free[ob->nfree++] = s;
 		freed++;
 	}
 	/* the loop above pushed the highest first: the lowest is on top */
@@ -853,59 +902,53 @@ static int x86_reaches_all(const struct ps_image *img, uint64_t t)
 }
 
 /*
- * The object of img was unloaded (never the room's: it is pinned): the
- * handler stops reading its site table if it was the last published, and
- * its dormant sites are dropped, their slots retired (no site calls them
- * now; the reclaim rule still applies before one is reused).
+ * The object of img was unloaded: the handler stops reading its site
+ * table, its dormant sites are dropped and its room's bookkeeping and
+ * cells go.  Its room served only its own sites, so no other object
+ * calls into what is no longer mapped.
  */
 void ps_arch_forget(const struct ps_image *img)
 {
+	struct x86_obj *ob = x86_obj_of(img, 0);
 	size_t k = 0;
 
-	if (x86_sites == img->sites)
-		__atomic_store_n(&x86_nsites, 0, __ATOMIC_RELEASE);
-	for (size_t i = 0; i < x86_ndorm; i++) {
-		uint32_t s = x86_dorm[i].slot;
-		int others = 0;
-
-		if (x86_dorm[i].img != img) {
+	if (!ob)
+		return;
+	__atomic_store_n(&ob->nsites, 0, __ATOMIC_RELEASE);
+	for (size_t i = 0; i < x86_ndorm; i++)
+		if (x86_dorm[i].ob != ob)
 			x86_dorm[k++] = x86_dorm[i];
-			continue;
-		}
-		for (size_t j = 0; j < x86_ndorm; j++)
-			others |= j != i && x86_dorm[j].slot == s && x86_dorm[j].img != img;
-		if (others || x86_state[s] != SLOT_DORMANT)
-			continue;
-		x86_state[s] = SLOT_RETIRED;
-		x86_retired[x86_nretired++] = s;
-		X86_COUNT(slots_dormant, -(uint64_t)1);
-		X86_COUNT(slots_retired, 1);
-	}
 	x86_ndorm = k;
+	for (uint32_t i = 0; ob->base && i < ob->nslots; i++) {
+		if (ob->state[i] == SLOT_RETIRED)
+			X86_COUNT(slots_retired, -(uint64_t)1);
+		else if (ob->state[i] == SLOT_DORMANT)
+			X86_COUNT(slots_dormant, -(uint64_t)1);
+	}
+	x86_room_drop(ob);
 }
 
 /*
  * The runtime is about to be unloaded (trace -p, every thread seen out of
- * it and of the room): the cells go, unless a site still calls a slot
- * (used or dormant), whose `common` would load its cell.  The room's
- * bytes stay in the program's segment; its bookkeeping is dropped and made
- * again at the next use (by this copy, or by a later one).
+ * it and of the rooms): the cells go, unless a site still calls a slot
+ * (used or dormant), whose `common` would load its cell.  The rooms'
+ * bytes stay in their objects' segments; their bookkeeping is dropped
+ * and made again at the next use (by this copy, or by a later one).
  */
 int ps_arch_release(void)
 {
-	for (uint32_t i = 0; i < x86_nslots; i++)
-		if (x86_state[i] == SLOT_USED || x86_state[i] == SLOT_DORMANT)
-			return -EBUSY;
-	if (x86_cell && munmap(x86_cell, x86_ncell * sizeof(*x86_cell)))
-		return -errno;
-	x86_cell = NULL;
-	x86_ncell = 0;
-	/* no thread in the room (the caller's word): set up again at next use */
-	free(x86_state), free(x86_free), free(x86_retired);
-	x86_state = NULL, x86_free = x86_retired = NULL;
-	x86_nslots = x86_nfree = x86_nretired = 0;
+	for (struct x86_obj *ob = x86_objs; ob; ob = ob->next)
+		for (uint32_t i = 0; ob->base && i < ob->nslots; i++)
+			if (ob->state[i] == SLOT_USED || ob->state[i] == SLOT_DORMANT)
+				return -EBUSY;
+	/* no thread in a room (the caller's word): set up again at next use */
+	for (struct x86_obj *ob = x86_objs; ob; ob = ob->next) {
+		for (uint32_t i = 0; ob->base && i < ob->nslots; i++)
+			if (ob->state[i] == SLOT_RETIRED)
+				X86_COUNT(slots_retired, -(uint64_t)1);
+		x86_room_drop(ob);
+	}
 	x86_ndorm = 0;
-	x86_room = NULL;
 	return 0;
 }
 
@@ -913,21 +956,24 @@ int ps_arch_tramp_get(const struct ps_image *img, struct ps_reg *r)
 {
 	uint64_t dc = (uint64_t)(uintptr_t)r->ops->direct_call;
 	uint8_t code[X86_SLOT], *slot;
+	struct x86_obj *ob;
 	uint32_t s;
 	int err;
-
 
 	if (dc && x86_reaches_all(img, dc)) {
 		r->target = dc;
 		r->arch = NULL;
 		return 0;
 	}
-	if ((err = x86_room_init(img)))
-		return err;
-	if (!x86_nfree && !x86_reclaim())
+	/* the object's own room: within reach of each of its sites (embed checked) */
+	if (!(ob = x86_obj_of(img, 1)))
 		return -ENOMEM;
-	s = x86_free[--x86_nfree];
-	slot = x86_slot(s);
+	if ((err = x86_room_init(ob)))
+		return err;
+	if (!ob->nfree && !x86_reclaim(ob))
+		return -ENOMEM;
+	s = ob->free[--ob->nfree];
+	slot = x86_slot(ob, s);
 	memset(code, X86_INT3, sizeof(code));
 	if (dc) {
 		static const uint8_t jmp[6] = { 0xff, 0x25, 0, 0, 0, 0 };	/* jmp *0(%rip) */
@@ -935,21 +981,21 @@ int ps_arch_tramp_get(const struct ps_image *img, struct ps_reg *r)
 		memcpy(code, jmp, sizeof(jmp));
 		memcpy(code + 6, &dc, 8);
 	} else {
-		uint64_t cell = (uint64_t)(uintptr_t)&x86_cell[s];
-		int32_t rel = (int32_t)((int64_t)(uintptr_t)x86_room - (int64_t)(uintptr_t)(slot + 15));
+		uint64_t cell = (uint64_t)(uintptr_t)&ob->cell[s];
+		int32_t rel = (int32_t)((int64_t)(uintptr_t)ob->base - (int64_t)(uintptr_t)(slot + 15));
 
 		/* the cell first: no site calls the slot before this batch */
-		__atomic_store_n(&x86_cell[s], r->ops, __ATOMIC_RELEASE);
+		__atomic_store_n(&ob->cell[s], r->ops, __ATOMIC_RELEASE);
 		code[0] = 0x49, code[1] = 0xbb;		/* movabs $cell, %r11 */
 		memcpy(code + 2, &cell, 8);
 		code[10] = 0xe9;			/* jmp rel32 common */
 		memcpy(code + 11, &rel, 4);
 	}
 	if ((err = x86_text_write(slot, code, sizeof(code)))) {
-		x86_nfree++;
+		ob->nfree++;
 		return err;
 	}
-	x86_state[s] = SLOT_USED;
+	ob->state[s] = SLOT_USED;
 	X86_COUNT(slots_used, 1);
 	r->target = (uint64_t)(uintptr_t)slot;
 	r->arch = (void *)(uintptr_t)(s + 1);
@@ -958,28 +1004,30 @@ int ps_arch_tramp_get(const struct ps_image *img, struct ps_reg *r)
 
 void ps_arch_tramp_put(const struct ps_image *img, struct ps_reg *r)
 {
+	struct x86_obj *ob;
 	uint32_t s;
 
-	(void)img;
 	if (!r->arch)
 		return;
 	s = (uint32_t)((uintptr_t)r->arch - 1);
 	r->arch = NULL;
 	X86_COUNT(slots_used, -(uint64_t)1);
-	if (x86_state[s] == SLOT_DORMANT) {
+	if (!(ob = x86_obj_of(img, 0)) || !ob->base)
+		return;		/* its room was released: nothing to keep */
+	if (ob->state[s] == SLOT_DORMANT) {
 		/* sites still call it: retired by the round that puts their NOPs back */
 		X86_COUNT(slots_dormant, 1);
 		return;
 	}
-	x86_state[s] = SLOT_RETIRED;
-	x86_retired[x86_nretired++] = s;
+	ob->state[s] = SLOT_RETIRED;
+	ob->retired[ob->nretired++] = s;
 	X86_COUNT(slots_retired, 1);
 }
 
-/* The CALL rel32 at runtime address a to the slot s, as 5 little-endian bytes. */
-static uint64_t x86_call_bytes(uint64_t a, uint32_t s)
+/* The CALL rel32 at runtime address a to slot s of ob's room, as 5 little-endian bytes. */
+static uint64_t x86_call_bytes(const struct x86_obj *ob, uint64_t a, uint32_t s)
 {
-	int32_t rel = (int32_t)((int64_t)(uintptr_t)x86_slot(s) - (int64_t)(a + 5));
+	int32_t rel = (int32_t)((int64_t)(uintptr_t)x86_slot(ob, s) - (int64_t)(a + 5));
 
 	return X86_CALL | (uint64_t)(uint32_t)rel << 8;
 }
@@ -995,14 +1043,19 @@ static uint64_t x86_site_bytes(uint64_t a)
 int ps_arch_dormant(const struct ps_image *img, struct ps_reg *const *regs, size_t nregs,
 		    const struct ps_write *w, size_t n)
 {
+	struct x86_obj *ob = x86_obj_of(img, 0);
 	size_t add = 0;
 
-	/* every one a slot of ours with a cell (a direct call has none) */
+	/* every one a slot of this object's room with a cell (a direct call,
+	   even through a slot's `jmp *`, has none: a NULL cell would not stop it) */
+	if (!ob || !ob->base)
+		return -EDEADLK;
 	for (size_t k = 0; k < nregs; k++) {
 		uintptr_t a = (uintptr_t)regs[k]->arch;
 
-		if (!a || x86_state[a - 1] != SLOT_USED ||
-		    regs[k]->target != (uint64_t)(uintptr_t)x86_slot((uint32_t)(a - 1)))
+		if (!a || regs[k]->ops->direct_call || a - 1 >= ob->nslots ||
+		    ob->state[a - 1] != SLOT_USED ||
+		    regs[k]->target != (uint64_t)(uintptr_t)x86_slot(ob, (uint32_t)(a - 1)))
 			return -EDEADLK;
 	}
 	if (x86_ndorm + n > x86_dorm_cap) {
@@ -1021,20 +1074,20 @@ int ps_arch_dormant(const struct ps_image *img, struct ps_reg *const *regs, size
 		for (size_t k = 0; k < nregs; k++) {
 			uint32_t s = (uint32_t)((uintptr_t)regs[k]->arch - 1);
 
-			if (now == x86_call_bytes(a, s)) {
-				x86_dorm[x86_ndorm + add++] = (struct x86_dorm){ img, a, s, 0 };
+			if (now == x86_call_bytes(ob, a, s)) {
+				x86_dorm[x86_ndorm + add++] = (struct x86_dorm){ ob, a, s, 0 };
 				break;
 			}
 		}
 	}
 	/* a slot no site calls (none did) is retired as usual by tramp_put */
 	for (size_t j = x86_ndorm; j < x86_ndorm + add; j++)
-		x86_state[x86_dorm[j].slot] = SLOT_DORMANT;
+		ob->state[x86_dorm[j].slot] = SLOT_DORMANT;
 	x86_ndorm += add;
 	/* the data stores that take the ops off: every later load in common
 	   reads NULL (sequentially consistent: visible before we return) */
 	for (size_t k = 0; k < nregs; k++)
-		__atomic_store_n(&x86_cell[(uintptr_t)regs[k]->arch - 1], NULL, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&ob->cell[(uintptr_t)regs[k]->arch - 1], NULL, __ATOMIC_SEQ_CST);
 	X86_COUNT(dormant_detaches, 1);
 	return 0;
 }
@@ -1080,12 +1133,13 @@ static int x86_dormant_close(void)
 static void x86_dormant_done(void)
 {
 	for (size_t i = 0; i < x86_ndorm; i++) {
+		struct x86_obj *ob = x86_dorm[i].ob;
 		uint32_t s = x86_dorm[i].slot;
 
-		if (x86_state[s] != SLOT_DORMANT)
+		if (ob->state[s] != SLOT_DORMANT)
 			continue;
-		x86_state[s] = SLOT_RETIRED;
-		x86_retired[x86_nretired++] = s;
+		ob->state[s] = SLOT_RETIRED;
+		ob->retired[ob->nretired++] = s;
 		X86_COUNT(slots_dormant, -(uint64_t)1);
 		X86_COUNT(slots_retired, 1);
 		X86_COUNT(dormant_cleanups, 1);
@@ -1206,7 +1260,8 @@ static int x86_publish(const struct ps_image *img, const struct ps_write *w, siz
 	for (size_t i = 0; i < x86_ndorm; i++) {
 		uint64_t a = x86_dorm[i].addr, now = x86_site_bytes(a), nop = 0;
 
-		if (now != x86_call_bytes(a, x86_dorm[i].slot) || x86_ent_find(b->e, mine, a) < mine)
+		if (now != x86_call_bytes(x86_dorm[i].ob, a, x86_dorm[i].slot) ||
+		    x86_ent_find(b->e, mine, a) < mine)
 			continue;
 		if (x86_dormant_open(i)) {
 			m = mine;

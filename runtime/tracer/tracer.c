@@ -1208,9 +1208,9 @@ static int globs_ok(const char *globs, const char *what)
 }
 
 /*
- * x86_64: an object out of reach of the runtime's trampoline room (an
- * embedded program and its embedded libraries, far apart) refuses the
- * whole batch with -ERANGE.  Then each object's functions of list[0..n)
+ * x86_64: an object whose sites cannot reach its own trampoline room (a
+ * segment embed would not have written: embed checks the reach) refuses
+ * the whole batch with -ERANGE.  Then each object's functions of list[0..n)
  * are attached alone, and an
  * object that refuses is said once and left out (its functions not
  * marked attached).  0, or the first other error.
@@ -1250,9 +1250,8 @@ static int attach_each_object(void **list, long n, const char *what)
 			int was = starting;
 
 			starting = 0;	/* the other objects are traced */
-			say("%s: %s: not traced: out of reach of the trampolines of the "
-			    "object attached first (x86_64)", what,
-			    objs[k].name[0] ? objs[k].name : prog_name());
+			say("%s: %s: not traced: out of reach of its trampoline room (x86_64)",
+			    what, objs[k].name[0] ? objs[k].name : prog_name());
 			starting = was;
 			for (long i = 0; i < nfns; i++)
 				if (fns[i].addr >= lo && fns[i].addr <= hi)

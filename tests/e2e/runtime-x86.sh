@@ -18,7 +18,9 @@
 #                  a variadic call, xmm0-7 of double arguments; a callback
 #                  that changes regs->di changes the argument
 #   direct         direct_call called by the site itself; one out of rel32
-#                  reach through a slot's `jmp *0(%rip)`; func never called
+#                  reach through a slot's `jmp *0(%rip)`; func never called;
+#                  its detach while a thread blocks SIGTRAP is -EDEADLK and
+#                  it is still called (no cell: never a dormant slot)
 #   several        two ops on one function: the site calls the core's list
 #                  ops through its own slot, both ops called; -EBUSY for a
 #                  direct_call; ps_detach_ops leaves the other

@@ -34,18 +34,28 @@
 #                   and libshb's are exactly what the program makes (3
 #                   threads x 2000 sb_sum(5) and 1000 sb_sum(3): sb_sum 7000,
 #                   sb_sq 33000)
-#   room            shmain room: libshb.so attached first (x86_64: its room
-#                   serves libsha.so's sites too), libsha.so attached, then
-#                   libshb.so detached and dlclose()d while threads call
-#                   libsha: the program lives, every call to sa_mul is
-#                   counted (the room's object is pinned: RTLD_NODELETE)
+#   room            shmain room: libshb.so attached first (x86_64: its
+#                   room taken first), libsha.so attached, then libshb.so
+#                   detached and dlclose()d while threads call libsha: it
+#                   is really unloaded (dlopen RTLD_NOLOAD finds nothing:
+#                   nothing pins it, each object's sites call their own
+#                   room), the program lives and every call to sa_mul is
+#                   counted; libshb.so opened again, attached, 500 sb_sum
+#                   calls: the ops sees 500, as its fresh counter says
+#   rooms           x86_64, shmain rooms: every room capped at 2 slots
+#                   (ps_arch_test_slots), 6 ops in turn attached to sa_mul
+#                   and sb_sum in one call and detached, 2 threads calling
+#                   both throughout: every call returns 0, each ops sees
+#                   main's 3000 calls of each exactly (main's counted apart),
+#                   4 slots in all (2 rooms of 2) and at least 4 reclaims
+#                   (each room full twice: its slots reused after the
+#                   threads answered)
 #   program+library shfar, an embedded -no-pie program linking the embedded
-#                   libsha.so and the runtime: ps_attach_all over both.
-#                   arm64, riscv64 (each object calls its own trampoline):
-#                   0, and the 5 calls (mine, sa_mul, 3 sa_add) are seen;
-#                   x86_64 (one trampoline room, the program's, out of a
-#                   CALL's reach from the library): -ERANGE and no call seen
-#                   (the program's sites, attached first, were undone)
+#                   libsha.so and the runtime: ps_attach_all over both
+#                   returns 0 (each object calls its own trampoline room,
+#                   x86_64 too: the program's at 4 MiB, the library's near
+#                   the top), and the 5 calls (mine, sa_mul, 3 sa_add) are
+#                   seen
 #   tracer          libpatchsite-trace.so preloaded, PATCHSITE_TRACE='sa_*,sb_*',
 #                   into shplain (links the embedded libsha.so, no runtime of
 #                   its own; 2 threads call libsha throughout while main
@@ -56,11 +66,13 @@
 #                   nothing on stderr, the output as with the originals
 #   tracer program+library  the same with shplain-emb, the program embedded
 #                   too (-no-pie), globs 'sa_*,sb_*,worker_*': worker_a 2
-#                   calls, worker_b 6; arm64, riscv64: sa_*, sb_* as the
-#                   libraries counted, nothing on stderr; x86_64: the
-#                   libraries are out of reach of the program's trampoline
-#                   room: one line each (libsha.so, libshb.so twice), no
-#                   rows, the program's functions traced
+#                   calls, worker_b 6, sa_*, sb_* as the libraries counted,
+#                   nothing on stderr
+#   trace program+library  `patchsite trace --summary -o DIR` of the same
+#                   shplain-emb (every function of the program and of the
+#                   libraries): the summary's calls and `uftrace report`'s
+#                   of DIR each equal the libraries' own counters for
+#                   sa_*, sb_*, and main 1, worker_a 2, worker_b 6
 #   runpath         the same with shrun, which finds libsha.so and the
 #                   libshb.so it dlopens by its own DT_RUNPATH ($ORIGIN/emb)
 #                   while the tracer's directory holds the original
@@ -225,22 +237,38 @@ sys.exit(not (vs[-1] == max(vs) and rows[-1][-2] == "E" and rows[-1][-3] == "R")
 	else
 		not_ok "$fl: counts" "$o/got.c"
 	fi
-	# the object whose trampoline room serves another's sites (x86_64: the
-	# first attached, libshb.so) closed while that other calls on: it stays
-	# loaded, and every call of libsha's is counted
+	# the library attached first (x86_64: its room taken first) closed
+	# while the other calls on: unloaded, every call of libsha's counted,
+	# and its second life counted from a fresh counter
 	if LD_LIBRARY_PATH=$o/emb timeout 600 $pre ${pre:+-E LD_LIBRARY_PATH=$o/emb} "$o/shmain" room \
 		>"$o/room.out" 2>&1 &&
-	   [ "$(grep -c '^E room .* 0$' "$o/room.out")" -eq 6 ] &&
-	   awk '$1 == "C" && $4 == $5 && $5 >= 2000 { ok = 1 } END { exit !ok }' "$o/room.out"; then
-		ok "$fl: room's object closed while another object's sites use it"
+	   [ "$(grep -c '^E room ' "$o/room.out")" -eq 10 ] &&
+	   [ "$(grep -c '^E room .* 0$' "$o/room.out")" -eq 10 ] &&
+	   grep -qx 'E room loaded after dlclose 0' "$o/room.out" &&
+	   awk '$1 == "C" && $3 == "sa_mul" && $4 == $5 && $5 >= 2000 { a = 1 }
+		$1 == "C" && $3 == "sb_sum" && $4 == 500 && $5 == 500 { b = 1 }
+		END { exit !(a && b) }' "$o/room.out"; then
+		ok "$fl: room: a traced library closed, unloaded, opened again"
 	else
-		not_ok "$fl: room's object closed while another object's sites use it" "$o/room.out"
+		not_ok "$fl: room: a traced library closed, unloaded, opened again" "$o/room.out"
 	fi
-	# an embedded program and an embedded library in one process
+	# x86_64: a room per object, each capped at 2 slots, reused in turn
 	case $fl in
-	x86_64-*) want_far='objects 2|attach_all -34|r 8 seen 0' ;;
-	*) want_far='objects 2|attach_all 0|r 8 seen 5' ;;
+	x86_64-*)
+		if LD_LIBRARY_PATH=$o/emb timeout 600 "$o/shmain" rooms >"$o/rooms.out" 2>&1 &&
+		   [ "$(grep -c '^E rooms ops[0-5] 0 0$' "$o/rooms.out")" -eq 6 ] &&
+		   [ "$(grep -c '^C rooms ops[0-5] 3000 3000$' "$o/rooms.out")" -eq 6 ] &&
+		   awk '$1 == "S" && $4 == 4 && $6 >= 4 { ok = 1 } END { exit !ok }' "$o/rooms.out"
+		then
+			ok "$fl: rooms: each object's room full in turn, its slots reused"
+		else
+			not_ok "$fl: rooms: each object's room full in turn, its slots reused" \
+				"$o/rooms.out"
+		fi
+		;;
 	esac
+	# an embedded program and an embedded library in one process
+	want_far='objects 2|attach_all 0|r 8 seen 5'
 	if ps_run 0 /dev/null -- embed "$o/shfar" -o "$o/shfar.emb" &&
 	   LD_LIBRARY_PATH=$o/emb timeout 600 $pre ${pre:+-E LD_LIBRARY_PATH=$o/emb} "$o/shfar.emb" \
 		>"$o/far.out" 2>&1 &&
@@ -298,24 +326,47 @@ sys.exit(not (vs[-1] == max(vs) and rows[-1][-2] == "E" and rows[-1][-3] == "R")
 	fi
 	awk -F'\t' '$1 ~ /^(s[ab]|worker)_/ { n[$1] += $4 } END { for (f in n) print "C", f, n[f] }' \
 		"$o/p.tsv" 2>/dev/null | sort >"$o/p.c"
-	case $fl in
-	x86_64-*)
-		# libsha.so at start and libshb.so at each dlopen: out of reach
-		printf 'C worker_a 2\nC worker_b 6\n' >"$o/p.want"
-		[ "$(grep -c 'not traced: out of reach' "$o/pe.err")" -eq 3 ] &&
-			[ "$(grep -vc 'not traced: out of reach' "$o/pe.err")" -eq 0 ]
-		;;
-	*)
-		{ grep '^C' "$o/pe.out"; printf 'C worker_a 2\nC worker_b 6\n'; } | sort >"$o/p.want"
-		[ ! -s "$o/pe.err" ]
-		;;
-	esac
-	perr=$?
-	if [ "$prc" -eq 0 ] && [ $perr -eq 0 ] && cmp -s "$o/p.c" "$o/p.want"; then
+	{ grep '^C' "$o/pe.out"; printf 'C worker_a 2\nC worker_b 6\n'; } | sort >"$o/p.want"
+	if [ "$prc" -eq 0 ] && [ ! -s "$o/pe.err" ] && [ "$(grep -c '^C s' "$o/p.want")" -eq 4 ] &&
+	   cmp -s "$o/p.c" "$o/p.want"; then
 		ok "$fl: tracer program+library"
 	else
 		{ echo "exit $prc"; cat "$o/pe.err" "$o/p.tsv" "$o/p.want"; } >"$o/detail" 2>&1
 		not_ok "$fl: tracer program+library" "$o/detail"
+	fi
+	# `patchsite trace` of the same (every function): the summary and the
+	# records (uftrace report) count the program's and the libraries' calls
+	rm -rf "$o/pt.d"
+	if [ -f "$o/shplain-emb.emb" ] &&
+	   ps_run -x "env LD_LIBRARY_PATH=$o/emb timeout 600" -e "$o/pt.err" 0 "$o/pt.out" -- \
+		trace --tracer="$o/libpatchsite-trace.so" --summary -o "$o/pt.d" -- \
+		"$o/shplain-emb.emb"; then
+		{ grep '^C' "$o/pt.out"; printf 'C main 1\nC worker_a 2\nC worker_b 6\n'; } | sort \
+			>"$o/pt.want"
+		# summary rows: calls first, the name last (a library's two lives: summed)
+		awk '$1 ~ /^[0-9]+$/ && $NF ~ /^(s[ab]_|worker_|main$)/ { n[$NF] += $1 }
+			END { for (f in n) print "C", f, n[f] }' "$o/pt.err" | sort >"$o/pt.sum"
+		uftrace report -d "$o/pt.d" >"$o/pt.report" 2>&1
+		awk '$NF ~ /^(s[ab]_|worker_|main$)/ { n[$NF] += $(NF - 1) }
+			END { for (f in n) print "C", f, n[f] }' "$o/pt.report" | sort >"$o/pt.rep"
+		if [ "$(grep -c '^C s' "$o/pt.want")" -eq 4 ] && cmp -s "$o/pt.sum" "$o/pt.want"; then
+			ok "$fl: trace program+library: --summary counts both objects' calls"
+		else
+			{ cat "$o/pt.err"; echo ---; cat "$o/pt.want"; } >"$o/detail" 2>&1
+			not_ok "$fl: trace program+library: --summary counts both objects' calls" \
+				"$o/detail"
+		fi
+		if cmp -s "$o/pt.rep" "$o/pt.want"; then
+			ok "$fl: trace program+library: uftrace report counts both objects' calls"
+		else
+			{ cat "$o/pt.report"; echo ---; cat "$o/pt.want"; } >"$o/detail" 2>&1
+			not_ok "$fl: trace program+library: uftrace report counts both objects' calls" \
+				"$o/detail"
+		fi
+	else
+		not_ok "$fl: trace program+library: --summary counts both objects' calls" "$ps_msg"
+		not_ok "$fl: trace program+library: uftrace report counts both objects' calls" \
+			"$ps_msg"
 	fi
 	# shrun finds its libraries by its DT_RUNPATH ($ORIGIN/emb) alone; the
 	# tracer's own directory ($o) holds the original libshb.so
