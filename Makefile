@@ -225,20 +225,22 @@ $(KERNEL_TESTS): kernel-%: all
 		bash tests/kernel/$*.sh
 kernel-all:
 	-@$(MAKE) --no-print-directory -k -j1 $(KERNEL_TESTS)
-# what the kernel proofs install (tests/kernel/lib.sh's kernel_packages), for
-# `make check` to install before its parts run side by side: apt-get and
-# dpkg take one lock, which a proof's install would take from an e2e
-# script's
-kernel-deps: all
-	@env PATCHSITE=$(CURDIR)/patchsite bash -c '. tests/kernel/lib.sh; kernel_packages'
+# what the kernel proofs install (tests/kernel/lib.sh's kernel_packages) and
+# the kernel source they share, unpacked with contrib/linux applied
+# (kernel_source), for `make check` to do while it builds patchsite: apt-get
+# and dpkg take one lock, which a proof's install would take from an e2e
+# script's, and neither needs the build (KERNEL_PREP: no patchsite yet)
+kernel-deps:
+	@env KERNEL_PREP=1 PATCHSITE=$(CURDIR)/patchsite bash -c '. tests/kernel/lib.sh; kernel_packages; kernel_source'
 
 kernel-check:
 	@rm -f $(KERNEL_TESTS:%=$(TEST_LOGS)/%.result)
 	@$(MAKE) --no-print-directory kernel-all; $(TESTRUN) summary $(KERNEL_TESTS)
 
-# deps, the kernel proofs' packages and the two builds every part reads,
-# then the kernel proofs (one at a time, each build on both cores) beside
-# the unit tests and the e2e and doc scripts (E2E_JOBS at a time), every
+# deps; the two builds every part reads, and beside them the kernel proofs'
+# packages and source (kernel-deps: apt-get and xz, no build needed); then
+# the kernel proofs (one at a time, each build on both cores) beside the
+# unit tests and the e2e and doc scripts (E2E_JOBS at a time), every
 # group past any failure; one total at the end.  The proofs are half the
 # CPU and the pool leaves a core idle half its time (qemu-user guests of
 # one thread, servers waiting on clients, boots of one thread): side by
@@ -252,8 +254,10 @@ CHECK_MARK = echo "\# $(1): $$(($$(date +%s) - t0)) s wall, \
 	in its scripts" >>$(TEST_LOGS)/.marks
 check: deps
 	@rm -rf $(TEST_LOGS); mkdir -p $(TEST_LOGS)
-	@$(MAKE) --no-print-directory -j$$(nproc) all san
-	-@$(MAKE) --no-print-directory kernel-deps
+	@$(MAKE) --no-print-directory kernel-deps >$(TEST_LOGS)/kernel-deps.log 2>&1 & kd=$$!; \
+	$(MAKE) --no-print-directory -j$$(nproc) all san; st=$$?; \
+	wait $$kd || { echo "make check: kernel-deps failed (each kernel proof tries again):"; \
+		tail -n 5 $(TEST_LOGS)/kernel-deps.log; }; exit $$st
 	-@t0=$$(date +%s); \
 	{ $(MAKE) --no-print-directory kernel-all; \
 	  $(call CHECK_MARK,kernel proofs$(comma) one at a time beside the rest,$(KERNEL_TESTS)); } & \

@@ -75,9 +75,11 @@ ln -sf "$PATCHSITE" "$T/bin/patchsite"
 
 # the -O2 kernel of the same configuration, and its self tests (needed from
 # the first boot on)
+# (tables.sh in an environment of its own: this script's KBUILD_DIR would
+# send its arm64 configuration into this script's build directory)
 o2_kernel() {
 	if [ ! -f "$OUT/tables/built.tests" ]; then
-		bash tests/kernel/tables.sh >"$OUT/tables.log" 2>&1 ||
+		env -u KBUILD_DIR -u KERNEL_CCACHE bash tests/kernel/tables.sh >"$OUT/tables.log" 2>&1 ||
 			die "tables.sh (the -O2 kernel and its boot) failed: see $OUT/tables.log"
 	fi
 	[ -s "$OUT/tables/built.tests" ] || die "the -O2 kernel passed no self test"

@@ -17,6 +17,7 @@ PATCHSITE=$(readlink -f "${PATCHSITE:-./patchsite}")
 W=$(readlink -m "${KERNEL_WORK:-build-kernel}")
 SRC=$W/linux-source-6.12
 OUT=$W/out
+KLIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # the harness of tests/e2e/lib.sh: ok, not_ok, check, finish, and ps_run,
 # through which every patchsite run goes, its exit status asserted before
 # its output is read (tests/e2e/lint-tests.py)
@@ -102,8 +103,8 @@ kernel_packages() {
 		$SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends \
 			$missing >/dev/null || die "cannot install:$missing"
 	fi
-	[ -x "$PATCHSITE" ] || die "no patchsite at $PATCHSITE (run make first)"
 	mkdir -p "$W" "$OUT"
+	[ -n "${KERNEL_PREP:-}" ] || [ -x "$PATCHSITE" ] || die "no patchsite at $PATCHSITE (run make first)"
 }
 
 # The source tree (never built in: every build is O=...), with the project's
@@ -123,6 +124,10 @@ kernel_source() {
 			patch -d "$SRC" -p1 -s -N <"$p" >"$OUT/patch.log" 2>&1 ||
 				die "contrib patch $p does not apply: $(cat "$OUT/patch.log")"
 		done
+		# ccache-cc.sh's rule: no source reads a CONFIG_PATCHSITE* option
+		if grep -rlE "PATCHSITE" --include="*.[chS]" "$SRC" >"$OUT/patchsite-in-c"; then
+			die "a C, header or assembly file names PATCHSITE (tests/kernel/ccache-cc.sh assumes none does): $(head -n 3 "$OUT/patchsite-in-c")"
+		fi
 		cat contrib/linux/*.patch | md5sum >"$W/contrib-applied"
 	elif [ "$(cat contrib/linux/*.patch | md5sum)" != "$(cat "$W/contrib-applied")" ]; then
 		die "$SRC has an older contrib/linux applied; remove $W and run again"
@@ -339,9 +344,12 @@ tracefs_ok() {
 # (KBUILD_DIR overrides the directory).  With KERNEL_CCACHE set (exported
 # by the scripts that build one configuration twice, the second time with
 # CONFIG_PATCHSITE: riscv-relax.sh, call-ops-os.sh) the compiler runs
-# through ccache, its cache in $W/ccache: a compile whose preprocessed
-# source and flags are those of the first build is its object, as the
-# compiler made it (repad, run after the compile, still runs on it).
+# through ccache (tests/kernel/ccache-cc.sh: depend mode), its cache in
+# $W/ccache: a compile whose source, flags and headers are those of the
+# first build (autoconf.h less its CONFIG_PATCHSITE* lines) is its object,
+# as the compiler made it (repad, run after the compile, still runs on
+# it); riscv-relax.sh compiles some of them again without ccache and
+# compares.
 kbuild() {
 	local arch=$1 cross
 	shift
@@ -357,7 +365,7 @@ kbuild() {
 	# integration (CONFIG_PATCHSITE) finds: only a PATCHSITE=... among the
 	# arguments, or PATH, may
 	if [ -n "${KERNEL_CCACHE:-}" ]; then
-		set -- CC="ccache ${cross}gcc" "$@"
+		set -- CC="$KLIB/ccache-cc.sh ${cross}gcc" "$@"
 	fi
 	env -u PATCHSITE CCACHE_DIR="$W/ccache" CCACHE_BASEDIR="$W" \
 		make -C "$SRC" O="${KBUILD_DIR:-$W/$arch}" ARCH="$arch" \

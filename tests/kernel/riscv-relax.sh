@@ -32,7 +32,8 @@
 # times of stock and patchsite (wall and CPU; from scratch in a fresh
 # KERNEL_WORK, the patchsite build taking from ccache the compiles that are
 # stock's: it says how many, and its time is then not the integration's
-# cost, which bench/RESULTS.md measured without ccache).  The three boots
+# cost, which bench/RESULTS.md measured without ccache; some of those
+# objects are compiled again without ccache and compared).  The three boots
 # run two at a time, and each phase's time is in the log (lib.sh's phase).
 #
 # Usage (from the top of the tree, after `make`):
@@ -172,6 +173,31 @@ else
 	cat "$P/.vmlinux.cmd" "$P/arch/riscv/kernel/.mcount-dyn.o.cmd" >"$T/patchsite.cmds" 2>&1
 	not_ok "patchsite: no --no-relax, pin and repad in the object commands" "$T/patchsite.cmds"
 fi
+# The patchsite build's objects came from ccache (the stock build's
+# compiles, tests/kernel/ccache-cc.sh's rule): some of them, C and
+# assembly, made again by their own commands from the build's .cmd files
+# without ccache (the compiler, then repad or pin as the build ran them)
+# must be the build's objects byte for byte.
+recompiled() { # OBJECT... (paths in $P) -> ok when each is the build's own
+	local o cmd bad=""
+	mkdir -p "$T/cc"
+	for o in "$@"; do
+		mkdir -p "$T/cc/$(dirname "$o")"
+		cmd=$(sed -n 's/^savedcmd_[^ ]* := //p' "$P/$(dirname "$o")/.$(basename "$o").cmd")
+		cmd=$(printf '%s\n' "$cmd" | sed "s#$KLIB/ccache-cc.sh ##; s#-Wp,-MMD,[^ ]*##; s# $o\\b# $T/cc/$o#g")
+		case $cmd in *ccache*|"") bad="$bad $o(command)"; continue ;; esac
+		(cd "$P" && eval "$cmd") >"$T/cc/$o.log" 2>&1 || { bad="$bad $o(failed)"; continue; }
+		cmp -s "$T/cc/$o" "$P/$o" || bad="$bad $o"
+	done
+	if [ -z "$bad" ]; then
+		ok "ccache: $# objects of the patchsite build made again without ccache are the build's, byte for byte ($*)"
+	else
+		echo "differ or failed:$bad" >"$T/cc.msg"
+		not_ok "ccache: objects made again without ccache are the build's" "$T/cc.msg"
+	fi
+}
+recompiled init/main.o kernel/fork.o kernel/trace/ftrace.o mm/slub.o lib/string.o \
+	arch/riscv/kernel/ftrace.o arch/riscv/kernel/mcount-dyn.o
 for k in stock relaxed patchsite; do
 	ftrace_call_insns "$OUT/$k.vmlinux" >"$T/$k.ftrace_call"
 done
