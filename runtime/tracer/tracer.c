@@ -2262,17 +2262,17 @@ static const char *globs_what = "PATCHSITE_TRACE";	/* "-F" for patchsite trace -
 
 /*
  * The configuration, before anything is done: the globs, the format,
- * timing, the recording, the signal.  0 or -1 said.
+ * timing, the recording, the signal.  0 or -EINVAL said.
  */
 static int setup_config(const char *globs, const char *fmt, const char *sig, const char *tm,
 			const char *rec)
 {
 	if (!globs && !ctl_path) {
 		say("neither PATCHSITE_TRACE nor PATCHSITE_TRACE_CTL is set");
-		return -1;
+		return -EINVAL;
 	}
 	if (globs && !globs_ok(globs, globs_what))
-		return -1;
+		return -EINVAL;
 	if (!fmt || !strcmp(fmt, "text"))
 		format = FMT_TEXT;
 	else if (!strcmp(fmt, "tsv"))
@@ -2281,7 +2281,7 @@ static int setup_config(const char *globs, const char *fmt, const char *sig, con
 		format = FMT_JSON;
 	else {
 		say("PATCHSITE_TRACE_FORMAT=%s: not text, tsv or json", fmt);
-		return -1;
+		return -EINVAL;
 	}
 	if (!tm || !strcmp(tm, "on"))
 		timing = 1;
@@ -2289,16 +2289,16 @@ static int setup_config(const char *globs, const char *fmt, const char *sig, con
 		timing = 0;
 	else {
 		say("PATCHSITE_TRACE_TIME=%s: not on or off", tm);
-		return -1;
+		return -EINVAL;
 	}
 	if (rec && !timing) {
 		say("PATCHSITE_TRACE_RECORD needs the return hook: not with PATCHSITE_TRACE_TIME=off");
-		return -1;
+		return -EINVAL;
 	}
 	if (sig && (dump_sig = parse_signal(sig)) < 0) {
 		say("PATCHSITE_TRACE_SIGNAL=%s: not a signal name (SIGUSR2, USR1, RTMIN+N) or "
 		    "number it can use", sig);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -2306,7 +2306,7 @@ static int setup_config(const char *globs, const char *fmt, const char *sig, con
 /*
  * The functions the runtime lists, sorted, with room for the libraries
  * dlopen()ed later (untouched pages cost nothing), and their hash.  0 or
- * -1 said.
+ * -errno said.
  */
 static int setup_functions(const char *prog)
 {
@@ -2315,13 +2315,13 @@ static int setup_functions(const char *prog)
 	if (count < 0) {
 		say("%s: %s (%s)", prog, count == -ENODEV ? "not embedded by `patchsite embed`" :
 		    "the runtime refuses", strerror((int)-count));
-		return -1;
+		return (int)count;
 	}
 	fcap = count + TRACE_SPARE;
 	fns = calloc((size_t)fcap, sizeof(*fns));
 	if (!fns) {
 		say("out of memory for %ld functions", count);
-		return -1;
+		return -ENOMEM;
 	}
 	for (long i = 0; i < count; i++)
 		fns[i].addr = (uintptr_t)ps_function(i);
@@ -2332,33 +2332,39 @@ static int setup_functions(const char *prog)
 		if (fns[i].addr <= fns[i - 1].addr) {
 			say("%s: the site table is not sorted", prog);
 			nfns = nstart = 0;
-			return -1;
+			return -EINVAL;
 		}
 	if (fn_hash_build() < 0) {
 		say("out of memory for %ld functions", count);
-		return -1;
+		return -ENOMEM;
 	}
 	return 0;
 }
 
-/* The names, the counters, the output file, the recording, the control socket. 0 or -1 said. */
+/*
+ * The names, the counters, the output file, the recording, the control
+ * socket.  0 or -errno said.
+ */
 static int setup_files(const char *prog, const char *out, const char *rec)
 {
-	if (read_names(prog) < 0)
-		return -1;
+	int err;
+
+	if ((err = read_names(prog)) < 0)
+		return err;
 	count_setup();
-	if (out && open_out(out, 1) < 0)
-		return -1;
-	if (rec && rec_start(rec) < 0)
-		return -1;
+	if (out && (err = open_out(out, 1)) < 0)
+		return err;
+	if (rec && (err = rec_start(rec)) < 0)
+		return err;
 	if (ctl_path && (ctl_fd = open_ctl(ctl_path)) < 0) {
+		err = ctl_fd;
 		ctl_fd = -1;
-		return -1;
+		return err;
 	}
 	return 0;
 }
 
-/* Attach the functions the globs name: how many are attached, or -1 said. */
+/* Attach the functions the globs name: how many are attached, or -errno said. */
 static long attach_globs(const char *globs)
 {
 	long n, attached = 0;
@@ -2367,7 +2373,7 @@ static long attach_globs(const char *globs)
 	n = set_attached(globs, 1, globs_what);
 	pthread_mutex_unlock(&ctl_lock);
 	if (n < 0)
-		return -1;
+		return n;
 	for (long i = 0; i < nfns; i++)
 		attached += fns[i].attached;
 	return attached;
