@@ -196,8 +196,11 @@ recompiled() { # OBJECT... (paths in $P) -> ok when each is the build's own
 		not_ok "ccache: objects made again without ccache are the build's" "$T/cc.msg"
 	fi
 }
+# (mm/pgtable-generic.o and kernel/params.o hold __FILE__ strings: a
+# ccache that rewrote the source path, as preprocessor mode with a base
+# directory did, changes them)
 recompiled init/main.o kernel/fork.o kernel/trace/ftrace.o mm/slub.o lib/string.o \
-	arch/riscv/kernel/ftrace.o arch/riscv/kernel/mcount-dyn.o
+	mm/pgtable-generic.o kernel/params.o arch/riscv/kernel/ftrace.o arch/riscv/kernel/mcount-dyn.o
 for k in stock relaxed patchsite; do
 	ftrace_call_insns "$OUT/$k.vmlinux" >"$T/$k.ftrace_call"
 done
