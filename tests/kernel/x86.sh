@@ -31,7 +31,10 @@
 #      thousands of functions enabled;
 #   4. cleared and refilled by record --in-place (with and without DWARF):
 #      the same self tests PASSED, no ftrace bug, the same number of
-#      functions enabled as built;
+#      functions enabled as built (the kernel refilled without DWARF is
+#      booted only when what qemu loads of it differs from the one refilled
+#      with DWARF: the same bytes, objcopy -O binary, the same entry and
+#      program headers but their file offsets, boot the same);
 #   5. a wrong table (every entry moved 16 bytes back, into the padding
 #      NOPs before its function, where a __pfx_ symbol starts): audit says
 #      so (exit 1), and the kernel logs "ftrace bug" and enables no function
@@ -130,9 +133,25 @@ fi
 # boot's checks read after its boot
 phase "record, audit, tables"
 initramfs x86 "$T/initramfs.cpio"
+# loaded_as A B: qemu loads the same of both ELF files (PVH: the PT_LOAD
+# and PT_NOTE contents, the entry): objcopy -O binary's image, the ELF
+# header's entry and the program headers but their file offsets
+loaded_as() {
+	local f
+	for f in "$1" "$2"; do
+		objcopy -O binary "$f" "$f.bin" || return 1
+		{ readelf -hW "$f" | grep "Entry point"; readelf -lW "$f" | awk '$1 ~ /^(LOAD|NOTE)$/ { $2 = ""; print }'; } >"$f.load" || return 1
+	done
+	cmp -s "$1.bin" "$2.bin" && cmp -s "$1.load" "$2.load" && [ -s "$1.load" ]
+}
+same_boot=""
+if [ -s "$T/built.refilled.values" ] && [ -s "$T/nodwarf.refilled.values" ] &&
+	loaded_as "$T/built.refilled" "$T/nodwarf.refilled"; then
+	same_boot=$(stat -c %s "$T/built.refilled.bin")
+fi
 side built boot_x86 "$V" "$T/initramfs.cpio" "$T/built.boot.log" "$BOOT_TIMEOUT"
 for K in built nodwarf; do
-	[ ! -s "$T/$K.refilled.values" ] ||
+	[ ! -s "$T/$K.refilled.values" ] || { [ "$K" = nodwarf ] && [ -n "$same_boot" ]; } ||
 		side "$K.refilled" boot_x86 "$T/$K.refilled" "$T/initramfs.cpio" "$T/$K.refilled.boot.log" "$BOOT_TIMEOUT"
 done
 side wrong boot_x86 "$T/wrong.vmlinux" "$T/initramfs.cpio" "$T/wrong.boot.log" "$BOOT_TIMEOUT"
@@ -143,6 +162,15 @@ for K in built nodwarf; do
 	if [ "$K" = built ]; then what="with DWARF"; else what="without DWARF"; fi
 	if [ ! -s "$T/$K.refilled.values" ]; then
 		not_ok "x86_64 $what, cleared and refilled: boots (no refilled kernel: record --in-place failed)"
+		continue
+	fi
+	if [ "$K" = nodwarf ] && [ -n "$same_boot" ]; then
+		if boots_as_built built.refilled "$fb"; then
+			ok "x86_64 $what, cleared and refilled by record --in-place: qemu loads the same $same_boot bytes, entry and segments as the kernel refilled with DWARF, which boots: the same $nb self tests PASSED, function tracer on $fr functions as built, no ftrace bug"
+		else
+			not_ok "x86_64 $what, refilled: loaded as the kernel refilled with DWARF, whose boot is not as built" \
+				"$T/built.refilled.boot.log"
+		fi
 		continue
 	fi
 	side_wait "$K.refilled"
