@@ -245,6 +245,13 @@ static int x86_text_write(uint8_t *dst, const void *src, size_t len)
 /* The room's bookkeeping freed and its cells unmapped (nothing of the object touched). */
 static void x86_room_drop(struct x86_obj *ob)
 {
+	/* its retired and dormant slots leave the counters with it */
+	for (uint32_t i = 0; ob->base && i < ob->nslots; i++) {
+		if (ob->state[i] == SLOT_RETIRED)
+			X86_COUNT(slots_retired, -(uint64_t)1);
+		else if (ob->state[i] == SLOT_DORMANT)
+			X86_COUNT(slots_dormant, -(uint64_t)1);
+	}
 	free(ob->state), free(ob->free), free(ob->retired);
 	ob->state = NULL, ob->free = ob->retired = NULL;
 	if (ob->cell)
@@ -919,12 +926,6 @@ void ps_arch_forget(const struct ps_image *img)
 		if (x86_dorm[i].ob != ob)
 			x86_dorm[k++] = x86_dorm[i];
 	x86_ndorm = k;
-	for (uint32_t i = 0; ob->base && i < ob->nslots; i++) {
-		if (ob->state[i] == SLOT_RETIRED)
-			X86_COUNT(slots_retired, -(uint64_t)1);
-		else if (ob->state[i] == SLOT_DORMANT)
-			X86_COUNT(slots_dormant, -(uint64_t)1);
-	}
 	x86_room_drop(ob);
 }
 
@@ -942,12 +943,8 @@ int ps_arch_release(void)
 			if (ob->state[i] == SLOT_USED || ob->state[i] == SLOT_DORMANT)
 				return -EBUSY;
 	/* no thread in a room (the caller's word): set up again at next use */
-	for (struct x86_obj *ob = x86_objs; ob; ob = ob->next) {
-		for (uint32_t i = 0; ob->base && i < ob->nslots; i++)
-			if (ob->state[i] == SLOT_RETIRED)
-				X86_COUNT(slots_retired, -(uint64_t)1);
+	for (struct x86_obj *ob = x86_objs; ob; ob = ob->next)
 		x86_room_drop(ob);
-	}
 	x86_ndorm = 0;
 	return 0;
 }
