@@ -25,8 +25,7 @@ cd "$(dirname "$0")/../.." || exit 1
 X=$W/x86-patchsite
 T=$OUT/contrib-x86
 
-kernel_packages
-kernel_source
+kernel_prepare
 # from scratch: the wrapper must see every object made (an object left from
 # an earlier build is not made again)
 rm -rf "$T" "$X"

@@ -24,8 +24,7 @@ TAB="python3 tests/kernel/mcounttab.py"
 # T=DIR, emptied first (a rerun must not read the last run's images) but
 # with "keep"
 proof_start() {
-	kernel_packages
-	kernel_source
+	kernel_prepare
 	phase "packages and source"
 	T=$1
 	[ "${2:-}" = keep ] || rm -rf "$T"

@@ -170,8 +170,9 @@ side built boot_arm64 "$OUT/arm64.Image" "$T/built.boot.log" "$BOOT_TIMEOUT" "$T
 side refilled boot_arm64 "$T/refilled.Image" "$T/refilled.boot.log" "$BOOT_TIMEOUT" "$T/initramfs.cpio"
 side wrong boot_arm64 "$T/wrong.Image" "$T/wrong.boot.log" "$BOOT_TIMEOUT"
 side_wait built
-if self_tests "$T/built.boot.log" "$T/built.tests" && reached_init "$T/built.boot.log"; then
-	ok "arm64 as built boots: $nt ftrace self tests PASSED, none FAILED"
+if self_tests "$T/built.boot.log" "$T/built.tests" && reached_init "$T/built.boot.log" &&
+	grep -q "CPU features: detected: Address authentication" "$T/built.boot.log"; then
+	ok "arm64 as built boots: $nt ftrace self tests PASSED, none FAILED, pointer authentication on"
 else
 	not_ok "arm64 as built boots and passes its ftrace self tests" "$T/built.boot.log"
 fi
