@@ -268,7 +268,7 @@ check: deps
 	$(MAKE) --no-print-directory -j$$(nproc) all san; st=$$?; \
 	wait $$kd || { echo "make check: kernel-deps failed (each kernel proof tries again):"; \
 		tail -n 5 $(TEST_LOGS)/kernel-deps.log; }; \
-	echo "\# build and kernel-deps: $$(($$(date +%s) - tb)) s wall" >>$(TEST_LOGS)/.marks; exit $$st
+	echo "# build and kernel-deps: $$(($$(date +%s) - tb)) s wall" >>$(TEST_LOGS)/.marks; exit $$st
 	-@t0=$$(date +%s); \
 	{ $(MAKE) --no-print-directory -k -j1 $(KERNEL_TESTS_A); \
 	  $(call CHECK_MARK,kernel proofs $(KERNEL_CHAIN_A)$(comma) one at a time,$(KERNEL_TESTS_A)); } & \

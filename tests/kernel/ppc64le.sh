@@ -62,7 +62,7 @@ proof_start "$OUT/ppc64le"
 
 # --- the kernel -------------------------------------------------------------
 # (configured again when the cached configuration misses an option)
-kernel_configured ppc64le "$X" "$PPC64LE_CONFIG_WANT" "" ppc64le_config "$X"
+kernel_configured ppc64le "$X" "$PPC64LE_CONFIG_WANT" "$KERNEL_TRIM_OFF" ppc64le_config "$X"
 kernel_built ppc64le ppc64le powerpc "$X" vmlinux
 V=$T/built.vmlinux
 cp "$X/vmlinux" "$V"

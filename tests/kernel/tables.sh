@@ -48,9 +48,10 @@ A=$W/arm64
 proof_start "$OUT/tables"
 
 # --- the arm64 CALL_OPS kernel ---------------------------------------------
-# (configured again when a cached configuration predates the initramfs)
+# (configured again when a cached configuration predates the initramfs or
+# has what lib.sh's KERNEL_TRIM turns off)
 kernel_configured arm64 "$A" "DYNAMIC_FTRACE_WITH_CALL_OPS FTRACE_STARTUP_TEST RELOCATABLE JUMP_LABEL
-	BLK_DEV_INITRD PROC_FS SYSFS TRACING" "" arm64_config "$A" performance
+	BLK_DEV_INITRD PROC_FS SYSFS TRACING" "$KERNEL_TRIM_OFF" arm64_config "$A" performance
 kernel_built arm64 arm64 arm64 "$A" Image
 kernel_copies arm64 "$A" "$OUT/arm64"
 
