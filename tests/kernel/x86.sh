@@ -51,7 +51,7 @@ proof_start "$OUT/x86"
 
 # --- the kernel -------------------------------------------------------------
 # (configured again when the cached configuration misses an option)
-kernel_configured x86 "$X" "$X86_CONFIG_WANT" "" x86_config "$X"
+kernel_configured x86 "$X" "$X86_CONFIG_WANT" EVENT_TRACE_STARTUP_TEST x86_config "$X"
 grep -q "^CONFIG_FUNCTION_PADDING_BYTES=16$" "$X/.config" || die "x86: CONFIG_FUNCTION_PADDING_BYTES is not 16"
 kernel_built x86_64 x86 x86 "$X" vmlinux
 V=$T/built.vmlinux
