@@ -7,7 +7,8 @@
 #
 # Sets PATCHSITE, W, SRC, OUT; provides ok/not_ok/die, kernel_packages,
 # kernel_source, kernel_prepare (the two, one script at a time), kbuild
-# ARCH TARGET..., arm64_config, boot_arm64, x86_config, boot_x86, ppc64le_config, boot_ppc64le, initramfs,
+# ARCH TARGET..., arm64_config, boot_arm64, x86_config, boot_x86,
+# ppc64le_config, boot_ppc64le, initramfs,
 # tracefs_check, selftests LOG, reached_init LOG; phase TEXT (a timestamp
 # line: wall and CPU seconds since the start) and side/side_wait (boots two
 # at a time); and, through tests/kernel/proof.sh, the steps every proof
@@ -19,7 +20,7 @@ SRC=$W/linux-source-6.12
 OUT=$W/out
 # this script's name: the scratch files of lib.sh's own (phase's times, the
 # side boots' end stamps, the harness's) carry it, since make check runs two
-# kernel scripts at once (Makefile's KERNEL_CHAINS) in one $OUT
+# kernel scripts at once (Makefile's KERNEL_CHAIN_A and _B) in one $OUT
 KSCRIPT=${0##*/}
 KSCRIPT=${KSCRIPT%.sh}
 KLIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -162,8 +163,8 @@ kernel_prepare() {
 # self tests, what the proofs compare, stay).  EXPERT makes them choices.
 # KERNEL_TRIM_OFF, the names, is what a cached configuration must not have.
 # x86_64 turns off the event tests alone: trimmed wholly, its kernel's own
-# table lacks a function the compiler recorded (i8237A_init_ops, in vmlinux.o's __mcount_loc): the
-# kernel's scripts/sorttable reads `nm -S` with a format that takes every
+# table lacks a function the compiler recorded (i8237A_init_ops, in
+# vmlinux.o's __mcount_loc): the kernel's scripts/sorttable reads `nm -S` with a format that takes every
 # line to have a size, three sizeless absolute symbols `i` just before it
 # put the parse out of step, and the function's entry was zeroed as if it
 # were a weak leftover.  patchsite's audit names the site missing (as it
