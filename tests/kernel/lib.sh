@@ -172,7 +172,7 @@ kernel_prepare() {
 # the input layer on, the line swallowed is i8042_aux_firmware_id's, a BSS
 # object, and the table is whole.)
 KERNEL_TRIM_OFF="EVENT_TRACE_STARTUP_TEST VT INPUT SERIO HID"
-KERNEL_TRIM="-e EXPERT -d EVENT_TRACE_STARTUP_TEST -d VT -d INPUT -d SERIO -d HID"
+KERNEL_TRIM="-e EXPERT $(printf -- '-d %s ' $KERNEL_TRIM_OFF)"
 
 # The arm64 configuration the kernel tests share: tinyconfig plus ftrace
 # (function and graph tracers, dynamic ftrace, start-up tests), a PL011

@@ -91,16 +91,13 @@ riscv_config() { # BUILD-DIR EXTRA [MAKE-ARGS...] (EXTRA: more scripts/config AR
 		-d KEXEC_FILE $extra
 	KBUILD_DIR=$b kbuild riscv "$@" olddefconfig >/dev/null || die "olddefconfig failed"
 }
-kernel_configured riscv "$B" "DYNAMIC_FTRACE FTRACE_STARTUP_TEST RISCV_USE_LINKER_RELAXATION RISCV_ISA_C
-	BINFMT_ELF BLK_DEV_INITRD PROC_FS SYSFS TRACING" "FPU EFI KEXEC_FILE $KERNEL_TRIM_OFF" riscv_config "$B" ""
-stale=""
-for c in FPU EFI KEXEC_FILE $KERNEL_TRIM_OFF; do
-	! grep -q "^CONFIG_$c=y" "$P/.config.patchsite" 2>/dev/null || stale=1
-done
-if [ ! -f "$P/.config.patchsite" ] || [ -n "$stale" ]; then
+RISCV_WANT="DYNAMIC_FTRACE FTRACE_STARTUP_TEST RISCV_USE_LINKER_RELAXATION RISCV_ISA_C
+	BINFMT_ELF BLK_DEV_INITRD PROC_FS SYSFS TRACING"
+RISCV_UNWANT="FPU EFI KEXEC_FILE $KERNEL_TRIM_OFF"
+kernel_configured riscv "$B" "$RISCV_WANT" "$RISCV_UNWANT" riscv_config "$B" ""
+# (CONFIG_PATCHSITE is not in WANT: whether it is on is a check below)
+kernel_configured riscv-patchsite "$P" "$RISCV_WANT" "$RISCV_UNWANT" \
 	riscv_config "$P" "-e PATCHSITE" PATCHSITE="$T/patchsite"
-	cp "$P/.config" "$P/.config.patchsite"
-fi
 # the two configurations differ in the integration's options only
 if ! grep -q "^CONFIG_PATCHSITE=y" "$B/.config" &&
 	grep -q "^CONFIG_PATCHSITE=y" "$P/.config" && grep -q "^CONFIG_PATCHSITE_PIN=y" "$P/.config" &&
