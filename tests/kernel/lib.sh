@@ -395,7 +395,9 @@ tracefs_ok() {
 # first build (autoconf.h less its CONFIG_PATCHSITE* lines) is its object,
 # as the compiler made it (repad, run after the compile, still runs on
 # it); riscv-relax.sh compiles some of them again without ccache and
-# compares.
+# compares.  The host programs every build compiles alike (conf, dtc,
+# kallsyms, sorttable...) always go through ccache, a cache of their own
+# (tests/kernel/ccache-host.sh).
 kbuild() {
 	local arch=$1 cross
 	shift
@@ -413,8 +415,8 @@ kbuild() {
 	if [ -n "${KERNEL_CCACHE:-}" ]; then
 		set -- CC="$KLIB/ccache-cc.sh ${cross}gcc" "$@"
 	fi
-	env -u PATCHSITE CCACHE_DIR="$W/ccache" CCACHE_BASEDIR="$W" \
-		make -C "$SRC" O="${KBUILD_DIR:-$W/$arch}" ARCH="$arch" \
+	env -u PATCHSITE CCACHE_DIR="$W/ccache" CCACHE_BASEDIR="$W" KERNEL_HOSTCCACHE="$W/ccache-host" \
+		make -C "$SRC" O="${KBUILD_DIR:-$W/$arch}" ARCH="$arch" HOSTCC="$KLIB/ccache-host.sh" \
 		CROSS_COMPILE="$cross" -j"$(nproc)" -s "$@"
 }
 
