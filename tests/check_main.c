@@ -7,13 +7,11 @@
  *
  * Two runners.  The decoder cases (arch_suite: about 900 loop iterations,
  * each a pure decode of a heap copy of its bytes) run in this process, not
- * one child each: under the sanitizers every forked child paid a
- * LeakSanitizer scan at its exit, 50 of the suite's 68 CPU seconds (9 s
- * without the forks).  They run last: what a suite run in this process
- * allocates and frees stays in ASan's quarantine, which every child forked
- * afterwards would walk again in its own scan (the whole unit run took 167
- * CPU seconds with every test forked, 150 with the decoder cases first,
- * 94 with them last).  A leak there is still caught, by the scan at this
+ * one child each: under the sanitizers every forked child pays a
+ * LeakSanitizer scan at its exit, which cost far more than the decode.
+ * They run last: what a suite run in this process allocates and frees
+ * stays in ASan's quarantine, which every child forked afterwards would
+ * walk again in its own scan (bench/RESULTS.md has the times).  A leak there is still caught, by the scan at this
  * process's exit (a non-zero exit status, which tests/testrun.sh counts as
  * a failure); a crash ends the run without its summary line (a failure); a
  * hang is ended by alarm().  Every other suite forks a child per test, as

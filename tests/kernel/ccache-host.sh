@@ -5,9 +5,9 @@
 #
 # Strategy: the five configurations the proofs build (four architectures,
 # arm64 twice) each compile the same host programs from the same sources
-# with the same flags (Kconfig's conf, dtc and libfdt, kallsyms, sorttable,
-# modpost, ...: about 25 CPU seconds a build): the first build compiles
-# them, the others take its objects.  Depend mode hashes the source, the
+# with the same flags (Kconfig's conf, dtc and libfdt, kallsyms,
+# sorttable...): the first build compiles them, the others take its
+# objects (bench/RESULTS.md).  Depend mode hashes the source, the
 # flags and every header the compiler read (the -Wp,-MMD list kbuild asks
 # for), so a host program that reads a header of its build's own (a
 # generated parser, an architecture's) is compiled again when that differs.
