@@ -192,11 +192,12 @@ fuzz: san fixtures
 # tree per arch in build-kernel/, contrib/linux applied): a riscv64 kernel
 # linked --no-relax, relaxed by hand, and relaxed through contrib/linux's
 # CONFIG_PATCHSITE (pin, record, audit in the build), each booted under
-# qemu-system-riscv64; then the tables of that kernel and of an arm64
-# CALL_OPS kernel cleared, moved and shifted, and the arm64 one booted as
-# built, refilled and wrong; then arm64 -Os with CALL_OPS: the guard lifted
-# alone (misaligned, fails to boot), and with CONFIG_PATCHSITE (boots, passes
-# the -O2 kernel's ftrace self tests); then an x86_64 kernel with call padding,
+# qemu-system-riscv64; then arm64 -Os with CALL_OPS: the guard lifted
+# alone (misaligned, fails to boot), and with CONFIG_PATCHSITE (boots,
+# passes the configuration's ftrace self tests); then the tables of the
+# riscv64 kernel and of the guard kernel cleared, moved and shifted, and the
+# CONFIG_PATCHSITE one booted as built, refilled and wrong (tables.sh); then
+# an x86_64 kernel with call padding,
 # IBT and call depth tracking, built natively: its table against the
 # kernel's own with and without DWARF, cleared and refilled, booted under
 # qemu-system-x86_64 (PVH) as built, refilled and wrong; then a ppc64le
@@ -210,8 +211,8 @@ fuzz: san fixtures
 # riscv64, arm64, x86_64 and ppc64le boots run an initramfs that turns the
 # function tracer on over every function and counts enabled_functions.
 # Two chains side by side, each one script at a time in its order
-# (tables.sh reuses riscv-relax.sh's stock kernel, call-ops-os.sh tables.sh's
-# -O2 one, ppc64le-table.sh ppc64le.sh's; the two chains share nothing but
+# (tables.sh reuses riscv-relax.sh's stock kernel and call-ops-os.sh's two,
+# ppc64le-table.sh ppc64le.sh's; the two chains share nothing but
 # the source, unpacked once under a lock: lib.sh's kernel_prepare): `make
 # kernel-NAME` runs one.  A chain alone keeps about 1.2 cores busy (boots
 # and the record/audit steps are one thread): two fill both.  Their
@@ -220,7 +221,7 @@ fuzz: san fixtures
 # build, call-ops-os.sh's patched one) takes from ccache what the first
 # compiled (tests/kernel/lib.sh: side, KERNEL_CCACHE); each log has a
 # `# [+W s wall, C s CPU] PHASE` line per phase.
-KERNEL_CHAIN_A := riscv-relax tables call-ops-os
+KERNEL_CHAIN_A := riscv-relax call-ops-os tables
 KERNEL_CHAIN_B := x86 ppc64le ppc64le-table
 KERNEL_SCRIPTS := $(KERNEL_CHAIN_A) $(KERNEL_CHAIN_B)
 KERNEL_TESTS := $(addprefix kernel-,$(KERNEL_SCRIPTS))

@@ -162,21 +162,23 @@ audit_missing() {
 	fi
 }
 
-# table_refilled WHAT NAME: $T/NAME.cleared copied to $T/NAME.refilled and
-# refilled by record --in-place (exit 0), its table ($T/NAME.refilled.values)
-# the oracle.  "WHAT: record --in-place writes back the kernel's table"
+# table_refilled WHAT NAME [OPTION...]: $T/NAME.cleared copied to
+# $T/NAME.refilled and refilled by record --in-place OPTION... (exit 0), its
+# table ($T/NAME.refilled.values) the oracle.  "WHAT: record --in-place
+# [OPTION...] writes back the kernel's table"
 table_refilled() {
-	local k=$T/$2
+	local k=$T/$2 what=$1
+	shift 2
 	cp "$k.cleared" "$k.refilled"
-	if ps_run -e "$k.refill.err" 0 "$k.refill.err" -- record --in-place "$k.refilled" &&
+	if ps_run -e "$k.refill.err" 0 "$k.refill.err" -- record --in-place "$@" "$k.refilled" &&
 		$TAB dump "$k.refilled" >"$k.refilled.values" && cmp -s "$k.refilled.values" "$T/oracle"; then
-		ok "$1: record --in-place writes back the kernel's table ($n entries)"
+		ok "$what: record --in-place${1:+ $*} writes back the kernel's table ($n entries)"
 	else
 		{
 			cat "$ps_msg"
 			diff "$T/oracle" "$k.refilled.values" 2>&1 | head -n 12
 		} >>"$k.refill.err"
-		not_ok "$1: record --in-place writes back the kernel's table" "$k.refill.err"
+		not_ok "$what: record --in-place${1:+ $*} writes back the kernel's table" "$k.refill.err"
 	fi
 }
 
