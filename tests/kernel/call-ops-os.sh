@@ -43,7 +43,7 @@
 # dynamic ftrace, recursion, regs without the arch's support, fgraph
 # storage): the list the same configuration built -O2, where upstream has
 # CALL_OPS, passed in every run while tables.sh built that kernel (it now
-# reads the two kernels of this script; a third arm64 build was a quarter
+# reads the two kernels of this script; a third arm64 build was a fifth
 # of the kernel proofs' CPU).  The patched kernel must pass exactly these,
 # the guard kernel must not.  tables.sh then damages and refills the
 # tables of both kernels (KERNEL_WORK/out/call-ops-os/{guard,patched}.*).
