@@ -11,10 +11,11 @@
  * LeakSanitizer scan at its exit, which cost far more than the decode.
  * They run last: what a suite run in this process allocates and frees
  * stays in ASan's quarantine, which every child forked afterwards would
- * walk again in its own scan (bench/RESULTS.md has the times).  A leak there is still caught, by the scan at this
- * process's exit (a non-zero exit status, which tests/testrun.sh counts as
- * a failure); a crash ends the run without its summary line (a failure); a
- * hang is ended by alarm().  Every other suite forks a child per test, as
+ * walk again in its own scan (bench/RESULTS.md has the times).  A leak
+ * there is still caught, by the scan at this process's exit (a non-zero
+ * exit status, which tests/testrun.sh counts as a failure); a crash ends
+ * the run without its summary line (a failure); a hang is ended by
+ * alarm().  Every other suite forks a child per test, as
  * the environment says (CK_FORK: the Makefile sets yes), for its timeouts
  * and its exit and signal tests.  The two runners' results are printed as
  * one: each failure as Check prints it, then Check's own summary line over

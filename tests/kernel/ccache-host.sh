@@ -3,8 +3,8 @@
 # (lib.sh's kbuild: HOSTCC): gcc through ccache in depend mode, its cache in
 # KERNEL_HOSTCCACHE (build-kernel/ccache-host).
 #
-# Strategy: the five configurations the proofs build (four architectures,
-# arm64 twice) each compile the same host programs from the same sources
+# Strategy: the four configurations the proofs build (one an
+# architecture) each compile the same host programs from the same sources
 # with the same flags (Kconfig's conf, dtc and libfdt, kallsyms,
 # sorttable...): the first build compiles them, the others take its
 # objects (bench/RESULTS.md).  Depend mode hashes the source, the
